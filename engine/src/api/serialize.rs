@@ -1,0 +1,312 @@
+//! Content objects as JSON: the full representation (GET, POST and PATCH answers) and the summaries
+//! used in listings (`items`, `parent`, `previous_item`/`next_item`).
+
+use serde_json::{json, Map, Value};
+
+use super::batching::Batch;
+use super::query::Query;
+use crate::clock::iso;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::keys;
+use crate::model::fields::FieldKind;
+use crate::model::{language, ContentRecord};
+use crate::security::Permission;
+use crate::store::{prefix_end, Direction};
+use crate::tree;
+
+/// Component names listed under `@components` (the spec's names plus `aliases`, as the reference).
+pub const COMPONENTS: &[&str] = &[
+    "actions",
+    "aliases",
+    "breadcrumbs",
+    "catalog",
+    "contextnavigation",
+    "inherit",
+    "navigation",
+    "navroot",
+    "related",
+    "translations",
+    "types",
+    "workflow",
+];
+
+/// How a listing of children was asked for.
+pub struct ListingRequest<'q> {
+    /// The window.
+    pub batch: Batch,
+    /// The decoded query (for batching links and `metadata_fields`).
+    pub query: &'q Query,
+    /// The raw query string (for the batching `@id`).
+    pub raw_query: &'q str,
+}
+
+/// The full representation of `obj`.
+pub fn full(ctx: &Ctx<'_>, obj: &ContentRecord, listing: &ListingRequest<'_>) -> Result<Value> {
+    let ty = ctx.type_of(obj)?;
+    let url = ctx.url(&obj.path);
+    let mut out = Map::new();
+
+    let mut components = Map::new();
+    for name in COMPONENTS {
+        components.insert(name.to_string(), json!({"@id": format!("{url}/@{name}")}));
+    }
+    out.insert("@components".into(), Value::Object(components));
+
+    for f in &ty.fields {
+        let value = if f.transient {
+            f.default_value()
+        } else {
+            obj.fields
+                .get(&f.name)
+                .cloned()
+                .unwrap_or_else(|| f.default_value())
+        };
+        let value = match (f.kind, &value) {
+            (FieldKind::Language, Value::String(code)) => language::token_title(code),
+            _ => value,
+        };
+        out.insert(f.name.clone(), value);
+    }
+    if obj.fields.get("creators").is_none() {
+        out.insert("creators".into(), json!([obj.owner]));
+    }
+
+    out.insert("@id".into(), json!(url));
+    out.insert("@type".into(), json!(obj.type_name));
+    out.insert("UID".into(), json!(obj.uid));
+    out.insert("id".into(), json!(obj.id));
+    out.insert("created".into(), json!(iso(&obj.created)));
+    out.insert("modified".into(), json!(iso(&obj.modified)));
+    out.insert("owner".into(), json!(obj.owner));
+    out.insert("is_folderish".into(), json!(ty.folderish));
+    out.insert(
+        "layout".into(),
+        obj.fields
+            .get("layout")
+            .cloned()
+            .unwrap_or_else(|| json!(ty.layout)),
+    );
+    out.insert("review_state".into(), json!(obj.review_state));
+    out.insert("type_title".into(), json!(ty.title));
+    out.insert("lock".into(), json!({"locked": false, "stealable": true}));
+    out.insert("version".into(), json!("current"));
+    if ty.field("changeNote").is_some() {
+        out.insert("versioning_enabled".into(), json!(true));
+    }
+    out.insert("working_copy".into(), Value::Null);
+    out.insert("working_copy_of".into(), Value::Null);
+
+    let parent = tree::parent(ctx, obj)?;
+    out.insert(
+        "parent".into(),
+        match &parent {
+            Some(p) => summary(ctx, p, &[])?,
+            None => json!({}),
+        },
+    );
+    let (prev, next) = neighbours(ctx, obj, parent.as_ref())?;
+    out.insert("previous_item".into(), prev);
+    out.insert("next_item".into(), next);
+
+    if ty.folderish {
+        let fields = listing.query.all("metadata_fields");
+        let (items, total) = visible_children(ctx, obj, listing.batch)?;
+        let items: Result<Vec<Value>> = items.iter().map(|c| summary(ctx, c, &fields)).collect();
+        out.insert("items".into(), Value::Array(items?));
+        out.insert("items_total".into(), json!(total));
+        if let Some(b) = listing
+            .batch
+            .links(&url, listing.raw_query, listing.query, total)
+        {
+            out.insert("batching".into(), b);
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// The children of `obj` the caller may view, within `batch`, and how many there are in all.
+pub fn visible_children(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    batch: Batch,
+) -> Result<(Vec<ContentRecord>, usize)> {
+    if sees_everything(ctx) {
+        let kids = tree::children(ctx, &obj.uid, batch.start, batch.size)?;
+        return Ok((kids, obj.child_count as usize));
+    }
+    let mut total = 0;
+    let mut page = Vec::new();
+    for child in tree::children(ctx, &obj.uid, 0, usize::MAX)? {
+        if ctx.permitted(Permission::View, &child)? {
+            if total >= batch.start && page.len() < batch.size {
+                page.push(child);
+            }
+            total += 1;
+        }
+    }
+    Ok((page, total))
+}
+
+/// Whether the caller's global roles let it view every object (no per-item checks needed).
+fn sees_everything(ctx: &Ctx<'_>) -> bool {
+    match &ctx.principal {
+        crate::security::Principal::User(u) => u
+            .roles
+            .iter()
+            .any(|r| r == "Manager" || r == "Site Administrator"),
+        crate::security::Principal::Anonymous => false,
+    }
+}
+
+/// The summary of `obj` used in listings, plus the requested catalog `metadata_fields`.
+pub fn summary(ctx: &Ctx<'_>, obj: &ContentRecord, metadata_fields: &[&str]) -> Result<Value> {
+    let ty = ctx.type_of(obj)?;
+    let mut m = Map::new();
+    m.insert("@id".into(), json!(ctx.url(&obj.path)));
+    m.insert("@type".into(), json!(obj.type_name));
+    m.insert("description".into(), json!(obj.description()));
+    if obj.review_state.is_some() {
+        m.insert("review_state".into(), json!(obj.review_state));
+    }
+    m.insert("title".into(), json!(obj.title()));
+    m.insert("type_title".into(), json!(ty.title));
+    let wanted: Vec<&str> = if metadata_fields.contains(&"_all") {
+        CATALOG_FIELDS.to_vec()
+    } else {
+        metadata_fields.to_vec()
+    };
+    for name in wanted {
+        if let Some(v) = catalog_value(ctx, obj, name)? {
+            m.insert(name.to_string(), v);
+        }
+    }
+    Ok(Value::Object(m))
+}
+
+/// Catalog metadata names `metadata_fields=_all` expands to.
+pub const CATALOG_FIELDS: &[&str] = &[
+    "@id",
+    "@type",
+    "title",
+    "Title",
+    "Description",
+    "UID",
+    "path",
+    "Subject",
+    "is_folderish",
+    "exclude_from_nav",
+    "Type",
+    "portal_type",
+    "getId",
+    "id",
+    "Creator",
+    "listCreators",
+    "review_state",
+    "created",
+    "modified",
+    "effective",
+    "expires",
+    "Date",
+    "CreationDate",
+    "EffectiveDate",
+    "ExpirationDate",
+    "ModificationDate",
+    "getObjSize",
+    "mime_type",
+    "image_field",
+    "image_scales",
+    "hasPreviewImage",
+];
+
+/// One catalog metadata value of `obj` (`None` for names that are not catalog metadata).
+pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<Option<Value>> {
+    let ty = ctx.type_of(obj)?;
+    let field = |n: &str| obj.fields.get(n).cloned().unwrap_or(Value::Null);
+    let creators = obj
+        .fields
+        .get("creators")
+        .cloned()
+        .unwrap_or_else(|| json!([obj.owner]));
+    let creator = creators.get(0).cloned().unwrap_or_else(|| json!(obj.owner));
+    let date_or_none = |v: Value| if v.is_null() { json!("None") } else { v };
+    let v = match name {
+        "@id" => json!(ctx.url(&obj.path)),
+        "@type" | "Type" | "portal_type" => json!(obj.type_name),
+        "title" | "Title" => json!(obj.title()),
+        "Description" | "description" => json!(obj.description()),
+        "UID" => json!(obj.uid),
+        "path" => json!(if obj.path.is_empty() {
+            "/"
+        } else {
+            obj.path.as_str()
+        }),
+        "Subject" => field("subjects"),
+        "is_folderish" => json!(ty.folderish),
+        "exclude_from_nav" => field("exclude_from_nav"),
+        "getId" | "id" => json!(obj.id),
+        "Creator" => creator,
+        "listCreators" => creators,
+        "review_state" => json!(obj.review_state),
+        "created" | "CreationDate" => json!(iso(&obj.created)),
+        "modified" | "ModificationDate" | "Date" => json!(iso(&obj.modified)),
+        "effective" => field("effective"),
+        "EffectiveDate" => date_or_none(field("effective")),
+        "expires" => field("expires"),
+        "ExpirationDate" => date_or_none(field("expires")),
+        "getObjSize" => json!(serde_json::to_vec(&obj.fields)
+            .map(|b| b.len())
+            .unwrap_or(0)),
+        "mime_type" => json!("text/plain"),
+        "image_field" => json!(""),
+        "image_scales" => json!({}),
+        "hasPreviewImage" => json!(false),
+        _ => return Ok(None),
+    };
+    Ok(Some(v))
+}
+
+/// `previous_item` and `next_item`: sibling summaries when the parent enables next/previous
+/// navigation, `{}` otherwise.
+fn neighbours(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    parent: Option<&ContentRecord>,
+) -> Result<(Value, Value)> {
+    let enabled = parent
+        .and_then(|p| p.fields.get("nextPreviousEnabled"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let Some(parent) = parent.filter(|_| enabled) else {
+        return Ok((json!({}), json!({})));
+    };
+    let prefix = keys::children_prefix(&parent.uid);
+    let before = ctx.scan(
+        &prefix,
+        &keys::child(&parent.uid, obj.pos),
+        Direction::Reverse,
+        1,
+    )?;
+    let after = ctx.scan(
+        &keys::child(&parent.uid, obj.pos.saturating_add(1)),
+        &prefix_end(&prefix),
+        Direction::Forward,
+        1,
+    )?;
+    let sib = |rows: Vec<(Vec<u8>, Vec<u8>)>| -> Result<Value> {
+        match rows.into_iter().next() {
+            Some((_, uid)) => match tree::load(ctx, &String::from_utf8_lossy(&uid))? {
+                Some(rec) => {
+                    let mut s = summary(ctx, &rec, &[])?;
+                    if let Some(m) = s.as_object_mut() {
+                        m.remove("review_state");
+                    }
+                    Ok(s)
+                }
+                None => Ok(json!({})),
+            },
+            None => Ok(json!({})),
+        }
+    };
+    Ok((sib(before)?, sib(after)?))
+}

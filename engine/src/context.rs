@@ -1,0 +1,196 @@
+//! The per-request context: the open transaction, the caller, the base URL, pending events and the
+//! helpers every handler uses (typed reads and writes, time, ids, permission checks).
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::engine::Core;
+use crate::error::{EngineError, Result};
+use crate::events::Event;
+use crate::model::{ContentRecord, ContentType};
+use crate::security::{roles_for, Permission, Principal};
+use crate::store::{Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
+use crate::tree;
+
+/// The transaction of a request: read-only for safe methods, read-write otherwise.
+pub enum Txn<'a> {
+    /// A snapshot read.
+    Read(Box<dyn ReadTxn + 'a>),
+    /// The single writer.
+    Write(Box<dyn WriteTxn + 'a>),
+}
+
+/// Everything a handler works with.
+pub struct Ctx<'a> {
+    /// Engine-wide configuration and registries.
+    pub core: &'a Core,
+    txn: Txn<'a>,
+    /// Absolute URL of the site root, no trailing slash.
+    pub base_url: String,
+    /// The caller.
+    pub principal: Principal,
+    events: Vec<Event>,
+    delivered: Vec<Event>,
+}
+
+impl<'a> Ctx<'a> {
+    /// A context over `txn`, anonymous until authentication runs.
+    pub fn new(core: &'a Core, txn: Txn<'a>, base_url: &str) -> Self {
+        Ctx {
+            core,
+            txn,
+            base_url: base_url.trim_end_matches('/').to_string(),
+            principal: Principal::Anonymous,
+            events: Vec::new(),
+            delivered: Vec::new(),
+        }
+    }
+
+    fn reader(&self) -> &dyn ReadTxn {
+        match &self.txn {
+            Txn::Read(t) => t.as_ref(),
+            Txn::Write(t) => {
+                let t: &dyn WriteTxn = t.as_ref();
+                t
+            }
+        }
+    }
+
+    fn writer(&mut self) -> Result<&mut (dyn WriteTxn + 'a)> {
+        match &mut self.txn {
+            Txn::Write(t) => Ok(t.as_mut()),
+            Txn::Read(_) => Err(EngineError::Store(StoreError::Misuse(
+                "write attempted in a read-only request".into(),
+            ))),
+        }
+    }
+
+    /// Raw read.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.reader().get(key)?)
+    }
+
+    /// Raw range scan.
+    pub fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        dir: Direction,
+        limit: usize,
+    ) -> Result<Vec<KeyValue>> {
+        Ok(self.reader().scan(start, end, dir, limit)?)
+    }
+
+    /// Read and decode a JSON record.
+    pub fn get_json<T: DeserializeOwned>(&self, key: &[u8]) -> Result<Option<T>> {
+        match self.get(key)? {
+            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Raw write.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        Ok(self.writer()?.put(key, value)?)
+    }
+
+    /// Encode and write a JSON record.
+    pub fn put_json<T: Serialize>(&mut self, key: &[u8], value: &T) -> Result<()> {
+        let bytes = serde_json::to_vec(value)?;
+        self.put(key, &bytes)
+    }
+
+    /// Raw delete.
+    pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+        Ok(self.writer()?.delete(key)?)
+    }
+
+    /// True when this request may write.
+    pub fn is_write(&self) -> bool {
+        matches!(self.txn, Txn::Write(_))
+    }
+
+    /// Commit (write requests) or end (read requests) the transaction.
+    pub fn commit(self) -> Result<()> {
+        match self.txn {
+            Txn::Write(t) => Ok(t.commit()?),
+            Txn::Read(_) => Ok(()),
+        }
+    }
+
+    /// The current time.
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.core.clock.now()
+    }
+
+    /// A fresh uid: 32 lowercase hex digits.
+    pub fn new_uid(&self) -> String {
+        self.core.entropy.uuid().simple().to_string()
+    }
+
+    /// Record an event for the subscribers.
+    pub fn emit(&mut self, event: Event) {
+        self.events.push(event);
+    }
+
+    /// Take the events not yet delivered.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Remember events that were delivered (for tests and for hosts that want the list).
+    pub fn record_delivered(&mut self, events: Vec<Event>) {
+        self.delivered.extend(events);
+    }
+
+    /// Every event delivered so far in this request.
+    pub fn delivered_events(&self) -> &[Event] {
+        &self.delivered
+    }
+
+    /// The absolute URL of the object at site path `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base_url, path)
+    }
+
+    /// The type of `obj`.
+    pub fn type_of(&self, obj: &ContentRecord) -> Result<&'a ContentType> {
+        self.core.types.require(&obj.type_name)
+    }
+
+    /// Whether the caller holds `perm` on `obj`.
+    pub fn permitted(&self, perm: Permission, obj: &ContentRecord) -> Result<bool> {
+        let ty = self.type_of(obj)?;
+        let allowed = roles_for(perm, obj, ty.workflow.as_deref(), &self.core.workflows);
+        // Global roles first: most checks end here without reading ancestors.
+        let ancestors = if self.principal.is_anonymous() {
+            Vec::new()
+        } else {
+            tree::ancestors(self, obj)?
+        };
+        let roles = self.principal.roles_on(obj, &ancestors);
+        Ok(allowed.iter().any(|r| roles.contains(r)))
+    }
+
+    /// Fail with 401 (anonymous) or 403 (logged in) unless the caller holds `perm` on `obj`.
+    pub fn require(&self, perm: Permission, obj: &ContentRecord) -> Result<()> {
+        if self.permitted(perm, obj)? {
+            return Ok(());
+        }
+        Err(self.denied(perm))
+    }
+
+    /// The error for a missing permission: 401 for anonymous callers, 403 otherwise.
+    pub fn denied(&self, perm: Permission) -> EngineError {
+        match &self.principal {
+            Principal::Anonymous => {
+                EngineError::Unauthorized("You are not authorized to access this resource.".into())
+            }
+            Principal::User(u) => EngineError::Forbidden(format!(
+                "User '{}' lacks the permission '{}' here.",
+                u.login,
+                perm.name()
+            )),
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The [`Engine`]: configuration, the store, and the one entry point [`Engine::handle`].
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use crate::api;
+use crate::auth::password::PasswordCost;
+use crate::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
+use crate::context::{Ctx, Txn};
+use crate::error::{EngineError, Result};
+use crate::events::Subscriber;
+use crate::http::{Request, Response};
+use crate::keys;
+use crate::model::TypeRegistry;
+use crate::site::{self, SiteSetup};
+use crate::store::Store;
+use crate::workflow::Workflows;
+
+/// How an engine is set up. Production hosts use [`EngineOptions::production`]; tests use
+/// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing).
+#[derive(Clone)]
+pub struct EngineOptions {
+    /// Source of time.
+    pub clock: Arc<dyn Clock>,
+    /// Source of randomness.
+    pub entropy: Arc<dyn Entropy>,
+    /// Largest request body accepted (bytes); larger is a 413.
+    pub max_body_bytes: usize,
+    /// Lifetime of login tokens (seconds).
+    pub token_ttl_secs: i64,
+    /// argon2id cost for new password hashes.
+    pub password_cost: PasswordCost,
+    /// When set, `POST /@test-clock` moves this clock (contract tests over HTTP). Never in production.
+    pub test_clock: Option<Arc<FixedClock>>,
+    /// Default `b_size` of batched listings.
+    pub default_batch_size: usize,
+    /// Largest `b_size` a client may ask for.
+    pub max_batch_size: usize,
+}
+
+impl EngineOptions {
+    /// Real clock, OS randomness, production password cost.
+    pub fn production() -> Self {
+        EngineOptions {
+            clock: Arc::new(SystemClock),
+            entropy: Arc::new(SystemEntropy),
+            max_body_bytes: 16 * 1024 * 1024,
+            token_ttl_secs: 12 * 3600,
+            password_cost: PasswordCost::PRODUCTION,
+            test_clock: None,
+            default_batch_size: 25,
+            max_batch_size: 1000,
+        }
+    }
+
+    /// Deterministic: a fixed clock at 2026-01-01T12:00:00Z (movable via `@test-clock`), ids from
+    /// seed 42, cheap password hashing.
+    pub fn for_tests() -> Self {
+        let clock = Arc::new(FixedClock::default());
+        EngineOptions {
+            clock: clock.clone(),
+            entropy: Arc::new(SeededEntropy::new(42)),
+            password_cost: PasswordCost::TESTING,
+            test_clock: Some(clock),
+            ..Self::production()
+        }
+    }
+}
+
+/// Engine-wide state shared by every request (everything but the store).
+pub struct Core {
+    /// Options.
+    pub options: EngineOptions,
+    /// Content types.
+    pub types: TypeRegistry,
+    /// Workflows.
+    pub workflows: Workflows,
+    /// Event subscribers, in registration order.
+    pub subscribers: Vec<Box<dyn Subscriber>>,
+    /// Clock (from the options).
+    pub clock: Arc<dyn Clock>,
+    /// Randomness (from the options).
+    pub entropy: Arc<dyn Entropy>,
+    basic_cache: Mutex<HashSet<[u8; 32]>>,
+}
+
+/// Most verified Basic credentials remembered before the cache is cleared.
+const BASIC_CACHE_MAX: usize = 4096;
+
+impl Core {
+    /// Whether a verified-credentials digest is cached.
+    pub fn basic_cache_contains(&self, digest: &[u8; 32]) -> bool {
+        self.basic_cache
+            .lock()
+            .map(|c| c.contains(digest))
+            .unwrap_or(false)
+    }
+
+    /// Remember a verified-credentials digest.
+    pub fn basic_cache_insert(&self, digest: [u8; 32]) {
+        if let Ok(mut c) = self.basic_cache.lock() {
+            if c.len() >= BASIC_CACHE_MAX {
+                c.clear();
+            }
+            c.insert(digest);
+        }
+    }
+}
+
+/// The content engine over a store `S`.
+pub struct Engine<S: Store> {
+    store: S,
+    core: Core,
+}
+
+impl<S: Store> Engine<S> {
+    /// An engine over `store`. Refuses a store written by a newer (or unknown) schema version.
+    pub fn new(store: S, options: EngineOptions) -> Result<Self> {
+        let core = Core {
+            clock: options.clock.clone(),
+            entropy: options.entropy.clone(),
+            options,
+            types: TypeRegistry::builtin(),
+            workflows: Workflows::builtin(),
+            subscribers: Vec::new(),
+            basic_cache: Mutex::new(HashSet::new()),
+        };
+        let engine = Engine { store, core };
+        engine.check_schema()?;
+        Ok(engine)
+    }
+
+    /// Register an event subscriber (before serving requests).
+    pub fn subscribe(&mut self, s: Box<dyn Subscriber>) {
+        self.core.subscribers.push(s);
+    }
+
+    /// The store.
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// Engine-wide state.
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
+    fn check_schema(&self) -> Result<()> {
+        let txn = self.store.begin_read()?;
+        if let Some(v) = txn.get(keys::SCHEMA)? {
+            let text = String::from_utf8_lossy(&v);
+            match text.parse::<u32>() {
+                Ok(n) if n == keys::SCHEMA_VERSION => {}
+                Ok(n) if n > keys::SCHEMA_VERSION => return Err(EngineError::Internal(format!(
+                    "the data was written by a newer version (schema {n}; this build reads {}); \
+                         upgrade the program",
+                    keys::SCHEMA_VERSION
+                ))),
+                _ => {
+                    return Err(EngineError::Internal(format!(
+                        "unknown schema version {text:?}; this build reads {}",
+                        keys::SCHEMA_VERSION
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a site exists in the store.
+    pub fn site_exists(&self) -> Result<bool> {
+        Ok(self.store.begin_read()?.get(keys::SCHEMA)?.is_some())
+    }
+
+    /// Create the site (root object and admin user) in one transaction.
+    pub fn create_site(&self, setup: &SiteSetup) -> Result<()> {
+        let txn = self.store.begin_write()?;
+        let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
+        site::create(&mut ctx, setup)?;
+        ctx.commit()
+    }
+
+    /// Run `f` in one write transaction with the rights of the site's admin (bulk loading, seeding).
+    pub fn with_write<T>(&self, f: impl FnOnce(&mut Ctx<'_>) -> Result<T>) -> Result<T> {
+        let txn = self.store.begin_write()?;
+        let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
+        let out = f(&mut ctx)?;
+        crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
+        ctx.commit()?;
+        Ok(out)
+    }
+
+    /// Answer one request. Never panics on client input; every failure is a JSON error response,
+    /// and a failed request changes nothing.
+    pub fn handle(&self, req: Request) -> Response {
+        let head = req.method == crate::http::Method::Head;
+        let mut resp = match self.try_handle(&req) {
+            Ok(r) => r,
+            Err(e) => e.into_response(),
+        };
+        if head {
+            resp.body.clear();
+        }
+        resp
+    }
+
+    fn try_handle(&self, req: &Request) -> Result<Response> {
+        if req.body.len() > self.core.options.max_body_bytes {
+            return Err(EngineError::PayloadTooLarge {
+                size: req.body.len(),
+                limit: self.core.options.max_body_bytes,
+            });
+        }
+        let route = api::Route::parse(req)?;
+        let endpoint = api::lookup(&route, &req.method, &self.core, &req.base_url)?;
+        let txn = if endpoint.writes {
+            Txn::Write(self.store.begin_write()?)
+        } else {
+            Txn::Read(self.store.begin_read()?)
+        };
+        let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
+        ctx.principal = crate::auth::authenticate(&ctx, req)?;
+        let resp = api::dispatch(&mut ctx, req, &route, &endpoint)?;
+        if ctx.is_write() {
+            crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
+        }
+        ctx.commit()?;
+        Ok(resp)
+    }
+}

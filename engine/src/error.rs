@@ -1,0 +1,175 @@
+//! The engine's one error type and its single mapping to an HTTP status and JSON body.
+//!
+//! Every failure answers with the same body shape, `{"type": "...", "message": "..."}`, plus
+//! `"context"` (the URL of the nearest existing object) on 404s, as the reference does. Handlers return
+//! `Err(EngineError::...)`; the transaction is then rolled back, so a failed request changes nothing.
+
+use serde_json::{json, Value};
+
+use crate::http::Response;
+use crate::store::StoreError;
+
+/// Result alias used throughout the engine.
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;
+
+/// Every way a request can fail.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// No resource at the URL (404). `context` is the URL of the deepest existing ancestor.
+    #[error("Resource not found: {url}")]
+    NotFound {
+        /// The URL that was asked for.
+        url: String,
+        /// The nearest existing object's URL, if known.
+        context: Option<String>,
+    },
+    /// The request is malformed or asks for something impossible (400).
+    #[error("{0}")]
+    BadRequest(String),
+    /// No or invalid credentials for something that needs them (401).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// Authenticated, but without the permission (403).
+    #[error("{0}")]
+    Forbidden(String),
+    /// The resource exists but not with this method (405).
+    #[error("Method {method} is not allowed here; allowed: {}", allowed.join(", "))]
+    MethodNotAllowed {
+        /// The method that was used.
+        method: String,
+        /// The methods the resource accepts.
+        allowed: Vec<&'static str>,
+    },
+    /// The request conflicts with the current state (409).
+    #[error("{0}")]
+    Conflict(String),
+    /// The body is larger than the configured limit (413).
+    #[error("Request body of {size} bytes exceeds the limit of {limit} bytes")]
+    PayloadTooLarge {
+        /// Bytes received.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The body is not in a media type the endpoint accepts (415).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// The object is locked and the request did not present the lock's token (423).
+    #[error("{0}")]
+    Locked(String),
+    /// The storage backend failed (500, or 507 when out of space).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A bug or corrupt data; never caused by client input (500).
+    #[error("Internal error: {0}")]
+    Internal(String),
+}
+
+impl EngineError {
+    /// A 400 with `message`.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        EngineError::BadRequest(message.into())
+    }
+
+    /// The HTTP status for this error.
+    pub fn status(&self) -> u16 {
+        match self {
+            EngineError::NotFound { .. } => 404,
+            EngineError::BadRequest(_) => 400,
+            EngineError::Unauthorized(_) => 401,
+            EngineError::Forbidden(_) => 403,
+            EngineError::MethodNotAllowed { .. } => 405,
+            EngineError::Conflict(_) => 409,
+            EngineError::PayloadTooLarge { .. } => 413,
+            EngineError::UnsupportedMediaType(_) => 415,
+            EngineError::Locked(_) => 423,
+            EngineError::Store(StoreError::QuotaExceeded(_)) => 507,
+            EngineError::Store(_) | EngineError::Internal(_) => 500,
+        }
+    }
+
+    /// The `type` field of the error body.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EngineError::NotFound { .. } => "NotFound",
+            EngineError::BadRequest(_) => "BadRequest",
+            EngineError::Unauthorized(_) => "Unauthorized",
+            EngineError::Forbidden(_) => "Forbidden",
+            EngineError::MethodNotAllowed { .. } => "MethodNotAllowed",
+            EngineError::Conflict(_) => "Conflict",
+            EngineError::PayloadTooLarge { .. } => "PayloadTooLarge",
+            EngineError::UnsupportedMediaType(_) => "UnsupportedMediaType",
+            EngineError::Locked(_) => "Locked",
+            EngineError::Store(StoreError::QuotaExceeded(_)) => "InsufficientStorage",
+            EngineError::Store(_) => "StorageError",
+            EngineError::Internal(_) => "InternalError",
+        }
+    }
+
+    /// The JSON error body.
+    pub fn body(&self) -> Value {
+        let mut body = json!({ "type": self.type_name(), "message": self.to_string() });
+        if let EngineError::NotFound {
+            context: Some(c), ..
+        } = self
+        {
+            body["context"] = Value::String(c.clone());
+        }
+        body
+    }
+
+    /// The complete HTTP response for this error.
+    pub fn into_response(self) -> Response {
+        let mut resp = Response::json(self.status(), &self.body());
+        match &self {
+            EngineError::MethodNotAllowed { allowed, .. } => {
+                resp = resp.with_header("Allow", &allowed.join(", "));
+            }
+            EngineError::Unauthorized(_) => {
+                resp = resp.with_header(
+                    "WWW-Authenticate",
+                    "Bearer realm=\"site\", Basic realm=\"site\"",
+                );
+            }
+            _ => {}
+        }
+        resp
+    }
+}
+
+impl From<serde_json::Error> for EngineError {
+    /// Only for (de)serializing the engine's own stored records: corrupt data, not client input.
+    fn from(e: serde_json::Error) -> Self {
+        EngineError::Internal(format!("corrupt stored record: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn not_found_carries_context() {
+        let e = EngineError::NotFound {
+            url: "http://x/a".into(),
+            context: Some("http://x".into()),
+        };
+        let r = e.into_response();
+        assert_eq!(r.status, 404);
+        assert_eq!(
+            r.json_body(),
+            json!({"type": "NotFound", "message": "Resource not found: http://x/a", "context": "http://x"})
+        );
+    }
+
+    #[test]
+    fn method_not_allowed_lists_allow_header() {
+        let e = EngineError::MethodNotAllowed {
+            method: "PUT".into(),
+            allowed: vec!["GET", "POST"],
+        };
+        let r = e.into_response();
+        assert_eq!(r.status, 405);
+        assert_eq!(r.header_value("allow"), Some("GET, POST"));
+    }
+}

@@ -1,0 +1,169 @@
+//! HTTP-shaped request and response values: what hosts hand to [`crate::Engine::handle`] and get back.
+//! No HTTP library is involved, so the engine builds for every target.
+
+use serde::Serialize;
+
+/// An HTTP method the API knows about; anything else is carried as `Other` and answered with 405.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Method {
+    /// GET
+    Get,
+    /// HEAD (served as GET without a body)
+    Head,
+    /// POST
+    Post,
+    /// PUT
+    Put,
+    /// PATCH
+    Patch,
+    /// DELETE
+    Delete,
+    /// OPTIONS
+    Options,
+    /// Any other method token.
+    Other(String),
+}
+
+impl Method {
+    /// Parse a method token (case-sensitive, as HTTP requires; lowercase is accepted for convenience).
+    pub fn parse(s: &str) -> Self {
+        match s.to_ascii_uppercase().as_str() {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            "POST" => Method::Post,
+            "PUT" => Method::Put,
+            "PATCH" => Method::Patch,
+            "DELETE" => Method::Delete,
+            "OPTIONS" => Method::Options,
+            other => Method::Other(other.to_string()),
+        }
+    }
+
+    /// The method token.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+            Method::Options => "OPTIONS",
+            Method::Other(s) => s,
+        }
+    }
+
+    /// Methods that never change state.
+    pub fn is_safe(&self) -> bool {
+        matches!(self, Method::Get | Method::Head | Method::Options)
+    }
+}
+
+/// A request as the engine sees it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The method.
+    pub method: Method,
+    /// The URL path below the site root, percent-encoded as received (e.g. `/folder/@workflow`).
+    pub path: String,
+    /// The raw query string without `?` (may be empty).
+    pub query: String,
+    /// Header names (any case) and values.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes.
+    pub body: Vec<u8>,
+    /// The absolute URL of the site root as the client addresses it, without a trailing slash
+    /// (e.g. `http://localhost:8080`). Every `@id` starts with it.
+    pub base_url: String,
+}
+
+impl Request {
+    /// A request with no headers and no body.
+    pub fn new(method: Method, path_and_query: &str, base_url: &str) -> Self {
+        let (path, query) = match path_and_query.split_once('?') {
+            Some((p, q)) => (p.to_string(), q.to_string()),
+            None => (path_and_query.to_string(), String::new()),
+        };
+        Request {
+            method,
+            path,
+            query,
+            headers: Vec::new(),
+            body: Vec::new(),
+            base_url: base_url.trim_end_matches('/').to_string(),
+        }
+    }
+
+    /// Add a header (builder style).
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Set a JSON body and its content type (builder style).
+    pub fn json(mut self, body: &serde_json::Value) -> Self {
+        self.body = body.to_string().into_bytes();
+        self.headers
+            .push(("Content-Type".into(), "application/json".into()));
+        self
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    pub fn header_value(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A response as the engine produces it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// Header names and values.
+    pub headers: Vec<(String, String)>,
+    /// The body bytes (JSON for every API answer, or empty).
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// A JSON response with `status`.
+    pub fn json<T: Serialize + ?Sized>(status: u16, body: &T) -> Self {
+        let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
+        Response {
+            status,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body,
+        }
+    }
+
+    /// An empty response (204 and friends).
+    pub fn empty(status: u16) -> Self {
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// Add a header (builder style).
+    pub fn with_header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    pub fn header_value(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The body parsed as JSON (`Null` when empty or not JSON).
+    pub fn json_body(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}

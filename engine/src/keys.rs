@@ -1,0 +1,85 @@
+//! The keyspace: every key the engine stores, built in one place.
+//!
+//! | prefix | key | value |
+//! |---|---|---|
+//! | `s:` | `s:schema` | schema version (decimal text) |
+//! | `s:` | `s:site` | site settings (JSON: secret, title, default language) |
+//! | `o:` | `o:<uid>` | content record (JSON, [`crate::model::ContentRecord`]) |
+//! | `p:` | `p:<path>` | uid of the object at `<path>` (root is `p:`; paths start with `/`) |
+//! | `c:` | `c:<parent uid>:<position u64 BE>` | uid of the child at that position (folder order) |
+//! | `u:` | `u:<login>` | user record (JSON) |
+//! | `r:` | `r:<jti>` | revoked token id → expiry (seconds since epoch) |
+//!
+//! Keys are compared bytewise, so `c:<uid>:` followed by a big-endian position lists a folder's
+//! children in order with one range scan, and `p:` lookups resolve a path in one read.
+
+/// Version of the keyspace layout this engine reads and writes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Key holding the schema version.
+pub const SCHEMA: &[u8] = b"s:schema";
+/// Key holding the site settings.
+pub const SITE: &[u8] = b"s:site";
+
+/// `o:<uid>`
+pub fn object(uid: &str) -> Vec<u8> {
+    cat(b"o:", uid.as_bytes())
+}
+
+/// `p:<path>`
+pub fn path(path: &str) -> Vec<u8> {
+    cat(b"p:", path.as_bytes())
+}
+
+/// Prefix of every child entry of `parent_uid`.
+pub fn children_prefix(parent_uid: &str) -> Vec<u8> {
+    let mut k = cat(b"c:", parent_uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `c:<parent uid>:<pos>`
+pub fn child(parent_uid: &str, pos: u64) -> Vec<u8> {
+    let mut k = children_prefix(parent_uid);
+    k.extend_from_slice(&pos.to_be_bytes());
+    k
+}
+
+/// The position encoded in a child key, if well-formed.
+pub fn child_pos(key: &[u8]) -> Option<u64> {
+    let tail: [u8; 8] = key.get(key.len().checked_sub(8)?..)?.try_into().ok()?;
+    Some(u64::from_be_bytes(tail))
+}
+
+/// `u:<login>`
+pub fn user(login: &str) -> Vec<u8> {
+    cat(b"u:", login.as_bytes())
+}
+
+/// Prefix of every user key.
+pub const USER_PREFIX: &[u8] = b"u:";
+
+/// `r:<jti>`
+pub fn revoked_token(jti: &str) -> Vec<u8> {
+    cat(b"r:", jti.as_bytes())
+}
+
+fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(a.len() + b.len());
+    k.extend_from_slice(a);
+    k.extend_from_slice(b);
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn child_keys_sort_by_position() {
+        assert!(child("u", 2) < child("u", 10));
+        assert!(child("u", 255) < child("u", 256));
+        assert_eq!(child_pos(&child("u", 42)), Some(42));
+        assert!(child("u", u64::MAX) < crate::store::prefix_end(&children_prefix("u")));
+    }
+}

@@ -1,0 +1,38 @@
+//! The content engine: a Plone-REST-API-compatible content service that runs on any [`Store`].
+//!
+//! Hosts move bytes; the engine does everything a client can observe. A host builds an [`Engine`]
+//! over its store, creates the site once ([`Engine::create_site`]), and then hands every HTTP request
+//! to [`Engine::handle`], which runs it inside one store transaction and returns the response.
+//!
+//! ```
+//! use engine::{Engine, EngineOptions, MemStore, Method, Request, SiteSetup};
+//! let engine = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+//! engine.create_site(&SiteSetup::new("secret")).unwrap();
+//! let resp = engine.handle(Request::new(Method::Get, "/", "http://localhost:8080"));
+//! assert_eq!(resp.status, 200);
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod auth;
+pub mod clock;
+pub mod context;
+pub mod engine;
+pub mod error;
+pub mod events;
+pub mod http;
+pub mod keys;
+pub mod model;
+pub mod security;
+pub mod site;
+pub mod store;
+pub mod tree;
+pub mod workflow;
+
+pub use crate::engine::{Engine, EngineOptions};
+pub use clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
+pub use error::{EngineError, Result};
+pub use http::{Method, Request, Response};
+pub use site::SiteSetup;
+pub use store::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};

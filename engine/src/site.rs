@@ -1,0 +1,118 @@
+//! Creating a site (root object, admin user, secret) and reading its settings.
+
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map};
+
+use crate::auth::{password, users};
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::keys;
+use crate::model::ContentRecord;
+use crate::tree;
+
+/// What a new site starts with.
+#[derive(Debug, Clone)]
+pub struct SiteSetup {
+    /// The admin user's login.
+    pub admin_login: String,
+    /// The admin user's password.
+    pub admin_password: String,
+    /// The site title.
+    pub title: String,
+    /// The default language code.
+    pub language: String,
+}
+
+impl SiteSetup {
+    /// Defaults: admin login `admin`, title "Site", language `en`.
+    pub fn new(admin_password: &str) -> Self {
+        SiteSetup {
+            admin_login: "admin".into(),
+            admin_password: admin_password.into(),
+            title: "Site".into(),
+            language: "en".into(),
+        }
+    }
+}
+
+/// Stored site settings (`s:site`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SiteSettings {
+    /// Token signing secret, base64.
+    pub secret: String,
+    /// Default language code.
+    pub default_language: String,
+}
+
+/// The site settings.
+pub fn settings(ctx: &Ctx<'_>) -> Result<SiteSettings> {
+    ctx.get_json(keys::SITE)?
+        .ok_or_else(|| EngineError::Internal("site settings missing".into()))
+}
+
+/// The token signing secret.
+pub fn secret(ctx: &Ctx<'_>) -> Result<Vec<u8>> {
+    B64.decode(settings(ctx)?.secret)
+        .map_err(|e| EngineError::Internal(format!("stored secret: {e}")))
+}
+
+/// Create the site: schema version, settings, root object and admin user.
+pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
+    if ctx.get(keys::SCHEMA)?.is_some() {
+        return Err(EngineError::Conflict("the site already exists".into()));
+    }
+    if setup.admin_password.is_empty() {
+        return Err(EngineError::bad_request(
+            "the admin password must not be empty",
+        ));
+    }
+    ctx.put(keys::SCHEMA, keys::SCHEMA_VERSION.to_string().as_bytes())?;
+    let mut secret = [0u8; 32];
+    ctx.core.entropy.fill(&mut secret);
+    let settings = SiteSettings {
+        secret: B64.encode(secret),
+        default_language: setup.language.clone(),
+    };
+    ctx.put_json(keys::SITE, &settings)?;
+
+    let hash = password::hash(
+        &setup.admin_password,
+        ctx.core.options.password_cost,
+        ctx.core.entropy.as_ref(),
+    )?;
+    users::put(
+        ctx,
+        &users::UserRecord {
+            login: setup.admin_login.clone(),
+            fullname: String::new(),
+            email: String::new(),
+            password_hash: hash,
+            roles: vec!["Manager".into()],
+        },
+    )?;
+
+    let now = ctx.now();
+    let mut fields = Map::new();
+    fields.insert("title".into(), json!(setup.title));
+    fields.insert("language".into(), json!(setup.language));
+    fields.insert("creators".into(), json!([setup.admin_login]));
+    let root = ContentRecord {
+        uid: ctx.new_uid(),
+        id: "root".into(),
+        path: String::new(),
+        parent: None,
+        type_name: "Site".into(),
+        pos: 0,
+        created: now,
+        modified: now,
+        owner: setup.admin_login.clone(),
+        review_state: None,
+        child_count: 0,
+        next_pos: 0,
+        local_roles: [(setup.admin_login.clone(), vec!["Owner".to_string()])].into(),
+        fields,
+    };
+    tree::insert_root(ctx, &root)
+}

@@ -1,0 +1,200 @@
+//! The content tree in the keyspace: finding objects by uid and path, listing children in order,
+//! inserting, saving and removing objects (whole subtrees), and rewriting a folder's order.
+//! Only this module writes the `o:`, `p:` and `c:` keys, so the three stay consistent.
+
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::keys;
+use crate::model::{ancestor_paths, ContentRecord};
+use crate::store::{prefix_end, Direction};
+
+/// The record of `uid`, if it exists.
+pub fn load(ctx: &Ctx<'_>, uid: &str) -> Result<Option<ContentRecord>> {
+    ctx.get_json(&keys::object(uid))
+}
+
+/// The uid of the object at `path` (`""` is the root).
+pub fn uid_at(ctx: &Ctx<'_>, path: &str) -> Result<Option<String>> {
+    Ok(ctx
+        .get(&keys::path(path))?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
+}
+
+/// The object at `path`.
+pub fn at_path(ctx: &Ctx<'_>, path: &str) -> Result<Option<ContentRecord>> {
+    match uid_at(ctx, path)? {
+        Some(uid) => {
+            let rec = load(ctx, &uid)?.ok_or_else(|| {
+                EngineError::Internal(format!("path index points at missing object {uid}"))
+            })?;
+            Ok(Some(rec))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The site root.
+pub fn root(ctx: &Ctx<'_>) -> Result<ContentRecord> {
+    at_path(ctx, "")?.ok_or_else(|| EngineError::Internal("the site has no root object".into()))
+}
+
+/// Every ancestor of `obj`, root first.
+pub fn ancestors(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {
+    let mut out = Vec::new();
+    for p in ancestor_paths(&obj.path) {
+        let a = at_path(ctx, &p)?.ok_or_else(|| {
+            EngineError::Internal(format!("ancestor {p:?} of {} missing", obj.path))
+        })?;
+        out.push(a);
+    }
+    Ok(out)
+}
+
+/// The parent of `obj` (`None` for the root).
+pub fn parent(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<ContentRecord>> {
+    match &obj.parent {
+        Some(uid) => Ok(Some(load(ctx, uid)?.ok_or_else(|| {
+            EngineError::Internal(format!("parent {uid} of {} missing", obj.path))
+        })?)),
+        None => Ok(None),
+    }
+}
+
+/// Uids of the children of `parent_uid` in order, skipping `skip` and returning at most `limit`.
+pub fn child_uids(
+    ctx: &Ctx<'_>,
+    parent_uid: &str,
+    skip: usize,
+    limit: usize,
+) -> Result<Vec<String>> {
+    let prefix = keys::children_prefix(parent_uid);
+    let rows = ctx.scan(
+        &prefix,
+        &prefix_end(&prefix),
+        Direction::Forward,
+        skip.saturating_add(limit),
+    )?;
+    Ok(rows
+        .into_iter()
+        .skip(skip)
+        .map(|(_, v)| String::from_utf8_lossy(&v).into_owned())
+        .collect())
+}
+
+/// The children of `parent_uid` in order (a page of them).
+pub fn children(
+    ctx: &Ctx<'_>,
+    parent_uid: &str,
+    skip: usize,
+    limit: usize,
+) -> Result<Vec<ContentRecord>> {
+    child_uids(ctx, parent_uid, skip, limit)?
+        .iter()
+        .map(|uid| {
+            load(ctx, uid)?.ok_or_else(|| {
+                EngineError::Internal(format!("child index points at missing {uid}"))
+            })
+        })
+        .collect()
+}
+
+/// The path a child called `id` has inside `parent`.
+pub fn child_path(parent: &ContentRecord, id: &str) -> String {
+    format!("{}/{}", parent.path, id)
+}
+
+/// Whether `parent` already has a child called `id`.
+pub fn has_child(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<bool> {
+    Ok(ctx.get(&keys::path(&child_path(parent, id)))?.is_some())
+}
+
+/// Store a new object as the last child of `parent` (whose counters are updated and saved).
+/// Fills in the record's `path`, `parent` and `pos`.
+pub fn insert(
+    ctx: &mut Ctx<'_>,
+    parent: &mut ContentRecord,
+    rec: &mut ContentRecord,
+) -> Result<()> {
+    rec.path = child_path(parent, &rec.id);
+    rec.parent = Some(parent.uid.clone());
+    rec.pos = parent.next_pos;
+    parent.next_pos += 1;
+    parent.child_count += 1;
+    ctx.put(&keys::child(&parent.uid, rec.pos), rec.uid.as_bytes())?;
+    ctx.put(&keys::path(&rec.path), rec.uid.as_bytes())?;
+    save(ctx, rec)?;
+    save(ctx, parent)
+}
+
+/// Store the root object of a new site.
+pub fn insert_root(ctx: &mut Ctx<'_>, rec: &ContentRecord) -> Result<()> {
+    ctx.put(&keys::path(""), rec.uid.as_bytes())?;
+    save(ctx, rec)
+}
+
+/// Write `rec` back.
+pub fn save(ctx: &mut Ctx<'_>, rec: &ContentRecord) -> Result<()> {
+    ctx.put_json(&keys::object(&rec.uid), rec)
+}
+
+/// Remove `obj` and everything below it; returns the removed records, `obj` first (pre-order).
+pub fn remove_subtree(ctx: &mut Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {
+    let mut removed = Vec::new();
+    let mut stack = vec![obj.clone()];
+    while let Some(rec) = stack.pop() {
+        if rec.child_count > 0 {
+            let kids = children(ctx, &rec.uid, 0, usize::MAX)?;
+            stack.extend(kids.into_iter().rev());
+        }
+        let prefix = keys::children_prefix(&rec.uid);
+        for (k, _) in ctx.scan(
+            &prefix,
+            &prefix_end(&prefix),
+            Direction::Forward,
+            usize::MAX,
+        )? {
+            ctx.delete(&k)?;
+        }
+        ctx.delete(&keys::path(&rec.path))?;
+        ctx.delete(&keys::object(&rec.uid))?;
+        removed.push(rec);
+    }
+    if let Some(mut parent) = parent(ctx, obj)? {
+        ctx.delete(&keys::child(&parent.uid, obj.pos))?;
+        parent.child_count = parent.child_count.saturating_sub(1);
+        save(ctx, &parent)?;
+    }
+    Ok(removed)
+}
+
+/// Rewrite the order of `parent`'s children to `order` (uids, a permutation of the current children).
+pub fn set_order(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, order: &[String]) -> Result<()> {
+    let prefix = keys::children_prefix(&parent.uid);
+    let old = ctx.scan(
+        &prefix,
+        &prefix_end(&prefix),
+        Direction::Forward,
+        usize::MAX,
+    )?;
+    if old.len() != order.len() {
+        return Err(EngineError::Internal(
+            "new order is not a permutation of the children".into(),
+        ));
+    }
+    for (k, _) in &old {
+        ctx.delete(k)?;
+    }
+    for (pos, uid) in order.iter().enumerate() {
+        let pos = pos as u64;
+        let mut rec = load(ctx, uid)?.ok_or_else(|| {
+            EngineError::Internal(format!("child {uid} missing while reordering"))
+        })?;
+        ctx.put(&keys::child(&parent.uid, pos), uid.as_bytes())?;
+        if rec.pos != pos {
+            rec.pos = pos;
+            save(ctx, &rec)?;
+        }
+    }
+    parent.next_pos = order.len() as u64;
+    save(ctx, parent)
+}
