@@ -151,11 +151,13 @@ impl<S: Store> Engine<S> {
             let text = String::from_utf8_lossy(&v);
             match text.parse::<u32>() {
                 Ok(n) if n == keys::SCHEMA_VERSION => {}
-                Ok(n) if n > keys::SCHEMA_VERSION => return Err(EngineError::Internal(format!(
+                Ok(n) if n > keys::SCHEMA_VERSION => {
+                    return Err(EngineError::Internal(format!(
                     "the data was written by a newer version (schema {n}; this build reads {}); \
                          upgrade the program",
                     keys::SCHEMA_VERSION
-                ))),
+                )))
+                }
                 _ => {
                     return Err(EngineError::Internal(format!(
                         "unknown schema version {text:?}; this build reads {}",

@@ -79,3 +79,22 @@ fn login_and_bearer() {
     let r = e.handle(Request::new(Method::Get, "/", BASE).header("Authorization", &auth));
     assert_eq!(r.status, 401);
 }
+
+#[test]
+fn members_without_permission_get_403() {
+    let e = engine();
+    let (h, v) = basic();
+    let r = e.handle(
+        Request::new(Method::Post, "/@users", BASE)
+            .header(h, v)
+            .json(&json!({"username": "jane", "password": "password1", "roles": ["Member"]})),
+    );
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let r = e.handle(
+        Request::new(Method::Post, "/", BASE)
+            .header("Authorization", "Basic amFuZTpwYXNzd29yZDE=")
+            .json(&json!({"@type": "Page", "title": "x"})),
+    );
+    assert_eq!(r.status, 403);
+    assert_eq!(r.json_body()["type"], "Forbidden");
+}

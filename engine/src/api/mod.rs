@@ -10,6 +10,7 @@ pub mod login;
 pub mod query;
 pub mod serialize;
 pub mod testhooks;
+pub mod users;
 
 use crate::context::Ctx;
 use crate::engine::Core;
@@ -106,6 +107,12 @@ fn methods_of(name: &str, core: &Core) -> Option<Vec<MethodRow>> {
         "login" => vec![(Method::Post, false, login::login)],
         "login-renew" => vec![(Method::Post, true, login::renew)],
         "logout" => vec![(Method::Post, true, login::logout)],
+        "users" => vec![
+            (Method::Get, false, users::get),
+            (Method::Post, true, users::post),
+            (Method::Patch, true, users::patch),
+            (Method::Delete, true, users::delete),
+        ],
         "test-clock" if core.options.test_clock.is_some() => {
             vec![(Method::Post, false, testhooks::clock)]
         }

@@ -18,6 +18,15 @@ pub struct UserRecord {
     /// E-mail address.
     #[serde(default)]
     pub email: String,
+    /// Free-text description.
+    #[serde(default)]
+    pub description: String,
+    /// Home page URL.
+    #[serde(default)]
+    pub home_page: String,
+    /// Location.
+    #[serde(default)]
+    pub location: String,
     /// argon2id PHC string.
     pub password_hash: String,
     /// Global roles.
@@ -39,6 +48,25 @@ impl UserRecord {
 /// The user `login`, if any.
 pub fn get(ctx: &Ctx<'_>, login: &str) -> Result<Option<UserRecord>> {
     ctx.get_json(&keys::user(login))
+}
+
+/// Every user, by login (in login order).
+pub fn all(ctx: &Ctx<'_>) -> Result<Vec<UserRecord>> {
+    let end = crate::store::prefix_end(keys::USER_PREFIX);
+    ctx.scan(
+        keys::USER_PREFIX,
+        &end,
+        crate::store::Direction::Forward,
+        usize::MAX,
+    )?
+    .into_iter()
+    .map(|(_, v)| Ok(serde_json::from_slice(&v)?))
+    .collect()
+}
+
+/// Remove a user.
+pub fn remove(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
+    ctx.delete(&keys::user(login))
 }
 
 /// Create or replace a user.
