@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# The ONE command that runs every test of the workspace, on a fresh Debian 12 machine with rustup
+# (root, apt reachable) as well as on a developer machine where everything is already installed.
+#
+#   ./scripts/test.sh            # everything
+#   SKIP_INSTALL=1 ./scripts/test.sh   # do not try to install anything (fails if something is missing)
+#
+# Stages run in order; a failing stage is reported and the remaining stages still run (except those
+# that need a failed setup step), so one CI run shows every failure. The script exits non-zero when
+# any stage failed and always ends with the line "N passed, M failed".
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+export DEBIAN_FRONTEND=noninteractive
+export PATH="$HOME/.cargo/bin:$PATH"
+# the wasm-bindgen test runner finds chromedriver on PATH; make it explicit
+export CHROMEDRIVER=${CHROMEDRIVER:-/usr/bin/chromedriver}
+# several browser test binaries, each may take a while on a busy 2-core machine
+export WASM_BINDGEN_TEST_TIMEOUT=${WASM_BINDGEN_TEST_TIMEOUT:-300}
+
+PASSED=0
+FAILED=0
+FAILED_STAGES=()
+START_ALL=$(date +%s)
+
+log() { printf '\n=== %s\n' "$*"; }
+
+# stage NAME COMMAND...: run one stage, record the outcome.
+stage() {
+  local name=$1
+  shift
+  log "stage: $name"
+  local t0=$(date +%s)
+  if "$@"; then
+    PASSED=$((PASSED + 1))
+    printf '=== PASS: %s (%ss)\n' "$name" $(($(date +%s) - t0))
+    return 0
+  else
+    local rc=$?
+    FAILED=$((FAILED + 1))
+    FAILED_STAGES+=("$name")
+    printf '=== FAIL: %s (exit %s, %ss)\n' "$name" "$rc" $(($(date +%s) - t0))
+    return 1
+  fi
+}
+
+# skip NAME REASON: a stage that cannot run because something it needs failed (counts as failed).
+skip() {
+  FAILED=$((FAILED + 1))
+  FAILED_STAGES+=("$1 (skipped: $2)")
+  printf '\n=== FAIL: %s (skipped: %s)\n' "$1" "$2"
+}
+
+summary() {
+  local total=$(($(date +%s) - START_ALL))
+  echo
+  echo "=== summary (${total}s)"
+  for s in "${FAILED_STAGES[@]+"${FAILED_STAGES[@]}"}"; do
+    echo "failed stage: $s"
+  done
+  echo "$PASSED passed, $FAILED failed"
+  [ "$FAILED" -eq 0 ]
+}
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "need root to run: $*" >&2
+    return 1
+  fi
+}
+
+# ---- setup ------------------------------------------------------------------------------------
+
+install_chromium() {
+  if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then
+    echo "chromium and chromedriver present: $(chromium --version 2>/dev/null | head -1)"
+    return 0
+  fi
+  [ -n "${SKIP_INSTALL:-}" ] && { echo "chromium/chromedriver missing and SKIP_INSTALL set" >&2; return 1; }
+  as_root apt-get update -qq &&
+    as_root apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null
+}
+
+install_wasm_target() {
+  if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    echo "wasm32-unknown-unknown present"
+    return 0
+  fi
+  rustup target add wasm32-unknown-unknown
+}
+
+# The wasm-bindgen CLI must equal the wasm-bindgen crate in Cargo.lock to the patch level.
+wasm_bindgen_lock_version() {
+  awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock
+}
+
+install_wasm_bindgen() {
+  local want
+  want=$(wasm_bindgen_lock_version)
+  if [ -z "$want" ]; then
+    echo "could not read the wasm-bindgen version from Cargo.lock" >&2
+    return 1
+  fi
+  local have
+  have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')
+  if [ "$have" = "$want" ] && command -v wasm-bindgen-test-runner >/dev/null; then
+    echo "wasm-bindgen-cli $have present (Cargo.lock wants $want)"
+    return 0
+  fi
+  [ -n "${SKIP_INSTALL:-}" ] && { echo "wasm-bindgen-cli $want missing (have '${have}') and SKIP_INSTALL set" >&2; return 1; }
+  echo "installing wasm-bindgen-cli $want (have '${have:-none}'); this takes a few minutes"
+  cargo install --quiet wasm-bindgen-cli --version "$want" --locked --force
+}
+
+install_npm() {
+  command -v npm >/dev/null || { echo "npm is missing (Node 20 is expected on this machine)" >&2; return 1; }
+  (cd web-demo/e2e && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+# ---- build and test steps ---------------------------------------------------------------------
+
+WASM_RELEASE=target/wasm32-unknown-unknown/wasm-release/host_wasm.wasm
+
+build_web_demo() {
+  cargo build --target wasm32-unknown-unknown -p host-wasm --profile wasm-release &&
+    rm -rf web-demo/pkg &&
+    wasm-bindgen --target web --out-dir web-demo/pkg "$WASM_RELEASE" &&
+    web-demo/e2e/node_modules/.bin/wasm-opt -Oz web-demo/pkg/host_wasm_bg.wasm \
+      -o web-demo/pkg/host_wasm_bg.wasm &&
+    ls -l web-demo/pkg
+}
+
+web_demo_e2e() {
+  mkdir -p artifacts
+  (cd web-demo/e2e && node e2e.mjs)
+}
+
+# ---- run --------------------------------------------------------------------------------------
+
+SETUP_OK=1
+stage "install chromium + chromedriver (apt)" install_chromium || SETUP_OK=0
+stage "install rust target wasm32-unknown-unknown" install_wasm_target || SETUP_OK=0
+stage "install wasm-bindgen-cli (version from Cargo.lock)" install_wasm_bindgen || SETUP_OK=0
+NPM_OK=1
+stage "npm ci (web-demo/e2e: playwright-core, binaryen)" install_npm || NPM_OK=0
+
+stage "cargo fmt --check" cargo fmt --all -- --check
+stage "cargo clippy (native, all targets)" cargo clippy --workspace --all-targets --quiet -- -D warnings
+stage "cargo build -p host-server" cargo build -p host-server --quiet
+stage "cargo test --workspace (native)" cargo test --workspace
+
+if [ "$SETUP_OK" = 1 ]; then
+  stage "cargo clippy host-wasm (wasm32)" \
+    cargo clippy -p host-wasm --target wasm32-unknown-unknown --all-targets --quiet -- -D warnings
+  stage "cargo build wasm32 (engine, host-wasm)" \
+    cargo build --target wasm32-unknown-unknown -p engine -p host-wasm
+  stage "cargo test wasm32 host-wasm (Node + headless Chromium)" \
+    cargo test --target wasm32-unknown-unknown -p host-wasm
+  if [ "$NPM_OK" = 1 ]; then
+    if stage "web-demo release build (cargo + wasm-bindgen + wasm-opt)" build_web_demo; then
+      stage "web-demo end-to-end (playwright-core + chromium)" web_demo_e2e
+    else
+      skip "web-demo end-to-end" "web-demo build failed"
+    fi
+  else
+    skip "web-demo release build" "npm ci failed"
+    skip "web-demo end-to-end" "npm ci failed"
+  fi
+else
+  for s in "cargo clippy host-wasm (wasm32)" "cargo build wasm32" "cargo test wasm32" \
+    "web-demo release build" "web-demo end-to-end"; do
+    skip "$s" "toolchain setup failed"
+  done
+fi
+
+summary
