@@ -1,1 +1,266 @@
-fn main() {}
+//! The `host-server` binary: command line, startup, serving, graceful shutdown.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use engine::{Engine, EngineOptions};
+use host_server::{
+    app, ensure_site, open_engine, Config, ServerError, SiteInit, SqliteOptions, SqliteStore,
+    SyncMode, ADMIN_LOGIN,
+};
+use tracing::{error, info, warn};
+
+/// Serve the Plone-REST-API-compatible content engine over HTTP, stored in SQLite.
+#[derive(Debug, Parser)]
+#[command(
+    name = "host-server",
+    version,
+    after_help = "ENVIRONMENT:\n  \
+        ADMIN_PASSWORD  Password of the `admin` user created on first start (when the data\n                  \
+        directory holds no site yet). Without it a random password is generated and\n                  \
+        printed once to stdout. Ignored once the site exists.\n  \
+        RUST_LOG        Log filter, used when --log is not given.\n\n\
+        OUTPUT:\n  \
+        stdout carries only the generated admin password (first start only) and the line\n  \
+        `listening on http://ADDR` once the socket is bound; logs go to stderr.\n\n\
+        SIGNALS:\n  \
+        SIGINT / SIGTERM stop accepting connections, finish requests in flight and exit 0."
+)]
+struct Cli {
+    /// Address to listen on (HOST:PORT). Port 0 picks a free port; the line printed on stdout
+    /// tells which.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: String,
+
+    /// Data directory, created if missing. The database is DIR/site.sqlite3 (with its -wal and
+    /// -shm files); DIR/site.sqlite3.lock keeps a second server off the same directory.
+    #[arg(long, value_name = "DIR", default_value = "./var")]
+    data: PathBuf,
+
+    /// Public base URL of the site (e.g. https://cms.example.org), used in every `@id`. Without
+    /// it, each request's X-Forwarded-Proto / X-Forwarded-Host (else Host) headers decide.
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
+
+    /// Allow cross-origin requests from ORIGIN (e.g. http://localhost:3000, or `*` for any).
+    /// Repeat for several origins. Without it no CORS headers are sent.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    cors_origins: Vec<String>,
+
+    /// Number of SQLite reader connections (concurrent read requests); writes are serialized
+    /// on one separate connection.
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    readers: u16,
+
+    /// Commit durability. `full`: every acknowledged write is fsynced and survives a crash or
+    /// power loss. `normal`: faster; survives the process being killed, but the last writes
+    /// may be lost if the machine crashes or loses power.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = SyncMode::Full)]
+    sync: SyncMode,
+
+    /// FOR CONTRACT TESTS ONLY — NEVER IN PRODUCTION: fixed clock (movable over HTTP via
+    /// @test-clock), predictable ids and secrets, weak password hashing.
+    #[arg(long)]
+    deterministic: bool,
+
+    /// Log level or filter (error, warn, info, debug, trace, or e.g. `info,tower_http=debug`).
+    #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "info")]
+    log: String,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(&cli.log);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error!("{e}");
+            eprintln!("host-server: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|e| {
+        eprintln!("host-server: ignoring invalid --log filter {filter:?} ({e}); using `info`");
+        tracing_subscriber::EnvFilter::new("info")
+    });
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+fn run(cli: Cli) -> Result<(), ServerError> {
+    let config = Config {
+        public_url: cli.public_url,
+        cors_origins: cli.cors_origins,
+    }
+    .validated()?;
+
+    let options = if cli.deterministic {
+        warn!(
+            "--deterministic: fixed clock, predictable ids and secrets, weak password hashing. \
+             This mode exists for contract tests only; NEVER use it for real data."
+        );
+        EngineOptions::for_tests()
+    } else {
+        EngineOptions::production()
+    };
+    let sqlite = SqliteOptions {
+        readers: usize::from(cli.readers),
+        sync: cli.sync,
+        ..SqliteOptions::default()
+    };
+    let engine = open_engine(&cli.data, sqlite, options)?;
+    info!(
+        db = %engine.store().path().display(),
+        sync = %cli.sync,
+        readers = cli.readers,
+        "database open"
+    );
+
+    match ensure_site(&engine, std::env::var("ADMIN_PASSWORD").ok())? {
+        SiteInit::Existing => {}
+        SiteInit::Created {
+            generated_password: None,
+        } => info!(
+            login = ADMIN_LOGIN,
+            "created the site; admin password from ADMIN_PASSWORD"
+        ),
+        SiteInit::Created {
+            generated_password: Some(password),
+        } => {
+            info!(
+                login = ADMIN_LOGIN,
+                "created the site with a generated admin password"
+            );
+            say(&format!(
+                "created site; admin login \"{ADMIN_LOGIN}\", generated password: {password}"
+            ));
+        }
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| ServerError::Io {
+            context: "cannot start the async runtime",
+            source,
+        })?;
+    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen));
+    // Requests still running on the blocking pool finish their transaction (or are abandoned,
+    // which rolls back) — a committed write is durable either way.
+    runtime.shutdown_timeout(Duration::from_secs(10));
+    result
+}
+
+/// Print one line on stdout and flush it (stdout is read by scripts and tests).
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = writeln!(out, "{line}").and_then(|()| out.flush()) {
+        warn!(error = %e, "cannot write to stdout");
+    }
+}
+
+/// How long in-flight requests get to finish after a shutdown signal.
+const GRACE: Duration = Duration::from_secs(30);
+
+async fn serve(
+    engine: Arc<Engine<SqliteStore>>,
+    config: Config,
+    listen: String,
+) -> Result<(), ServerError> {
+    // Install the signal handlers before announcing the address, so a signal sent right after
+    // the announcement is never lost.
+    let signals = Signals::install()?;
+    let listener = tokio::net::TcpListener::bind(&listen)
+        .await
+        .map_err(|source| ServerError::Bind {
+            addr: listen.clone(),
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| ServerError::Io {
+        context: "cannot read the bound address",
+        source,
+    })?;
+    info!(%addr, "serving");
+    say(&format!("listening on http://{addr}"));
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
+        signals.recv().await;
+        let _ = stop_tx.send(true);
+    };
+    let server = std::future::IntoFuture::into_future(
+        axum::serve(listener, app(engine, config)).with_graceful_shutdown(shutdown),
+    );
+    let grace = async move {
+        let mut stop_rx = stop_rx;
+        if stop_rx.wait_for(|stopped| *stopped).await.is_err() {
+            // The server ended on its own; nothing to wait for.
+            std::future::pending::<()>().await;
+        }
+        tokio::time::sleep(GRACE).await;
+    };
+    tokio::select! {
+        res = server => res.map_err(|source| ServerError::Io { context: "serving failed", source })?,
+        () = grace => warn!("requests still running {GRACE:?} after the shutdown signal; exiting anyway"),
+    }
+    info!("stopped");
+    Ok(())
+}
+
+/// SIGINT and SIGTERM (Ctrl-C only, off Unix).
+struct Signals {
+    #[cfg(unix)]
+    int: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Result<Self, ServerError> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            let err = |source| ServerError::Io {
+                context: "cannot install signal handlers",
+                source,
+            };
+            Ok(Signals {
+                int: signal(SignalKind::interrupt()).map_err(err)?,
+                term: signal(SignalKind::terminate()).map_err(err)?,
+            })
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(Signals {})
+        }
+    }
+
+    async fn recv(self) {
+        #[cfg(unix)]
+        {
+            let Signals { mut int, mut term } = self;
+            tokio::select! {
+                _ = int.recv() => info!("SIGINT received; shutting down"),
+                _ = term.recv() => info!("SIGTERM received; shutting down"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                info!("Ctrl-C received; shutting down");
+            } else {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}

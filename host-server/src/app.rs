@@ -1,0 +1,366 @@
+//! The HTTP side: an axum [`Router`] that hands every request to the engine.
+//!
+//! The router has no routes of its own. Every request, whatever its path and method, is turned into
+//! an [`engine::Request`] (body read up to the engine's limit, base URL worked out from the
+//! configuration or the request's headers) and answered by [`Engine::handle`] on tokio's blocking
+//! pool, since each engine call is synchronous SQLite work. CORS (when configured) and request
+//! logging wrap it as tower layers.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::http::{request::Parts, Method as HttpMethod, StatusCode};
+use axum::Router;
+use engine::{Engine, EngineError, Method, Store};
+use http_body_util::BodyExt;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
+
+use crate::error::ServerError;
+
+/// How the HTTP layer behaves (the part of the command line that concerns requests).
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// The site's public base URL (`https://example.org`, or with a path prefix). When `None`, it
+    /// is derived from each request: `X-Forwarded-Proto` (else `http`) and `X-Forwarded-Host`
+    /// (else `Host`).
+    pub public_url: Option<String>,
+    /// Origins allowed by CORS (`*` for any). Empty: no CORS headers at all.
+    pub cors_origins: Vec<String>,
+}
+
+impl Config {
+    /// Check the values and normalise them (drop a trailing `/` from the public URL).
+    pub fn validated(mut self) -> Result<Self, ServerError> {
+        if let Some(url) = self.public_url.take() {
+            let url = url.trim().trim_end_matches('/').to_string();
+            let rest = url
+                .strip_prefix("http://")
+                .or_else(|| url.strip_prefix("https://"));
+            match rest {
+                Some(r)
+                    if !r.is_empty()
+                        && !r.starts_with('/')
+                        && HeaderValue::from_str(&url).is_ok() => {}
+                _ => {
+                    return Err(ServerError::Config(format!(
+                        "--public-url {url:?} must be an absolute http:// or https:// URL"
+                    )))
+                }
+            }
+            self.public_url = Some(url);
+        }
+        for origin in &self.cors_origins {
+            let ok = origin == "*"
+                || (origin
+                    .strip_prefix("http://")
+                    .or_else(|| origin.strip_prefix("https://"))
+                    .is_some_and(|host| !host.is_empty() && !host.contains('/'))
+                    && HeaderValue::from_str(origin).is_ok());
+            if !ok {
+                return Err(ServerError::Config(format!(
+                    "--cors-origin {origin:?} must be `*` or an origin such as https://app.example.org \
+                     (scheme and host, optional port, no path)"
+                )));
+            }
+        }
+        Ok(self)
+    }
+}
+
+struct AppState<S: Store> {
+    engine: Arc<Engine<S>>,
+    public_url: Option<String>,
+}
+
+impl<S: Store> Clone for AppState<S> {
+    fn clone(&self) -> Self {
+        AppState {
+            engine: self.engine.clone(),
+            public_url: self.public_url.clone(),
+        }
+    }
+}
+
+/// The complete HTTP application: every request goes to `engine`.
+///
+/// `cfg` should have passed [`Config::validated`]; an unusable CORS origin is skipped with a warning.
+pub fn app<S>(engine: Arc<Engine<S>>, cfg: Config) -> Router
+where
+    S: Store + Send + Sync + 'static,
+{
+    let state = AppState {
+        engine,
+        public_url: cfg.public_url.map(|u| u.trim_end_matches('/').to_string()),
+    };
+    let mut router = Router::new()
+        .fallback(handle::<S>)
+        .with_state(state)
+        // The engine enforces its own limit and answers with its JSON 413.
+        .layer(DefaultBodyLimit::disable());
+    if let Some(cors) = cors_layer(&cfg.cors_origins) {
+        router = router.layer(cors);
+    }
+    router.layer(
+        TraceLayer::new_for_http()
+            .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+            .on_response(DefaultOnResponse::new().level(Level::INFO)),
+    )
+}
+
+fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
+    }
+    let allow_origin = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        let list: Vec<HeaderValue> = origins
+            .iter()
+            .filter_map(|o| match HeaderValue::from_str(o) {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    tracing::warn!(origin = %o, "ignoring unusable CORS origin");
+                    None
+                }
+            })
+            .collect();
+        AllowOrigin::list(list)
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow_origin)
+            .allow_methods([
+                HttpMethod::GET,
+                HttpMethod::POST,
+                HttpMethod::PATCH,
+                HttpMethod::DELETE,
+                HttpMethod::PUT,
+                HttpMethod::OPTIONS,
+            ])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header::ACCEPT,
+                HeaderName::from_static("prefer"),
+                HeaderName::from_static("lock-token"),
+            ])
+            .expose_headers([header::LOCATION]),
+    )
+}
+
+async fn handle<S>(
+    State(state): State<AppState<S>>,
+    req: axum::extract::Request,
+) -> axum::response::Response
+where
+    S: Store + Send + Sync + 'static,
+{
+    let (parts, body) = req.into_parts();
+    let base_url = match base_url(state.public_url.as_deref(), &parts) {
+        Some(url) => url,
+        None => {
+            return to_http(
+                EngineError::bad_request("The Host header is missing or malformed").into_response(),
+            )
+        }
+    };
+    let limit = state.engine.core().options.max_body_bytes;
+    let body = match read_body(body, &parts.headers, limit).await {
+        Ok(body) => body,
+        Err(BodyError::TooLarge(size)) => {
+            return to_http(EngineError::PayloadTooLarge { size, limit }.into_response())
+        }
+        Err(BodyError::Read(e)) => {
+            tracing::debug!(error = %e, "reading the request body failed");
+            return to_http(
+                EngineError::bad_request(format!("Could not read the request body: {e}"))
+                    .into_response(),
+            );
+        }
+    };
+    let headers = parts
+        .headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let request = engine::Request {
+        method: Method::parse(parts.method.as_str()),
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().unwrap_or("").to_string(),
+        headers,
+        body,
+        base_url,
+    };
+    let engine = state.engine.clone();
+    match tokio::task::spawn_blocking(move || engine.handle(request)).await {
+        Ok(resp) => to_http(resp),
+        Err(e) => {
+            tracing::error!(error = %e, "the engine task failed");
+            to_http(
+                EngineError::Internal("the request could not be completed".into()).into_response(),
+            )
+        }
+    }
+}
+
+/// The site root's absolute URL for this request, or `None` when the request does not say which
+/// host it is for (or says it in a way that cannot be put in a URL).
+fn base_url(public_url: Option<&str>, parts: &Parts) -> Option<String> {
+    if let Some(url) = public_url {
+        return Some(url.to_string());
+    }
+    let proto = first_value(&parts.headers, "x-forwarded-proto")
+        .map(|p| p.to_ascii_lowercase())
+        .filter(|p| p == "http" || p == "https")
+        .unwrap_or_else(|| "http".to_string());
+    let host = first_value(&parts.headers, "x-forwarded-host")
+        .or_else(|| first_value(&parts.headers, header::HOST.as_str()))
+        .or_else(|| parts.uri.authority().map(|a| a.as_str().to_string()))?;
+    valid_host(&host).then(|| format!("{proto}://{host}"))
+}
+
+/// The first comma-separated element of the first `name` header, trimmed, if non-empty.
+fn first_value(headers: &HeaderMap, name: &str) -> Option<String> {
+    let value = headers.get(name)?.to_str().ok()?;
+    let first = value.split(',').next()?.trim();
+    (!first.is_empty()).then(|| first.to_string())
+}
+
+/// `host[:port]` made only of characters that may appear there (names, IPv4, bracketed IPv6).
+fn valid_host(host: &str) -> bool {
+    !host.is_empty()
+        && host.len() <= 255
+        && host.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':' | b'[' | b']')
+        })
+}
+
+enum BodyError {
+    TooLarge(usize),
+    Read(axum::Error),
+}
+
+/// Read the whole body, refusing (without reading on) as soon as it is known to exceed `limit`.
+async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Vec<u8>, BodyError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(len) = declared {
+        if len > limit as u64 {
+            return Err(BodyError::TooLarge(
+                usize::try_from(len).unwrap_or(usize::MAX),
+            ));
+        }
+    }
+    let capacity = declared
+        .and_then(|len| usize::try_from(len).ok())
+        .unwrap_or(0)
+        .min(limit);
+    let mut buf = Vec::with_capacity(capacity);
+    let mut body = body;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(BodyError::Read)?;
+        if let Ok(data) = frame.into_data() {
+            let size = buf.len().saturating_add(data.len());
+            if size > limit {
+                return Err(BodyError::TooLarge(size));
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf)
+}
+
+/// Turn the engine's response into an HTTP response.
+fn to_http(resp: engine::Response) -> axum::response::Response {
+    let status = StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut out = axum::response::Response::new(Body::from(resp.body));
+    *out.status_mut() = status;
+    let headers = out.headers_mut();
+    for (name, value) in resp.headers {
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(&value),
+        ) {
+            (Ok(name), Ok(value)) => {
+                headers.append(name, value);
+            }
+            _ => {
+                tracing::warn!(header = %name, "dropping a response header that is not valid HTTP")
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(headers: &[(&str, &str)]) -> Parts {
+        let mut b = axum::http::Request::builder().uri("/x");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn base_url_prefers_configuration_then_forwarded_then_host() {
+        let p = parts(&[("host", "a.test:8080"), ("x-forwarded-host", "b.test")]);
+        assert_eq!(
+            base_url(Some("https://pub.test"), &p).unwrap(),
+            "https://pub.test"
+        );
+        assert_eq!(base_url(None, &p).unwrap(), "http://b.test");
+        let p = parts(&[
+            ("host", "a.test:8080"),
+            ("x-forwarded-proto", "HTTPS, http"),
+        ]);
+        assert_eq!(base_url(None, &p).unwrap(), "https://a.test:8080");
+        let p = parts(&[("host", "[::1]:8080"), ("x-forwarded-proto", "gopher")]);
+        assert_eq!(base_url(None, &p).unwrap(), "http://[::1]:8080");
+    }
+
+    #[test]
+    fn malformed_or_missing_host_gives_no_base_url() {
+        assert_eq!(base_url(None, &parts(&[])), None);
+        assert_eq!(base_url(None, &parts(&[("host", "a.test/evil")])), None);
+        assert_eq!(base_url(None, &parts(&[("host", "a b")])), None);
+    }
+
+    #[test]
+    fn config_validation() {
+        let ok = Config {
+            public_url: Some("https://example.org/site/".into()),
+            cors_origins: vec!["*".into(), "http://localhost:3000".into()],
+        }
+        .validated()
+        .unwrap();
+        assert_eq!(ok.public_url.as_deref(), Some("https://example.org/site"));
+        for bad in ["example.org", "ftp://x", "http://", "https:///x"] {
+            let cfg = Config {
+                public_url: Some(bad.into()),
+                ..Config::default()
+            };
+            assert!(cfg.validated().is_err(), "{bad}");
+        }
+        for bad in ["localhost:3000", "http://x/path", ""] {
+            let cfg = Config {
+                cors_origins: vec![bad.into()],
+                ..Config::default()
+            };
+            assert!(cfg.validated().is_err(), "{bad}");
+        }
+    }
+}
