@@ -122,7 +122,10 @@ impl<S: Store> Engine<S> {
             options,
             types: TypeRegistry::builtin(),
             workflows: Workflows::builtin(),
-            subscribers: Vec::new(),
+            subscribers: vec![
+                Box::new(crate::workflow::WorkflowSubscriber),
+                Box::new(crate::versioning::VersioningSubscriber),
+            ],
             basic_cache: Mutex::new(HashSet::new()),
         };
         let engine = Engine { store, core };

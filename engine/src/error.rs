@@ -54,7 +54,8 @@ pub enum EngineError {
     /// The body is not in a media type the endpoint accepts (415).
     #[error("{0}")]
     UnsupportedMediaType(String),
-    /// The object is locked and the request did not present the lock's token (423).
+    /// The object is locked and the request did not present the lock's token (403 `Forbidden`,
+    /// as the reference answers).
     #[error("{0}")]
     Locked(String),
     /// The storage backend failed (500, or 507 when out of space).
@@ -82,7 +83,7 @@ impl EngineError {
             EngineError::Conflict(_) => 409,
             EngineError::PayloadTooLarge { .. } => 413,
             EngineError::UnsupportedMediaType(_) => 415,
-            EngineError::Locked(_) => 423,
+            EngineError::Locked(_) => 403,
             EngineError::Store(StoreError::QuotaExceeded(_)) => 507,
             EngineError::Store(_) | EngineError::Internal(_) => 500,
         }
@@ -99,7 +100,7 @@ impl EngineError {
             EngineError::Conflict(_) => "Conflict",
             EngineError::PayloadTooLarge { .. } => "PayloadTooLarge",
             EngineError::UnsupportedMediaType(_) => "UnsupportedMediaType",
-            EngineError::Locked(_) => "Locked",
+            EngineError::Locked(_) => "Forbidden",
             EngineError::Store(StoreError::QuotaExceeded(_)) => "InsufficientStorage",
             EngineError::Store(_) => "StorageError",
             EngineError::Internal(_) => "InternalError",

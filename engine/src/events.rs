@@ -16,6 +16,8 @@ pub enum Event {
         path: String,
         /// Its type.
         type_name: String,
+        /// The change note sent with the creation (`changeNote`), if any.
+        change_note: Option<String>,
     },
     /// Fields of an object changed.
     Modified {
@@ -36,6 +38,33 @@ pub enum Event {
         path: String,
         /// Its type.
         type_name: String,
+    },
+    /// A workflow transition was taken.
+    Transitioned {
+        /// The object's uid.
+        uid: String,
+        /// Its path.
+        path: String,
+        /// The transition id.
+        transition: String,
+        /// The state before.
+        from: String,
+        /// The state after.
+        to: String,
+    },
+    /// An object was locked.
+    Locked {
+        /// Its uid.
+        uid: String,
+        /// Its path.
+        path: String,
+    },
+    /// An object was unlocked (by its owner, by force, or because it was removed).
+    Unlocked {
+        /// Its uid.
+        uid: String,
+        /// Its path.
+        path: String,
     },
     /// The order of a folder's children changed.
     OrderChanged {

@@ -9,6 +9,10 @@
 //! | `c:` | `c:<parent uid>:<position u64 BE>` | uid of the child at that position (folder order) |
 //! | `u:` | `u:<login>` | user record (JSON) |
 //! | `r:` | `r:<jti>` | revoked token id → expiry (seconds since epoch) |
+//! | `v:` | `v:<uid>:<version u32 BE>` | one version of an object (its changed fields only) |
+//! | `w:` | `w:<uid>:<seq u32 BE>` | one workflow history entry of an object |
+//! | `l:` | `l:<uid>` | the lock on an object |
+//! | `q:` | `q:<uid>` | last history sequence number of an object (orders versions and workflow entries) |
 //!
 //! Keys are compared bytewise, so `c:<uid>:` followed by a big-endian position lists a folder's
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
@@ -62,6 +66,50 @@ pub const USER_PREFIX: &[u8] = b"u:";
 /// `r:<jti>`
 pub fn revoked_token(jti: &str) -> Vec<u8> {
     cat(b"r:", jti.as_bytes())
+}
+
+/// Prefix of every version of `uid`.
+pub fn versions_prefix(uid: &str) -> Vec<u8> {
+    let mut k = cat(b"v:", uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `v:<uid>:<version>`
+pub fn version(uid: &str, version: u32) -> Vec<u8> {
+    let mut k = versions_prefix(uid);
+    k.extend_from_slice(&version.to_be_bytes());
+    k
+}
+
+/// Prefix of every workflow history entry of `uid`.
+pub fn workflow_history_prefix(uid: &str) -> Vec<u8> {
+    let mut k = cat(b"w:", uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `w:<uid>:<seq>`
+pub fn workflow_history(uid: &str, seq: u32) -> Vec<u8> {
+    let mut k = workflow_history_prefix(uid);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// `l:<uid>`
+pub fn lock(uid: &str) -> Vec<u8> {
+    cat(b"l:", uid.as_bytes())
+}
+
+/// `q:<uid>`
+pub fn history_seq(uid: &str) -> Vec<u8> {
+    cat(b"q:", uid.as_bytes())
+}
+
+/// The big-endian u32 at the end of a key, if well-formed.
+pub fn trailing_u32(key: &[u8]) -> Option<u32> {
+    let tail: [u8; 4] = key.get(key.len().checked_sub(4)?..)?.try_into().ok()?;
+    Some(u32::from_be_bytes(tail))
 }
 
 fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {

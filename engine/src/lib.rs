@@ -23,11 +23,13 @@ pub mod error;
 pub mod events;
 pub mod http;
 pub mod keys;
+pub mod locking;
 pub mod model;
 pub mod security;
 pub mod site;
 pub mod store;
 pub mod tree;
+pub mod versioning;
 pub mod workflow;
 
 pub use crate::engine::{Engine, EngineOptions};

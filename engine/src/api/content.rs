@@ -169,15 +169,8 @@ pub fn post(
         uid: rec.uid.clone(),
         path: rec.path.clone(),
         type_name: rec.type_name.clone(),
+        change_note,
     });
-    if let Some(note) = change_note {
-        ctx.emit(Event::Modified {
-            uid: rec.uid.clone(),
-            path: rec.path.clone(),
-            fields: Vec::new(),
-            change_note: Some(note),
-        });
-    }
     let body = serialize::full(ctx, &rec, &listing(ctx, req, route)?)?;
     Ok(Response::json(201, &body).with_header("Location", &ctx.url(&rec.path)))
 }
@@ -315,6 +308,7 @@ pub fn patch(
 ) -> Result<Response> {
     let mut body = json_body(req)?;
     ctx.require(Permission::Modify, &obj)?;
+    crate::locking::check_can_change(ctx, req, &obj)?;
     let ty = ctx.type_of(&obj)?;
 
     if let Some(t) = body.remove("@type") {

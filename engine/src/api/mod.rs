@@ -6,11 +6,14 @@
 
 pub mod batching;
 pub mod content;
+pub mod history;
+pub mod locking;
 pub mod login;
 pub mod query;
 pub mod serialize;
 pub mod testhooks;
 pub mod users;
+pub mod workflow;
 
 use crate::context::Ctx;
 use crate::engine::Core;
@@ -107,6 +110,20 @@ fn methods_of(name: &str, core: &Core) -> Option<Vec<MethodRow>> {
         "login" => vec![(Method::Post, false, login::login)],
         "login-renew" => vec![(Method::Post, true, login::renew)],
         "logout" => vec![(Method::Post, true, login::logout)],
+        "workflow" => vec![
+            (Method::Get, false, workflow::get),
+            (Method::Post, true, workflow::post),
+        ],
+        "history" => vec![
+            (Method::Get, false, history::get),
+            (Method::Patch, true, history::patch),
+        ],
+        "lock" => vec![
+            (Method::Get, false, locking::get),
+            (Method::Post, true, locking::post),
+            (Method::Patch, true, locking::patch),
+            (Method::Delete, true, locking::delete),
+        ],
         "users" => vec![
             (Method::Get, false, users::get),
             (Method::Post, true, users::post),

@@ -89,7 +89,8 @@ pub fn full(ctx: &Ctx<'_>, obj: &ContentRecord, listing: &ListingRequest<'_>) ->
     );
     out.insert("review_state".into(), json!(obj.review_state));
     out.insert("type_title".into(), json!(ty.title));
-    out.insert("lock".into(), json!({"locked": false, "stealable": true}));
+    let lock = crate::locking::current(ctx, obj)?;
+    out.insert("lock".into(), crate::locking::info(ctx, lock.as_ref()));
     out.insert("version".into(), json!("current"));
     if ty.field("changeNote").is_some() {
         out.insert("versioning_enabled".into(), json!(true));

@@ -54,7 +54,7 @@ fn require_root(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<()> {
     }
 }
 
-fn target<'r>(route: &'r Route) -> Result<Option<&'r str>> {
+fn target(route: &Route) -> Result<Option<&str>> {
     match route.params.as_slice() {
         [] => Ok(None),
         [one] => Ok(Some(one.as_str())),

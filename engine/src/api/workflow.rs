@@ -1,0 +1,150 @@
+//! `@workflow`: the workflow status of an object and taking transitions.
+
+use serde_json::{json, Map, Value};
+
+use super::{json_body, Route};
+use crate::clock::iso;
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::http::{Request, Response};
+use crate::model::fields::{FieldDef, FieldKind};
+use crate::model::ContentRecord;
+use crate::security::Permission;
+use crate::tree;
+use crate::workflow::{self, HistoryEntry, TransitionOptions};
+
+fn entry_json(ctx: &Ctx<'_>, obj: &ContentRecord, e: &HistoryEntry) -> Result<Value> {
+    Ok(json!({
+        "action": e.action,
+        "actor": e.actor,
+        "comments": e.comments,
+        "review_state": e.review_state,
+        "time": iso(&e.time),
+        "title": workflow::state_title(ctx, obj, &e.review_state)?,
+    }))
+}
+
+/// GET `<path>/@workflow`: history, current state and the transitions the caller may take.
+pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
+    ctx.require(Permission::View, &obj)?;
+    if !route.params.is_empty() {
+        return Err(EngineError::MethodNotAllowed {
+            method: "GET".into(),
+            allowed: vec!["POST"],
+        });
+    }
+    let url = ctx.url(&obj.path);
+    let history: Result<Vec<Value>> = workflow::history(ctx, &obj.uid)?
+        .iter()
+        .map(|e| entry_json(ctx, &obj, e))
+        .collect();
+    let state = match &obj.review_state {
+        Some(s) => json!({"id": s, "title": workflow::state_title(ctx, &obj, s)?}),
+        None => Value::Null,
+    };
+    let transitions: Vec<Value> = workflow::available(ctx, &obj)?
+        .into_iter()
+        .map(|(id, t)| json!({"@id": format!("{url}/@workflow/{id}"), "title": t.title}))
+        .collect();
+    Ok(Response::json(
+        200,
+        &json!({
+            "@id": format!("{url}/@workflow"),
+            "history": history?,
+            "state": state,
+            "transitions": transitions,
+        }),
+    ))
+}
+
+fn options(body: &Map<String, Value>) -> Result<(TransitionOptions, bool)> {
+    let comment = match body.get("comment") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err(EngineError::bad_request("'comment' must be a string")),
+    };
+    let date = |name: &str| -> Result<Option<Value>> {
+        match body.get(name) {
+            None => Ok(None),
+            Some(v) => {
+                let def = FieldDef {
+                    name: name.to_string(),
+                    kind: FieldKind::Datetime,
+                    required: false,
+                    default: None,
+                    transient: false,
+                };
+                def.validate(v).map(Some)
+            }
+        }
+    };
+    let include_children = match body.get("include_children") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            return Err(EngineError::bad_request(
+                "'include_children' must be a boolean",
+            ))
+        }
+    };
+    if let Some(k) = body
+        .keys()
+        .find(|k| !["comment", "effective", "expires", "include_children"].contains(&k.as_str()))
+    {
+        return Err(EngineError::bad_request(format!(
+            "Unknown property '{k}'; a transition takes comment, effective, expires, include_children"
+        )));
+    }
+    Ok((
+        TransitionOptions {
+            comment,
+            effective: date("effective")?,
+            expires: date("expires")?,
+        },
+        include_children,
+    ))
+}
+
+/// POST `<path>/@workflow/<transition>`: take the transition (optionally on every descendant too).
+pub fn post(
+    ctx: &mut Ctx<'_>,
+    req: &Request,
+    route: &Route,
+    mut obj: ContentRecord,
+) -> Result<Response> {
+    let transition = match route.params.as_slice() {
+        [t] => t.clone(),
+        [] => {
+            return Err(EngineError::bad_request(
+                "Name the transition: POST <path>/@workflow/<transition>",
+            ))
+        }
+        _ => {
+            return Err(EngineError::bad_request(
+                "Expected <path>/@workflow/<transition>",
+            ))
+        }
+    };
+    ctx.require(Permission::View, &obj)?;
+    let body = json_body(req)?;
+    let (opts, include_children) = options(&body)?;
+    let entry = workflow::take(ctx, req, &mut obj, &transition, &opts)?;
+    if include_children {
+        let mut stack = tree::children(ctx, &obj.uid, 0, usize::MAX)?;
+        while let Some(mut child) = stack.pop() {
+            if child.child_count > 0 {
+                stack.extend(tree::children(ctx, &child.uid, 0, usize::MAX)?);
+            }
+            let offered = workflow::available(ctx, &child)?
+                .iter()
+                .any(|(id, _)| *id == transition);
+            let unlocked = crate::locking::current(ctx, &child)?.is_none();
+            if offered && unlocked {
+                workflow::take(ctx, req, &mut child, &transition, &opts)?;
+            }
+        }
+    }
+    let mut out = entry_json(ctx, &obj, &entry)?;
+    out["title"] = json!(workflow::state_title(ctx, &obj, &entry.review_state)?);
+    Ok(Response::json(200, &out))
+}
