@@ -173,3 +173,29 @@ fn locked_objects_need_the_token() {
     let r = call(&e, Method::Delete, "/l/@lock", None, &[]);
     assert_eq!(r.json_body(), json!({"locked": false, "stealable": true}));
 }
+
+#[test]
+fn expand_embeds_the_workflow_component() {
+    let e = engine();
+    call(
+        &e,
+        Method::Post,
+        "/",
+        Some(json!({"@type": "Page", "title": "E"})),
+        &[],
+    );
+    let plain = call(&e, Method::Get, "/e", None, &[]).json_body();
+    assert_eq!(
+        plain["@components"]["workflow"],
+        json!({"@id": "http://localhost:8080/e/@workflow"})
+    );
+    let expanded = call(&e, Method::Get, "/e?expand=workflow", None, &[]).json_body();
+    assert_eq!(
+        expanded["@components"]["workflow"]["state"]["id"],
+        "private"
+    );
+    assert_eq!(
+        expanded["@components"]["navigation"],
+        json!({"@id": "http://localhost:8080/e/@navigation"})
+    );
+}

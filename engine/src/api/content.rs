@@ -48,6 +48,7 @@ fn listing<'q>(ctx: &Ctx<'_>, req: &'q Request, route: &'q Route) -> Result<List
         )?,
         query: &route.query,
         raw_query: &req.query,
+        route: Some(route),
     })
 }
 

@@ -65,6 +65,7 @@ pub fn get(
                 )?,
                 query: &route.query,
                 raw_query: &req.query,
+                route: None,
             };
             let mut body = serialize::full(ctx, &old, &listing)?;
             body["version"] = json!(version);

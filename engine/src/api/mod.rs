@@ -6,6 +6,7 @@
 
 pub mod batching;
 pub mod content;
+pub mod expansion;
 pub mod history;
 pub mod locking;
 pub mod login;

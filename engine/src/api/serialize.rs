@@ -39,6 +39,8 @@ pub struct ListingRequest<'q> {
     pub query: &'q Query,
     /// The raw query string (for the batching `@id`).
     pub raw_query: &'q str,
+    /// The route, when components may be expanded (`?expand=...`).
+    pub route: Option<&'q super::Route>,
 }
 
 /// The full representation of `obj`.
@@ -50,6 +52,9 @@ pub fn full(ctx: &Ctx<'_>, obj: &ContentRecord, listing: &ListingRequest<'_>) ->
     let mut components = Map::new();
     for name in COMPONENTS {
         components.insert(name.to_string(), json!({"@id": format!("{url}/@{name}")}));
+    }
+    if let Some(route) = listing.route {
+        super::expansion::expand(ctx, route, obj, &mut components)?;
     }
     out.insert("@components".into(), Value::Object(components));
 

@@ -33,6 +33,12 @@ pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) ->
             allowed: vec!["POST"],
         });
     }
+    Ok(Response::json(200, &status(ctx, route, &obj)?))
+}
+
+/// The workflow status of `obj` (the `@workflow` component).
+pub fn status(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
+    let obj = obj.clone();
     let url = ctx.url(&obj.path);
     let history: Result<Vec<Value>> = workflow::history(ctx, &obj.uid)?
         .iter()
@@ -46,15 +52,12 @@ pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) ->
         .into_iter()
         .map(|(id, t)| json!({"@id": format!("{url}/@workflow/{id}"), "title": t.title}))
         .collect();
-    Ok(Response::json(
-        200,
-        &json!({
-            "@id": format!("{url}/@workflow"),
-            "history": history?,
-            "state": state,
-            "transitions": transitions,
-        }),
-    ))
+    Ok(json!({
+        "@id": format!("{url}/@workflow"),
+        "history": history?,
+        "state": state,
+        "transitions": transitions,
+    }))
 }
 
 fn options(body: &Map<String, Value>) -> Result<(TransitionOptions, bool)> {
