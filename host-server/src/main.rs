@@ -1,6 +1,6 @@
 //! The `host-server` binary: command line, startup, serving, graceful shutdown.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -28,7 +28,7 @@ use tracing::{error, info, warn};
         stdout carries only the generated admin password (first start only) and the line\n  \
         `listening on http://ADDR` once the socket is bound; logs go to stderr.\n\n\
         SIGNALS:\n  \
-        SIGINT / SIGTERM stop accepting connections, finish requests in flight and exit 0."
+        SIGINT / SIGTERM stop accepting connections, let requests in flight finish (at most\n  30 s) and exit 0."
 )]
 struct Cli {
     /// Address to listen on (HOST:PORT). Port 0 picks a free port; the line printed on stdout
@@ -94,6 +94,7 @@ fn init_logging(filter: &str) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 }
 

@@ -629,8 +629,11 @@ mod tests {
         let mut w = s.begin_write().unwrap();
         w.put(b"a", b"new").unwrap();
         w.put(b"b", b"new").unwrap();
-        // The reader is not blocked by the open write transaction...
+        // Readers are not blocked by the open write transaction, old or new...
         assert_eq!(before.get(b"a").unwrap(), Some(b"va".to_vec()));
+        let during = s.begin_read().unwrap();
+        assert_eq!(during.get(b"a").unwrap(), Some(b"va".to_vec()));
+        drop(during);
         w.commit().unwrap();
 
         // ...and after the commit it still sees its snapshot, for gets and scans alike.
@@ -664,6 +667,25 @@ mod tests {
         let r3 = s.begin_read().unwrap();
         assert_eq!(r3.get(b"x").unwrap(), None);
         drop(r2);
+    }
+
+    #[test]
+    fn a_writer_that_panics_is_rolled_back_and_the_store_stays_usable() {
+        let dir = TempDir::new();
+        let s = open(&dir);
+        let outcome = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let mut w = s.begin_write().unwrap();
+                    w.put(b"p", b"1").unwrap();
+                    panic!("simulated bug inside a write transaction");
+                })
+                .join()
+        });
+        assert!(outcome.is_err());
+        assert_eq!(s.begin_read().unwrap().get(b"p").unwrap(), None);
+        fill(&s, &[b"q"]);
+        assert!(s.begin_read().unwrap().get(b"q").unwrap().is_some());
     }
 
     #[test]
