@@ -1,1 +1,565 @@
-//! placeholder
+//! The content engine for JavaScript: the same REST API as `host-server`, answered in the page (or a
+//! Service Worker) and persisted in IndexedDB.
+//!
+//! ```js
+//! import init, { openSite } from "./pkg/host_wasm.js";
+//! await init();
+//! const site = await openSite("my-site", { baseUrl: "http://localhost:8080", adminPassword: "secret" });
+//! const resp = await site.fetch(new Request("http://localhost:8080/", { headers: { Accept: "application/json" } }));
+//! console.log(resp.status, await resp.json());
+//! ```
+//!
+//! # Persistence
+//!
+//! The engine is synchronous and runs on [`engine::MemStore`], loaded with every pair from IndexedDB
+//! at open. The store's commit hook (synchronous) records each committed change set together with
+//! its before-image (the values the keys had before). [`Site::fetch`] then writes the change set to
+//! IndexedDB in one readwrite transaction and resolves only after that transaction completes.
+//! If the write fails, the before-image is applied to the memory copy, so memory equals IndexedDB
+//! again, and the response becomes a JSON error (507 for quota, 500 otherwise).
+//!
+//! Requests of one site handle run one at a time (an async queue), so no request ever sees data
+//! that is not yet durable, and a rollback never undoes another request's work.
+//!
+//! # Several tabs
+//!
+//! IndexedDB holds a version counter and a log of recent change sets (see [`idb`]). Before each
+//! request the handle compares the counter with the version its memory reflects and applies newer
+//! change sets from the log first (or reloads everything if the log is too short). Writes are
+//! compare-and-set on the counter inside the IndexedDB transaction, so if another tab wrote in
+//! between, the write aborts, memory is rolled back, the handle catches up and re-runs the request.
+//! A `BroadcastChannel` named `host-wasm:<site name>` tells other tabs that something changed
+//! (`Site.onchange` fires there).
+#![warn(missing_docs)]
+
+pub mod convert;
+pub mod idb;
+mod queue;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use engine::store::StoreError;
+use engine::{
+    Direction, Engine, EngineError, EngineOptions, MemStore, Response as EngineResponse, SiteSetup,
+    Store,
+};
+use js_sys::{Function, Promise};
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{BroadcastChannel, IdbDatabase, MessageEvent};
+
+/// A committed change set (`None` = delete), as the engine's memory store reports it.
+pub type ChangeSet = std::collections::BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// How often a write is re-run after losing a race against another tab.
+const MAX_ATTEMPTS: usize = 8;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Options of {@link openSite}. */
+export interface OpenSiteOptions {
+  /** Absolute URL of the site root as clients address it; every `@id` starts with it.
+   *  Requests passed to `site.fetch` must be under its path. Default `http://localhost:8080`. */
+  baseUrl?: string;
+  /** Password of the admin user, needed only when the site is created (first open). */
+  adminPassword?: string;
+  /** Login of the admin user created with the site. Default `admin`. */
+  adminLogin?: string;
+  /** Title of the site root when it is created. Default `Site`. */
+  title?: string;
+  /** Default language code of a new site. Default `en`. */
+  language?: string;
+  /** Fixed clock, seeded ids, cheap password hashing: byte-identical answers for tests. Default false. */
+  deterministic?: boolean;
+  /** Reserved for configuration profiles (e.g. multilingual); only `"default"` for now. */
+  profile?: string;
+  /** `"indexeddb"` (default) persists; `"memory"` keeps everything in memory (tests, Node). */
+  storage?: "indexeddb" | "memory";
+}
+"#;
+
+/// Options of [`open_site`] (see the TypeScript interface `OpenSiteOptions`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct OpenOptions {
+    /// Base URL for `@id`s.
+    pub base_url: Option<String>,
+    /// Admin password for site creation.
+    pub admin_password: Option<String>,
+    /// Admin login for site creation.
+    pub admin_login: Option<String>,
+    /// Site title for site creation.
+    pub title: Option<String>,
+    /// Default language for site creation.
+    pub language: Option<String>,
+    /// Deterministic engine options (tests).
+    pub deterministic: bool,
+    /// Reserved.
+    pub profile: Option<String>,
+    /// `indexeddb` or `memory`.
+    pub storage: Option<String>,
+}
+
+/// The default base URL when none is given.
+pub const DEFAULT_BASE_URL: &str = "http://localhost:8080";
+
+/// A change set recorded by the commit hook, with what it replaced.
+struct Recorded {
+    changes: ChangeSet,
+    before: ChangeSet,
+}
+
+type Pending = Arc<Mutex<Vec<Recorded>>>;
+
+struct SiteInner {
+    name: String,
+    base_url: String,
+    engine: Engine<MemStore>,
+    store: MemStore,
+    pending: Pending,
+    db: Option<IdbDatabase>,
+    /// The database version the memory copy reflects.
+    version: Cell<f64>,
+    queue: queue::Queue,
+    channel: Option<BroadcastChannel>,
+    onchange: Rc<RefCell<Option<Function>>>,
+    closed: Cell<bool>,
+    /// Set when memory may differ from IndexedDB and could not be repaired: refuse all requests.
+    broken: RefCell<Option<String>>,
+    /// Test hook: make the next IndexedDB write fail with this error.
+    fail_next_write: RefCell<Option<StoreError>>,
+}
+
+/// An open site: answers REST API requests from the engine. Create one with `openSite`.
+#[wasm_bindgen]
+pub struct Site {
+    inner: Rc<SiteInner>,
+}
+
+fn js_err(msg: impl AsRef<str>) -> JsValue {
+    js_sys::Error::new(msg.as_ref()).into()
+}
+
+/// Open the site stored in the IndexedDB database `name`, creating the site (root and admin user)
+/// when the database holds none. Rejects (with an `Error` saying why) when IndexedDB is not
+/// available, the data was written by a newer version, or a new site has no `adminPassword`.
+#[wasm_bindgen(js_name = openSite, unchecked_return_type = "Site")]
+pub async fn open_site(
+    name: String,
+    #[wasm_bindgen(unchecked_param_type = "OpenSiteOptions")] options: JsValue,
+) -> Result<Site, JsValue> {
+    let opts: OpenOptions = if options.is_undefined() || options.is_null() {
+        OpenOptions::default()
+    } else {
+        serde_wasm_bindgen::from_value(options)
+            .map_err(|e| js_err(format!("openSite: invalid options: {e}")))?
+    };
+    Site::open(name, opts).await
+}
+
+/// Delete the IndexedDB database of site `name` (all its content). Close open handles first.
+#[wasm_bindgen(js_name = deleteSite)]
+pub async fn delete_site(name: String) -> Result<(), JsValue> {
+    idb::delete_db(&name)
+        .await
+        .map_err(|e| js_err(format!("deleteSite: {}", idb::js_error_text(&e))))
+}
+
+impl Site {
+    /// Open (see [`open_site`]) with parsed options.
+    pub async fn open(name: String, opts: OpenOptions) -> Result<Site, JsValue> {
+        match opts.profile.as_deref() {
+            None | Some("") | Some("default") => {}
+            Some(p) => {
+                return Err(js_err(format!(
+                    "openSite: profile {p:?} is not supported yet"
+                )))
+            }
+        }
+        let persistent = match opts.storage.as_deref() {
+            None | Some("indexeddb") => true,
+            Some("memory") => false,
+            Some(s) => {
+                return Err(js_err(format!(
+                    "openSite: unknown storage {s:?} (use \"indexeddb\" or \"memory\")"
+                )))
+            }
+        };
+        let base_url = opts
+            .base_url
+            .clone()
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
+            .trim_end_matches('/')
+            .to_string();
+        let (db, pairs, version) = if persistent {
+            let db = idb::open_db(&name).await.map_err(|e| {
+                js_err(format!(
+                    "openSite: cannot open IndexedDB database {name:?}: {}",
+                    idb::js_error_text(&e)
+                ))
+            })?;
+            let (pairs, version) = idb::load_all(&db)
+                .await
+                .map_err(|e| js_err(format!("openSite: cannot read {name:?}: {e}")))?;
+            (Some(db), pairs, version)
+        } else {
+            (None, Vec::new(), 0.0)
+        };
+        let store = MemStore::from_pairs(pairs);
+        let options = if opts.deterministic {
+            EngineOptions::for_tests()
+        } else {
+            EngineOptions::production()
+        };
+        let engine =
+            Engine::new(store.clone(), options).map_err(|e| js_err(format!("openSite: {e}")))?;
+        let pending: Pending = Arc::default();
+        install_hook(&store, pending.clone());
+        let onchange: Rc<RefCell<Option<Function>>> = Rc::default();
+        let channel = if persistent {
+            open_channel(&name, onchange.clone())
+        } else {
+            None
+        };
+        let site = Site {
+            inner: Rc::new(SiteInner {
+                name,
+                base_url,
+                engine,
+                store,
+                pending,
+                db,
+                version: Cell::new(version),
+                queue: queue::Queue::default(),
+                channel,
+                onchange,
+                closed: Cell::new(false),
+                broken: RefCell::new(None),
+                fail_next_write: RefCell::new(None),
+            }),
+        };
+        site.ensure_site(&opts).await?;
+        Ok(site)
+    }
+
+    /// Create the site on first open (racing tabs: the loser sees the winner's site and stops).
+    async fn ensure_site(&self, opts: &OpenOptions) -> Result<(), JsValue> {
+        let inner = &self.inner;
+        let _turn = inner.queue.acquire().await;
+        for _ in 0..MAX_ATTEMPTS {
+            if let Err(e) = inner.catch_up().await {
+                return Err(js_err(format!("openSite: {e}")));
+            }
+            if inner
+                .engine
+                .site_exists()
+                .map_err(|e| js_err(format!("openSite: {e}")))?
+            {
+                return Ok(());
+            }
+            let Some(password) = opts.admin_password.as_deref().filter(|p| !p.is_empty()) else {
+                return Err(js_err(
+                    "openSite: the site does not exist yet; pass adminPassword to create it",
+                ));
+            };
+            let mut setup = SiteSetup::new(password);
+            if let Some(l) = &opts.admin_login {
+                setup.admin_login = l.clone();
+            }
+            if let Some(t) = &opts.title {
+                setup.title = t.clone();
+            }
+            if let Some(l) = &opts.language {
+                setup.language = l.clone();
+            }
+            let created = inner.engine.create_site(&setup);
+            match inner.persist().await {
+                Ok(()) => {
+                    created
+                        .map_err(|e| js_err(format!("openSite: cannot create the site: {e}")))?;
+                    return Ok(());
+                }
+                Err(idb::WriteError::Conflict) => continue,
+                Err(idb::WriteError::Store(e)) => {
+                    return Err(js_err(format!("openSite: cannot save the new site: {e}")))
+                }
+            }
+        }
+        Err(js_err(
+            "openSite: gave up creating the site (other tabs kept writing)",
+        ))
+    }
+
+    /// Test hook: the next IndexedDB write of this handle fails as if the browser reported a quota
+    /// error (`quota`) or another storage error, to test the rollback path.
+    #[doc(hidden)]
+    pub fn fail_next_write_for_tests(&self, quota: bool) {
+        let e = if quota {
+            StoreError::QuotaExceeded("injected by a test".into())
+        } else {
+            StoreError::Backend("injected by a test".into())
+        };
+        *self.inner.fail_next_write.borrow_mut() = Some(e);
+    }
+
+    /// Answer one request (see the JS method `fetch`), never failing.
+    pub async fn handle(&self, req: engine::Request) -> EngineResponse {
+        self.inner.handle(req).await
+    }
+}
+
+fn install_hook(store: &MemStore, pending: Pending) {
+    // The hook runs inside the commit, before the change set is applied: read the before-image.
+    // It holds a clone of the store (a reference cycle), which `Site::close` / drop breaks.
+    let reader = store.clone();
+    store.set_commit_hook(Some(Box::new(move |changes: &ChangeSet| {
+        let txn = reader.begin_read()?;
+        let mut before = ChangeSet::new();
+        for key in changes.keys() {
+            before.insert(key.clone(), txn.get(key)?);
+        }
+        pending
+            .lock()
+            .map_err(|_| StoreError::Backend("commit buffer lock poisoned".into()))?
+            .push(Recorded {
+                changes: changes.clone(),
+                before,
+            });
+        Ok(())
+    })));
+}
+
+fn open_channel(name: &str, onchange: Rc<RefCell<Option<Function>>>) -> Option<BroadcastChannel> {
+    let ctor = js_sys::Reflect::get(&js_sys::global(), &"BroadcastChannel".into()).ok()?;
+    if ctor.is_undefined() {
+        return None;
+    }
+    let channel = BroadcastChannel::new(&format!("host-wasm:{name}")).ok()?;
+    let cb = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+        let f = onchange.borrow().clone();
+        if let Some(f) = f {
+            let _ = f.call1(&JsValue::NULL, &e.data());
+        }
+    });
+    channel.set_onmessage(Some(cb.as_ref().unchecked_ref()));
+    cb.forget(); // one per open site; lives as long as the channel
+    Some(channel)
+}
+
+/// A JSON error response in the engine's error shape.
+fn error_response(e: EngineError) -> EngineResponse {
+    e.into_response()
+}
+
+fn unavailable(message: &str) -> EngineResponse {
+    EngineResponse::json(
+        503,
+        &serde_json::json!({ "type": "ServiceUnavailable", "message": message }),
+    )
+}
+
+impl SiteInner {
+    fn take_pending(&self) -> Vec<Recorded> {
+        self.pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
+    }
+
+    /// Undo recorded change sets in memory (newest first).
+    fn revert(&self, recorded: &[Recorded]) -> Result<(), StoreError> {
+        for r in recorded.iter().rev() {
+            self.store.apply(&r.before)?;
+        }
+        Ok(())
+    }
+
+    /// Bring the memory copy up to the database's version.
+    async fn catch_up(&self) -> Result<(), StoreError> {
+        let Some(db) = &self.db else { return Ok(()) };
+        match idb::changes_since(db, self.version.get()).await? {
+            idb::CatchUp::Current => {}
+            idb::CatchUp::Apply { changes, version } => {
+                for c in &changes {
+                    self.store.apply(c)?;
+                }
+                self.version.set(version);
+            }
+            idb::CatchUp::Reload => {
+                let (pairs, version) = idb::load_all(db).await?;
+                let mut diff: ChangeSet = self
+                    .store
+                    .begin_read()?
+                    .scan(b"", b"", Direction::Forward, usize::MAX)?
+                    .into_iter()
+                    .map(|(k, _)| (k, None))
+                    .collect();
+                for (k, v) in pairs {
+                    diff.insert(k, Some(v));
+                }
+                self.store.apply(&diff)?;
+                self.version.set(version);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write what the last engine call committed. On failure memory is rolled back.
+    async fn persist(&self) -> Result<(), idb::WriteError> {
+        let recorded = self.take_pending();
+        if recorded.is_empty() {
+            return Ok(());
+        }
+        let Some(db) = &self.db else { return Ok(()) };
+        let mut merged = ChangeSet::new();
+        for r in &recorded {
+            merged.extend(r.changes.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let injected = self.fail_next_write.borrow_mut().take();
+        let result = match injected {
+            Some(e) => Err(idb::WriteError::Store(e)),
+            None => idb::write_changes(db, self.version.get(), &merged).await,
+        };
+        match &result {
+            Ok(()) => {
+                self.version.set(self.version.get() + 1.0);
+                if let Some(ch) = &self.channel {
+                    let _ = ch.post_message(&JsValue::from_f64(self.version.get()));
+                }
+            }
+            Err(_) => {
+                if let Err(e) = self.revert(&recorded) {
+                    *self.broken.borrow_mut() = Some(format!(
+                        "the in-memory copy could not be rolled back after a failed write ({e}); reopen the site"
+                    ));
+                }
+            }
+        }
+        result
+    }
+
+    async fn handle(&self, req: engine::Request) -> EngineResponse {
+        let _turn = self.queue.acquire().await;
+        if self.closed.get() {
+            return unavailable("this site handle is closed");
+        }
+        if let Some(msg) = self.broken.borrow().as_ref() {
+            return unavailable(msg);
+        }
+        for _ in 0..MAX_ATTEMPTS {
+            if let Err(e) = self.catch_up().await {
+                return error_response(EngineError::Store(e));
+            }
+            let resp = self.engine.handle(req.clone());
+            match self.persist().await {
+                Ok(()) => return resp,
+                Err(idb::WriteError::Conflict) => continue, // another tab won: catch up, re-run
+                Err(idb::WriteError::Store(e)) => return error_response(EngineError::Store(e)),
+            }
+        }
+        unavailable("the request kept conflicting with writes from other tabs; try again")
+    }
+
+    fn close(&self) {
+        if self.closed.replace(true) {
+            return;
+        }
+        self.store.set_commit_hook(None);
+        if let Some(ch) = &self.channel {
+            ch.set_onmessage(None);
+            ch.close();
+        }
+        if let Some(db) = &self.db {
+            db.close();
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl Site {
+    /// Answer a request like the global `fetch`: `input` is a `Request`, a URL string or a `URL`,
+    /// `init` an optional `RequestInit`. The URL must lie under the site's `baseUrl` path (its
+    /// origin is not checked, so relative URLs resolved against the page work too).
+    ///
+    /// The promise always resolves with a `Response`; API failures are JSON error responses
+    /// (`{"type": ..., "message": ...}`), storage failures 507 (quota) or 500. For a write, it
+    /// resolves only after the change is durable in IndexedDB.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Response>")]
+    pub fn fetch(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "RequestInfo | URL")] input: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "RequestInit")] init: Option<JsValue>,
+    ) -> Promise {
+        let inner = self.inner.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let resp =
+                match convert::to_engine_request(&input, init.as_ref(), &inner.base_url).await {
+                    Ok(req) => inner.handle(req).await,
+                    Err(resp) => resp,
+                };
+            convert::to_js_response(&resp)
+        })
+    }
+
+    /// Convenience: `site.request("POST", "/folder", { body: ..., headers: ... })`. A path is taken
+    /// relative to `baseUrl`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Response>")]
+    pub fn request(
+        &self,
+        method: String,
+        url: String,
+        #[wasm_bindgen(unchecked_param_type = "RequestInit")] init: Option<JsValue>,
+    ) -> Promise {
+        let full = if url.starts_with('/') {
+            format!("{}{}", self.inner.base_url, url)
+        } else {
+            url
+        };
+        let init_obj = match init.filter(|v| v.is_object()) {
+            Some(v) => js_sys::Object::assign(&js_sys::Object::new(), v.unchecked_ref()),
+            None => js_sys::Object::new(),
+        };
+        let _ = js_sys::Reflect::set(&init_obj, &"method".into(), &method.into());
+        self.fetch(JsValue::from(full), Some(init_obj.into()))
+    }
+
+    /// The site's name (its IndexedDB database).
+    #[wasm_bindgen(getter)]
+    pub fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+
+    /// The base URL every `@id` starts with.
+    #[wasm_bindgen(getter, js_name = baseUrl)]
+    pub fn base_url(&self) -> String {
+        self.inner.base_url.clone()
+    }
+
+    /// How many change sets this handle's memory copy reflects (IndexedDB's version counter).
+    #[wasm_bindgen(getter)]
+    pub fn version(&self) -> f64 {
+        self.inner.version.get()
+    }
+
+    /// Called (with the new version number) when another tab or worker changed this site.
+    #[wasm_bindgen(setter)]
+    pub fn set_onchange(&self, f: Option<Function>) {
+        *self.inner.onchange.borrow_mut() = f;
+    }
+
+    /// Close the handle: the IndexedDB connection and the BroadcastChannel. Later requests answer 503.
+    pub fn close(&self) {
+        self.inner.close();
+    }
+}
+
+impl Drop for Site {
+    fn drop(&mut self) {
+        // breaks the store <-> hook reference cycle; in-flight requests hold their own Rc and end
+        // with 503 once closed
+        self.inner.close();
+    }
+}

@@ -1,0 +1,403 @@
+//! IndexedDB persistence of the engine's keyspace, straight through web-sys.
+//!
+//! One IndexedDB database per site, with three object stores:
+//!
+//! | store | key | value |
+//! |---|---|---|
+//! | `kv` | the engine key (binary key, `Uint8Array`; IndexedDB sorts binary keys bytewise) | the value bytes (`Uint8Array`) |
+//! | `meta` | `"version"` | number of change sets ever committed to this database |
+//! | `log` | the version number a change set produced | that change set: `[[key, value or null], ...]` |
+//!
+//! Every committed change set is written by [`write_changes`] in ONE readwrite transaction over all
+//! three stores, which first re-reads `meta.version` and aborts unless it still equals the version the
+//! caller's memory copy reflects (compare-and-set). IndexedDB runs readwrite transactions with
+//! overlapping scopes one after the other, also across tabs, so two tabs can never both write on top of
+//! the same version: the loser sees [`WriteError::Conflict`], catches up from the `log` (or reloads
+//! everything when the log no longer reaches back far enough) and retries.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use engine::store::StoreError;
+use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
+use wasm_bindgen::{prelude::*, JsCast};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{
+    IdbDatabase, IdbFactory, IdbKeyRange, IdbObjectStore, IdbOpenDbRequest, IdbRequest,
+    IdbTransaction, IdbTransactionMode,
+};
+
+use crate::ChangeSet;
+
+/// Object store of the keyspace.
+pub const KV: &str = "kv";
+/// Object store of the version counter.
+pub const META: &str = "meta";
+/// Object store of recent change sets, for other tabs to catch up.
+pub const LOG: &str = "log";
+/// Key of the version counter in [`META`].
+pub const VERSION_KEY: &str = "version";
+/// How many change sets the log keeps; a tab further behind reloads everything.
+pub const LOG_KEEP: f64 = 500.0;
+/// IndexedDB schema version of the database layout above.
+const DB_VERSION: u32 = 1;
+
+/// Why a change set could not be written.
+#[derive(Debug)]
+pub enum WriteError {
+    /// Another tab wrote first: the database is at a newer version than the caller's memory copy.
+    Conflict,
+    /// IndexedDB failed (quota, I/O, closed connection, ...).
+    Store(StoreError),
+}
+
+/// The text of a JS error value (`DOMException`, `Error`, string, ...).
+pub fn js_error_text(e: &JsValue) -> String {
+    if let Some(s) = e.as_string() {
+        return s;
+    }
+    let get = |k: &str| {
+        Reflect::get(e, &JsValue::from_str(k))
+            .ok()
+            .and_then(|v| v.as_string())
+    };
+    match (get("name"), get("message")) {
+        (Some(n), Some(m)) if !m.is_empty() => format!("{n}: {m}"),
+        (Some(n), _) => n,
+        (None, Some(m)) => m,
+        (None, None) => format!("{e:?}"),
+    }
+}
+
+/// Map a JS error from IndexedDB to a [`StoreError`] (quota errors become `QuotaExceeded`).
+pub fn store_error(e: &JsValue) -> StoreError {
+    let name = Reflect::get(e, &JsValue::from_str("name"))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default();
+    let text = format!("IndexedDB: {}", js_error_text(e));
+    if name == "QuotaExceededError" {
+        StoreError::QuotaExceeded(text)
+    } else {
+        StoreError::Backend(text)
+    }
+}
+
+fn idb_factory() -> Result<IdbFactory, JsValue> {
+    // works in a Window, in Workers and in Service Workers
+    let v = Reflect::get(&js_sys::global(), &JsValue::from_str("indexedDB"))?;
+    if v.is_undefined() || v.is_null() {
+        return Err(JsValue::from_str(
+            "IndexedDB is not available in this JavaScript environment",
+        ));
+    }
+    v.dyn_into::<IdbFactory>()
+        .map_err(|_| JsValue::from_str("IndexedDB is not available in this JavaScript environment"))
+}
+
+/// Resolve with the request's result once it succeeds.
+pub async fn await_request(req: &IdbRequest) -> Result<JsValue, JsValue> {
+    let (r_ok, r_err) = (req.clone(), req.clone());
+    let promise = Promise::new(&mut |resolve: Function, reject: Function| {
+        let (r_ok, r_err) = (r_ok.clone(), r_err.clone());
+        let ok = Closure::once_into_js(move |_e: web_sys::Event| {
+            let _ = resolve.call1(&JsValue::NULL, &r_ok.result().unwrap_or(JsValue::UNDEFINED));
+        });
+        let err = Closure::once_into_js(move |_e: web_sys::Event| {
+            let e = r_err
+                .error()
+                .ok()
+                .flatten()
+                .map(JsValue::from)
+                .unwrap_or_else(|| JsValue::from_str("IndexedDB request failed"));
+            let _ = reject.call1(&JsValue::NULL, &e);
+        });
+        req.set_onsuccess(Some(ok.unchecked_ref()));
+        req.set_onerror(Some(err.unchecked_ref()));
+    });
+    JsFuture::from(promise).await
+}
+
+/// Resolve once the transaction completes; reject with its error when it aborts.
+async fn await_tx(tx: &IdbTransaction) -> Result<(), JsValue> {
+    let tx2 = tx.clone();
+    let promise = Promise::new(&mut |resolve: Function, reject: Function| {
+        let tx2 = tx2.clone();
+        let ok = Closure::once_into_js(move |_e: web_sys::Event| {
+            let _ = resolve.call0(&JsValue::NULL);
+        });
+        let reject2 = reject.clone();
+        let tx3 = tx2.clone();
+        let on_abort = Closure::once_into_js(move |_e: web_sys::Event| {
+            let e = tx3
+                .error()
+                .map(JsValue::from)
+                .unwrap_or_else(|| JsValue::from_str("IndexedDB transaction aborted"));
+            let _ = reject2.call1(&JsValue::NULL, &e);
+        });
+        // `error` events bubble from requests to the transaction; the transaction then aborts and
+        // `abort` reports its error, so only `abort` settles the promise as a failure.
+        tx.set_oncomplete(Some(ok.unchecked_ref()));
+        tx.set_onabort(Some(on_abort.unchecked_ref()));
+        let _ = reject;
+    });
+    JsFuture::from(promise).await.map(|_| ())
+}
+
+/// Open (creating or upgrading when needed) the database `name`.
+pub async fn open_db(name: &str) -> Result<IdbDatabase, JsValue> {
+    let req: IdbOpenDbRequest = idb_factory()?.open_with_u32(name, DB_VERSION)?;
+    let upgrade = Closure::<dyn FnMut(web_sys::IdbVersionChangeEvent)>::new(
+        |e: web_sys::IdbVersionChangeEvent| {
+            let Some(db) = e
+                .target()
+                .and_then(|t| t.dyn_into::<IdbOpenDbRequest>().ok())
+                .and_then(|r| r.result().ok())
+                .and_then(|r| r.dyn_into::<IdbDatabase>().ok())
+            else {
+                return;
+            };
+            for store in [KV, META, LOG] {
+                if !db.object_store_names().contains(store) {
+                    let _ = db.create_object_store(store);
+                }
+            }
+        },
+    );
+    req.set_onupgradeneeded(Some(upgrade.as_ref().unchecked_ref()));
+    let blocked = Closure::<dyn FnMut()>::new(|| {});
+    req.set_onblocked(Some(blocked.as_ref().unchecked_ref()));
+    let db = await_request(&req).await;
+    req.set_onupgradeneeded(None);
+    req.set_onblocked(None);
+    drop(upgrade);
+    drop(blocked);
+    let db: IdbDatabase = db?.dyn_into()?;
+    // Another connection wants to upgrade or delete the database: let it, this one is done.
+    let db2 = db.clone();
+    let on_vc = Closure::<dyn FnMut()>::new(move || db2.close());
+    db.set_onversionchange(Some(on_vc.as_ref().unchecked_ref()));
+    on_vc.forget(); // lives as long as the connection (one per open site)
+    Ok(db)
+}
+
+/// Delete the database `name` (tests; "reset site" in the demo).
+pub async fn delete_db(name: &str) -> Result<(), JsValue> {
+    let req = idb_factory()?.delete_database(name)?;
+    await_request(&req).await.map(|_| ())
+}
+
+fn to_bytes(v: &JsValue) -> Vec<u8> {
+    if let Some(u) = v.dyn_ref::<Uint8Array>() {
+        u.to_vec()
+    } else if v.is_instance_of::<js_sys::ArrayBuffer>() {
+        Uint8Array::new(v).to_vec()
+    } else if let Some(s) = v.as_string() {
+        s.into_bytes()
+    } else {
+        Vec::new()
+    }
+}
+
+fn version_of(v: &JsValue) -> f64 {
+    v.as_f64().unwrap_or(0.0)
+}
+
+/// Everything in the database: all pairs in key order, and the version they reflect.
+pub async fn load_all(db: &IdbDatabase) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, f64), StoreError> {
+    let run = async {
+        let stores = Array::of2(&KV.into(), &META.into());
+        let tx = db.transaction_with_str_sequence(&stores)?;
+        let kv = tx.object_store(KV)?;
+        // all three requests are issued before the first await, so the transaction stays active
+        let keys = kv.get_all_keys()?;
+        let values = kv.get_all()?;
+        let version = tx.object_store(META)?.get(&VERSION_KEY.into())?;
+        let keys: Array = await_request(&keys).await?.dyn_into()?;
+        let values: Array = await_request(&values).await?.dyn_into()?;
+        let version = version_of(&await_request(&version).await?);
+        let pairs = keys
+            .iter()
+            .zip(values.iter())
+            .map(|(k, v)| (to_bytes(&k), to_bytes(&v)))
+            .collect();
+        Ok::<_, JsValue>((pairs, version))
+    };
+    run.await.map_err(|e| store_error(&e))
+}
+
+/// The version counter now in the database.
+pub async fn read_version(db: &IdbDatabase) -> Result<f64, StoreError> {
+    let run = async {
+        let tx = db.transaction_with_str(META)?;
+        let req = tx.object_store(META)?.get(&VERSION_KEY.into())?;
+        Ok::<_, JsValue>(version_of(&await_request(&req).await?))
+    };
+    run.await.map_err(|e| store_error(&e))
+}
+
+/// What a catching-up tab must do to reach the database's state.
+pub enum CatchUp {
+    /// Nothing: the memory copy is current.
+    Current,
+    /// Apply these change sets in order; the last one brings the copy to `version`.
+    Apply {
+        /// The change sets, oldest first.
+        changes: Vec<ChangeSet>,
+        /// The version reached.
+        version: f64,
+    },
+    /// The log does not reach back far enough: reload everything.
+    Reload,
+}
+
+fn decode_change_set(v: &JsValue) -> Option<ChangeSet> {
+    let rows: Array = v.clone().dyn_into().ok()?;
+    let mut out = ChangeSet::new();
+    for row in rows.iter() {
+        let row: Array = row.dyn_into().ok()?;
+        let key = to_bytes(&row.get(0));
+        let value = row.get(1);
+        let value = if value.is_null() || value.is_undefined() {
+            None
+        } else {
+            Some(to_bytes(&value))
+        };
+        out.insert(key, value);
+    }
+    Some(out)
+}
+
+fn encode_change_set(changes: &ChangeSet) -> Array {
+    changes
+        .iter()
+        .map(|(k, v)| {
+            let value = match v {
+                Some(v) => JsValue::from(Uint8Array::from(v.as_slice())),
+                None => JsValue::NULL,
+            };
+            JsValue::from(Array::of2(&Uint8Array::from(k.as_slice()).into(), &value))
+        })
+        .collect()
+}
+
+/// The change sets after `mine`, from the log, in one read transaction.
+pub async fn changes_since(db: &IdbDatabase, mine: f64) -> Result<CatchUp, StoreError> {
+    let run = async {
+        let stores = Array::of2(&META.into(), &LOG.into());
+        let tx = db.transaction_with_str_sequence(&stores)?;
+        let version = tx.object_store(META)?.get(&VERSION_KEY.into())?;
+        let range = IdbKeyRange::lower_bound_with_open(&JsValue::from_f64(mine), true)?;
+        let log = tx.object_store(LOG)?;
+        let keys = log.get_all_keys_with_key(&range)?;
+        let values = log.get_all_with_key(&range)?;
+        let version = version_of(&await_request(&version).await?);
+        let keys: Array = await_request(&keys).await?.dyn_into()?;
+        let values: Array = await_request(&values).await?.dyn_into()?;
+        if version == mine {
+            return Ok::<_, JsValue>(CatchUp::Current);
+        }
+        if version < mine {
+            // the database was replaced (deleted and recreated) under us
+            return Ok(CatchUp::Reload);
+        }
+        let mut changes = Vec::new();
+        let mut expect = mine + 1.0;
+        for (k, v) in keys.iter().zip(values.iter()) {
+            if version_of(&k) != expect {
+                return Ok(CatchUp::Reload);
+            }
+            match decode_change_set(&v) {
+                Some(c) => changes.push(c),
+                None => return Ok(CatchUp::Reload),
+            }
+            expect += 1.0;
+        }
+        if expect - 1.0 != version {
+            return Ok(CatchUp::Reload);
+        }
+        Ok(CatchUp::Apply { changes, version })
+    };
+    run.await.map_err(|e| store_error(&e))
+}
+
+/// Write `changes` as version `expected + 1`, in ONE readwrite transaction, only if the database is
+/// still at version `expected`. Resolves when the transaction has completed (is durable).
+pub async fn write_changes(
+    db: &IdbDatabase,
+    expected: f64,
+    changes: &ChangeSet,
+) -> Result<(), WriteError> {
+    let conflict = Rc::new(Cell::new(false));
+    let failure: Rc<RefCell<Option<JsValue>>> = Rc::new(RefCell::new(None));
+    let setup = || -> Result<IdbTransaction, JsValue> {
+        let stores = Array::of3(&KV.into(), &META.into(), &LOG.into());
+        let tx =
+            db.transaction_with_str_sequence_and_mode(&stores, IdbTransactionMode::Readwrite)?;
+        let kv = tx.object_store(KV)?;
+        let meta = tx.object_store(META)?;
+        let log = tx.object_store(LOG)?;
+        let check = meta.get(&VERSION_KEY.into())?;
+        let (check2, tx2) = (check.clone(), tx.clone());
+        let (conflict, failure) = (conflict.clone(), failure.clone());
+        let entry = encode_change_set(changes);
+        let rows: Vec<(Uint8Array, Option<Uint8Array>)> = changes
+            .iter()
+            .map(|(k, v)| {
+                (
+                    Uint8Array::from(k.as_slice()),
+                    v.as_deref().map(Uint8Array::from),
+                )
+            })
+            .collect();
+        // Runs inside the `success` event of the version read, while the transaction is active.
+        let on_version = Closure::once_into_js(move |_e: web_sys::Event| {
+            let current = version_of(&check2.result().unwrap_or(JsValue::UNDEFINED));
+            if current != expected {
+                conflict.set(true);
+                let _ = tx2.abort();
+                return;
+            }
+            let next = expected + 1.0;
+            let puts = || -> Result<(), JsValue> {
+                put_rows(&kv, &rows)?;
+                meta.put_with_key(&JsValue::from_f64(next), &VERSION_KEY.into())?;
+                log.put_with_key(&entry, &JsValue::from_f64(next))?;
+                if next > LOG_KEEP {
+                    let old = IdbKeyRange::upper_bound(&JsValue::from_f64(next - LOG_KEEP))?;
+                    log.delete(&old)?;
+                }
+                Ok(())
+            };
+            if let Err(e) = puts() {
+                *failure.borrow_mut() = Some(e);
+                let _ = tx2.abort();
+            }
+        });
+        check.set_onsuccess(Some(on_version.unchecked_ref()));
+        Ok(tx)
+    };
+    let tx = setup().map_err(|e| WriteError::Store(store_error(&e)))?;
+    let outcome = await_tx(&tx).await;
+    if conflict.get() {
+        return Err(WriteError::Conflict);
+    }
+    if let Some(e) = failure.borrow_mut().take() {
+        return Err(WriteError::Store(store_error(&e)));
+    }
+    outcome.map_err(|e| WriteError::Store(store_error(&e)))
+}
+
+fn put_rows(kv: &IdbObjectStore, rows: &[(Uint8Array, Option<Uint8Array>)]) -> Result<(), JsValue> {
+    for (k, v) in rows {
+        match v {
+            Some(v) => {
+                kv.put_with_key(v, k)?;
+            }
+            None => {
+                kv.delete(k)?;
+            }
+        }
+    }
+    Ok(())
+}

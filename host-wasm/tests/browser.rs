@@ -1,0 +1,188 @@
+//! host-wasm in headless Chromium on real IndexedDB: persistence, several handles, failed writes.
+
+mod common;
+
+use common::{call, open, options, unique};
+use serde_json::json;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+async fn write_drop_reopen_read_back() {
+    let name = unique("persist");
+    {
+        let site = open(&name, options("indexeddb")).await;
+        let r = call(
+            &site,
+            "POST",
+            "/",
+            Some(json!({"@type": "Page", "title": "Kept"})),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let r = call(
+            &site,
+            "PATCH",
+            "/kept",
+            Some(json!({"description": "still here"})),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, 204, "{}", r.body);
+    } // dropped: connection closed, memory gone
+    let mut opts = options("indexeddb");
+    opts.admin_password = None; // the site exists: no password needed
+    let site = open(&name, opts).await;
+    let r = call(&site, "GET", "/kept", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["title"], "Kept");
+    assert_eq!(r.body["description"], "still here");
+    // the admin user created at first open is persisted too (Basic auth worked above)
+    assert!(site.version() >= 3.0, "version {}", site.version());
+    drop(site);
+    host_wasm::Site::open(name.clone(), options("indexeddb"))
+        .await
+        .expect("reopen");
+}
+
+#[wasm_bindgen_test]
+async fn two_handles_on_one_database_do_not_lose_writes() {
+    let name = unique("tabs");
+    // Real randomness: two deterministic engines would generate the same UIDs (same seed), which
+    // two real tabs never do.
+    let mut opts = options("indexeddb");
+    opts.deterministic = false;
+    let a = open(&name, opts).await;
+    let mut opts = options("indexeddb");
+    opts.deterministic = false;
+    let b = open(&name, opts).await;
+    // sequential, alternating: each handle is stale when it writes
+    for i in 0..3 {
+        let r = call(
+            &a,
+            "POST",
+            "/",
+            Some(json!({"@type": "Page", "id": format!("a{i}"), "title": "A"})),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+        let r = call(
+            &b,
+            "POST",
+            "/",
+            Some(json!({"@type": "Page", "id": format!("b{i}"), "title": "B"})),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    // b sees a's writes (catch-up before each request)
+    let r = call(&b, "GET", "/a2", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+
+    // concurrent: both handles' requests interleave on the event loop
+    let promises = js_sys::Array::new();
+    for i in 0..5 {
+        for (site, who) in [(&a, "ca"), (&b, "cb")] {
+            let init = js_sys::Object::new();
+            let headers = js_sys::Object::new();
+            js_sys::Reflect::set(&headers, &"Authorization".into(), &common::ADMIN.into()).unwrap();
+            js_sys::Reflect::set(&headers, &"Content-Type".into(), &"application/json".into())
+                .unwrap();
+            js_sys::Reflect::set(&init, &"method".into(), &"POST".into()).unwrap();
+            js_sys::Reflect::set(&init, &"headers".into(), &headers.into()).unwrap();
+            let body =
+                json!({"@type": "Page", "id": format!("{who}{i}"), "title": who}).to_string();
+            js_sys::Reflect::set(&init, &"body".into(), &body.into()).unwrap();
+            promises.push(&site.fetch(format!("{}/", common::BASE).into(), Some(init.into())));
+        }
+    }
+    let all = JsFuture::from(js_sys::Promise::all(&promises))
+        .await
+        .expect("all resolve");
+    for resp in js_sys::Array::from(&all).iter() {
+        let resp: web_sys::Response = resp.dyn_into().unwrap();
+        assert_eq!(resp.status(), 201);
+    }
+    drop(a);
+    drop(b);
+    // a third handle loads from IndexedDB only
+    let c = open(&name, options("indexeddb")).await;
+    let r = call(&c, "GET", "/?b_size=100", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let mut ids: Vec<String> = r.body["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|i| {
+            i["@id"]
+                .as_str()
+                .unwrap_or("")
+                .trim_start_matches("http://localhost:8080/")
+                .to_string()
+        })
+        .collect();
+    ids.sort();
+    let mut want: Vec<String> = (0..3)
+        .flat_map(|i| [format!("a{i}"), format!("b{i}")])
+        .chain((0..5).flat_map(|i| [format!("ca{i}"), format!("cb{i}")]))
+        .collect();
+    want.sort();
+    assert_eq!(ids, want);
+    assert_eq!(r.body["items_total"], 16);
+}
+
+#[wasm_bindgen_test]
+async fn failed_write_is_a_json_error_and_memory_does_not_diverge() {
+    let name = unique("fail");
+    let site = open(&name, options("indexeddb")).await;
+    let before = site.version();
+    for (quota, status, kind) in [
+        (true, 507, "InsufficientStorage"),
+        (false, 500, "StorageError"),
+    ] {
+        site.fail_next_write_for_tests(quota);
+        let r = call(
+            &site,
+            "POST",
+            "/",
+            Some(json!({"@type": "Page", "id": "lost", "title": "x"})),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, status, "{}", r.body);
+        assert_eq!(r.body["type"], kind);
+        // memory was rolled back: the page does not exist, and the same id is free
+        let r = call(&site, "GET", "/lost", None, true).await;
+        assert_eq!(r.status, 404, "{}", r.body);
+        assert_eq!(site.version(), before);
+    }
+    let r = call(
+        &site,
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "lost", "title": "y"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(r.body["@id"], "http://localhost:8080/lost");
+    drop(site);
+    let site = open(&name, options("indexeddb")).await;
+    let r = call(&site, "GET", "/lost", None, true).await;
+    assert_eq!(r.body["title"], "y");
+}
+
+#[wasm_bindgen_test]
+async fn closed_handle_answers_503_json() {
+    let site = open(&unique("closed"), options("indexeddb")).await;
+    site.close();
+    let r = call(&site, "GET", "/", None, true).await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.body["type"], "ServiceUnavailable");
+}
