@@ -125,6 +125,7 @@ impl<S: Store> Engine<S> {
             subscribers: vec![
                 Box::new(crate::workflow::WorkflowSubscriber),
                 Box::new(crate::versioning::VersioningSubscriber),
+                Box::new(crate::comments::CommentsSubscriber),
             ],
             basic_cache: Mutex::new(HashSet::new()),
         };

@@ -23,6 +23,15 @@ pub enum EngineError {
         /// The nearest existing object's URL, if known.
         context: Option<String>,
     },
+    /// The resource lives elsewhere now (an alias of an old path): 301, or 308 for methods other
+    /// than GET/HEAD so clients repeat the same method.
+    #[error("This resource has moved to {location}")]
+    Redirect {
+        /// The absolute URL to go to.
+        location: String,
+        /// Use 308 (method preserved) instead of 301.
+        permanent_method: bool,
+    },
     /// The request is malformed or asks for something impossible (400).
     #[error("{0}")]
     BadRequest(String),
@@ -76,6 +85,15 @@ impl EngineError {
     pub fn status(&self) -> u16 {
         match self {
             EngineError::NotFound { .. } => 404,
+            EngineError::Redirect {
+                permanent_method, ..
+            } => {
+                if *permanent_method {
+                    308
+                } else {
+                    301
+                }
+            }
             EngineError::BadRequest(_) => 400,
             EngineError::Unauthorized(_) => 401,
             EngineError::Forbidden(_) => 403,
@@ -93,6 +111,7 @@ impl EngineError {
     pub fn type_name(&self) -> &'static str {
         match self {
             EngineError::NotFound { .. } => "NotFound",
+            EngineError::Redirect { .. } => "Moved",
             EngineError::BadRequest(_) => "BadRequest",
             EngineError::Unauthorized(_) => "Unauthorized",
             EngineError::Forbidden(_) => "Forbidden",
@@ -125,6 +144,9 @@ impl EngineError {
         match &self {
             EngineError::MethodNotAllowed { allowed, .. } => {
                 resp = resp.with_header("Allow", &allowed.join(", "));
+            }
+            EngineError::Redirect { location, .. } => {
+                resp = resp.with_header("Location", location);
             }
             EngineError::Unauthorized(_) => {
                 resp = resp.with_header(

@@ -52,6 +52,33 @@ pub enum Event {
         /// The state after.
         to: String,
     },
+    /// An object moved or was renamed (once per object of the moved subtree, the top first).
+    Moved {
+        /// Its uid.
+        uid: String,
+        /// The path it had.
+        old_path: String,
+        /// The path it has now.
+        new_path: String,
+    },
+    /// A comment was added to an object.
+    CommentAdded {
+        /// The object's uid.
+        uid: String,
+        /// The object's path.
+        path: String,
+        /// The comment's id.
+        comment_id: String,
+    },
+    /// A comment (and its replies) was removed.
+    CommentRemoved {
+        /// The object's uid.
+        uid: String,
+        /// The object's path.
+        path: String,
+        /// The comment's id.
+        comment_id: String,
+    },
     /// An object was locked.
     Locked {
         /// Its uid.

@@ -12,6 +12,9 @@
 //! | `v:` | `v:<uid>:<version u32 BE>` | one version of an object (its changed fields only) |
 //! | `w:` | `w:<uid>:<seq u32 BE>` | one workflow history entry of an object |
 //! | `l:` | `l:<uid>` | the lock on an object |
+//! | `a:` | `a:<alias path>` | a URL alias (JSON: target path, datetime, manual) |
+//! | `b:` | `b:<target path>\0<alias path>` | reverse index: the aliases that redirect to a path |
+//! | `m:` | `m:<uid>:<seq u64 BE>` | one comment on an object |
 //! | `q:` | `q:<uid>` | last history sequence number of an object (orders versions and workflow entries) |
 //!
 //! Keys are compared bytewise, so `c:<uid>:` followed by a big-endian position lists a folder's
@@ -99,6 +102,42 @@ pub fn workflow_history(uid: &str, seq: u32) -> Vec<u8> {
 /// `l:<uid>`
 pub fn lock(uid: &str) -> Vec<u8> {
     cat(b"l:", uid.as_bytes())
+}
+
+/// `a:<alias path>`
+pub fn alias(path: &str) -> Vec<u8> {
+    cat(b"a:", path.as_bytes())
+}
+
+/// Prefix of every alias key.
+pub const ALIAS_PREFIX: &[u8] = b"a:";
+
+/// Prefix of the reverse-index entries of aliases redirecting to `target`.
+pub fn alias_target_prefix(target: &str) -> Vec<u8> {
+    let mut k = cat(b"b:", target.as_bytes());
+    k.push(0);
+    k
+}
+
+/// `b:<target>\0<alias path>`
+pub fn alias_target(target: &str, alias_path: &str) -> Vec<u8> {
+    let mut k = alias_target_prefix(target);
+    k.extend_from_slice(alias_path.as_bytes());
+    k
+}
+
+/// Prefix of every comment of `uid`.
+pub fn comments_prefix(uid: &str) -> Vec<u8> {
+    let mut k = cat(b"m:", uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `m:<uid>:<seq>`
+pub fn comment(uid: &str, seq: u64) -> Vec<u8> {
+    let mut k = comments_prefix(uid);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
 }
 
 /// `q:<uid>`

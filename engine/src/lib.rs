@@ -14,9 +14,11 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod aliases;
 pub mod api;
 pub mod auth;
 pub mod clock;
+pub mod comments;
 pub mod context;
 pub mod engine;
 pub mod error;

@@ -198,3 +198,94 @@ pub fn set_order(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, order: &[String]
     parent.next_pos = order.len() as u64;
     save(ctx, parent)
 }
+
+/// Every object of the subtree rooted at `obj`, `obj` first (pre-order).
+pub fn subtree(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {
+    let mut out = Vec::new();
+    let mut stack = vec![obj.clone()];
+    while let Some(rec) = stack.pop() {
+        if rec.child_count > 0 {
+            let kids = children(ctx, &rec.uid, 0, usize::MAX)?;
+            stack.extend(kids.into_iter().rev());
+        }
+        out.push(rec);
+    }
+    Ok(out)
+}
+
+/// Whether `candidate` is `obj` itself or lies below it.
+pub fn is_within(candidate: &ContentRecord, obj: &ContentRecord) -> bool {
+    candidate.uid == obj.uid
+        || (obj.path.is_empty() && !candidate.path.is_empty())
+        || candidate.path.starts_with(&format!("{}/", obj.path))
+}
+
+/// One object's change of path in a move or rename.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Relocation {
+    /// The object's uid.
+    pub uid: String,
+    /// Its path before.
+    pub old_path: String,
+    /// Its path after.
+    pub new_path: String,
+}
+
+/// Move `obj` (and its subtree) into `new_parent` under `new_id`, keeping uids, fields and history.
+/// A rename within the same parent keeps the object's position; a move appends it to the new
+/// parent. Returns every path change, `obj` first. The caller checks ids and permissions.
+pub fn relocate(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    new_parent_uid: &str,
+    new_id: &str,
+) -> Result<Vec<Relocation>> {
+    let old_parent_uid = obj
+        .parent
+        .clone()
+        .ok_or_else(|| EngineError::Internal("the site root cannot be relocated".into()))?;
+    let members = subtree(ctx, obj)?;
+    let mut top = obj.clone();
+    if old_parent_uid != new_parent_uid {
+        let mut old_parent = load(ctx, &old_parent_uid)?
+            .ok_or_else(|| EngineError::Internal("old parent missing".into()))?;
+        ctx.delete(&keys::child(&old_parent.uid, obj.pos))?;
+        old_parent.child_count = old_parent.child_count.saturating_sub(1);
+        save(ctx, &old_parent)?;
+        let mut new_parent = load(ctx, new_parent_uid)?
+            .ok_or_else(|| EngineError::Internal("new parent missing".into()))?;
+        top.pos = new_parent.next_pos;
+        new_parent.next_pos += 1;
+        new_parent.child_count += 1;
+        ctx.put(&keys::child(&new_parent.uid, top.pos), top.uid.as_bytes())?;
+        save(ctx, &new_parent)?;
+        top.parent = Some(new_parent.uid.clone());
+        top.path = child_path(&new_parent, new_id);
+    } else {
+        let parent_path = obj.parent_path().unwrap_or("").to_string();
+        top.path = format!("{parent_path}/{new_id}");
+    }
+    top.id = new_id.to_string();
+    let old_prefix = obj.path.clone();
+    let new_prefix = top.path.clone();
+    let mut moves = Vec::with_capacity(members.len());
+    for mut rec in members {
+        let old_path = rec.path.clone();
+        if rec.uid == top.uid {
+            rec = top.clone();
+        } else {
+            rec.path = format!("{new_prefix}{}", &old_path[old_prefix.len()..]);
+        }
+        ctx.delete(&keys::path(&old_path))?;
+        moves.push(Relocation {
+            uid: rec.uid.clone(),
+            old_path,
+            new_path: rec.path.clone(),
+        });
+        save(ctx, &rec)?;
+    }
+    for m in &moves {
+        ctx.put(&keys::path(&m.new_path), m.uid.as_bytes())?;
+    }
+    Ok(moves)
+}

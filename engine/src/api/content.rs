@@ -319,12 +319,14 @@ pub fn patch(
             ));
         }
     }
-    if let Some(id) = body.remove("id") {
-        if id.as_str() != Some(obj.id.as_str()) {
-            return Err(EngineError::bad_request(
-                "Renaming an object (changing 'id') is not supported by this version",
-            ));
-        }
+    let new_id = match body.remove("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) if id == obj.id => None,
+        Some(Value::String(id)) => Some(id),
+        Some(_) => return Err(EngineError::bad_request("'id' must be a string")),
+    };
+    if let Some(id) = &new_id {
+        check_rename(ctx, &obj, id)?;
     }
     let ordering = body.remove("ordering");
     let sort = body.remove("sort");
@@ -339,6 +341,9 @@ pub fn patch(
             fields: written.fields,
             change_note: written.change_note,
         });
+    }
+    if let Some(id) = new_id {
+        obj = rename(ctx, &obj, &id)?;
     }
     if let Some(o) = ordering {
         reorder(ctx, &mut obj, &o)?;
@@ -355,6 +360,38 @@ pub fn patch(
         return Ok(Response::json(200, &body));
     }
     Ok(Response::empty(204))
+}
+
+/// Refuse a rename that cannot happen: the root, an illegal or taken id, no right to add in the
+/// parent.
+fn check_rename(ctx: &Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<()> {
+    let parent = tree::parent(ctx, obj)?
+        .ok_or_else(|| EngineError::bad_request("The site root cannot be renamed"))?;
+    ids::validate_id(id)?;
+    if tree::has_child(ctx, &parent, id)? {
+        return Err(EngineError::bad_request(format!(
+            "An object with id '{id}' already exists in '{}'",
+            ctx.url(&parent.path)
+        )));
+    }
+    ctx.require(Permission::AddContent, &parent)
+}
+
+/// Rename `obj` in place (keeping its position), leaving automatic aliases at the old paths of it
+/// and its descendants. Returns the renamed record.
+fn rename(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<ContentRecord> {
+    let parent_uid = obj.parent.clone().unwrap_or_default();
+    let moves = tree::relocate(ctx, obj, &parent_uid, id)?;
+    crate::aliases::record_moves(ctx, &moves)?;
+    for m in &moves {
+        ctx.emit(Event::Moved {
+            uid: m.uid.clone(),
+            old_path: m.old_path.clone(),
+            new_path: m.new_path.clone(),
+        });
+    }
+    tree::load(ctx, &obj.uid)?
+        .ok_or_else(|| EngineError::Internal("renamed object vanished".into()))
 }
 
 fn require_folderish(ctx: &Ctx<'_>, obj: &ContentRecord, what: &str) -> Result<()> {

@@ -4,8 +4,11 @@
 //! (what Volto and the official JavaScript client put in front) is dropped, so it serves exactly what
 //! the plain path serves, with plain `@id`s.
 
+pub mod aliases;
 pub mod batching;
+pub mod comments;
 pub mod content;
+pub mod copymove;
 pub mod expansion;
 pub mod history;
 pub mod locking;
@@ -125,6 +128,19 @@ fn methods_of(name: &str, core: &Core) -> Option<Vec<MethodRow>> {
             (Method::Patch, true, locking::patch),
             (Method::Delete, true, locking::delete),
         ],
+        "aliases" => vec![
+            (Method::Get, false, aliases::get),
+            (Method::Post, true, aliases::post),
+            (Method::Delete, true, aliases::delete),
+        ],
+        "copy" => vec![(Method::Post, true, copymove::copy)],
+        "move" => vec![(Method::Post, true, copymove::move_)],
+        "comments" => vec![
+            (Method::Get, false, comments::get),
+            (Method::Post, true, comments::post),
+            (Method::Patch, true, comments::patch),
+            (Method::Delete, true, comments::delete),
+        ],
         "users" => vec![
             (Method::Get, false, users::get),
             (Method::Post, true, users::post),
@@ -214,6 +230,12 @@ fn resolve(ctx: &Ctx<'_>, route: &Route) -> Result<ContentRecord> {
     if let Some(obj) = tree::at_path(ctx, &route.object_path)? {
         return Ok(obj);
     }
+    if let Some(target) = crate::aliases::resolve(ctx, &route.object_path)? {
+        return Err(EngineError::Redirect {
+            location: redirect_url(ctx, route, &target),
+            permanent_method: ctx.is_write(),
+        });
+    }
     let mut context = route.object_path.clone();
     while let Some((parent, _)) = context.rsplit_once('/') {
         context = parent.to_string();
@@ -225,6 +247,30 @@ fn resolve(ctx: &Ctx<'_>, route: &Route) -> Result<ContentRecord> {
         url: route.url(&ctx.base_url),
         context: Some(ctx.url(&context)),
     })
+}
+
+/// Where an aliased request goes: the target path with the request's `@endpoint` suffix and query.
+fn redirect_url(ctx: &Ctx<'_>, route: &Route, target: &str) -> String {
+    let mut moved = route.clone();
+    moved.object_path = target.to_string();
+    let mut url = moved.url(&ctx.base_url);
+    let q: Vec<String> = route
+        .query
+        .pairs
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{}={}",
+                query::encode_component(k),
+                query::encode_component(v)
+            )
+        })
+        .collect();
+    if !q.is_empty() {
+        url.push('?');
+        url.push_str(&q.join("&"));
+    }
+    url
 }
 
 /// Parse a JSON object body; anything else is a 400 that says what was wrong.

@@ -29,6 +29,8 @@ struct TypeData {
     allowed_types: Option<Vec<String>>,
     layout: String,
     workflow: Option<String>,
+    #[serde(default)]
+    allow_discussion: bool,
     behaviors: Vec<String>,
 }
 
@@ -49,6 +51,8 @@ pub struct ContentType {
     pub layout: String,
     /// Workflow id, if the type is workflowed.
     pub workflow: Option<String>,
+    /// Whether objects of this type may take comments (when the site and the object allow it).
+    pub allow_discussion: bool,
     /// Every field, in schema order.
     pub fields: Vec<FieldDef>,
 }
@@ -99,6 +103,7 @@ impl TypeRegistry {
                     allowed_types: t.allowed_types,
                     layout: t.layout,
                     workflow: t.workflow,
+                    allow_discussion: t.allow_discussion,
                     fields,
                 },
             );

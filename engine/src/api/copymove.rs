@@ -1,0 +1,263 @@
+//! `@copy` and `@move`: copy or move objects (with their subtrees) into a destination folder.
+//!
+//! `source` is one URL, site path or UID, or an array of them. The request is atomic: if any source
+//! is missing or refused, nothing is copied or moved. Copies get fresh UIDs for the whole subtree,
+//! a fresh history (version 0) and the initial workflow state; moves keep UIDs, history and state
+//! and leave automatic aliases at the old paths.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use super::{json_body, Route};
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::events::Event;
+use crate::http::{Request, Response};
+use crate::model::{ids, ContentRecord};
+use crate::security::Permission;
+use crate::{aliases, locking, tree};
+
+/// Resolve a source given as an absolute URL under the site, a site path, or a UID.
+pub fn resolve_source(ctx: &Ctx<'_>, raw: &str) -> Result<Option<ContentRecord>> {
+    let missing = || Ok(None);
+    if let Some(rest) = raw.strip_prefix(&ctx.base_url) {
+        if rest.is_empty() || rest.starts_with('/') {
+            return tree::at_path(ctx, rest.trim_end_matches('/'));
+        }
+        return missing();
+    }
+    if raw.starts_with('/') {
+        let p = raw.trim_end_matches('/');
+        return tree::at_path(ctx, if p == "/" { "" } else { p });
+    }
+    if raw.len() == 32 && raw.chars().all(|c| c.is_ascii_hexdigit()) {
+        return tree::load(ctx, raw);
+    }
+    missing()
+}
+
+fn sources(ctx: &Ctx<'_>, body: &Map<String, Value>) -> Result<Vec<(String, ContentRecord)>> {
+    let raw: Vec<String> = match body.get("source") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(a)) if !a.is_empty() => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_string))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                EngineError::bad_request("'source' must be a string or an array of strings")
+            })?,
+        Some(Value::Array(_)) => {
+            return Err(EngineError::bad_request("'source' must not be empty"))
+        }
+        Some(_) => {
+            return Err(EngineError::bad_request(
+                "'source' must be a string or an array of strings",
+            ))
+        }
+        None => return Err(EngineError::bad_request("Property 'source' is required")),
+    };
+    let mut out: Vec<(String, ContentRecord)> = Vec::new();
+    for r in raw {
+        let obj = resolve_source(ctx, &r)?
+            .ok_or_else(|| EngineError::bad_request(format!("Source '{r}' does not exist")))?;
+        if obj.is_root() {
+            return Err(EngineError::bad_request(
+                "The site root cannot be copied or moved",
+            ));
+        }
+        if out.iter().any(|(_, o)| o.uid == obj.uid) {
+            return Err(EngineError::bad_request(format!(
+                "Source '{r}' is given twice"
+            )));
+        }
+        out.push((r, obj));
+    }
+    Ok(out)
+}
+
+fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -> Result<()> {
+    let dt = ctx.type_of(dest)?;
+    if !dt.folderish {
+        return Err(EngineError::bad_request(format!(
+            "The destination '{}' is not folderish",
+            ctx.url(&dest.path)
+        )));
+    }
+    let ot = ctx.type_of(obj)?;
+    if !dt.allows(ot) {
+        return Err(EngineError::bad_request(format!(
+            "A {} may not be placed inside a {}",
+            ot.title, dt.title
+        )));
+    }
+    Ok(())
+}
+
+/// A free id for `id` in `parent`: `id` itself, else `copy_of_id`, `copy2_of_id`, ...
+fn free_id(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<String> {
+    if !tree::has_child(ctx, parent, id)? {
+        return Ok(id.to_string());
+    }
+    for n in 1.. {
+        let candidate = if n == 1 {
+            format!("copy_of_{id}")
+        } else {
+            format!("copy{n}_of_{id}")
+        };
+        if candidate.len() <= ids::MAX_ID_LEN && !tree::has_child(ctx, parent, &candidate)? {
+            return Ok(candidate);
+        }
+        if candidate.len() > ids::MAX_ID_LEN {
+            return Err(EngineError::bad_request(format!(
+                "No free id for '{id}' in the destination"
+            )));
+        }
+    }
+    unreachable!("ids are unbounded")
+}
+
+/// POST `<destination>/@copy`.
+pub fn copy(
+    ctx: &mut Ctx<'_>,
+    req: &Request,
+    route: &Route,
+    dest: ContentRecord,
+) -> Result<Response> {
+    run(ctx, req, route, dest, false)
+}
+
+/// POST `<destination>/@move`.
+pub fn move_(
+    ctx: &mut Ctx<'_>,
+    req: &Request,
+    route: &Route,
+    dest: ContentRecord,
+) -> Result<Response> {
+    run(ctx, req, route, dest, true)
+}
+
+fn run(
+    ctx: &mut Ctx<'_>,
+    req: &Request,
+    route: &Route,
+    dest: ContentRecord,
+    moving: bool,
+) -> Result<Response> {
+    if !route.params.is_empty() {
+        return Err(EngineError::bad_request(
+            "Expected <destination>/@copy or <destination>/@move",
+        ));
+    }
+    let body = json_body(req)?;
+    ctx.require(Permission::AddContent, &dest)?;
+    let list = sources(ctx, &body)?;
+    // Check everything first; then act (the transaction makes it atomic either way).
+    for (raw, obj) in &list {
+        check_destination(ctx, &dest, obj)?;
+        if moving {
+            if tree::is_within(&dest, obj) {
+                return Err(EngineError::bad_request(format!(
+                    "Cannot move '{raw}' into itself or one of its descendants"
+                )));
+            }
+            ctx.require(Permission::Delete, obj)?;
+            locking::check_can_change(ctx, req, obj)?;
+        } else {
+            ctx.require(Permission::View, obj)?;
+        }
+    }
+    let mut out = Vec::new();
+    for (_, obj) in list {
+        let source_url = ctx.url(&obj.path);
+        let dest_now = tree::load(ctx, &dest.uid)?
+            .ok_or_else(|| EngineError::Internal("destination vanished".into()))?;
+        let target_path = if moving {
+            move_one(ctx, &obj, &dest_now)?
+        } else {
+            copy_one(ctx, &obj, &dest_now)?
+        };
+        out.push(json!({"source": source_url, "target": ctx.url(&target_path)}));
+    }
+    Ok(Response::json(200, &out))
+}
+
+fn move_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Result<String> {
+    if obj.parent.as_deref() == Some(dest.uid.as_str()) {
+        return Ok(obj.path.clone()); // already there
+    }
+    let id = free_id(ctx, dest, &obj.id)?;
+    let moves = tree::relocate(ctx, obj, &dest.uid, &id)?;
+    aliases::record_moves(ctx, &moves)?;
+    for m in &moves {
+        ctx.emit(Event::Moved {
+            uid: m.uid.clone(),
+            old_path: m.old_path.clone(),
+            new_path: m.new_path.clone(),
+        });
+    }
+    Ok(moves
+        .first()
+        .map(|m| m.new_path.clone())
+        .unwrap_or_default())
+}
+
+fn copy_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Result<String> {
+    let members = tree::subtree(ctx, obj)?;
+    let login = ctx.principal.login().unwrap_or("").to_string();
+    let now = ctx.now();
+    // old uid → the new record standing in for it (kept current as children are added)
+    let mut made: HashMap<String, ContentRecord> = HashMap::new();
+    let mut top_path = String::new();
+    for (i, old) in members.iter().enumerate() {
+        let ty = ctx.type_of(old)?;
+        let mut parent = if i == 0 {
+            tree::load(ctx, &dest.uid)?
+                .ok_or_else(|| EngineError::Internal("destination vanished".into()))?
+        } else {
+            let puid = old.parent.as_deref().unwrap_or("");
+            made.get(puid)
+                .cloned()
+                .ok_or_else(|| EngineError::Internal("copied parent missing".into()))?
+        };
+        let id = if i == 0 {
+            free_id(ctx, &parent, &old.id)?
+        } else {
+            old.id.clone()
+        };
+        let mut rec = ContentRecord {
+            uid: ctx.new_uid(),
+            id,
+            path: String::new(),
+            parent: None,
+            type_name: old.type_name.clone(),
+            pos: 0,
+            created: now,
+            modified: now,
+            owner: login.clone(),
+            review_state: ty
+                .workflow
+                .as_deref()
+                .and_then(|w| ctx.core.workflows.get(w))
+                .map(|w| w.initial_state.clone()),
+            child_count: 0,
+            next_pos: 0,
+            local_roles: [(login.clone(), vec!["Owner".to_string()])].into(),
+            fields: old.fields.clone(),
+        };
+        tree::insert(ctx, &mut parent, &mut rec)?;
+        if i == 0 {
+            top_path = rec.path.clone();
+        } else if let Some(p) = old.parent.as_deref() {
+            made.insert(p.to_string(), parent);
+        }
+        ctx.emit(Event::Added {
+            uid: rec.uid.clone(),
+            path: rec.path.clone(),
+            type_name: rec.type_name.clone(),
+            change_note: None,
+        });
+        made.insert(old.uid.clone(), rec);
+    }
+    Ok(top_path)
+}

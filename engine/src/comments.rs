@@ -1,0 +1,224 @@
+//! Where discussion is decided: whether an object takes comments, who may reply, edit and delete,
+//! and how comments are stored (`m:<uid>:<seq>`, in creation order).
+//!
+//! Discussion is off by default. It is on for an object when it is enabled for the site (the site
+//! root's `allow_discussion`), for the object's type (`allow_discussion` in the type registry) and
+//! for the object itself (its `allow_discussion` field). Comment text is plain text only, so nothing
+//! a client sends is ever stored or served as markup.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::events::{Event, Subscriber};
+use crate::keys;
+use crate::model::ContentRecord;
+use crate::security::Permission;
+use crate::store::{prefix_end, Direction};
+use crate::tree;
+
+/// Longest comment text accepted (characters).
+pub const MAX_TEXT_CHARS: usize = 20_000;
+
+/// A stored comment.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Comment {
+    /// Position in the object's comment list (key suffix).
+    pub seq: u64,
+    /// The comment's id (a UUID).
+    pub comment_id: String,
+    /// The comment it replies to.
+    pub in_reply_to: Option<String>,
+    /// Author's login.
+    pub author_username: String,
+    /// Author's full name.
+    pub author_name: String,
+    /// Created.
+    pub creation_date: DateTime<Utc>,
+    /// Last edited.
+    pub modification_date: DateTime<Utc>,
+    /// The text (plain).
+    pub text: String,
+}
+
+fn flag(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// Whether `obj` takes comments (site, type and object all allow it).
+pub fn enabled(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<bool> {
+    let ty = ctx.type_of(obj)?;
+    if !ty.allow_discussion {
+        return Ok(false);
+    }
+    let root = tree::root(ctx)?;
+    Ok(flag(root.fields.get("allow_discussion")) && flag(obj.fields.get("allow_discussion")))
+}
+
+/// Whether the caller may add comments to `obj` (logged in, may view it, discussion enabled).
+pub fn can_reply(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<bool> {
+    Ok(!ctx.principal.is_anonymous()
+        && enabled(ctx, obj)?
+        && ctx.permitted(Permission::View, obj)?)
+}
+
+/// Whether the caller may edit or delete `c` (its author, or a moderator: Review permission).
+pub fn can_manage(ctx: &Ctx<'_>, obj: &ContentRecord, c: &Comment) -> Result<bool> {
+    if ctx.principal.login() == Some(c.author_username.as_str()) {
+        return Ok(true);
+    }
+    ctx.permitted(Permission::Review, obj)
+}
+
+/// Every comment of `uid`, oldest first.
+pub fn list(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<Comment>> {
+    let prefix = keys::comments_prefix(uid);
+    ctx.scan(
+        &prefix,
+        &prefix_end(&prefix),
+        Direction::Forward,
+        usize::MAX,
+    )?
+    .into_iter()
+    .map(|(_, v)| Ok(serde_json::from_slice(&v)?))
+    .collect()
+}
+
+/// The comment `comment_id` of `obj`, or a 404.
+pub fn find(ctx: &Ctx<'_>, obj: &ContentRecord, comment_id: &str) -> Result<Comment> {
+    list(ctx, &obj.uid)?
+        .into_iter()
+        .find(|c| c.comment_id == comment_id)
+        .ok_or_else(|| EngineError::NotFound {
+            url: ctx.url(&format!("{}/@comments/{comment_id}", obj.path)),
+            context: Some(ctx.url(&obj.path)),
+        })
+}
+
+/// Check comment text: a non-empty string of at most [`MAX_TEXT_CHARS`] characters, plain text.
+pub fn validate_text(body: &serde_json::Map<String, Value>) -> Result<String> {
+    let text = match body.get("text") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Object(o)) => o
+            .get("data")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .ok_or_else(|| EngineError::bad_request("'text.data' must be a string"))?,
+        Some(_) => return Err(EngineError::bad_request("'text' must be a string")),
+        None => return Err(EngineError::bad_request("Property 'text' is required")),
+    };
+    let mime = body
+        .get("mime_type")
+        .or_else(|| body.get("text").and_then(|t| t.get("mime-type")))
+        .and_then(Value::as_str)
+        .unwrap_or("text/plain");
+    if mime != "text/plain" {
+        return Err(EngineError::bad_request(format!(
+            "Comments are plain text; mime type '{mime}' is not accepted"
+        )));
+    }
+    if text.trim().is_empty() {
+        return Err(EngineError::bad_request(
+            "A comment's text must not be empty",
+        ));
+    }
+    if text.chars().count() > MAX_TEXT_CHARS {
+        return Err(EngineError::bad_request(format!(
+            "A comment's text must be at most {MAX_TEXT_CHARS} characters"
+        )));
+    }
+    Ok(text)
+}
+
+/// Store a new comment on `obj`; returns it.
+pub fn add(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    in_reply_to: Option<String>,
+    text: String,
+) -> Result<Comment> {
+    let prefix = keys::comments_prefix(&obj.uid);
+    let last = ctx.scan(&prefix, &prefix_end(&prefix), Direction::Reverse, 1)?;
+    let seq = match last.first() {
+        Some((_, v)) => serde_json::from_slice::<Comment>(v)?.seq + 1,
+        None => 0,
+    };
+    let login = ctx.principal.login().unwrap_or("").to_string();
+    let author_name = crate::auth::users::get(ctx, &login)?
+        .map(|u| u.fullname)
+        .unwrap_or_default();
+    let now = ctx.now();
+    let c = Comment {
+        seq,
+        comment_id: ctx.core.entropy.uuid().to_string(),
+        in_reply_to,
+        author_username: login,
+        author_name,
+        creation_date: now,
+        modification_date: now,
+        text,
+    };
+    ctx.put_json(&keys::comment(&obj.uid, seq), &c)?;
+    ctx.emit(Event::CommentAdded {
+        uid: obj.uid.clone(),
+        path: obj.path.clone(),
+        comment_id: c.comment_id.clone(),
+    });
+    Ok(c)
+}
+
+/// Write back an edited comment.
+pub fn save(ctx: &mut Ctx<'_>, obj: &ContentRecord, c: &Comment) -> Result<()> {
+    ctx.put_json(&keys::comment(&obj.uid, c.seq), c)
+}
+
+/// Remove `comment_id` and every reply below it.
+pub fn remove_thread(ctx: &mut Ctx<'_>, obj: &ContentRecord, comment_id: &str) -> Result<()> {
+    let all = list(ctx, &obj.uid)?;
+    let mut doomed = vec![comment_id.to_string()];
+    let mut i = 0;
+    while i < doomed.len() {
+        let parent = doomed[i].clone();
+        doomed.extend(
+            all.iter()
+                .filter(|c| c.in_reply_to.as_deref() == Some(parent.as_str()))
+                .map(|c| c.comment_id.clone()),
+        );
+        i += 1;
+    }
+    for c in all.iter().filter(|c| doomed.contains(&c.comment_id)) {
+        ctx.delete(&keys::comment(&obj.uid, c.seq))?;
+    }
+    ctx.emit(Event::CommentRemoved {
+        uid: obj.uid.clone(),
+        path: obj.path.clone(),
+        comment_id: comment_id.to_string(),
+    });
+    Ok(())
+}
+
+/// Drops the comments of removed objects.
+pub struct CommentsSubscriber;
+
+impl Subscriber for CommentsSubscriber {
+    fn name(&self) -> &'static str {
+        "comments"
+    }
+
+    fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()> {
+        if let Event::Removed { uid, .. } = event {
+            let prefix = keys::comments_prefix(uid);
+            for (k, _) in ctx.scan(
+                &prefix,
+                &prefix_end(&prefix),
+                Direction::Forward,
+                usize::MAX,
+            )? {
+                ctx.delete(&k)?;
+            }
+        }
+        Ok(())
+    }
+}
