@@ -126,6 +126,7 @@ impl<S: Store> Engine<S> {
                 Box::new(crate::workflow::WorkflowSubscriber),
                 Box::new(crate::versioning::VersioningSubscriber),
                 Box::new(crate::comments::CommentsSubscriber),
+                Box::new(crate::multilingual::TranslationSubscriber),
             ],
             basic_cache: Mutex::new(HashSet::new()),
         };
@@ -183,6 +184,7 @@ impl<S: Store> Engine<S> {
         let txn = self.store.begin_write()?;
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         site::create(&mut ctx, setup)?;
+        crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
         ctx.commit()
     }
 

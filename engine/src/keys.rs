@@ -16,6 +16,9 @@
 //! | `b:` | `b:<target path>\0<alias path>` | reverse index: the aliases that redirect to a path |
 //! | `m:` | `m:<uid>:<seq u64 BE>` | one comment on an object |
 //! | `q:` | `q:<uid>` | last history sequence number of an object (orders versions and workflow entries) |
+//! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
+//! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
+//! | `g:` | `g:<uid>` | the translation group of an object |
 //!
 //! Keys are compared bytewise, so `c:<uid>:` followed by a big-endian position lists a folder's
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
@@ -138,6 +141,28 @@ pub fn comment(uid: &str, seq: u64) -> Vec<u8> {
     let mut k = comments_prefix(uid);
     k.extend_from_slice(&seq.to_be_bytes());
     k
+}
+
+/// Key holding the language settings and installed profiles.
+pub const MULTILINGUAL: &[u8] = b"s:multilingual";
+
+/// Prefix of every member of translation group `group`.
+pub fn translation_group_prefix(group: &str) -> Vec<u8> {
+    let mut k = cat(b"t:", group.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `t:<group>:<language>`
+pub fn translation(group: &str, language: &str) -> Vec<u8> {
+    let mut k = translation_group_prefix(group);
+    k.extend_from_slice(language.as_bytes());
+    k
+}
+
+/// `g:<uid>`
+pub fn translation_group_of(uid: &str) -> Vec<u8> {
+    cat(b"g:", uid.as_bytes())
 }
 
 /// `q:<uid>`

@@ -27,6 +27,8 @@ pub mod http;
 pub mod keys;
 pub mod locking;
 pub mod model;
+pub mod multilingual;
+pub mod navigation;
 pub mod security;
 pub mod site;
 pub mod store;

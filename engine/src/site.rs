@@ -21,8 +21,13 @@ pub struct SiteSetup {
     pub admin_password: String,
     /// The site title.
     pub title: String,
-    /// The default language code.
+    /// The default language code (used when `languages` is empty).
     pub language: String,
+    /// Profiles to install (see [`crate::multilingual::PROFILES`]: `multilingual`,
+    /// `multilingual-content`); none by default, so multilingual support is off.
+    pub profiles: Vec<String>,
+    /// The site's languages, the first being the default; empty means just `language`.
+    pub languages: Vec<String>,
 }
 
 impl SiteSetup {
@@ -33,6 +38,8 @@ impl SiteSetup {
             admin_password: admin_password.into(),
             title: "Site".into(),
             language: "en".into(),
+            profiles: Vec::new(),
+            languages: Vec::new(),
         }
     }
 }
@@ -71,9 +78,10 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
     ctx.put(keys::SCHEMA, keys::SCHEMA_VERSION.to_string().as_bytes())?;
     let mut secret = [0u8; 32];
     ctx.core.entropy.fill(&mut secret);
+    let language = setup.languages.first().unwrap_or(&setup.language).clone();
     let settings = SiteSettings {
         secret: B64.encode(secret),
-        default_language: setup.language.clone(),
+        default_language: language.clone(),
     };
     ctx.put_json(keys::SITE, &settings)?;
 
@@ -99,7 +107,7 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
     let now = ctx.now();
     let mut fields = Map::new();
     fields.insert("title".into(), json!(setup.title));
-    fields.insert("language".into(), json!(setup.language));
+    fields.insert("language".into(), json!(language));
     fields.insert("creators".into(), json!([setup.admin_login]));
     let root = ContentRecord {
         uid: ctx.new_uid(),
@@ -117,5 +125,6 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
         local_roles: [(setup.admin_login.clone(), vec!["Owner".to_string()])].into(),
         fields,
     };
-    tree::insert_root(ctx, &root)
+    tree::insert_root(ctx, &root)?;
+    crate::multilingual::configure(ctx, &setup.profiles, &setup.languages)
 }

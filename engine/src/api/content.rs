@@ -11,7 +11,6 @@ use crate::events::Event;
 use crate::http::{Request, Response};
 use crate::model::{blocks, ids, ContentRecord, ContentType};
 use crate::security::Permission;
-use crate::site;
 use crate::tree;
 
 /// Keys of the representation that clients echo back but that are computed, not stored; they are
@@ -97,11 +96,8 @@ pub fn post(
             parent_type.title
         )));
     }
-    if body.contains_key("translation_of") {
-        return Err(EngineError::bad_request(
-            "'translation_of' needs a multilingual site; this site has no multilingual profile",
-        ));
-    }
+    // A 400 on a site that is not multilingual; linked once the object exists.
+    let translation_of = crate::multilingual::take_translation_of(ctx, &mut body)?;
 
     let requested_id = match body.remove("id") {
         None | Some(Value::Null) => None,
@@ -147,10 +143,7 @@ pub fn post(
         rec.fields.insert("creators".into(), json!([login]));
     }
     if !rec.fields.contains_key("language") && ty.field("language").is_some() {
-        let lang = match parent.fields.get("language").and_then(Value::as_str) {
-            Some(l) if !l.is_empty() => l.to_string(),
-            _ => site::settings(ctx)?.default_language,
-        };
+        let lang = crate::multilingual::language_for_new_child(ctx, &parent)?;
         rec.fields.insert("language".into(), json!(lang));
     }
     rec.id = match requested_id {
@@ -172,6 +165,9 @@ pub fn post(
         type_name: rec.type_name.clone(),
         change_note,
     });
+    if let Some(source) = &translation_of {
+        crate::multilingual::link(ctx, source, &rec)?;
+    }
     let body = serialize::full(ctx, &rec, &listing(ctx, req, route)?)?;
     Ok(Response::json(201, &body).with_header("Location", &ctx.url(&rec.path)))
 }

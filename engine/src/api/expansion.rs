@@ -16,6 +16,10 @@ pub type ComponentBuilder = fn(&Ctx<'_>, &Route, &ContentRecord) -> Result<Value
 pub fn builder(name: &str) -> Option<ComponentBuilder> {
     match name {
         "workflow" => Some(super::workflow::status),
+        "navigation" => Some(super::navigation::component),
+        "breadcrumbs" => Some(super::breadcrumbs::component),
+        "navroot" => Some(super::navroot::component),
+        "translations" => Some(super::translations::status),
         _ => None,
     }
 }

@@ -4,18 +4,24 @@
 //! (what Volto and the official JavaScript client put in front) is dropped, so it serves exactly what
 //! the plain path serves, with plain `@id`s.
 
+pub mod addons;
 pub mod aliases;
 pub mod batching;
+pub mod breadcrumbs;
 pub mod comments;
 pub mod content;
+pub mod controlpanels;
 pub mod copymove;
 pub mod expansion;
 pub mod history;
 pub mod locking;
 pub mod login;
+pub mod navigation;
+pub mod navroot;
 pub mod query;
 pub mod serialize;
 pub mod testhooks;
+pub mod translations;
 pub mod users;
 pub mod workflow;
 
@@ -140,6 +146,23 @@ fn methods_of(name: &str, core: &Core) -> Option<Vec<MethodRow>> {
             (Method::Post, true, comments::post),
             (Method::Patch, true, comments::patch),
             (Method::Delete, true, comments::delete),
+        ],
+        "translations" => vec![
+            (Method::Get, false, translations::get),
+            (Method::Post, true, translations::post),
+            (Method::Delete, true, translations::delete),
+        ],
+        "translation-locator" => vec![(Method::Get, false, translations::locate)],
+        "navroot" => vec![(Method::Get, false, navroot::get)],
+        "navigation" => vec![(Method::Get, false, navigation::get)],
+        "breadcrumbs" => vec![(Method::Get, false, breadcrumbs::get)],
+        "controlpanels" => vec![
+            (Method::Get, false, controlpanels::get),
+            (Method::Patch, true, controlpanels::patch),
+        ],
+        "addons" => vec![
+            (Method::Get, false, addons::get),
+            (Method::Post, true, addons::post),
         ],
         "users" => vec![
             (Method::Get, false, users::get),

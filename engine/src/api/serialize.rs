@@ -45,6 +45,25 @@ pub struct ListingRequest<'q> {
 
 /// The full representation of `obj`.
 pub fn full(ctx: &Ctx<'_>, obj: &ContentRecord, listing: &ListingRequest<'_>) -> Result<Value> {
+    full_with(ctx, obj, listing, true)
+}
+
+/// The full representation of `obj` without `items`, `items_total` and `batching` (no child is
+/// read): the shape of the `navroot` object.
+pub fn full_without_items(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    listing: &ListingRequest<'_>,
+) -> Result<Value> {
+    full_with(ctx, obj, listing, false)
+}
+
+fn full_with(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    listing: &ListingRequest<'_>,
+    with_items: bool,
+) -> Result<Value> {
     let ty = ctx.type_of(obj)?;
     let url = ctx.url(&obj.path);
     let mut out = Map::new();
@@ -115,7 +134,7 @@ pub fn full(ctx: &Ctx<'_>, obj: &ContentRecord, listing: &ListingRequest<'_>) ->
     out.insert("previous_item".into(), prev);
     out.insert("next_item".into(), next);
 
-    if ty.folderish {
+    if ty.folderish && with_items {
         let fields = listing.query.all("metadata_fields");
         let (items, total) = visible_children(ctx, obj, listing.batch)?;
         let items: Result<Vec<Value>> = items.iter().map(|c| summary(ctx, c, &fields)).collect();

@@ -1,0 +1,190 @@
+//! Navigation and breadcrumbs: which objects the top navigation and the breadcrumbs of a context
+//! show, read through the children index only (`c:<parent uid>:<pos>`), never the whole tree.
+//!
+//! The navigation lists the children of the navigation root ([`crate::multilingual::navigation_root`])
+//! that the caller may view and that are not excluded from navigation, `depth` levels deep; only
+//! folderish items with children are descended into, so a request reads the items it returns plus
+//! the siblings it filters out. View permission is decided from the chain of ancestors already
+//! loaded on the way down (no per-item ancestor reads).
+
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::model::ContentRecord;
+use crate::multilingual;
+use crate::security::{roles_for, Permission};
+use crate::tree;
+
+/// One navigation entry and the entries below it (empty beyond the requested depth).
+#[derive(Debug, Clone)]
+pub struct NavItem {
+    /// The object.
+    pub rec: ContentRecord,
+    /// Its navigation children.
+    pub children: Vec<NavItem>,
+}
+
+/// Whether the caller may view `obj`, given its ancestors (root first) for local roles.
+pub fn can_view(ctx: &Ctx<'_>, obj: &ContentRecord, ancestors: &[ContentRecord]) -> Result<bool> {
+    let ty = ctx.type_of(obj)?;
+    let allowed = roles_for(
+        Permission::View,
+        obj,
+        ty.workflow.as_deref(),
+        &ctx.core.workflows,
+    );
+    let roles = ctx.principal.roles_on(obj, ancestors);
+    Ok(allowed.iter().any(|r| roles.contains(r)))
+}
+
+/// The ancestors of `obj` needed for local roles: none for anonymous callers (who hold none).
+fn ancestors_for_roles(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {
+    if ctx.principal.is_anonymous() {
+        Ok(Vec::new())
+    } else {
+        tree::ancestors(ctx, obj)
+    }
+}
+
+fn within(context: &ContentRecord, item: &ContentRecord) -> bool {
+    context.path == item.path
+        || context
+            .path
+            .strip_prefix(&item.path)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+struct Walk<'w> {
+    context: &'w ContentRecord,
+    depth: usize,
+    /// In a multilingual site, only items of this language (or of none) are listed.
+    language: Option<String>,
+}
+
+impl Walk<'_> {
+    fn level(
+        &self,
+        ctx: &Ctx<'_>,
+        folder: &ContentRecord,
+        chain: &mut Vec<ContentRecord>,
+        level: usize,
+    ) -> Result<Vec<NavItem>> {
+        if folder.child_count == 0 || !ctx.type_of(folder)?.folderish {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for kid in tree::children(ctx, &folder.uid, 0, usize::MAX)? {
+            let excluded = kid
+                .fields
+                .get("exclude_from_nav")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false);
+            // Top-level tabs never show excluded items; deeper levels show them on the way to
+            // the context.
+            if excluded && (level == 1 || !within(self.context, &kid)) {
+                continue;
+            }
+            if let Some(lang) = &self.language {
+                let l = multilingual::language_of(&kid);
+                if !l.is_empty() && l != lang {
+                    continue;
+                }
+            }
+            if !can_view(ctx, &kid, chain)? {
+                continue;
+            }
+            let children = if level < self.depth {
+                chain.push(kid.clone());
+                let c = self.level(ctx, &kid, chain, level + 1);
+                chain.pop();
+                c?
+            } else {
+                Vec::new()
+            };
+            out.push(NavItem { rec: kid, children });
+        }
+        Ok(out)
+    }
+}
+
+/// The navigation root of `context` and its navigation items, `depth` (at least 1) levels deep.
+pub fn navigation(
+    ctx: &Ctx<'_>,
+    context: &ContentRecord,
+    depth: usize,
+) -> Result<(ContentRecord, Vec<NavItem>)> {
+    let root = multilingual::navigation_root(ctx, context)?;
+    let s = multilingual::settings(ctx)?;
+    let language = if s.is_multilingual() {
+        match multilingual::language_of(context) {
+            "" => None,
+            l => Some(l.to_string()),
+        }
+    } else {
+        None
+    };
+    let walk = Walk {
+        context,
+        depth: depth.max(1),
+        language,
+    };
+    let mut chain = ancestors_for_roles(ctx, &root)?;
+    chain.push(root.clone());
+    let items = walk.level(ctx, &root, &mut chain, 1)?;
+    Ok((root, items))
+}
+
+/// The navigation root of `context` and the breadcrumbs from below it down to `context` (which is
+/// included unless it is the root), skipping objects the caller may not view.
+pub fn breadcrumbs(
+    ctx: &Ctx<'_>,
+    context: &ContentRecord,
+) -> Result<(ContentRecord, Vec<ContentRecord>)> {
+    let root = multilingual::navigation_root(ctx, context)?;
+    let mut chain = tree::ancestors(ctx, context)?;
+    chain.push(context.clone());
+    let mut items = Vec::new();
+    for (i, rec) in chain.iter().enumerate() {
+        let below_root = rec.path.len() > root.path.len()
+            && rec
+                .path
+                .strip_prefix(&root.path)
+                .is_some_and(|rest| rest.starts_with('/'));
+        if below_root && can_view(ctx, rec, &chain[..i])? {
+            items.push(rec.clone());
+        }
+    }
+    Ok((root, items))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Map;
+
+    fn rec(path: &str) -> ContentRecord {
+        ContentRecord {
+            uid: "u".into(),
+            id: path.rsplit('/').next().unwrap_or("").into(),
+            path: path.into(),
+            parent: None,
+            type_name: "Folder".into(),
+            pos: 0,
+            created: chrono::DateTime::UNIX_EPOCH,
+            modified: chrono::DateTime::UNIX_EPOCH,
+            owner: String::new(),
+            review_state: None,
+            child_count: 0,
+            next_pos: 0,
+            local_roles: Default::default(),
+            fields: Map::new(),
+        }
+    }
+
+    #[test]
+    fn within_means_self_or_below() {
+        assert!(within(&rec("/a/b"), &rec("/a")));
+        assert!(within(&rec("/a"), &rec("/a")));
+        assert!(!within(&rec("/ab"), &rec("/a")));
+        assert!(!within(&rec("/a"), &rec("/a/b")));
+    }
+}
