@@ -46,7 +46,7 @@ fn every_scenario_passes_in_memory() {
     let all = scenarios::parsed();
     assert!(!all.is_empty(), "no scenarios embedded");
     let only = std::env::var("SCENARIO").ok();
-    let mut ran = 0;
+    let mut ran: usize = 0;
     for s in all {
         let s = match s {
             Ok(s) => s,
@@ -65,7 +65,7 @@ fn every_scenario_passes_in_memory() {
     }
     eprintln!(
         "memory: {ran} scenarios run, {} passed, {} failed",
-        ran - failures.len().min(ran),
+        ran.saturating_sub(failures.len()),
         failures.len()
     );
     assert!(

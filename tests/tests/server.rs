@@ -1,0 +1,261 @@
+//! Runner 2: every scenario over HTTP against the real `host-server` binary (SQLite on disk).
+//!
+//! Per scenario: start `host-server --deterministic --listen 127.0.0.1:0 --data <fresh dir>` with
+//! `ADMIN_PASSWORD=secret`, read its `listening on http://ADDR` line, run the scenario, kill it.
+//! The binary is `$HOST_SERVER_BIN`, else `<target dir>/debug/host-server`; build it first with
+//! `cargo build -p host-server`. A missing binary fails the test: it is never skipped.
+//!
+//! `SCENARIO=<name>` runs one scenario.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use engine::{Request, Response};
+use tests::{run_scenario, scenarios, Target};
+
+/// Bodies larger than this are sent with `Expect: 100-continue`.
+const LARGE_BODY: usize = 1024 * 1024;
+
+/// Where the server binary is.
+fn server_binary() -> PathBuf {
+    if let Some(p) = std::env::var_os("HOST_SERVER_BIN") {
+        return PathBuf::from(p);
+    }
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .map(|p| {
+            if p.is_relative() {
+                // cargo resolves a relative CARGO_TARGET_DIR against the working directory of the
+                // cargo invocation, which for `cargo test` in a workspace is the workspace root.
+                workspace_root().join(p)
+            } else {
+                p
+            }
+        })
+        .unwrap_or_else(|| workspace_root().join("target"));
+    target_dir.join("debug").join("host-server")
+}
+
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// A running server on a fresh data directory; killed and cleaned up on drop.
+struct Server {
+    child: Child,
+    data: PathBuf,
+    base: String,
+    agent: ureq::Agent,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Server {
+    fn start(bin: &PathBuf, scenario: &str) -> Server {
+        let data = std::env::temp_dir().join(format!(
+            "contract-{}-{scenario}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&data).expect("create temp data dir");
+        let mut child = Command::new(bin)
+            .args(["--deterministic", "--listen", "127.0.0.1:0", "--data"])
+            .arg(&data)
+            .env("ADMIN_PASSWORD", "secret")
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().expect("stderr piped");
+        let (etx, erx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            let _ = etx.send(s);
+        });
+        let addr = loop {
+            match rx.recv_timeout(Duration::from_secs(30)) {
+                Ok(line) => {
+                    if let Some(url) = line.trim().strip_prefix("listening on http://") {
+                        break url.trim().to_string();
+                    }
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    let err = erx.recv_timeout(Duration::from_secs(5)).unwrap_or_default();
+                    panic!(
+                        "{} did not print `listening on http://ADDR` within 30 s; stderr:\n{err}",
+                        bin.display()
+                    );
+                }
+            }
+        };
+        let agent = ureq::Agent::new_with_config(
+            ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .max_redirects(0)
+                .timeout_global(Some(Duration::from_secs(60)))
+                .allow_non_standard_methods(true)
+                .build(),
+        );
+        Server {
+            child,
+            data,
+            base: format!("http://{addr}"),
+            agent,
+            stderr: erx,
+        }
+    }
+
+    /// Stop the server and return what it wrote to stderr.
+    fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.stderr
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data);
+    }
+}
+
+impl Target for Server {
+    async fn send(&mut self, req: Request) -> Response {
+        let mut url = format!("{}{}", self.base, req.path);
+        if !req.query.is_empty() {
+            url.push('?');
+            url.push_str(&req.query);
+        }
+        let mut builder = ureq::http::Request::builder()
+            .method(req.method.as_str())
+            .uri(&url);
+        for (k, v) in &req.headers {
+            builder = builder.header(k.as_str(), v.as_str());
+        }
+        if req.body.len() > LARGE_BODY {
+            // A server may refuse a large body from its Content-Length and close the connection
+            // without reading it; waiting for `100 Continue` lets the client read that answer
+            // instead of failing with a broken pipe while still sending.
+            builder = builder.header("Expect", "100-continue");
+        }
+        let http_req = builder.body(req.body.clone()).unwrap_or_else(|e| {
+            panic!(
+                "cannot build the request {} {url}: {e}",
+                req.method.as_str()
+            )
+        });
+        let mut resp = match self.agent.run(http_req) {
+            Ok(r) => r,
+            Err(e) => panic!(
+                "{} {url} failed at the transport level: {e}",
+                req.method.as_str()
+            ),
+        };
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let body = resp
+            .body_mut()
+            .with_config()
+            .limit(u64::MAX)
+            .read_to_vec()
+            .unwrap_or_else(|e| panic!("reading the body of {url}: {e}"));
+        Response {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    fn base_url(&self) -> String {
+        self.base.clone()
+    }
+}
+
+#[test]
+fn every_scenario_passes_against_the_server() {
+    let bin = server_binary();
+    assert!(
+        bin.is_file(),
+        "the host-server binary is missing at {}: run `cargo build -p host-server` first \
+         (with the same CARGO_TARGET_DIR), or point HOST_SERVER_BIN at it",
+        bin.display()
+    );
+    let only = std::env::var("SCENARIO").ok();
+    let mut failures = Vec::new();
+    let mut ran: usize = 0;
+    for s in scenarios::parsed() {
+        let s = match s {
+            Ok(s) => s,
+            Err(f) => {
+                failures.push(f.to_string());
+                continue;
+            }
+        };
+        if only.as_deref().is_some_and(|o| o != s.name) {
+            continue;
+        }
+        ran += 1;
+        let mut server = Server::start(&bin, &s.name);
+        let result = pollster::block_on(run_scenario(&mut server, &s));
+        let stderr = server.stop();
+        if let Err(f) = result {
+            let tail: Vec<&str> = stderr.lines().rev().take(10).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            failures.push(if tail.is_empty() {
+                f.to_string()
+            } else {
+                format!(
+                    "{f}\n    server stderr (last lines):\n      {}",
+                    tail.join("\n      ")
+                )
+            });
+        }
+    }
+    eprintln!(
+        "server: {ran} scenarios run, {} passed, {} failed",
+        ran.saturating_sub(failures.len()),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} scenario(s) failed against host-server:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
