@@ -121,15 +121,8 @@ install_npm() {
 
 # ---- build and test steps ---------------------------------------------------------------------
 
-WASM_RELEASE=target/wasm32-unknown-unknown/wasm-release/host_wasm.wasm
-
 build_web_demo() {
-  cargo build --target wasm32-unknown-unknown -p host-wasm --profile wasm-release &&
-    rm -rf web-demo/pkg &&
-    wasm-bindgen --target web --out-dir web-demo/pkg "$WASM_RELEASE" &&
-    web-demo/e2e/node_modules/.bin/wasm-opt -Oz web-demo/pkg/host_wasm_bg.wasm \
-      -o web-demo/pkg/host_wasm_bg.wasm &&
-    ls -l web-demo/pkg
+  ./scripts/web-demo.sh --build-only
 }
 
 web_demo_e2e() {
@@ -157,7 +150,9 @@ if [ "$SETUP_OK" = 1 ]; then
   stage "cargo build wasm32 (engine, host-wasm)" \
     cargo build --target wasm32-unknown-unknown -p engine -p host-wasm
   stage "cargo test wasm32 host-wasm (Node + headless Chromium)" \
-    cargo test --target wasm32-unknown-unknown -p host-wasm
+    cargo test --target wasm32-unknown-unknown -p host-wasm --lib --test node --test browser
+  stage "contract scenarios on wasm/IndexedDB (headless Chromium)" \
+    cargo test --target wasm32-unknown-unknown -p host-wasm --test contract
   if [ "$NPM_OK" = 1 ]; then
     if stage "web-demo release build (cargo + wasm-bindgen + wasm-opt)" build_web_demo; then
       stage "web-demo end-to-end (playwright-core + chromium)" web_demo_e2e
@@ -170,7 +165,7 @@ if [ "$SETUP_OK" = 1 ]; then
   fi
 else
   for s in "cargo clippy host-wasm (wasm32)" "cargo build wasm32" "cargo test wasm32" \
-    "web-demo release build" "web-demo end-to-end"; do
+    "contract scenarios on wasm/IndexedDB" "web-demo release build" "web-demo end-to-end"; do
     skip "$s" "toolchain setup failed"
   done
 fi

@@ -1,0 +1,100 @@
+// Benchmark of host-wasm in the browser (see bench.html; printed by scripts/bench.sh).
+import init, { openSite, deleteSite } from "./pkg/host_wasm.js";
+
+const BASE = "http://localhost:8080";
+const AUTH = "Basic " + btoa("admin:secret");
+const out = document.getElementById("out");
+const lines = [];
+const log = (s) => {
+  lines.push(s);
+  out.textContent = lines.join("\n");
+};
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const req = (site, method, path, body) =>
+  site.fetch(
+    new Request(BASE + path, {
+      method,
+      headers: { Accept: "application/json", Authorization: AUTH, ...(body ? { "Content-Type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    }),
+  );
+async function ok(respPromise, want) {
+  const r = await respPromise;
+  if (r.status !== want) throw new Error(`expected ${want}, got ${r.status}: ${await r.text()}`);
+  await r.arrayBuffer();
+  return r;
+}
+
+const results = {};
+async function main() {
+  const t0 = performance.now();
+  await init();
+  results.wasm_init_ms = performance.now() - t0;
+  log(`wasm init (fetch + compile + instantiate): ${results.wasm_init_ms.toFixed(1)} ms`);
+
+  const name = `bench-${Date.now()}`;
+  let site = await openSite(name, { baseUrl: BASE, adminPassword: "secret" });
+  const FOLDERS = 10;
+  for (let f = 0; f < FOLDERS; f++) await ok(req(site, "POST", "/", { "@type": "Folder", id: `f${f}`, title: `Folder ${f}` }), 201);
+  let count = FOLDERS;
+  const seedTo = async (n) => {
+    const t = performance.now();
+    const start = count;
+    while (count < n) {
+      const f = count % FOLDERS;
+      await ok(req(site, "POST", `/f${f}`, { "@type": "Page", id: `p${count}`, title: `Page ${count}`, description: "seed" }), 201);
+      count++;
+    }
+    log(`seeded ${n - start} objects in ${((performance.now() - t) / 1000).toFixed(1)} s (${((performance.now() - t) / (n - start)).toFixed(2)} ms per POST)`);
+  };
+
+  for (const n of [1000, 10000]) {
+    await seedTo(n);
+    site.close();
+    site.free();
+    const opens = [];
+    for (let i = 0; i < 5; i++) {
+      const t = performance.now();
+      const s = await openSite(name, { baseUrl: BASE });
+      opens.push(performance.now() - t);
+      s.close();
+      s.free();
+    }
+    site = await openSite(name, { baseUrl: BASE });
+    // warm up auth (the first Basic check runs argon2; later ones hit the engine's cache)
+    await ok(req(site, "GET", "/f1/p11"), 200);
+    const gets = [];
+    for (let i = 0; i < 50; i++) {
+      const t = performance.now();
+      const k = 10 + ((i * 7919) % (n - 10)); // page p<k> lives in folder f<k % FOLDERS>
+      await ok(req(site, "GET", `/f${k % FOLDERS}/p${k}`), 200);
+      gets.push(performance.now() - t);
+    }
+    const posts = [];
+    for (let i = 0; i < 30; i++) {
+      const t = performance.now();
+      await ok(req(site, "POST", `/f${i % FOLDERS}`, { "@type": "Page", title: `Bench ${n} ${i}` }), 201);
+      posts.push(performance.now() - t);
+      count++;
+    }
+    results[n] = { open_ms: median(opens), get_ms: median(gets), post_ms: median(posts) };
+    log(`${n} objects: cold open ${median(opens).toFixed(1)} ms (median of 5), GET ${median(gets).toFixed(2)} ms (median of 50), POST ${median(posts).toFixed(2)} ms (median of 30)`);
+  }
+  site.close();
+  site.free();
+  await deleteSite(name);
+}
+
+main()
+  .then(() => {
+    document.body.dataset.done = "1";
+    window.benchResults = results;
+  })
+  .catch((e) => {
+    log(`FAILED: ${e.message || e}`);
+    document.body.dataset.done = "error";
+  });
