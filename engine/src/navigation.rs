@@ -139,9 +139,17 @@ pub fn breadcrumbs(
     ctx: &Ctx<'_>,
     context: &ContentRecord,
 ) -> Result<(ContentRecord, Vec<ContentRecord>)> {
-    let root = multilingual::navigation_root(ctx, context)?;
     let mut chain = tree::ancestors(ctx, context)?;
     chain.push(context.clone());
+    // The root is on the chain: the deepest language root folder, else the site root.
+    let s = multilingual::settings(ctx)?;
+    let root = chain
+        .iter()
+        .rev()
+        .find(|r| s.root_language(&r.uid).is_some())
+        .or_else(|| chain.first())
+        .cloned()
+        .unwrap_or_else(|| context.clone());
     let mut items = Vec::new();
     for (i, rec) in chain.iter().enumerate() {
         let below_root = rec.path.len() > root.path.len()
