@@ -200,7 +200,8 @@ pub fn post(
             String::from_utf8(req.body.clone())
                 .map_err(|_| EngineError::bad_request("The CSV file is not valid UTF-8"))?
         } else {
-            multipart_file(&content_type, &req.body)?
+            // The boundary is case-sensitive: take it from the header as sent, not lowercased.
+            multipart_file(req.header_value("content-type").unwrap_or(""), &req.body)?
         };
         parse_csv(ctx, &text, now)?
     } else {
@@ -279,7 +280,12 @@ fn parse_csv(
 fn multipart_file(content_type: &str, body: &[u8]) -> Result<String> {
     let boundary = content_type
         .split(';')
-        .filter_map(|p| p.trim().strip_prefix("boundary="))
+        .filter_map(|p| {
+            let p = p.trim();
+            p.get(..9)
+                .filter(|k| k.eq_ignore_ascii_case("boundary="))
+                .map(|_| &p[9..])
+        })
         .next()
         .map(|b| b.trim_matches('"').to_string())
         .ok_or_else(|| EngineError::bad_request("multipart/form-data without a boundary"))?;
@@ -336,4 +342,16 @@ pub fn delete(
         aliases::remove(ctx, &p)?;
     }
     Ok(Response::empty(204))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multipart_boundaries_keep_their_case() {
+        let body = "--AbC\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\n/a,/b\r\n--AbC--\r\n";
+        let file = multipart_file("multipart/form-data; Boundary=AbC", body.as_bytes()).unwrap();
+        assert_eq!(file, "/a,/b");
+    }
 }
