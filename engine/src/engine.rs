@@ -204,10 +204,18 @@ impl<S: Store> Engine<S> {
         let head = req.method == crate::http::Method::Head;
         let mut resp = match self.try_handle(&req) {
             Ok(r) => r,
-            Err(e) => e.into_response(),
+            Err(e) => {
+                let context = api::Route::parse(&req)
+                    .ok()
+                    .map(|r| format!("{}{}", req.base_url.trim_end_matches('/'), r.object_path));
+                e.into_response_at(context.as_deref())
+            }
         };
         if head {
+            // HEAD answers what GET would, without the body; the length is still announced.
+            let len = resp.body.len().to_string();
             resp.body.clear();
+            resp = resp.with_header("Content-Length", &len);
         }
         resp
     }

@@ -140,7 +140,17 @@ impl EngineError {
 
     /// The complete HTTP response for this error.
     pub fn into_response(self) -> Response {
-        let mut resp = Response::json(self.status(), &self.body());
+        self.into_response_at(None)
+    }
+
+    /// The complete HTTP response for this error, naming `context` (the URL of the object the
+    /// request addressed) in 401 bodies, as the reference does.
+    pub fn into_response_at(self, context: Option<&str>) -> Response {
+        let mut body = self.body();
+        if let (EngineError::Unauthorized(_), Some(c)) = (&self, context) {
+            body["context"] = Value::String(c.to_string());
+        }
+        let mut resp = Response::json(self.status(), &body);
         match &self {
             EngineError::MethodNotAllowed { allowed, .. } => {
                 resp = resp.with_header("Allow", &allowed.join(", "));

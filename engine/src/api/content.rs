@@ -511,8 +511,12 @@ fn resort(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Value) -> Result
     let kids = tree::children(ctx, &folder.uid, 0, usize::MAX)?;
     let mut keyed = Vec::with_capacity(kids.len());
     for k in &kids {
-        let v = serialize::catalog_value(ctx, k, on)?
-            .ok_or_else(|| EngineError::bad_request(format!("'sort.on': cannot sort on '{on}'")))?;
+        let v = match on {
+            "sortable_title" => Some(json!(k.title().to_lowercase())),
+            "getObjPositionInParent" => Some(json!(k.pos)),
+            _ => serialize::catalog_value(ctx, k, on)?,
+        }
+        .ok_or_else(|| EngineError::bad_request(format!("'sort.on': cannot sort on '{on}'")))?;
         keyed.push((sort_key(&v), k.uid.clone()));
     }
     keyed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -539,7 +543,7 @@ fn sort_key(v: &Value) -> String {
 /// DELETE `<path>`: remove the object and everything below it; 204.
 pub fn delete(
     ctx: &mut Ctx<'_>,
-    _req: &Request,
+    req: &Request,
     _route: &Route,
     obj: ContentRecord,
 ) -> Result<Response> {
@@ -547,6 +551,10 @@ pub fn delete(
         return Err(EngineError::bad_request("The site root cannot be deleted"));
     }
     ctx.require(Permission::Delete, &obj)?;
+    // A locked object, or a folder holding one, is deleted only with the lock's token.
+    for member in tree::subtree(ctx, &obj)? {
+        crate::locking::check_can_change(ctx, req, &member)?;
+    }
     for rec in tree::remove_subtree(ctx, &obj)? {
         ctx.emit(Event::Removed {
             uid: rec.uid,

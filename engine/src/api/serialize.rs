@@ -115,7 +115,9 @@ fn full_with(
     out.insert("type_title".into(), json!(ty.title));
     let lock = crate::locking::current(ctx, obj)?;
     out.insert("lock".into(), crate::locking::info(ctx, lock.as_ref()));
-    out.insert("version".into(), json!("current"));
+    if !obj.is_root() {
+        out.insert("version".into(), json!("current"));
+    }
     if ty.field("changeNote").is_some() {
         out.insert("versioning_enabled".into(), json!(true));
     }
@@ -130,9 +132,11 @@ fn full_with(
             None => json!({}),
         },
     );
-    let (prev, next) = neighbours(ctx, obj, parent.as_ref())?;
-    out.insert("previous_item".into(), prev);
-    out.insert("next_item".into(), next);
+    if parent.is_some() {
+        let (prev, next) = neighbours(ctx, obj, parent.as_ref())?;
+        out.insert("previous_item".into(), prev);
+        out.insert("next_item".into(), next);
+    }
 
     if ty.folderish && with_items {
         let fields = listing.query.all("metadata_fields");
