@@ -58,11 +58,14 @@ pub enum SiteInit {
 /// Login of the admin user created on first start.
 pub const ADMIN_LOGIN: &str = "admin";
 
-/// Create the site unless the store has one. The admin password is `admin_password` when given
+/// Create the site unless the store has one, with `profiles` installed and `languages` (the first
+/// is the default; empty means English only). The admin password is `admin_password` when given
 /// (and not empty), else a random one that is returned so the caller can show it once.
 pub fn ensure_site(
     engine: &Engine<SqliteStore>,
     admin_password: Option<String>,
+    profiles: &[String],
+    languages: &[String],
 ) -> Result<SiteInit, ServerError> {
     if engine.site_exists().map_err(ServerError::Engine)? {
         return Ok(SiteInit::Existing);
@@ -73,6 +76,8 @@ pub fn ensure_site(
     };
     let mut setup = SiteSetup::new(&password);
     setup.admin_login = ADMIN_LOGIN.to_string();
+    setup.profiles = profiles.to_vec();
+    setup.languages = languages.to_vec();
     engine.create_site(&setup).map_err(ServerError::SiteSetup)?;
     Ok(SiteInit::Created {
         generated_password: generated.then_some(password),

@@ -63,6 +63,18 @@ struct Cli {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = SyncMode::Full)]
     sync: SyncMode,
 
+    /// Install a profile: `multilingual` (translations between the site's languages) or
+    /// `multilingual-content` (the same, plus one language root folder `/<code>/` per language,
+    /// each a navigation root). Repeatable. Applied when the site is created and, on an existing
+    /// site, at every start (installing is idempotent), so adding the flag later enables it.
+    #[arg(long = "profile", value_name = "PROFILE", value_parser = ["multilingual", "multilingual-content"])]
+    profiles: Vec<String>,
+
+    /// The site's languages, comma-separated, the first being the default (e.g. `en,de`). Used
+    /// with `--profile`; without it a new site is English only.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    languages: Vec<String>,
+
     /// FOR CONTRACT TESTS ONLY — NEVER IN PRODUCTION: fixed clock (movable over HTTP via
     /// @test-clock), predictable ids and secrets, weak password hashing.
     #[arg(long)]
@@ -127,8 +139,26 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         "database open"
     );
 
-    match ensure_site(&engine, std::env::var("ADMIN_PASSWORD").ok())? {
-        SiteInit::Existing => {}
+    let languages: Vec<String> = cli
+        .languages
+        .iter()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    match ensure_site(
+        &engine,
+        std::env::var("ADMIN_PASSWORD").ok(),
+        &cli.profiles,
+        &languages,
+    )? {
+        SiteInit::Existing => {
+            if !cli.profiles.is_empty() || !languages.is_empty() {
+                engine
+                    .configure_languages(&cli.profiles, &languages)
+                    .map_err(ServerError::SiteSetup)?;
+                info!(profiles = ?cli.profiles, languages = ?languages, "profiles applied to the existing site");
+            }
+        }
         SiteInit::Created {
             generated_password: None,
         } => info!(

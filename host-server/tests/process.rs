@@ -52,9 +52,15 @@ struct Server {
 /// Start the binary on a free port with `data` as its data directory and wait for its
 /// `listening on` line. `admin_password: None` leaves ADMIN_PASSWORD unset.
 fn start(data: &Path, log: &Path, admin_password: Option<&str>) -> Server {
+    start_with(data, log, admin_password, &[])
+}
+
+/// [`start`] with extra command-line arguments.
+fn start_with(data: &Path, log: &Path, admin_password: Option<&str>, extra: &[&str]) -> Server {
     let mut cmd = Command::new(BIN);
     cmd.args(["--listen", "127.0.0.1:0", "--log", "info", "--data"])
         .arg(data)
+        .args(extra)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -335,4 +341,65 @@ fn help_documents_every_option() {
     ] {
         assert!(help.contains(opt), "--help lacks {opt}:\n{help}");
     }
+}
+
+fn item_ids(server: &Server, token: &str, path: &str) -> Vec<String> {
+    let (status, body) = server.request("GET", path, Some(token), None);
+    assert_eq!(status, 200, "{body}");
+    body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            i["@id"]
+                .as_str()
+                .unwrap()
+                .trim_start_matches(&server.base)
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn profile_flags_make_a_multilingual_site_new_or_existing() {
+    let args = ["--profile", "multilingual-content", "--languages", "en,de"];
+    // A new site created with the profile has one language root per language.
+    let tmp = TempDir::new("profile-new");
+    let log = tmp.0.join("server.log");
+    let server = start_with(&tmp.data(), &log, Some("pw"), &args);
+    let token = server.login("pw");
+    assert_eq!(item_ids(&server, &token, "/"), vec!["/en", "/de"]);
+    let (status, navroot) = server.request("GET", "/de/@navroot", Some(&token), None);
+    assert_eq!(status, 200, "{navroot}");
+    assert_eq!(navroot["navroot"]["@id"], format!("{}/de", server.base));
+    drop(server);
+
+    // An existing plain site gets the profile when restarted with the flags, once.
+    let tmp = TempDir::new("profile-existing");
+    let log = tmp.0.join("server.log");
+    let server = start(&tmp.data(), &log, Some("pw"));
+    let token = server.login("pw");
+    assert!(item_ids(&server, &token, "/").is_empty());
+    drop(server);
+    for _ in 0..2 {
+        let server = start_with(&tmp.data(), &log, None, &args);
+        let token = server.login("pw");
+        assert_eq!(item_ids(&server, &token, "/"), vec!["/en", "/de"]);
+    }
+}
+
+#[test]
+fn unknown_profile_is_a_usage_error() {
+    let out = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--profile", "nonsense"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("nonsense") && stderr.contains("multilingual-content"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("listening on"));
 }
