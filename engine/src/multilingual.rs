@@ -766,3 +766,43 @@ impl Subscriber for TranslationSubscriber {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn language_codes_are_checked_and_lower_cased() {
+        assert_eq!(parse_code(&json!("DE"), "x").unwrap(), "de");
+        assert_eq!(parse_code(&json!({"token": "es"}), "x").unwrap(), "es");
+        assert_eq!(parse_code(&json!("pt-BR"), "x").unwrap(), "pt-br");
+        let e = parse_code(&json!("xx"), "available_languages").unwrap_err();
+        assert_eq!(e.status(), 400);
+        assert!(e.to_string().contains("xx"));
+        assert!(parse_code(&json!(3), "x").is_err());
+        assert!(parse_code(&json!({"title": "English"}), "x").is_err());
+    }
+
+    #[test]
+    fn language_roots_count_only_while_multilingual() {
+        let mut s = LanguageSettings {
+            available_languages: vec!["en".into(), "de".into()],
+            default_language: "en".into(),
+            profiles: vec![PROFILE_MULTILINGUAL_CONTENT.into()],
+            language_roots: [("de".to_string(), "u-de".to_string())].into(),
+        };
+        // The content profile alone (without the base profile) is not multilingual.
+        assert!(!s.is_multilingual());
+        assert_eq!(s.root_language("u-de"), None);
+        s.profiles.push(PROFILE_MULTILINGUAL.into());
+        assert_eq!(s.root_language("u-de"), Some("de"));
+        assert_eq!(s.root_language("u-en"), None);
+        assert!(s.is_available("de") && !s.is_available("fr"));
+    }
+
+    #[test]
+    fn profiles_are_known_by_id() {
+        assert!(is_profile("multilingual") && is_profile("multilingual-content"));
+        assert!(!is_profile("plone.app.multilingual:default"));
+    }
+}
