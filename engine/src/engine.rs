@@ -13,7 +13,7 @@ use crate::http::{Request, Response};
 use crate::keys;
 use crate::model::TypeRegistry;
 use crate::site::{self, SiteSetup};
-use crate::store::Store;
+use crate::store::{Savepoint, Store, StoreError};
 use crate::workflow::Workflows;
 
 /// How an engine is set up. Production hosts use [`EngineOptions::production`]; tests use
@@ -201,26 +201,65 @@ impl<S: Store> Engine<S> {
     /// Answer one request. Never panics on client input; every failure is a JSON error response,
     /// and a failed request changes nothing.
     pub fn handle(&self, req: Request) -> Response {
-        let head = req.method == crate::http::Method::Head;
-        let mut resp = match self.try_handle(&req) {
-            Ok(r) => r,
-            Err(e) => {
-                let context = api::Route::parse(&req)
-                    .ok()
-                    .map(|r| format!("{}{}", req.base_url.trim_end_matches('/'), r.object_path));
-                e.into_response_at(context.as_deref())
-            }
-        };
-        if head {
-            // HEAD answers what GET would, without the body; the length is still announced.
-            let len = resp.body.len().to_string();
-            resp.body.clear();
-            resp = resp.with_header("Content-Length", &len);
-        }
-        resp
+        let result = self.try_handle(&req);
+        finish(&req, result)
     }
 
-    fn try_handle(&self, req: &Request) -> Result<Response> {
+    /// Whether `req` would run in the write transaction (a host may route such requests to
+    /// [`Engine::handle_group`]). A request that fails before it reaches an endpoint (unknown
+    /// endpoint, wrong method, bad path) does not write.
+    pub fn writes(&self, req: &Request) -> bool {
+        api::Route::parse(req)
+            .and_then(|route| api::lookup(&route, &req.method, &self.core, &req.base_url))
+            .is_ok_and(|endpoint| endpoint.writes)
+    }
+
+    /// Answer several requests in ONE write transaction (group commit): each runs exactly as
+    /// [`Engine::handle`] would, in order, inside its own [`Savepoint`], so a failing request
+    /// undoes only its own writes and later requests see the writes of earlier ones. The store
+    /// commits once at the end; only then are the answers valid. If that commit fails, every
+    /// request that had succeeded answers with the storage error instead (none of the group's
+    /// writes happened). Requests that do not write ([`Engine::writes`]) are answered from their
+    /// own read transaction, outside the group.
+    ///
+    /// Hosts use this to pay for one durable commit (one fsync) per group of concurrent writes
+    /// instead of one per request, and to load data in bulk through the API itself.
+    pub fn handle_group(&self, reqs: &[Request]) -> Vec<Response> {
+        let mut outer = match self.store.begin_write() {
+            Ok(t) => t,
+            Err(e) => {
+                let e = EngineError::from(e);
+                return reqs
+                    .iter()
+                    .map(|r| finish(r, Err(clone_store_error(&e))))
+                    .collect();
+            }
+        };
+        let mut results: Vec<(Result<Response>, bool)> = Vec::with_capacity(reqs.len());
+        for req in reqs {
+            let result = self.prepare(req).and_then(|(route, endpoint)| {
+                if endpoint.writes {
+                    let txn = Txn::Write(Box::new(Savepoint::new(outer.as_mut())));
+                    self.run(req, &route, &endpoint, txn)
+                } else {
+                    let txn = Txn::Read(self.store.begin_read()?);
+                    self.run(req, &route, &endpoint, txn)
+                }
+            });
+            let ok = result.is_ok();
+            results.push((result, ok));
+        }
+        let committed = outer.commit().map_err(EngineError::from);
+        reqs.iter()
+            .zip(results)
+            .map(|(req, (result, ok))| match (&committed, ok) {
+                (Err(e), true) => finish(req, Err(clone_store_error(e))),
+                _ => finish(req, result),
+            })
+            .collect()
+    }
+
+    fn prepare(&self, req: &Request) -> Result<(api::Route, api::Endpoint)> {
         if req.body.len() > self.core.options.max_body_bytes {
             return Err(EngineError::PayloadTooLarge {
                 size: req.body.len(),
@@ -229,18 +268,65 @@ impl<S: Store> Engine<S> {
         }
         let route = api::Route::parse(req)?;
         let endpoint = api::lookup(&route, &req.method, &self.core, &req.base_url)?;
+        Ok((route, endpoint))
+    }
+
+    fn try_handle(&self, req: &Request) -> Result<Response> {
+        let (route, endpoint) = self.prepare(req)?;
         let txn = if endpoint.writes {
             Txn::Write(self.store.begin_write()?)
         } else {
             Txn::Read(self.store.begin_read()?)
         };
+        self.run(req, &route, &endpoint, txn)
+    }
+
+    /// Authenticate, dispatch, deliver events and commit `txn`.
+    fn run(
+        &self,
+        req: &Request,
+        route: &api::Route,
+        endpoint: &api::Endpoint,
+        txn: Txn<'_>,
+    ) -> Result<Response> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
         ctx.principal = crate::auth::authenticate(&ctx, req)?;
-        let resp = api::dispatch(&mut ctx, req, &route, &endpoint)?;
+        let resp = api::dispatch(&mut ctx, req, route, endpoint)?;
         if ctx.is_write() {
             crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
         }
         ctx.commit()?;
         Ok(resp)
     }
+}
+
+/// The response for `req` given the outcome of running it: errors become their JSON answers,
+/// HEAD loses its body (keeping the announced length).
+fn finish(req: &Request, result: Result<Response>) -> Response {
+    let mut resp = match result {
+        Ok(r) => r,
+        Err(e) => {
+            let context = api::Route::parse(req)
+                .ok()
+                .map(|r| format!("{}{}", req.base_url.trim_end_matches('/'), r.object_path));
+            e.into_response_at(context.as_deref())
+        }
+    };
+    if req.method == crate::http::Method::Head {
+        // HEAD answers what GET would, without the body; the length is still announced.
+        let len = resp.body.len().to_string();
+        resp.body.clear();
+        resp = resp.with_header("Content-Length", &len);
+    }
+    resp
+}
+
+/// The same storage failure again (for every request of a group whose commit failed).
+fn clone_store_error(e: &EngineError) -> EngineError {
+    EngineError::Store(match e {
+        EngineError::Store(StoreError::QuotaExceeded(t)) => StoreError::QuotaExceeded(t.clone()),
+        EngineError::Store(StoreError::Backend(t)) => StoreError::Backend(t.clone()),
+        EngineError::Store(StoreError::Misuse(t)) => StoreError::Misuse(t.clone()),
+        other => StoreError::Backend(other.to_string()),
+    })
 }

@@ -14,9 +14,11 @@
 
 mod memory;
 mod overlay;
+mod savepoint;
 
 pub use memory::MemStore;
 pub use overlay::Overlay;
+pub use savepoint::Savepoint;
 
 /// A storage failure (I/O, corruption, quota, ...). Surfaces to clients as a 500/503 error.
 #[derive(Debug, thiserror::Error)]
