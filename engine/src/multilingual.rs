@@ -574,6 +574,11 @@ pub fn link(ctx: &mut Ctx<'_>, obj: &ContentRecord, target: &ContentRecord) -> R
             "An object cannot be linked as a translation of itself",
         ));
     }
+    if obj.is_root() || target.is_root() {
+        return Err(EngineError::bad_request(
+            "The site root is not translatable; it cannot be linked as a translation",
+        ));
+    }
     let la = checked_language(ctx, &s, obj)?.to_string();
     let lb = checked_language(ctx, &s, target)?.to_string();
     if la == lb {
