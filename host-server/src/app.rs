@@ -21,6 +21,10 @@ use tracing::Level;
 
 use crate::error::ServerError;
 
+mod group;
+
+use group::GroupCommitter;
+
 /// How the HTTP layer behaves (the part of the command line that concerns requests).
 #[derive(Debug, Clone, Default)]
 pub struct Config {
@@ -74,6 +78,8 @@ impl Config {
 struct AppState<S: Store> {
     engine: Arc<Engine<S>>,
     public_url: Option<String>,
+    /// Write requests go here (group commit); reads run on tokio's blocking pool.
+    writer: GroupCommitter,
 }
 
 impl<S: Store> Clone for AppState<S> {
@@ -81,20 +87,27 @@ impl<S: Store> Clone for AppState<S> {
         AppState {
             engine: self.engine.clone(),
             public_url: self.public_url.clone(),
+            writer: self.writer.clone(),
         }
     }
 }
 
 /// The complete HTTP application: every request goes to `engine`.
 ///
+/// Write requests are answered by one writer thread in groups that share a single commit (see
+/// [`Engine::handle_group`]); it stops when the router is dropped. Panics if that thread cannot be
+/// started (the OS refuses to create a thread).
+///
 /// `cfg` should have passed [`Config::validated`]; an unusable CORS origin is skipped with a warning.
 pub fn app<S>(engine: Arc<Engine<S>>, cfg: Config) -> Router
 where
     S: Store + Send + Sync + 'static,
 {
+    let writer = GroupCommitter::start(engine.clone()).expect("cannot start the writer thread");
     let state = AppState {
         engine,
         public_url: cfg.public_url.map(|u| u.trim_end_matches('/').to_string()),
+        writer,
     };
     let mut router = Router::new()
         .fallback(handle::<S>)
@@ -200,6 +213,9 @@ where
         body,
         base_url,
     };
+    if !request.method.is_safe() && state.engine.writes(&request) {
+        return to_http(state.writer.submit(request).await);
+    }
     let engine = state.engine.clone();
     match tokio::task::spawn_blocking(move || engine.handle(request)).await {
         Ok(resp) => to_http(resp),
