@@ -74,8 +74,12 @@ export interface OpenSiteOptions {
   language?: string;
   /** Fixed clock, seeded ids, cheap password hashing: byte-identical answers for tests. Default false. */
   deterministic?: boolean;
-  /** Reserved for configuration profiles (e.g. multilingual); only `"default"` for now. */
-  profile?: string;
+  /** Profiles to install: `"multilingual"` (translations between the site's languages) or
+   *  `"multilingual-content"` (the same plus one language root folder `/<code>/` per language).
+   *  Applied when the site is created and, on an existing site, at every open (idempotent). */
+  profiles?: ("multilingual" | "multilingual-content")[];
+  /** The site's languages, the first being the default (e.g. `["en", "de"]`); used with `profiles`. */
+  languages?: string[];
   /** `"indexeddb"` (default) persists; `"memory"` keeps everything in memory (tests, Node). */
   storage?: "indexeddb" | "memory";
 }
@@ -97,8 +101,10 @@ pub struct OpenOptions {
     pub language: Option<String>,
     /// Deterministic engine options (tests).
     pub deterministic: bool,
-    /// Reserved.
-    pub profile: Option<String>,
+    /// Profiles to install (`multilingual`, `multilingual-content`).
+    pub profiles: Vec<String>,
+    /// The site's languages, the first being the default.
+    pub languages: Vec<String>,
     /// `indexeddb` or `memory`.
     pub storage: Option<String>,
 }
@@ -171,13 +177,14 @@ pub async fn delete_site(name: String) -> Result<(), JsValue> {
 impl Site {
     /// Open (see [`open_site`]) with parsed options.
     pub async fn open(name: String, opts: OpenOptions) -> Result<Site, JsValue> {
-        match opts.profile.as_deref() {
-            None | Some("") | Some("default") => {}
-            Some(p) => {
-                return Err(js_err(format!(
-                    "openSite: profile {p:?} is not supported yet"
-                )))
-            }
+        if let Some(p) = opts
+            .profiles
+            .iter()
+            .find(|p| !engine::multilingual::is_profile(p))
+        {
+            return Err(js_err(format!(
+                "openSite: unknown profile {p:?} (use \"multilingual\" or \"multilingual-content\")"
+            )));
         }
         let persistent = match opts.storage.as_deref() {
             None | Some("indexeddb") => true,
@@ -258,7 +265,24 @@ impl Site {
                 .site_exists()
                 .map_err(|e| js_err(format!("openSite: {e}")))?
             {
-                return Ok(());
+                if opts.profiles.is_empty() && opts.languages.is_empty() {
+                    return Ok(());
+                }
+                let configured = inner
+                    .engine
+                    .configure_languages(&opts.profiles, &opts.languages);
+                match inner.persist().await {
+                    Ok(()) => {
+                        configured.map_err(|e| {
+                            js_err(format!("openSite: cannot apply the profiles: {e}"))
+                        })?;
+                        return Ok(());
+                    }
+                    Err(idb::WriteError::Conflict) => continue,
+                    Err(idb::WriteError::Store(e)) => {
+                        return Err(js_err(format!("openSite: cannot save the profiles: {e}")))
+                    }
+                }
             }
             let Some(password) = opts.admin_password.as_deref().filter(|p| !p.is_empty()) else {
                 return Err(js_err(
@@ -275,6 +299,8 @@ impl Site {
             if let Some(l) = &opts.language {
                 setup.language = l.clone();
             }
+            setup.profiles = opts.profiles.clone();
+            setup.languages = opts.languages.clone();
             let created = inner.engine.create_site(&setup);
             match inner.persist().await {
                 Ok(()) => {

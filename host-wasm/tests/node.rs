@@ -114,3 +114,32 @@ async fn open_errors_are_clear() {
         .expect("a new site needs an admin password");
     assert!(err.contains("adminPassword"), "{err}");
 }
+
+#[wasm_bindgen_test]
+async fn profiles_in_the_open_options_make_a_multilingual_site() {
+    let mut opts = options("memory");
+    opts.profiles = vec!["multilingual-content".into()];
+    opts.languages = vec!["en".into(), "de".into()];
+    let site = open(&unique("node-ml"), opts).await;
+    let r = call(&site, "GET", "/", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let ids: Vec<&str> = r.body["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["@id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        vec!["http://localhost:8080/en", "http://localhost:8080/de"]
+    );
+    let r = call(&site, "GET", "/de/@navroot", None, true).await;
+    assert_eq!(r.body["navroot"]["@id"], "http://localhost:8080/de");
+
+    let mut bad = options("memory");
+    bad.profiles = vec!["nonsense".into()];
+    match host_wasm::Site::open(unique("node-bad"), bad).await {
+        Ok(_) => panic!("an unknown profile must be refused"),
+        Err(e) => assert!(host_wasm::idb::js_error_text(&e).contains("nonsense")),
+    }
+}
