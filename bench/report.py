@@ -1,0 +1,40 @@
+"""Turn bench/run.sh's rows into the results table (medians over rounds, ratio to the yardstick)."""
+import statistics
+import sys
+
+rows_path, notes_path = sys.argv[1], sys.argv[2]
+runs = {}
+order = []
+for line in open(rows_path):
+    f = line.rstrip("\n").split("\t")
+    if len(f) < 10:
+        continue
+    _round, scenario, conns = f[0], f[1], int(f[2])
+    requests, secs, p50, p99 = int(f[3]), float(f[4]), float(f[5]), float(f[6])
+    status_err, sock_err, peak_kb = int(f[7]), int(f[8]), int(f[9] or 0)
+    key = (scenario, conns)
+    if key not in runs:
+        runs[key] = []
+        order.append(key)
+    runs[key].append((requests / secs, p50, p99, status_err + sock_err, peak_kb))
+
+yard = [r[0] for k, v in runs.items() if k[0].startswith("yardstick") for r in v]
+yard_rps = statistics.median(yard) if yard else float("nan")
+
+print("| scenario | conc. | req/s (median) | vs yardstick | p50 ms | p99 ms | errors | peak RSS MB | rounds |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+for key in order:
+    v = runs[key]
+    rps = statistics.median(r[0] for r in v)
+    p50 = statistics.median(r[1] for r in v)
+    p99 = statistics.median(r[2] for r in v)
+    errors = sum(r[3] for r in v)
+    peak = max(r[4] for r in v) / 1024
+    ratio = f"{100 * rps / yard_rps:.0f}%"
+    print(f"| {key[0]} | {key[1]} | {rps:,.0f} | {ratio} | {p50:.2f} | {p99:.2f} | {errors} | {peak:.0f} | {len(v)} |")
+print()
+print(f"Yardstick median over {len(yard)} runs: {yard_rps:,.0f} req/s "
+      f"(min {min(yard):,.0f}, max {max(yard):,.0f})." if yard else "")
+print()
+for line in open(notes_path):
+    print(f"- {line.rstrip()}")
