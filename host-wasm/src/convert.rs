@@ -22,6 +22,9 @@ fn bad_request(msg: String) -> engine::Response {
 pub fn strip_base_path<'a>(pathname: &'a str, base_path: &str) -> Option<&'a str> {
     let base = base_path.trim_end_matches('/');
     let rest = pathname.strip_prefix(base)?;
+    if rest == "/" {
+        return Some("");
+    }
     if rest.is_empty() || rest.starts_with('/') {
         Some(rest)
     } else {
