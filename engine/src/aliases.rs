@@ -18,7 +18,6 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::model::fields::parse_datetime;
-use crate::store::{prefix_end, Direction};
 use crate::tree;
 
 /// One alias.
@@ -85,12 +84,7 @@ pub fn remove(ctx: &mut Ctx<'_>, path: &str) -> Result<()> {
 pub fn for_target(ctx: &Ctx<'_>, target: &str) -> Result<Vec<Alias>> {
     let prefix = keys::alias_target_prefix(target);
     let mut out = Vec::new();
-    for (k, _) in ctx.scan(
-        &prefix,
-        &prefix_end(&prefix),
-        Direction::Forward,
-        usize::MAX,
-    )? {
+    for (k, _) in ctx.scan_prefix(&prefix)? {
         let path = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
         if let Some(a) = get(ctx, &path)? {
             out.push(a);
@@ -101,11 +95,7 @@ pub fn for_target(ctx: &Ctx<'_>, target: &str) -> Result<Vec<Alias>> {
 
 /// Every alias, by path.
 pub fn all(ctx: &Ctx<'_>) -> Result<Vec<Alias>> {
-    let end = prefix_end(keys::ALIAS_PREFIX);
-    ctx.scan(keys::ALIAS_PREFIX, &end, Direction::Forward, usize::MAX)?
-        .into_iter()
-        .map(|(_, v)| Ok(serde_json::from_slice(&v)?))
-        .collect()
+    ctx.values_with_prefix(keys::ALIAS_PREFIX)
 }
 
 /// Add a manual alias after checking it: the path must not be an object or an alias already, and

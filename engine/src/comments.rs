@@ -16,7 +16,6 @@ use crate::events::{Event, Subscriber};
 use crate::keys;
 use crate::model::ContentRecord;
 use crate::security::Permission;
-use crate::store::{prefix_end, Direction};
 use crate::tree;
 
 /// Longest comment text accepted (characters).
@@ -74,16 +73,7 @@ pub fn can_manage(ctx: &Ctx<'_>, obj: &ContentRecord, c: &Comment) -> Result<boo
 
 /// Every comment of `uid`, oldest first.
 pub fn list(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<Comment>> {
-    let prefix = keys::comments_prefix(uid);
-    ctx.scan(
-        &prefix,
-        &prefix_end(&prefix),
-        Direction::Forward,
-        usize::MAX,
-    )?
-    .into_iter()
-    .map(|(_, v)| Ok(serde_json::from_slice(&v)?))
-    .collect()
+    ctx.values_with_prefix(&keys::comments_prefix(uid))
 }
 
 /// The comment `comment_id` of `obj`, or a 404.
@@ -139,10 +129,8 @@ pub fn add(
     in_reply_to: Option<String>,
     text: String,
 ) -> Result<Comment> {
-    let prefix = keys::comments_prefix(&obj.uid);
-    let last = ctx.scan(&prefix, &prefix_end(&prefix), Direction::Reverse, 1)?;
-    let seq = match last.first() {
-        Some((_, v)) => serde_json::from_slice::<Comment>(v)?.seq + 1,
+    let seq = match ctx.last_with_prefix(&keys::comments_prefix(&obj.uid))? {
+        Some((_, v)) => serde_json::from_slice::<Comment>(&v)?.seq + 1,
         None => 0,
     };
     let login = ctx.principal.login().unwrap_or("").to_string();
@@ -209,15 +197,7 @@ impl Subscriber for CommentsSubscriber {
 
     fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()> {
         if let Event::Removed { uid, .. } = event {
-            let prefix = keys::comments_prefix(uid);
-            for (k, _) in ctx.scan(
-                &prefix,
-                &prefix_end(&prefix),
-                Direction::Forward,
-                usize::MAX,
-            )? {
-                ctx.delete(&k)?;
-            }
+            ctx.delete_prefix(&keys::comments_prefix(uid))?;
         }
         Ok(())
     }

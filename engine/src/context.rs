@@ -9,7 +9,7 @@ use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::model::{ContentRecord, ContentType};
 use crate::security::{roles_for, Permission, Principal};
-use crate::store::{Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
+use crate::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
 use crate::tree;
 
 /// The transaction of a request: read-only for safe methods, read-write otherwise.
@@ -79,6 +79,35 @@ impl<'a> Ctx<'a> {
         limit: usize,
     ) -> Result<Vec<KeyValue>> {
         Ok(self.reader().scan(start, end, dir, limit)?)
+    }
+
+    /// Every pair whose key starts with `prefix`, in key order.
+    pub fn scan_prefix(&self, prefix: &[u8]) -> Result<Vec<KeyValue>> {
+        self.scan(prefix, &prefix_end(prefix), Direction::Forward, usize::MAX)
+    }
+
+    /// The last pair (in key order) whose key starts with `prefix`.
+    pub fn last_with_prefix(&self, prefix: &[u8]) -> Result<Option<KeyValue>> {
+        Ok(self
+            .scan(prefix, &prefix_end(prefix), Direction::Reverse, 1)?
+            .into_iter()
+            .next())
+    }
+
+    /// Every value under `prefix`, decoded as JSON records, in key order.
+    pub fn values_with_prefix<T: DeserializeOwned>(&self, prefix: &[u8]) -> Result<Vec<T>> {
+        self.scan_prefix(prefix)?
+            .into_iter()
+            .map(|(_, v)| Ok(serde_json::from_slice(&v)?))
+            .collect()
+    }
+
+    /// Delete every key that starts with `prefix`.
+    pub fn delete_prefix(&mut self, prefix: &[u8]) -> Result<()> {
+        for (k, _) in self.scan_prefix(prefix)? {
+            self.delete(&k)?;
+        }
+        Ok(())
     }
 
     /// Read and decode a JSON record.

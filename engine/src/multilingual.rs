@@ -350,29 +350,9 @@ fn create_language_root(
     if state.as_deref() == Some("published") {
         fields.insert("effective".into(), json!(iso(&now)));
     }
-    let mut rec = ContentRecord {
-        uid: ctx.new_uid(),
-        id: code.to_string(),
-        path: String::new(),
-        parent: None,
-        type_name: ty.name.clone(),
-        pos: 0,
-        created: now,
-        modified: now,
-        owner: owner.clone(),
-        review_state: state,
-        child_count: 0,
-        next_pos: 0,
-        local_roles: [(owner, vec!["Owner".to_string()])].into(),
-        fields,
-    };
-    tree::insert(ctx, root, &mut rec)?;
-    ctx.emit(Event::Added {
-        uid: rec.uid.clone(),
-        path: rec.path.clone(),
-        type_name: rec.type_name.clone(),
-        change_note: None,
-    });
+    let mut rec = tree::new_record(ctx, ty, code, &owner, fields);
+    rec.review_state = state;
+    tree::add(ctx, root, &mut rec, None)?;
     Ok(rec)
 }
 

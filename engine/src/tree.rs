@@ -126,6 +126,56 @@ pub fn insert(
     save(ctx, parent)
 }
 
+/// A new object of type `ty`, not yet stored: a fresh uid, created and modified now, the initial
+/// state of its workflow, and `owner` holding the `Owner` role on it. [`add`] stores it.
+pub fn new_record(
+    ctx: &Ctx<'_>,
+    ty: &crate::model::ContentType,
+    id: &str,
+    owner: &str,
+    fields: serde_json::Map<String, serde_json::Value>,
+) -> ContentRecord {
+    let now = ctx.now();
+    ContentRecord {
+        uid: ctx.new_uid(),
+        id: id.to_string(),
+        path: String::new(),
+        parent: None,
+        type_name: ty.name.clone(),
+        pos: 0,
+        created: now,
+        modified: now,
+        owner: owner.to_string(),
+        review_state: ty
+            .workflow
+            .as_deref()
+            .and_then(|w| ctx.core.workflows.get(w))
+            .map(|w| w.initial_state.clone()),
+        child_count: 0,
+        next_pos: 0,
+        local_roles: [(owner.to_string(), vec!["Owner".to_string()])].into(),
+        fields,
+    }
+}
+
+/// Store a new object as the last child of `parent` (see [`insert`]) and announce it with an
+/// [`crate::events::Event::Added`] event, which the subscribers (history, workflow, ...) handle.
+pub fn add(
+    ctx: &mut Ctx<'_>,
+    parent: &mut ContentRecord,
+    rec: &mut ContentRecord,
+    change_note: Option<String>,
+) -> Result<()> {
+    insert(ctx, parent, rec)?;
+    ctx.emit(crate::events::Event::Added {
+        uid: rec.uid.clone(),
+        path: rec.path.clone(),
+        type_name: rec.type_name.clone(),
+        change_note,
+    });
+    Ok(())
+}
+
 /// Store the root object of a new site.
 pub fn insert_root(ctx: &mut Ctx<'_>, rec: &ContentRecord) -> Result<()> {
     ctx.put(&keys::path(""), rec.uid.as_bytes())?;

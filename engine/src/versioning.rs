@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::events::{Event, Subscriber};
 use crate::keys;
 use crate::model::{ContentRecord, ContentType};
-use crate::store::{prefix_end, Direction};
+use crate::store::Direction;
 use crate::tree;
 
 /// One stored version.
@@ -55,23 +55,13 @@ pub fn is_versioned(ty: &ContentType) -> bool {
 
 /// The newest version number of `uid`, if it has any.
 pub fn latest(ctx: &Ctx<'_>, uid: &str) -> Result<Option<u32>> {
-    let prefix = keys::versions_prefix(uid);
-    let rows = ctx.scan(&prefix, &prefix_end(&prefix), Direction::Reverse, 1)?;
-    Ok(rows.first().and_then(|(k, _)| keys::trailing_u32(k)))
+    let last = ctx.last_with_prefix(&keys::versions_prefix(uid))?;
+    Ok(last.and_then(|(k, _)| keys::trailing_u32(&k)))
 }
 
 /// Every version of `uid`, oldest first.
 pub fn list(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<VersionRecord>> {
-    let prefix = keys::versions_prefix(uid);
-    ctx.scan(
-        &prefix,
-        &prefix_end(&prefix),
-        Direction::Forward,
-        usize::MAX,
-    )?
-    .into_iter()
-    .map(|(_, v)| Ok(serde_json::from_slice(&v)?))
-    .collect()
+    ctx.values_with_prefix(&keys::versions_prefix(uid))
 }
 
 /// The field values of `uid` as they were at `version` (`None` if there is no such version).
@@ -79,12 +69,7 @@ pub fn fields_at(ctx: &Ctx<'_>, uid: &str, version: u32) -> Result<Option<Map<St
     let prefix = keys::versions_prefix(uid);
     let end = keys::version(uid, version.saturating_add(1));
     let rows = if version == u32::MAX {
-        ctx.scan(
-            &prefix,
-            &prefix_end(&prefix),
-            Direction::Forward,
-            usize::MAX,
-        )?
+        ctx.scan_prefix(&prefix)?
     } else {
         ctx.scan(&prefix, &end, Direction::Forward, usize::MAX)?
     };
@@ -127,16 +112,7 @@ pub fn record(
 
 /// Remove every version of `uid`.
 pub fn remove_all(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
-    let prefix = keys::versions_prefix(uid);
-    for (k, _) in ctx.scan(
-        &prefix,
-        &prefix_end(&prefix),
-        Direction::Forward,
-        usize::MAX,
-    )? {
-        ctx.delete(&k)?;
-    }
-    Ok(())
+    ctx.delete_prefix(&keys::versions_prefix(uid))
 }
 
 /// Records versions on `Added` and `Modified`; drops history, workflow history and the lock of

@@ -127,7 +127,6 @@ use crate::keys;
 use crate::locking;
 use crate::model::ContentRecord;
 use crate::security::Permission;
-use crate::store::{prefix_end, Direction};
 use crate::tree;
 
 /// One entry of an object's workflow history (`w:<uid>:<seq>`).
@@ -159,43 +158,23 @@ pub fn workflow_of<'c>(ctx: &Ctx<'c>, obj: &ContentRecord) -> Result<Option<&'c 
 
 /// `obj`'s workflow history, oldest first.
 pub fn history(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<HistoryEntry>> {
-    let prefix = keys::workflow_history_prefix(uid);
-    ctx.scan(
-        &prefix,
-        &prefix_end(&prefix),
-        Direction::Forward,
-        usize::MAX,
-    )?
-    .into_iter()
-    .map(|(_, v)| Ok(serde_json::from_slice(&v)?))
-    .collect()
+    ctx.values_with_prefix(&keys::workflow_history_prefix(uid))
 }
 
 /// Append to `uid`'s workflow history.
 pub fn append_history(ctx: &mut Ctx<'_>, uid: &str, entry: &HistoryEntry) -> Result<()> {
     let mut entry = entry.clone();
     entry.seq = crate::versioning::next_history_seq(ctx, uid)?;
-    let prefix = keys::workflow_history_prefix(uid);
-    let last = ctx.scan(&prefix, &prefix_end(&prefix), Direction::Reverse, 1)?;
+    let last = ctx.last_with_prefix(&keys::workflow_history_prefix(uid))?;
     let seq = last
-        .first()
-        .and_then(|(k, _)| keys::trailing_u32(k))
+        .and_then(|(k, _)| keys::trailing_u32(&k))
         .map_or(0, |s| s + 1);
     ctx.put_json(&keys::workflow_history(uid, seq), &entry)
 }
 
 /// Remove `uid`'s workflow history.
 pub fn remove_history(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
-    let prefix = keys::workflow_history_prefix(uid);
-    for (k, _) in ctx.scan(
-        &prefix,
-        &prefix_end(&prefix),
-        Direction::Forward,
-        usize::MAX,
-    )? {
-        ctx.delete(&k)?;
-    }
-    Ok(())
+    ctx.delete_prefix(&keys::workflow_history_prefix(uid))
 }
 
 /// The title of `state` in `obj`'s workflow (the id itself when unknown).

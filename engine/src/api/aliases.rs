@@ -85,11 +85,7 @@ pub fn get(
     let start = date_filter(route, "start")?;
     let end = date_filter(route, "end")?;
     let query = route.query.get("query").unwrap_or("").to_lowercase();
-    let batch = Batch::from_query(
-        &route.query,
-        ctx.core.options.default_batch_size,
-        ctx.core.options.max_batch_size,
-    )?;
+    let batch = Batch::for_route(ctx, route)?;
     let list = if site_wide {
         aliases::all(ctx)?
     } else {

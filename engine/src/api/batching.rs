@@ -33,6 +33,15 @@ impl Batch {
         Ok(Batch { start, size })
     }
 
+    /// The window a request asks for, with the engine's configured default and maximum sizes.
+    pub fn for_route(ctx: &crate::context::Ctx<'_>, route: &super::Route) -> Result<Self> {
+        Self::from_query(
+            &route.query,
+            ctx.core.options.default_batch_size,
+            ctx.core.options.max_batch_size,
+        )
+    }
+
     /// The `batching` object for a listing of `total` items at `url` (without query), or `None`
     /// when everything fits in one batch.
     pub fn links(&self, url: &str, raw_query: &str, query: &Query, total: usize) -> Option<Value> {

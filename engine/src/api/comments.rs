@@ -62,11 +62,7 @@ pub fn get(
         });
     }
     let can_reply = comments::can_reply(ctx, &obj)?;
-    let batch = Batch::from_query(
-        &route.query,
-        ctx.core.options.default_batch_size,
-        ctx.core.options.max_batch_size,
-    )?;
+    let batch = Batch::for_route(ctx, route)?;
     let all = comments::list(ctx, &obj.uid)?;
     let items: Result<Vec<Value>> = all
         .iter()

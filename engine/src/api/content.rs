@@ -40,11 +40,7 @@ const READ_ONLY: &[&str] = &[
 
 fn listing<'q>(ctx: &Ctx<'_>, req: &'q Request, route: &'q Route) -> Result<ListingRequest<'q>> {
     Ok(ListingRequest {
-        batch: Batch::from_query(
-            &route.query,
-            ctx.core.options.default_batch_size,
-            ctx.core.options.max_batch_size,
-        )?,
+        batch: Batch::for_route(ctx, route)?,
         query: &route.query,
         raw_query: &req.query,
         route: Some(route),
@@ -116,27 +112,7 @@ pub fn post(
     };
 
     let login = ctx.principal.login().unwrap_or("").to_string();
-    let now = ctx.now();
-    let mut rec = ContentRecord {
-        uid: ctx.new_uid(),
-        id: String::new(),
-        path: String::new(),
-        parent: None,
-        type_name: ty.name.clone(),
-        pos: 0,
-        created: now,
-        modified: now,
-        owner: login.clone(),
-        review_state: ty
-            .workflow
-            .as_deref()
-            .and_then(|w| ctx.core.workflows.get(w))
-            .map(|w| w.initial_state.clone()),
-        child_count: 0,
-        next_pos: 0,
-        local_roles: [(login.clone(), vec!["Owner".to_string()])].into(),
-        fields: Map::new(),
-    };
+    let mut rec = tree::new_record(ctx, ty, "", &login, Map::new());
     let written = apply_fields(ctx, ty, &mut rec, body, true)?;
     let change_note = written.change_note;
     if !rec.fields.contains_key("creators") {
@@ -158,13 +134,7 @@ pub fn post(
             }),
         )?,
     };
-    tree::insert(ctx, &mut parent, &mut rec)?;
-    ctx.emit(Event::Added {
-        uid: rec.uid.clone(),
-        path: rec.path.clone(),
-        type_name: rec.type_name.clone(),
-        change_note,
-    });
+    tree::add(ctx, &mut parent, &mut rec, change_note)?;
     if let Some(source) = &translation_of {
         crate::multilingual::link(ctx, source, &rec)?;
     }

@@ -205,7 +205,6 @@ fn move_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Res
 fn copy_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Result<String> {
     let members = tree::subtree(ctx, obj)?;
     let login = ctx.principal.login().unwrap_or("").to_string();
-    let now = ctx.now();
     // old uid → the new record standing in for it (kept current as children are added)
     let mut made: HashMap<String, ContentRecord> = HashMap::new();
     let mut top_path = String::new();
@@ -225,38 +224,14 @@ fn copy_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Res
         } else {
             old.id.clone()
         };
-        let mut rec = ContentRecord {
-            uid: ctx.new_uid(),
-            id,
-            path: String::new(),
-            parent: None,
-            type_name: old.type_name.clone(),
-            pos: 0,
-            created: now,
-            modified: now,
-            owner: login.clone(),
-            review_state: ty
-                .workflow
-                .as_deref()
-                .and_then(|w| ctx.core.workflows.get(w))
-                .map(|w| w.initial_state.clone()),
-            child_count: 0,
-            next_pos: 0,
-            local_roles: [(login.clone(), vec!["Owner".to_string()])].into(),
-            fields: old.fields.clone(),
-        };
-        tree::insert(ctx, &mut parent, &mut rec)?;
+        let mut rec = tree::new_record(ctx, ty, &id, &login, old.fields.clone());
+        tree::add(ctx, &mut parent, &mut rec, None)?;
         if i == 0 {
             top_path = rec.path.clone();
         } else if let Some(p) = old.parent.as_deref() {
             made.insert(p.to_string(), parent);
         }
-        ctx.emit(Event::Added {
-            uid: rec.uid.clone(),
-            path: rec.path.clone(),
-            type_name: rec.type_name.clone(),
-            change_note: None,
-        });
+
         made.insert(old.uid.clone(), rec);
     }
     Ok(top_path)

@@ -58,11 +58,7 @@ pub fn get(
             let mut old = obj.clone();
             old.fields = fields;
             let listing = ListingRequest {
-                batch: Batch::from_query(
-                    &route.query,
-                    ctx.core.options.default_batch_size,
-                    ctx.core.options.max_batch_size,
-                )?,
+                batch: Batch::for_route(ctx, route)?,
                 query: &route.query,
                 raw_query: &req.query,
                 route: None,

@@ -52,16 +52,7 @@ pub fn get(ctx: &Ctx<'_>, login: &str) -> Result<Option<UserRecord>> {
 
 /// Every user, by login (in login order).
 pub fn all(ctx: &Ctx<'_>) -> Result<Vec<UserRecord>> {
-    let end = crate::store::prefix_end(keys::USER_PREFIX);
-    ctx.scan(
-        keys::USER_PREFIX,
-        &end,
-        crate::store::Direction::Forward,
-        usize::MAX,
-    )?
-    .into_iter()
-    .map(|(_, v)| Ok(serde_json::from_slice(&v)?))
-    .collect()
+    ctx.values_with_prefix(keys::USER_PREFIX)
 }
 
 /// Remove a user.
