@@ -16,11 +16,12 @@ use crate::http::{Request, Response};
 use crate::model::ContentRecord;
 use crate::security::Permission;
 
-fn no_params(route: &Route) -> Result<()> {
-    if route.params.is_empty() {
-        Ok(())
+/// Site-wide aliases (at the root) need Manage portal; an object's aliases need `perm` on it.
+fn require_rights(ctx: &Ctx<'_>, obj: &ContentRecord, perm: Permission) -> Result<()> {
+    if obj.is_root() {
+        ctx.require(Permission::ManagePortal, obj)
     } else {
-        Err(EngineError::bad_request("Expected <path>/@aliases"))
+        ctx.require(perm, obj)
     }
 }
 
@@ -65,13 +66,9 @@ pub fn get(
     route: &Route,
     obj: ContentRecord,
 ) -> Result<Response> {
-    no_params(route)?;
+    route.no_params("<path>/@aliases")?;
     let site_wide = obj.is_root();
-    if site_wide {
-        ctx.require(Permission::ManagePortal, &obj)?;
-    } else {
-        ctx.require(Permission::View, &obj)?;
-    }
+    require_rights(ctx, &obj, Permission::View)?;
     let manual = match route.query.get("manual") {
         None | Some("") => None,
         Some("true") | Some("True") | Some("1") => Some(true),
@@ -177,13 +174,9 @@ pub fn post(
     route: &Route,
     obj: ContentRecord,
 ) -> Result<Response> {
-    no_params(route)?;
+    route.no_params("<path>/@aliases")?;
     let site_wide = obj.is_root();
-    if site_wide {
-        ctx.require(Permission::ManagePortal, &obj)?;
-    } else {
-        ctx.require(Permission::Modify, &obj)?;
-    }
+    require_rights(ctx, &obj, Permission::Modify)?;
     let now = ctx.now();
     let content_type = req
         .header_value("content-type")
@@ -311,13 +304,9 @@ pub fn delete(
     route: &Route,
     obj: ContentRecord,
 ) -> Result<Response> {
-    no_params(route)?;
+    route.no_params("<path>/@aliases")?;
     let site_wide = obj.is_root();
-    if site_wide {
-        ctx.require(Permission::ManagePortal, &obj)?;
-    } else {
-        ctx.require(Permission::Modify, &obj)?;
-    }
+    require_rights(ctx, &obj, Permission::Modify)?;
     let body = json_body(req)?;
     let mut doomed = Vec::new();
     for item in items(&body)? {

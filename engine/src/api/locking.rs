@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{json_body, Route};
+use super::{json_body, opt_bool, Route};
 use crate::auth::users;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -11,14 +11,6 @@ use crate::http::{Request, Response};
 use crate::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::model::ContentRecord;
 use crate::security::Permission;
-
-fn no_params(route: &Route) -> Result<()> {
-    if route.params.is_empty() {
-        Ok(())
-    } else {
-        Err(EngineError::bad_request("Expected <path>/@lock"))
-    }
-}
 
 fn holds(req: &Request, ctx: &Ctx<'_>, lock: &Lock) -> bool {
     ctx.principal.login() == Some(lock.creator.as_str())
@@ -32,14 +24,10 @@ pub fn post(
     route: &Route,
     obj: ContentRecord,
 ) -> Result<Response> {
-    no_params(route)?;
+    route.no_params("<path>/@lock")?;
     let body = json_body(req)?;
     ctx.require(Permission::Modify, &obj)?;
-    let stealable = match body.get("stealable") {
-        None | Some(Value::Null) => true,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(EngineError::bad_request("'stealable' must be a boolean")),
-    };
+    let stealable = opt_bool(&body, "stealable", true)?;
     let timeout = match body.get("timeout") {
         None | Some(Value::Null) => DEFAULT_TIMEOUT,
         Some(Value::Number(n)) => n
@@ -95,7 +83,7 @@ pub fn post(
 
 /// GET `<path>/@lock`: the lock, or `{locked: false, stealable: true}`.
 pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    no_params(route)?;
+    route.no_params("<path>/@lock")?;
     ctx.require(Permission::View, &obj)?;
     let lock = locking::current(ctx, &obj)?;
     Ok(Response::json(200, &locking::info(ctx, lock.as_ref())))
@@ -108,7 +96,7 @@ pub fn patch(
     route: &Route,
     obj: ContentRecord,
 ) -> Result<Response> {
-    no_params(route)?;
+    route.no_params("<path>/@lock")?;
     ctx.require(Permission::Modify, &obj)?;
     let mut lock = locking::current(ctx, &obj)?.ok_or_else(|| {
         EngineError::bad_request(format!(
@@ -135,14 +123,10 @@ pub fn delete(
     route: &Route,
     obj: ContentRecord,
 ) -> Result<Response> {
-    no_params(route)?;
+    route.no_params("<path>/@lock")?;
     let body = json_body(req)?;
     ctx.require(Permission::Modify, &obj)?;
-    let force = match body.get("force") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(EngineError::bad_request("'force' must be a boolean")),
-    };
+    let force = opt_bool(&body, "force", false)?;
     if let Some(lock) = locking::current(ctx, &obj)? {
         if !holds(req, ctx, &lock) {
             if !force {

@@ -80,6 +80,15 @@ impl Route {
         })
     }
 
+    /// Refuse extra path segments after the endpoint (`usage` shows the expected form).
+    pub fn no_params(&self, usage: &str) -> Result<()> {
+        if self.params.is_empty() {
+            Ok(())
+        } else {
+            Err(EngineError::bad_request(format!("Expected {usage}")))
+        }
+    }
+
     /// The URL this route names (without query), for messages and `@id`s.
     pub fn url(&self, base_url: &str) -> String {
         let mut u = format!("{base_url}{}", self.object_path);
@@ -294,6 +303,22 @@ fn redirect_url(ctx: &Ctx<'_>, route: &Route, target: &str) -> String {
         url.push_str(&q.join("&"));
     }
     url
+}
+
+/// An optional boolean property of a JSON body (`default` when absent or null); any other JSON
+/// type is a 400 naming the property.
+pub fn opt_bool(
+    body: &serde_json::Map<String, serde_json::Value>,
+    name: &str,
+    default: bool,
+) -> Result<bool> {
+    match body.get(name) {
+        None | Some(serde_json::Value::Null) => Ok(default),
+        Some(serde_json::Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(EngineError::bad_request(format!(
+            "'{name}' must be a boolean"
+        ))),
+    }
 }
 
 /// Parse a JSON object body; anything else is a 400 that says what was wrong.

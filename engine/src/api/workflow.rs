@@ -2,7 +2,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{json_body, Route};
+use super::{json_body, opt_bool, Route};
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -81,15 +81,7 @@ fn options(body: &Map<String, Value>) -> Result<(TransitionOptions, bool)> {
             }
         }
     };
-    let include_children = match body.get("include_children") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
-            return Err(EngineError::bad_request(
-                "'include_children' must be a boolean",
-            ))
-        }
-    };
+    let include_children = opt_bool(body, "include_children", false)?;
     if let Some(k) = body
         .keys()
         .find(|k| !["comment", "effective", "expires", "include_children"].contains(&k.as_str()))
