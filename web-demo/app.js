@@ -5,16 +5,46 @@ import init, { openSite } from "./pkg/host_wasm.js";
 
 const params = new URLSearchParams(location.search);
 const SITE_NAME = params.get("site") || "web-demo";
+// ?languages=en,de opens (or creates) the site with the multilingual-content profile: one language
+// root folder per language. The settings are stored, so later opens need not repeat it.
+const LANGUAGES = (params.get("languages") || "").split(",").map((s) => s.trim()).filter(Boolean);
+const ML_SITE = { site: "web-demo-multilingual", languages: "en,de" }; // the header's "multilingual site" link
 const BASE = new URL("api", location.href).href.replace(/\/$/, ""); // e.g. http://127.0.0.1:8766/api
-const AUTH = "Basic " + btoa("admin:admin"); // the demo's local admin (created on first open)
+const USER = "admin";
+const AUTH = "Basic " + btoa(`${USER}:admin`); // the demo's local admin (created on first open)
 
 const $ = (sel) => document.querySelector(sel);
 let site;
-let selected = null; // {path, type, folderish}
+let siteTitle = "Site";
+/** The selected item: {path, type, folderish, obj}. */
+let selected = null;
+/** Lock tokens of the locks this page took (object path → token); kept in memory only. */
+const locks = new Map();
+/** Copied or cut item waiting to be pasted: {mode: "copy" | "cut", path, title}. */
+let clipboard = null;
+/** Multilingual sites: {languages: [{token, title}], roots: {code: path}}; null otherwise. */
+let ml = null;
+/** The current language (multilingual sites): the tree shows that language root's navigation. */
+let lang = null;
+/** The last translations of the selected item ({code: path}), for the language switcher. */
+let translationsOfSelected = {};
 
-/** One API call; resolves with {status, body}; shows API errors to the user and throws them. */
-async function api(method, path, body) {
+// ---- API ------------------------------------------------------------------------------------
+
+/** `path` + `/@endpoint` (the root is "" so that "/@navigation" rather than "//@navigation"). */
+const at = (path, endpoint) => `${path === "/" ? "" : path}/${endpoint}`;
+/** The object a request path addresses: "/a/b/@lock?x" → "/a/b". */
+const objectPathOf = (path) => path.split("?")[0].split("/@")[0] || "/";
+
+/**
+ * One API call; resolves with {status, body}; shows API errors to the user and throws them.
+ * While this page holds the lock of the addressed object (or of `opts.lockFor`), the request
+ * carries its `Lock-Token`.
+ */
+async function api(method, path, body, opts = {}) {
   const headers = { Accept: "application/json", Authorization: AUTH };
+  const token = locks.get(opts.lockFor || objectPathOf(path));
+  if (token) headers["Lock-Token"] = token;
   const init = { method, headers };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
@@ -22,10 +52,15 @@ async function api(method, path, body) {
   }
   const resp = await site.fetch(new Request(BASE + path, init));
   const text = await resp.text();
-  const json = text ? JSON.parse(text) : null;
+  let json = null;
+  try {
+    json = text ? JSON.parse(text) : null;
+  } catch {
+    /* not JSON */
+  }
   if (!resp.ok) {
     const msg = json && json.message ? `${json.type || "Error"}: ${json.message}` : text;
-    showError(`${method} ${path} failed (${resp.status}) — ${msg}`);
+    showError(`${method} ${path.split("?")[0]} failed (${resp.status}) — ${msg}`);
     throw Object.assign(new Error(msg), { status: resp.status, body: json });
   }
   return { status: resp.status, body: json };
@@ -39,53 +74,169 @@ function showError(msg) {
 function clearError() {
   $("#error").hidden = true;
 }
+/** Run an action from a button: errors are already in the banner; never an unhandled rejection. */
+const action = (fn) => (e) => {
+  e?.preventDefault?.();
+  clearError();
+  Promise.resolve()
+    .then(fn)
+    .catch((err) => {
+      if (err.status === undefined) showError(`Unexpected error: ${err.message || err}`);
+    });
+};
 
 const pathOf = (id) => new URL(id).pathname.slice(new URL(BASE).pathname.length) || "/";
 const el = (tag, props = {}, ...children) => {
   const e = Object.assign(document.createElement(tag), props);
-  e.append(...children.filter((c) => c != null));
+  e.append(...children.filter((c) => c != null && c !== false));
   return e;
 };
+const button = (text, props, onClick) => {
+  const b = el("button", { type: "button", ...props }, text);
+  if (onClick) b.addEventListener("click", action(onClick));
+  return b;
+};
+const fmtTime = (iso) => {
+  const d = new Date(iso);
+  return isNaN(d) ? iso : d.toLocaleString("en-GB", { dateStyle: "medium", timeStyle: "short" });
+};
+const languageTitle = (code) => ml?.languages.find((l) => l.token === code)?.title || code;
 
-// ---- tree -----------------------------------------------------------------------------------
+// ---- tree (@navigation) ---------------------------------------------------------------------
 
-async function renderTree() {
-  const root = (await api("GET", "/?b_size=1000")).body;
-  const tree = $("#tree");
-  tree.replaceChildren(await treeNode({ "@id": root["@id"], title: root.title, "@type": "Site", is_folderish: true }, root));
+/** The navigation root the tree shows: the current language root, else the site root. */
+const navRootPath = () => (ml && lang && ml.roots[lang]) || "/";
+
+async function navigation(path, depth) {
+  const nav = (await api("GET", `${at(path, "@navigation")}?expand.navigation.depth=${depth}`)).body;
+  return nav.items.slice(1); // the first item is the navigation root itself ("Home")
 }
 
-async function treeNode(item, loaded) {
-  const path = pathOf(item["@id"]);
-  const folderish = item.is_folderish ?? item["@type"] !== "Page";
-  const node = el(
-    "div",
-    { className: "node", tabIndex: 0, title: path },
-    el("span", { className: "icon" }, folderish ? "▸" : "▫"),
-    el("span", { className: "label" }, item.title || item.id || path),
-    el("span", { className: "type" }, item["@type"]),
-  );
-  node.dataset.path = path;
-  if (selected && selected.path === path) node.classList.add("selected");
-  node.addEventListener("click", () => select(path));
-  const li = el("li", {}, node);
-  if (folderish) {
-    const data = loaded || (await api("GET", `${path === "/" ? "" : path}?b_size=1000`)).body;
-    const ul = el("ul");
-    for (const child of data.items || []) ul.append(await treeNode(child));
-    li.append(ul);
+async function renderTree() {
+  const rootPath = navRootPath();
+  let top;
+  if (rootPath === "/") {
+    top = treeNode({ path: "/", title: siteTitle, type: "Site", folderish: true }, await navigation("/", 3));
+  } else {
+    // A multilingual site: the site root, the root folder of the current language with its
+    // navigation, and whatever else the site root's own navigation lists.
+    const langNode = treeNode(
+      { path: rootPath, title: languageTitle(lang), type: "Language", folderish: true },
+      await navigation(rootPath, 3),
+    );
+    const others = await navigation("/", 1);
+    top = treeNode({ path: "/", title: siteTitle, type: "Site", folderish: true }, others, langNode);
   }
+  $("#tree").replaceChildren(top);
+}
+
+function navItem(item) {
+  return {
+    path: pathOf(item["@id"]),
+    title: item.title,
+    type: item["@type"],
+    folderish: item.is_folderish,
+    state: item.review_state,
+    items: item.items || [],
+  };
+}
+
+function treeNode(info, children, first) {
+  const node = el(
+    "button",
+    { type: "button", className: "node", title: info.path },
+    el("span", { className: "icon", ariaHidden: "true" }, info.folderish ? "▸" : "▫"),
+    el("span", { className: "label" }, info.title || info.path),
+    info.state ? el("span", { className: `dot state-${info.state}`, title: info.state, ariaLabel: info.state }) : null,
+    el("span", { className: "type" }, info.type),
+  );
+  node.dataset.path = info.path;
+  if (selected && selected.path === info.path) {
+    node.classList.add("selected");
+    node.setAttribute("aria-current", "true");
+  }
+  node.addEventListener("click", action(() => select(info.path)));
+  const li = el("li", {}, node);
+  const kids = (children || []).map((c) => {
+    const n = navItem(c);
+    return treeNode(n, n.items);
+  });
+  if (first) kids.unshift(first);
+  if (kids.length) li.append(el("ul", {}, ...kids));
   return li;
 }
 
-// ---- editor ---------------------------------------------------------------------------------
+function markSelected() {
+  document.querySelectorAll(".tree .node").forEach((n) => {
+    const on = selected && n.dataset.path === selected.path;
+    n.classList.toggle("selected", on);
+    if (on) n.setAttribute("aria-current", "true");
+    else n.removeAttribute("aria-current");
+  });
+}
+
+// ---- languages ------------------------------------------------------------------------------
+
+async function loadLanguages() {
+  const tr = (await api("GET", "/@translations")).body;
+  const roots = Object.fromEntries(Object.entries(tr.root || {}).map(([code, url]) => [code, pathOf(url)]));
+  if (!Object.keys(roots).length) {
+    ml = null;
+    lang = null;
+    return;
+  }
+  const panel = (await api("GET", "/@controlpanels/language")).body.data;
+  ml = { languages: panel.available_languages, roots };
+  if (!lang) lang = panel.default_language.token;
+}
+
+function renderLanguages() {
+  const box = $("#languages");
+  box.hidden = !ml;
+  if (!ml) return box.replaceChildren();
+  box.replaceChildren(
+    el("span", { className: "group-label", id: "languages-label" }, "Language"),
+    ...ml.languages.map(({ token, title }) =>
+      button(title, { className: "lang", ariaPressed: String(token === lang), lang: token }, () => switchLanguage(token)),
+    ),
+  );
+  box.querySelectorAll("button").forEach((b, i) => (b.dataset.lang = ml.languages[i].token));
+}
+
+/** Go to the translation of the selected item in `code`, else to that language's root folder. */
+async function switchLanguage(code) {
+  lang = code;
+  const target = translationsOfSelected[code] || ml.roots[code] || "/";
+  renderLanguages();
+  await renderTree();
+  await select(target);
+}
+
+// ---- selection and the editor ---------------------------------------------------------------
 
 async function select(path) {
   clearError();
   const obj = (await api("GET", path)).body;
-  selected = { path, type: obj["@type"], folderish: obj.is_folderish };
-  document.querySelectorAll(".tree .node").forEach((n) => n.classList.toggle("selected", n.dataset.path === path));
+  selected = { path, type: obj["@type"], folderish: obj.is_folderish, obj };
+  if (path === "/") siteTitle = obj.title || siteTitle;
+  // A lock this page took but which is gone (expired, or removed elsewhere): forget its token.
+  if (!obj.lock?.locked) locks.delete(path);
+  const objLang = obj.language?.token;
+  if (ml && objLang && ml.roots[objLang] && objLang !== lang && path !== "/") {
+    lang = objLang;
+    renderLanguages();
+    await renderTree();
+  }
+  markSelected();
   renderEditor(obj);
+  renderClipboard();
+  await renderPanels(obj);
+}
+
+/** Re-read the selected item (after an action changed it), keeping the tree in step. */
+async function refresh({ tree = false } = {}) {
+  if (tree) await renderTree();
+  await select(selected.path);
 }
 
 /** The text of the page: the plaintext of its first `slate` block in blocks_layout order. */
@@ -104,7 +255,13 @@ function renderEditor(obj) {
   const form = el("form", { id: "edit-form" });
   form.append(
     el("h2", {}, obj.title || "(untitled)"),
-    el("div", { className: "meta" }, `${obj["@type"]} · ${obj["@id"]} · ${obj.review_state ?? "no workflow"} · modified ${obj.modified}`),
+    el(
+      "div",
+      { className: "meta" },
+      `${obj["@type"]} · ${path}`,
+      obj.language?.token && ml ? ` · ${obj.language.title}` : null,
+      ` · modified ${fmtTime(obj.modified)}`,
+    ),
     el("label", { htmlFor: "f-title" }, "Title"),
     el("input", { id: "f-title", type: "text", value: obj.title || "" }),
     el("label", { htmlFor: "f-description" }, "Description"),
@@ -116,24 +273,27 @@ function renderEditor(obj) {
       el("textarea", { id: "f-text", value: block ? block.plaintext || "" : "" }),
     );
   }
-  const saved = el("span", { className: "saved", id: "saved" });
+  if (obj.versioning_enabled) {
+    form.append(
+      el("label", { htmlFor: "f-changenote" }, "Change note ", el("span", { className: "optional" }, "(optional, shown in the history)")),
+      el("input", { id: "f-changenote", type: "text", placeholder: "What did you change?" }),
+    );
+  }
   const actions = el("div", { className: "actions" }, el("button", { type: "submit", className: "primary", id: "save" }, "Save"));
   if (path !== "/") {
-    const del = el("button", { type: "button", className: "danger", id: "delete" }, "Delete");
-    del.addEventListener("click", () => remove(path, obj.title));
-    actions.append(del);
+    actions.append(
+      button("Copy", { id: "copy", title: "Copy this item; paste it into a folder" }, () => toClipboard("copy")),
+      button("Cut", { id: "cut", title: "Move this item; paste it into another folder" }, () => toClipboard("cut")),
+      button("Delete", { id: "delete", className: "danger" }, () => remove(path, obj.title)),
+    );
   }
-  actions.append(saved);
+  actions.append(el("span", { className: "saved", id: "saved", role: "status" }));
   form.append(actions);
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    save(obj, path).catch(() => {});
-  });
+  form.addEventListener("submit", action(() => save(obj, path)));
   $("#editor").replaceChildren(form);
 }
 
 async function save(obj, path) {
-  clearError();
   const patch = { title: $("#f-title").value, description: $("#f-description").value };
   if (obj["@type"] === "Page") {
     const text = $("#f-text").value;
@@ -145,54 +305,522 @@ async function save(obj, path) {
     if (!items.includes(id)) items.push(id);
     Object.assign(patch, { blocks, blocks_layout: { items } });
   }
+  const note = $("#f-changenote")?.value.trim();
+  if (note) patch.changeNote = note;
   await api("PATCH", path, patch);
-  await renderTree();
-  await select(path);
+  await refresh({ tree: true });
   $("#saved").textContent = "Saved.";
 }
 
 async function remove(path, title) {
   if (!confirm(`Delete "${title}" and everything in it?`)) return;
-  clearError();
   await api("DELETE", path);
+  locks.delete(path);
+  if (clipboard?.path === path) clipboard = null;
   selected = null;
   $("#editor").replaceChildren(el("p", { className: "empty" }, "Deleted. Select an item in the tree."));
+  $("#panels").replaceChildren();
+  $("#side").replaceChildren();
+  $("#breadcrumbs").replaceChildren();
+  renderClipboard();
   await renderTree();
 }
 
 function containerPath() {
-  if (!selected) return "/";
+  if (!selected) return navRootPath();
   if (selected.folderish) return selected.path;
   return selected.path.replace(/\/[^/]+$/, "") || "/";
+}
+function containerTitle() {
+  if (!selected) return "the site";
+  return selected.folderish ? selected.obj.title : selected.obj.parent?.title || "its folder";
 }
 
 function askTitle(type) {
   clearError();
-  const input = el("input", { type: "text", id: "new-title", placeholder: `Title of the new ${type.toLowerCase()}`, required: true });
+  const input = el("input", { type: "text", id: "new-title", placeholder: `Title of the new ${type.toLowerCase()}`, required: true, ariaLabel: `Title of the new ${type.toLowerCase()}` });
   const form = el("form", { className: "create" }, input, el("button", { type: "submit", className: "primary", id: "create" }, "Create"));
-  form.addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const parent = containerPath();
-    try {
-      const created = (await api("POST", parent === "/" ? "/" : parent, { "@type": type, title: input.value })).body;
+  form.addEventListener(
+    "submit",
+    action(async () => {
+      const parent = containerPath();
+      const created = (await api("POST", parent, { "@type": type, title: input.value })).body;
       form.remove();
       await renderTree();
       await select(pathOf(created["@id"]));
-    } catch {
-      /* shown by api() */
-    }
-  });
+    }),
+  );
   document.querySelector("form.create")?.remove();
   $(".toolbar").after(form);
   input.focus();
 }
 
+// ---- copy, cut, paste (@copy / @move) -------------------------------------------------------
+
+function toClipboard(mode) {
+  clipboard = { mode, path: selected.path, title: selected.obj.title };
+  renderClipboard();
+}
+
+function renderClipboard() {
+  const box = $("#clipboard");
+  box.hidden = !clipboard;
+  if (!clipboard) return box.replaceChildren();
+  box.replaceChildren(
+    el("span", { id: "clipboard-text" }, `${clipboard.mode === "cut" ? "Cut" : "Copied"}: “${clipboard.title}”`),
+    el(
+      "span",
+      { className: "buttons" },
+      button(`Paste into “${containerTitle()}”`, { id: "paste", className: "primary" }, paste),
+      button("Clear", { id: "clear-clipboard" }, () => {
+        clipboard = null;
+        renderClipboard();
+      }),
+    ),
+  );
+}
+
+async function paste() {
+  const dest = containerPath();
+  const { mode, path } = clipboard;
+  const result = (await api("POST", at(dest, mode === "cut" ? "@move" : "@copy"), { source: path }, { lockFor: path })).body;
+  const target = pathOf(result[0].target);
+  if (mode === "cut") {
+    clipboard = null;
+    const token = locks.get(path);
+    locks.delete(path);
+    if (token) locks.set(target, token); // a move keeps the lock
+  }
+  await renderTree();
+  await select(target);
+}
+
+// ---- panels ---------------------------------------------------------------------------------
+
+function panel(id, title, ...children) {
+  return el("section", { className: "panel", id, ariaLabel: title }, el("h3", {}, title), ...children);
+}
+
+async function renderPanels(obj) {
+  const path = selected.path;
+  const isRoot = path === "/";
+  const [crumbs, wf, history, aliases, comments, translations] = await Promise.all([
+    api("GET", at(path, "@breadcrumbs")).then((r) => r.body),
+    api("GET", at(path, "@workflow")).then((r) => r.body),
+    api("GET", at(path, "@history")).then((r) => r.body),
+    isRoot ? null : api("GET", at(path, "@aliases")).then((r) => r.body),
+    obj["@type"] === "Page" ? api("GET", at(path, "@comments")).then((r) => r.body) : null,
+    ml ? api("GET", at(path, "@translations")).then((r) => r.body) : null,
+  ]);
+  if (selected?.path !== path) return; // another item was selected meanwhile
+  renderBreadcrumbs(crumbs);
+  translationsOfSelected = Object.fromEntries((translations?.items || []).map((t) => [t.language, pathOf(t["@id"])]));
+  const side = [workflowPanel(wf), lockPanel(obj)];
+  if (aliases) side.push(aliasesPanel(aliases));
+  if (translations && !isRoot) side.push(translationsPanel(obj, translations));
+  $("#side").replaceChildren(...side);
+  const below = [historyPanel(history)];
+  if (comments) below.push(commentsPanel(obj, comments));
+  $("#panels").replaceChildren(...below);
+}
+
+// breadcrumbs (@breadcrumbs)
+
+function renderBreadcrumbs(crumbs) {
+  const rootPath = pathOf(crumbs.root);
+  const rootLabel = rootPath === "/" ? "Home" : languageTitle(rootPath.slice(1));
+  const entries = [{ path: rootPath, title: rootLabel }, ...crumbs.items.map((i) => ({ path: pathOf(i["@id"]), title: i.title }))];
+  const ol = el("ol");
+  entries.forEach((e, i) => {
+    const last = i === entries.length - 1;
+    ol.append(
+      el(
+        "li",
+        {},
+        last
+          ? el("span", { ariaCurrent: "page" }, e.title)
+          : button(e.title, { className: "link", title: e.path }, () => select(e.path)),
+      ),
+    );
+  });
+  $("#breadcrumbs").replaceChildren(ol);
+}
+
+// workflow (@workflow)
+
+function workflowPanel(wf) {
+  const transitions = wf.transitions.map((t) => {
+    const id = t["@id"].split("/@workflow/")[1];
+    const b = button(t.title, { className: `transition`, title: `Transition: ${id}` }, async () => {
+      await api("POST", at(selected.path, `@workflow/${id}`), {});
+      await refresh({ tree: true });
+    });
+    b.dataset.transition = id;
+    return b;
+  });
+  return panel(
+    "workflow",
+    "Workflow",
+    wf.state
+      ? el("p", {}, "State: ", el("strong", { id: "wf-state", className: `state state-${wf.state.id}` }, wf.state.title))
+      : el("p", { className: "muted", id: "wf-state" }, "No workflow (the site root is always visible)."),
+    transitions.length ? el("div", { className: "buttons" }, ...transitions) : null,
+  );
+}
+
+// locking (@lock)
+
+function lockPanel(obj) {
+  const path = selected.path;
+  const lock = obj.lock || { locked: false };
+  const mine = locks.has(path);
+  let status;
+  if (!lock.locked) status = "Unlocked.";
+  else if (mine) status = `Locked by you since ${fmtTime(lock.created)}; your edits carry the lock token.`;
+  else
+    status = `Locked by ${lock.creator_name || lock.creator} since ${fmtTime(lock.created)}. This page does not hold the lock token, so changes are refused until it is unlocked.`;
+  const buttons = el("div", { className: "buttons" });
+  if (!lock.locked) {
+    buttons.append(
+      button("Lock", { id: "lock", title: "Lock against edits by others" }, async () => {
+        const info = (await api("POST", at(path, "@lock"), {})).body;
+        locks.set(path, info.token);
+        await refresh();
+      }),
+    );
+  } else {
+    buttons.append(
+      button("Unlock", { id: "unlock" }, async () => {
+        const force = !mine && lock.creator !== USER;
+        await api("DELETE", at(path, "@lock"), force ? { force: true } : undefined);
+        locks.delete(path);
+        await refresh();
+      }),
+    );
+  }
+  return panel(
+    "locking",
+    "Lock",
+    el(
+      "p",
+      { id: "lock-status", className: lock.locked ? (mine ? "lock mine" : "lock other") : "lock" },
+      status,
+    ),
+    buttons,
+  );
+}
+
+// history (@history)
+
+function historyPanel(entries) {
+  const path = selected.path;
+  const list = el("ol", { id: "history", className: "history" });
+  const newestVersion = entries.find((e) => e.type === "versioning")?.version;
+  for (const e of entries) {
+    const who = e.actor?.fullname || e.actor?.id || "";
+    const li = el("li", { className: `hist ${e.type}` });
+    if (e.type === "versioning") {
+      li.dataset.version = e.version;
+      li.append(
+        el(
+          "div",
+          { className: "hist-head" },
+          el("strong", {}, e.version === 0 ? "Created" : "Edited"),
+          ` · version ${e.version}${e.version === newestVersion ? " (current)" : ""} · ${who} · ${fmtTime(e.time)}`,
+        ),
+      );
+    } else {
+      li.append(
+        el(
+          "div",
+          { className: "hist-head" },
+          el("strong", {}, e.transition_title),
+          ` → ${e.state_title} · ${who} · ${fmtTime(e.time)}`,
+        ),
+      );
+    }
+    if (e.comments) li.append(el("div", { className: "note" }, e.comments));
+    if (e.type === "versioning") {
+      const btns = el("div", { className: "buttons" }, button("View", { className: "small view-version" }, () => viewVersion(path, e.version)));
+      if (e.may_revert && e.version !== newestVersion) btns.append(button("Revert to this", { className: "small revert" }, () => revert(path, e.version)));
+      li.append(btns);
+    }
+    list.append(li);
+  }
+  return panel(
+    "history-panel",
+    "History",
+    el("div", { id: "version-view" }),
+    entries.length ? list : el("p", { className: "muted" }, "No history yet."),
+  );
+}
+
+async function viewVersion(path, version) {
+  const old = (await api("GET", at(path, `@history/${version}`))).body;
+  const [, block] = slateBlock(old);
+  const box = $("#version-view");
+  box.className = "version-view";
+  box.replaceChildren(
+    el("h4", {}, `Version ${version}`),
+    el("dl", {}, el("dt", {}, "Title"), el("dd", {}, old.title || ""), el("dt", {}, "Description"), el("dd", {}, old.description || "—")),
+    block ? el("dl", {}, el("dt", {}, "Text"), el("dd", { className: "old-text" }, block.plaintext || "")) : null,
+    el(
+      "div",
+      { className: "buttons" },
+      button(`Revert to version ${version}`, { className: "revert-shown" }, () => revert(path, version)),
+      button("Close", { id: "close-version" }, () => {
+        box.replaceChildren();
+        box.className = "";
+      }),
+    ),
+  );
+  box.scrollIntoView({ block: "nearest" });
+}
+
+async function revert(path, version) {
+  if (!confirm(`Revert to version ${version}? The current state stays in the history.`)) return;
+  await api("PATCH", at(path, "@history"), { version });
+  await refresh({ tree: true });
+  $("#saved").textContent = `Reverted to version ${version}.`;
+}
+
+// aliases (@aliases)
+
+function aliasesPanel(data) {
+  const path = selected.path;
+  const list = el("ul", { id: "aliases", className: "plain" });
+  for (const a of data.items) {
+    const li = el(
+      "li",
+      {},
+      el("code", {}, a.path),
+      a.manual ? null : el("span", { className: "muted" }, " (left by a move)"),
+      button("Remove", { className: "small remove-alias", ariaLabel: `Remove alias ${a.path}` }, async () => {
+        await api("DELETE", at(path, "@aliases"), { items: [{ path: a.path }] });
+        await refresh();
+      }),
+    );
+    li.dataset.alias = a.path;
+    list.append(li);
+  }
+  const input = el("input", { type: "text", id: "alias-path", placeholder: "/old-address", required: true });
+  const form = el(
+    "form",
+    { className: "inline", id: "alias-form" },
+    el("label", { htmlFor: "alias-path" }, "New alias (another path that leads here)"),
+    el("div", { className: "row" }, input, el("button", { type: "submit", id: "add-alias" }, "Add")),
+  );
+  form.addEventListener(
+    "submit",
+    action(async () => {
+      await api("POST", at(path, "@aliases"), { items: [{ path: input.value.trim() }] });
+      await refresh();
+    }),
+  );
+  return panel("aliases-panel", "Aliases", data.items.length ? list : el("p", { className: "muted", id: "aliases" }, "No aliases."), form);
+}
+
+// comments (@comments)
+
+function commentsPanel(obj, data) {
+  const path = selected.path;
+  const canReply = data.permissions?.can_reply;
+  const children = new Map(); // parent id (or "") → comments
+  for (const c of data.items) {
+    const k = c.in_reply_to || "";
+    if (!children.has(k)) children.set(k, []);
+    children.get(k).push(c);
+  }
+  const thread = (parent) => {
+    const ul = el("ul", { className: "comments" });
+    for (const c of children.get(parent) || []) ul.append(commentItem(path, c, canReply, thread));
+    return ul;
+  };
+  const parts = [];
+  if (!canReply) {
+    parts.push(
+      el(
+        "div",
+        { className: "notice", id: "discussion-off" },
+        el("p", {}, "Discussion is off for this page: comments need allow_discussion on the site and on the page."),
+        button("Enable discussion", { id: "enable-discussion", className: "primary" }, async () => {
+          const root = (await api("GET", "/")).body;
+          if (!root.allow_discussion) await api("PATCH", "/", { allow_discussion: true });
+          await api("PATCH", path, { allow_discussion: true });
+          await refresh();
+        }),
+      ),
+    );
+  }
+  parts.push(data.items.length ? thread("") : el("p", { className: "muted" }, "No comments yet."));
+  if (canReply) {
+    const ta = el("textarea", { id: "new-comment", rows: 2, required: true });
+    const form = el(
+      "form",
+      { className: "inline", id: "comment-form" },
+      el("label", { htmlFor: "new-comment" }, "Add a comment"),
+      ta,
+      el(
+        "div",
+        { className: "buttons" },
+        el("button", { type: "submit", id: "post-comment", className: "primary" }, "Comment"),
+        button("Turn discussion off", { id: "disable-discussion" }, async () => {
+          await api("PATCH", path, { allow_discussion: false });
+          await refresh();
+        }),
+      ),
+    );
+    form.addEventListener(
+      "submit",
+      action(async () => {
+        await api("POST", at(path, "@comments"), { text: ta.value });
+        await refresh();
+      }),
+    );
+    parts.push(form);
+  }
+  return panel("comments-panel", `Comments (${data.items_total})`, ...parts);
+}
+
+function commentItem(path, c, canReply, thread) {
+  const body = el("p", { className: "comment-text" }, c.text?.data ?? "");
+  const li = el(
+    "li",
+    { className: "comment" },
+    el("div", { className: "comment-head" }, el("strong", {}, c.author_name), ` · ${fmtTime(c.creation_date)}`, c.modification_date !== c.creation_date ? " (edited)" : null),
+    body,
+  );
+  li.dataset.id = c.comment_id;
+  const url = at(path, `@comments/${c.comment_id}`);
+  const textForm = (label, initial, submitText, send) => {
+    li.querySelector("form.comment-edit")?.remove();
+    const ta = el("textarea", { rows: 2, value: initial, className: "comment-input", required: true, ariaLabel: label });
+    const form = el("form", { className: "comment-edit" }, ta, el("div", { className: "buttons" }, el("button", { type: "submit", className: "primary small" }, submitText), button("Cancel", { className: "small" }, () => form.remove())));
+    form.addEventListener("submit", action(() => send(ta.value)));
+    btns.after(form);
+    ta.focus();
+  };
+  const btns = el("div", { className: "buttons" });
+  if (canReply)
+    btns.append(
+      button("Reply", { className: "small reply" }, () =>
+        textForm(`Reply to ${c.author_name}`, "", "Send reply", async (text) => {
+          await api("POST", url, { text });
+          await refresh();
+        }),
+      ),
+    );
+  if (c.is_editable)
+    btns.append(
+      button("Edit", { className: "small edit-comment" }, () =>
+        textForm("Edit the comment", c.text?.data ?? "", "Save comment", async (text) => {
+          await api("PATCH", url, { text });
+          await refresh();
+        }),
+      ),
+    );
+  if (c.is_deletable)
+    btns.append(
+      button("Delete", { className: "small danger delete-comment" }, async () => {
+        if (!confirm("Delete this comment and its replies?")) return;
+        await api("DELETE", url);
+        await refresh();
+      }),
+    );
+  li.append(btns, thread(c.comment_id));
+  return li;
+}
+
+// translations (@translations, @translation-locator)
+
+function translationsPanel(obj, data) {
+  const path = selected.path;
+  const own = obj.language?.token;
+  const list = el("ul", { id: "translations", className: "plain" });
+  const have = new Set([own]);
+  for (const t of data.items) {
+    have.add(t.language);
+    const p = pathOf(t["@id"]);
+    const li = el(
+      "li",
+      {},
+      el("span", { className: "lang-tag" }, t.language),
+      button(p, { className: "link", title: `Open the ${languageTitle(t.language)} translation` }, () => select(p)),
+      button("Unlink", { className: "small unlink", ariaLabel: `Unlink the ${languageTitle(t.language)} translation` }, async () => {
+        await api("DELETE", at(path, "@translations"), { language: t.language });
+        await refresh();
+      }),
+    );
+    li.dataset.language = t.language;
+    list.append(li);
+  }
+  const missing = ml.languages.filter((l) => !have.has(l.token));
+  const translate = missing.map((l) => {
+    const b = button(`Translate into ${l.title}`, { className: "translate" }, () => createTranslation(obj, l.token));
+    b.dataset.lang = l.token;
+    return b;
+  });
+  const input = el("input", { type: "text", id: "link-path", placeholder: "/de/some-page", required: true });
+  const form = el(
+    "form",
+    { className: "inline", id: "link-form" },
+    el("label", { htmlFor: "link-path" }, "Link an existing item as a translation (its path)"),
+    el("div", { className: "row" }, input, el("button", { type: "submit", id: "link-translation" }, "Link")),
+  );
+  form.addEventListener(
+    "submit",
+    action(async () => {
+      await api("POST", at(path, "@translations"), { id: input.value.trim() });
+      await refresh();
+    }),
+  );
+  return panel(
+    "translations-panel",
+    "Translations",
+    el("p", {}, "This item is in ", el("strong", {}, obj.language?.title || own || "no language"), "."),
+    data.items.length ? list : el("p", { className: "muted", id: "translations" }, "No translations linked."),
+    translate.length ? el("div", { className: "buttons" }, ...translate) : null,
+    form,
+  );
+}
+
+/** A new item in `code`, placed where @translation-locator says, linked as a translation. */
+async function createTranslation(obj, code) {
+  const where = pathOf((await api("GET", `${at(selected.path, "@translation-locator")}?target_language=${code}`)).body["@id"]);
+  const created = (
+    await api("POST", where, {
+      "@type": obj["@type"],
+      title: `${obj.title} (${code})`,
+      description: obj.description || "",
+      language: code,
+      translation_of: obj.UID,
+    })
+  ).body;
+  lang = code;
+  renderLanguages();
+  await renderTree();
+  await select(pathOf(created["@id"]));
+}
+
 // ---- start ----------------------------------------------------------------------------------
+
+function renderSiteSwitch() {
+  const link = $("#site-switch");
+  if (SITE_NAME === ML_SITE.site || ml) {
+    link.textContent = "Open the default site";
+    link.href = "?";
+  } else {
+    link.textContent = "Open a multilingual site (en, de)";
+    link.href = `?site=${ML_SITE.site}&languages=${ML_SITE.languages}`;
+  }
+}
 
 async function main() {
   try {
     await init();
-    site = await openSite(SITE_NAME, { baseUrl: BASE, adminPassword: "admin", title: "My offline site" });
+    const opts = { baseUrl: BASE, adminPassword: "admin", title: LANGUAGES.length ? "My multilingual site" : "My offline site" };
+    if (LANGUAGES.length) Object.assign(opts, { profiles: ["multilingual-content"], languages: LANGUAGES });
+    site = await openSite(SITE_NAME, opts);
   } catch (e) {
     showError(`Cannot start: ${e.message || e}`);
     $("#status").textContent = "failed";
@@ -202,12 +830,16 @@ async function main() {
   $("#new-folder").addEventListener("click", () => askTitle("Folder"));
   $("#new-page").addEventListener("click", () => askTitle("Page"));
   try {
+    siteTitle = (await api("GET", "/")).body.title || siteTitle;
+    await loadLanguages();
+    renderLanguages();
+    renderSiteSwitch();
     await renderTree();
-    await select("/");
+    await select(navRootPath());
   } catch {
     /* shown */
   }
-  $("#status").textContent = `site "${SITE_NAME}" · ${BASE}`;
+  $("#status").textContent = `site "${SITE_NAME}"${ml ? " · multilingual" : ""} · ${BASE}`;
   document.body.dataset.ready = "1";
   if ("serviceWorker" in navigator && !params.has("nosw")) {
     navigator.serviceWorker

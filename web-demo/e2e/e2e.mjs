@@ -1,6 +1,9 @@
 // End-to-end test of the web demo in headless Chromium (Debian's /usr/bin/chromium via playwright-core):
 // create a page, edit its text, reload and find it again (IndexedDB), read it with a plain fetch()
-// through the Service Worker, reload offline, show an API error. Saves artifacts/web-demo.png.
+// through the Service Worker, reload offline, show an API error; then every control of the editor
+// through the UI: navigation tree and breadcrumbs, workflow, history (change note, view, revert),
+// locking (Lock-Token, the 403 without it), aliases, copy/cut/paste, comments, and a multilingual
+// site (language switcher, translate, unlink, link). Saves screenshots in artifacts/.
 // Needs web-demo/pkg (./scripts/web-demo.sh --build-only). Run: node web-demo/e2e/e2e.mjs
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -46,7 +49,7 @@ try {
     args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
            "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
-  const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(e.message));
@@ -122,9 +125,140 @@ try {
   await page.click("#save");
   await page.waitForSelector("#saved:text-is('Saved.')");
 
+  const expect = (cond, what) => {
+    if (!cond) throw new Error(what);
+  };
+  const textOf = async (sel) => ((await page.textContent(sel)) || "").replace(/\s+/g, " ").trim();
+  const open = async (path, title) => {
+    await page.click(`.tree .node[data-path='${path}']`);
+    await page.waitForSelector(`#editor h2:text-is('${title}')`);
+    const crumb = path === "/" ? "Home" : title; // the root's breadcrumb is "Home"
+    await page.waitForSelector(`#breadcrumbs [aria-current]:text-is('${crumb}')`);
+  };
+
+  step("navigation tree (@navigation) and breadcrumbs (@breadcrumbs)");
+  await page.waitForSelector(".tree li:has(> .node[data-path='/notes']) > ul > li > .node[data-path='/notes/inside-notes']");
+  await open("/notes/inside-notes", "Inside notes");
+  const crumbs = await page.$$eval("#breadcrumbs li", (lis) => lis.map((l) => l.textContent.trim()));
+  expect(JSON.stringify(crumbs) === JSON.stringify(["Home", "Notes", "Inside notes"]), `breadcrumbs: ${JSON.stringify(crumbs)}`);
+  await page.click("#breadcrumbs button:text-is('Notes')");
+  await page.waitForSelector("#editor h2:text-is('Notes')");
+
+  step("workflow: publish, the state shows published");
+  await open("/offline-hello", "Offline hello");
+  expect((await textOf("#wf-state")) === "Private", `state before: ${await textOf("#wf-state")}`);
+  await page.click("#workflow button[data-transition='publish']");
+  await page.waitForSelector("#wf-state:text-is('Published')");
+  await page.waitForSelector(".tree .node[data-path='/offline-hello'] .dot.state-published");
+  await page.waitForSelector("#workflow button[data-transition='retract']");
+  await page.waitForSelector("#history li.workflow:has-text('Publish')");
+
+  step("history: edit with a change note, view the old version, revert");
+  await page.fill("#f-text", "Second draft of the text.");
+  await page.fill("#f-changenote", "Rewrote the text");
+  await page.click("#save");
+  await page.waitForSelector("#saved:text-is('Saved.')");
+  const newest = await textOf("#history li:first-child");
+  expect(/Edited/.test(newest) && /Rewrote the text/.test(newest), `newest history entry: ${newest}`);
+  const previous = page.locator("#history li.versioning").nth(1);
+  const prevVersion = await previous.getAttribute("data-version");
+  await previous.locator("button.view-version").click();
+  await page.waitForSelector("#version-view .old-text");
+  const oldText = await textOf("#version-view .old-text");
+  expect(oldText === "This text lives in IndexedDB.", `version ${prevVersion} text: ${oldText}`);
+  await page.click("#version-view button.revert-shown");
+  await page.waitForSelector(`#saved:text-is('Reverted to version ${prevVersion}.')`);
+  const reverted = await page.inputValue("#f-text");
+  expect(reverted === "This text lives in IndexedDB.", `text after revert: ${reverted}`);
+  const revertEntry = await textOf("#history li:first-child");
+  expect(revertEntry.includes(`Reverted to revision ${prevVersion}`), `history after revert: ${revertEntry}`);
+  await page.screenshot({ path: join(artifacts, "web-demo-history.png"), fullPage: true });
+
+  step("locking: lock, edit with the token, the indicator, 403 without the token, unlock");
+  await page.click("#lock");
+  await page.waitForSelector("#lock-status.mine");
+  expect((await textOf("#lock-status")).includes("Locked by you"), `lock status: ${await textOf("#lock-status")}`);
+  await page.fill("#f-description", "Edited while locked");
+  await page.click("#save");
+  await page.waitForSelector("#saved:text-is('Saved.')"); // only with the Lock-Token header
+  await page.reload(); // the token was in memory only: this page no longer holds it
+  await ready();
+  await open("/offline-hello", "Offline hello");
+  await page.waitForSelector("#lock-status.other");
+  await page.fill("#f-description", "Edited without the token");
+  await page.click("#save");
+  await page.waitForSelector("#error:not([hidden])");
+  const lockErr = await textOf("#error");
+  expect(/PATCH \/offline-hello failed \(403\).*Resource is locked/.test(lockErr), `lock error banner: ${lockErr}`);
+  console.log(`e2e: error shown: ${lockErr}`);
+  await page.click("#unlock");
+  await page.waitForSelector("#lock-status:text-is('Unlocked.')");
+  expect(await page.isHidden("#error"), "the error banner stays after unlocking");
+  await page.click("#lock");
+  await page.waitForSelector("#lock-status.mine");
+  await page.click("#unlock");
+  await page.waitForSelector("#lock-status:text-is('Unlocked.')");
+
+  step("aliases: add, listed, remove");
+  await page.fill("#alias-path", "/hello-old");
+  await page.click("#add-alias");
+  await page.waitForSelector("#aliases li[data-alias='/hello-old']");
+  const viaAlias = await page.evaluate(async () => {
+    const r = await fetch("/api/hello-old", { headers: { Accept: "application/json" } }); // follows the redirect
+    return { status: r.status, redirected: r.redirected, title: (await r.json()).title };
+  });
+  expect(viaAlias.redirected && viaAlias.status === 200 && viaAlias.title === "Offline hello",
+    `the alias through the Service Worker: ${JSON.stringify(viaAlias)}`);
+  await page.click("#aliases li[data-alias='/hello-old'] button.remove-alias");
+  await page.waitForSelector("#aliases li[data-alias='/hello-old']", { state: "detached" });
+
+  step("copy and paste into a folder; cut and paste to the site root");
+  await page.click("#copy");
+  await page.waitForSelector("#clipboard-text:text-is('Copied: “Offline hello”')");
+  await open("/notes", "Notes");
+  await page.click("#paste");
+  await page.waitForSelector(".tree .node[data-path='/notes/offline-hello']");
+  await page.waitForSelector("#breadcrumbs [aria-current]:text-is('Offline hello')");
+  expect((await textOf("#editor .meta")).includes("/notes/offline-hello"), `pasted: ${await textOf("#editor .meta")}`);
+  expect((await textOf("#wf-state")) === "Private", "a copy starts private");
+  await page.waitForSelector(".tree .node[data-path='/offline-hello']"); // the original stays
+  await open("/notes/inside-notes", "Inside notes");
+  await page.click("#cut");
+  await open("/", "My offline site");
+  await page.click("#paste");
+  await page.waitForSelector(".tree .node[data-path='/inside-notes']");
+  await page.waitForSelector(".tree .node[data-path='/notes/inside-notes']", { state: "detached" });
+  await page.waitForSelector("#aliases li[data-alias='/notes/inside-notes']"); // the move left an alias
+  expect(await page.isHidden("#clipboard"), "the clipboard is empty after a cut is pasted");
+
+  step("comments: discussion off, enable, comment, reply, edit, delete");
+  await open("/offline-hello", "Offline hello");
+  await page.waitForSelector("#discussion-off");
+  await page.click("#enable-discussion");
+  await page.waitForSelector("#new-comment");
+  expect(!(await page.$("#discussion-off")), "still says discussion is off");
+  await page.fill("#new-comment", "First comment");
+  await page.click("#post-comment");
+  await page.waitForSelector(".comment .comment-text:text-is('First comment')");
+  const first = await page.getAttribute(".comment:has(> .comment-text:text-is('First comment'))", "data-id");
+  await page.click(`.comment[data-id='${first}'] > .buttons .reply`);
+  await page.fill(`.comment[data-id='${first}'] form.comment-edit textarea`, "A reply");
+  await page.click(`.comment[data-id='${first}'] form.comment-edit button[type=submit]`);
+  await page.waitForSelector(`.comment[data-id='${first}'] .comments .comment-text:text-is('A reply')`);
+  await page.click(`.comment[data-id='${first}'] > .buttons .edit-comment`);
+  await page.fill(`.comment[data-id='${first}'] form.comment-edit textarea`, "First comment, edited");
+  await page.click(`.comment[data-id='${first}'] form.comment-edit button[type=submit]`);
+  await page.waitForSelector(`.comment[data-id='${first}'] > .comment-text:text-is('First comment, edited')`);
+  await page.waitForSelector("#comments-panel h3:text-is('Comments (2)')");
+  await page.screenshot({ path: join(artifacts, "web-demo-comments.png"), fullPage: true });
+  await page.click(`.comment[data-id='${first}'] .comments .delete-comment`);
+  await page.waitForSelector("#comments-panel h3:text-is('Comments (1)')");
+  expect(!(await page.$(".comment-text:text-is('A reply')")), "the reply is still there");
+
   await page.click(".tree .node[data-path='/offline-hello']");
   await page.waitForSelector("#editor h2:text-is('Offline hello')");
   const shot = join(artifacts, "web-demo.png");
+
   await page.screenshot({ path: shot, fullPage: true });
   step(`screenshot: ${shot}`);
   if (pageErrors.length) throw new Error(`uncaught page errors: ${pageErrors.join("; ")}`);
