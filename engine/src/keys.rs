@@ -16,6 +16,7 @@
 //! | `b:` | `b:<target path>\0<alias path>` | reverse index: the aliases that redirect to a path |
 //! | `m:` | `m:<uid>:<seq u64 BE>` | one comment on an object |
 //! | `q:` | `q:<uid>` | last history sequence number of an object (orders versions and workflow entries) |
+//! | `s:` | `s:navigation` | navigation settings (JSON, [`crate::navigation::NavigationSettings`]) |
 //! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
@@ -145,6 +146,9 @@ pub fn comment(uid: &str, seq: u64) -> Vec<u8> {
 
 /// Key holding the language settings and installed profiles.
 pub const MULTILINGUAL: &[u8] = b"s:multilingual";
+
+/// Key holding the navigation settings.
+pub const NAVIGATION: &[u8] = b"s:navigation";
 
 /// Prefix of every member of translation group `group`.
 pub fn translation_group_prefix(group: &str) -> Vec<u8> {

@@ -7,12 +7,99 @@
 //! the siblings it filters out. View permission is decided from the chain of ancestors already
 //! loaded on the way down (no per-item ancestor reads).
 
+use serde::{Deserialize, Serialize};
+
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::model::ContentRecord;
 use crate::multilingual;
 use crate::security::{roles_for, Permission};
 use crate::tree;
+
+/// An extra navigation entry configured in the navigation control panel (a link, not content).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ExtraItem {
+    /// The link text.
+    pub title: String,
+    /// An absolute `http(s)` URL, or a site path starting with `/`.
+    pub url: String,
+    /// A short description.
+    #[serde(default)]
+    pub description: String,
+}
+
+/// What the top navigation shows besides the content of the navigation root (`s:navigation`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct NavigationSettings {
+    /// Show a "Home" entry for the navigation root first.
+    pub show_home: bool,
+    /// Show non-folderish objects (pages) at the top level, not only folders.
+    pub nonfolderish_tabs: bool,
+    /// Only objects of these types appear (`None`: every type).
+    pub displayed_types: Option<Vec<String>>,
+    /// Links listed after "Home" and before the content.
+    pub extra_items: Vec<ExtraItem>,
+}
+
+impl Default for NavigationSettings {
+    fn default() -> Self {
+        NavigationSettings {
+            show_home: true,
+            nonfolderish_tabs: true,
+            displayed_types: None,
+            extra_items: Vec::new(),
+        }
+    }
+}
+
+impl NavigationSettings {
+    /// Check settings a client sent: known types, titled items, usable URLs.
+    pub fn validate(&self, ctx: &Ctx<'_>) -> Result<()> {
+        if let Some(types) = &self.displayed_types {
+            if let Some(t) = types.iter().find(|t| ctx.core.types.get(t).is_none()) {
+                return Err(EngineError::bad_request(format!(
+                    "'displayed_types': unknown content type '{t}'"
+                )));
+            }
+        }
+        for item in &self.extra_items {
+            if item.title.trim().is_empty() {
+                return Err(EngineError::bad_request(
+                    "'extra_items': every item needs a non-empty 'title'",
+                ));
+            }
+            let u = item.url.as_str();
+            let ok = (u.starts_with('/') && !u.starts_with("//"))
+                || ((u.starts_with("http://") || u.starts_with("https://")) && u.len() > 8);
+            if !ok || u.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                return Err(EngineError::bad_request(format!(
+                    "'extra_items': '{u}' is neither an http(s) URL nor a site path starting with '/'"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The absolute URL of an extra item.
+    pub fn item_url(ctx: &Ctx<'_>, item: &ExtraItem) -> String {
+        if item.url.starts_with('/') {
+            ctx.url(item.url.trim_end_matches('/'))
+        } else {
+            item.url.clone()
+        }
+    }
+}
+
+/// The navigation settings (defaults when never set).
+pub fn settings(ctx: &Ctx<'_>) -> Result<NavigationSettings> {
+    Ok(ctx.get_json(crate::keys::NAVIGATION)?.unwrap_or_default())
+}
+
+/// Store the navigation settings.
+pub fn save_settings(ctx: &mut Ctx<'_>, s: &NavigationSettings) -> Result<()> {
+    ctx.put_json(crate::keys::NAVIGATION, s)
+}
 
 /// One navigation entry and the entries below it (empty beyond the requested depth).
 #[derive(Debug, Clone)]
@@ -56,6 +143,7 @@ fn within(context: &ContentRecord, item: &ContentRecord) -> bool {
 struct Walk<'w> {
     context: &'w ContentRecord,
     depth: usize,
+    settings: NavigationSettings,
     /// In a multilingual site, only items of this language (or of none) are listed.
     language: Option<String>,
 }
@@ -82,6 +170,15 @@ impl Walk<'_> {
             // the context.
             if excluded && (level == 1 || !within(self.context, &kid)) {
                 continue;
+            }
+            let kid_type = ctx.type_of(&kid)?;
+            if level == 1 && !self.settings.nonfolderish_tabs && !kid_type.folderish {
+                continue;
+            }
+            if let Some(types) = &self.settings.displayed_types {
+                if !types.contains(&kid_type.name) {
+                    continue;
+                }
             }
             if let Some(lang) = &self.language {
                 let l = multilingual::language_of(&kid);
@@ -125,6 +222,7 @@ pub fn navigation(
     let walk = Walk {
         context,
         depth: depth.max(1),
+        settings: settings(ctx)?,
         language,
     };
     let mut chain = ancestors_for_roles(ctx, &root)?;

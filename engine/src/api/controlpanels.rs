@@ -1,11 +1,14 @@
-//! `@controlpanels`: site settings panels. One panel so far, `language` (the site's languages and
-//! default language, as the reference's language control panel):
+//! `@controlpanels`: site settings panels: `language` (the site's languages and default language,
+//! as the reference's language control panel) and `navigation` (what the top navigation shows
+//! besides content):
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
 //! | GET | `/@controlpanels` | | 200, `[{@id, group, title}]` |
 //! | GET | `/@controlpanels/language` | | 200, `{@id, group, title, data: {available_languages: [{token, title}], default_language: {token, title}}}` |
 //! | PATCH | `/@controlpanels/language` | `{available_languages?: [code], default_language?: code}` | 204 |
+//! | GET | `/@controlpanels/navigation` | | 200, `{@id, group, title, data: {show_home, nonfolderish_tabs, displayed_types, extra_items: [{title, url, description}]}}` |
+//! | PATCH | `/@controlpanels/navigation` | any of the `data` properties | 204 |
 //!
 //! Only on the site root; the Manage portal permission is required. With the `multilingual-content`
 //! profile installed, adding a language creates its root folder.
@@ -17,10 +20,13 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::{language, ContentRecord};
-use crate::multilingual;
 use crate::security::Permission;
+use crate::{multilingual, navigation};
 
-const PANELS: &[(&str, &str, &str)] = &[("language", "Language", "General")];
+const PANELS: &[(&str, &str, &str)] = &[
+    ("language", "Language", "General"),
+    ("navigation", "Navigation", "General"),
+];
 
 fn check(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Option<&'static str>> {
     let not_found = || EngineError::NotFound {
@@ -59,6 +65,34 @@ fn language_panel(ctx: &Ctx<'_>) -> Result<Value> {
     }))
 }
 
+fn navigation_panel(ctx: &Ctx<'_>) -> Result<Value> {
+    let s = navigation::settings(ctx)?;
+    Ok(json!({
+        "@id": format!("{}/@controlpanels/navigation", ctx.base_url),
+        "group": "General",
+        "title": "Navigation",
+        "data": serde_json::to_value(&s)?,
+    }))
+}
+
+/// PATCH of the navigation panel: the given properties replace the stored ones.
+fn patch_navigation(ctx: &mut Ctx<'_>, body: serde_json::Map<String, Value>) -> Result<()> {
+    let mut merged = serde_json::to_value(navigation::settings(ctx)?)?;
+    for (key, value) in body {
+        if merged.get(&key).is_none() {
+            return Err(EngineError::bad_request(format!(
+                "Unknown setting '{key}' of the navigation control panel (known: show_home, \
+                 nonfolderish_tabs, displayed_types, extra_items)"
+            )));
+        }
+        merged[key] = value;
+    }
+    let settings: navigation::NavigationSettings = serde_json::from_value(merged)
+        .map_err(|e| EngineError::bad_request(format!("Invalid navigation settings: {e}")))?;
+    settings.validate(ctx)?;
+    navigation::save_settings(ctx, &settings)
+}
+
 /// GET `/@controlpanels` and `/@controlpanels/<name>`.
 pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
     match check(ctx, route, &obj)? {
@@ -75,11 +109,12 @@ pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) ->
                 .collect();
             Ok(Response::json(200, &list))
         }
+        Some("navigation") => Ok(Response::json(200, &navigation_panel(ctx)?)),
         Some(_) => Ok(Response::json(200, &language_panel(ctx)?)),
     }
 }
 
-/// PATCH `/@controlpanels/language`: change the languages; 204.
+/// PATCH `/@controlpanels/<name>`: change a panel's settings; 204.
 pub fn patch(
     ctx: &mut Ctx<'_>,
     req: &Request,
@@ -87,11 +122,18 @@ pub fn patch(
     obj: ContentRecord,
 ) -> Result<Response> {
     let body = json_body(req)?;
-    if check(ctx, route, &obj)?.is_none() {
-        return Err(EngineError::MethodNotAllowed {
-            method: "PATCH".into(),
-            allowed: vec!["GET"],
-        });
+    match check(ctx, route, &obj)? {
+        None => {
+            return Err(EngineError::MethodNotAllowed {
+                method: "PATCH".into(),
+                allowed: vec!["GET"],
+            })
+        }
+        Some("navigation") => {
+            patch_navigation(ctx, body)?;
+            return Ok(Response::empty(204));
+        }
+        Some(_) => {}
     }
     for key in body.keys() {
         if key != "available_languages" && key != "default_language" {

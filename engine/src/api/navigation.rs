@@ -42,13 +42,26 @@ pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) ->
 pub fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
     let depth = depth(route)?;
     let (root, items) = navigation::navigation(ctx, obj, depth)?;
-    let mut out = vec![json!({
-        "@id": ctx.url(&root.path),
-        "description": "",
-        "items": [],
-        "review_state": null,
-        "title": "Home",
-    })];
+    let settings = navigation::settings(ctx)?;
+    let mut out = Vec::new();
+    if settings.show_home {
+        out.push(json!({
+            "@id": ctx.url(&root.path),
+            "description": "",
+            "items": [],
+            "review_state": null,
+            "title": "Home",
+        }));
+    }
+    for extra in &settings.extra_items {
+        out.push(json!({
+            "@id": navigation::NavigationSettings::item_url(ctx, extra),
+            "description": extra.description,
+            "items": [],
+            "review_state": null,
+            "title": extra.title,
+        }));
+    }
     for item in &items {
         out.push(item_json(ctx, item)?);
     }
