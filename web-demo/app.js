@@ -147,7 +147,7 @@ function treeNode(info, children, first) {
     { type: "button", className: "node", title: info.path },
     el("span", { className: "icon", ariaHidden: "true" }, info.folderish ? "▸" : "▫"),
     el("span", { className: "label" }, info.title || info.path),
-    info.state ? el("span", { className: `dot state-${info.state}`, title: info.state, ariaLabel: info.state }) : null,
+    info.state ? el("span", { className: `dot state-${info.state}`, title: info.state }, el("span", { className: "sr-only" }, info.state)) : null,
     el("span", { className: "type" }, info.type),
   );
   node.dataset.path = info.path;
@@ -291,6 +291,17 @@ function renderEditor(obj) {
   form.append(actions);
   form.addEventListener("submit", action(() => save(obj, path)));
   $("#editor").replaceChildren(form);
+  if (obj.is_folderish && obj.items_total) {
+    // The folder's own items (the GET above answers them): reaches items below the tree's depth.
+    const list = el("ul", { className: "plain contents", id: "contents" });
+    for (const item of obj.items) {
+      const p = pathOf(item["@id"]);
+      list.append(el("li", {}, button(item.title || p, { className: "link", title: p }, () => select(p)), el("span", { className: "muted small-text" }, item["@type"])));
+    }
+    const more = obj.items_total > obj.items.length ? el("p", { className: "muted" }, `… and ${obj.items_total - obj.items.length} more.`) : null;
+    $("#editor").append(el("h3", { className: "contents-title" }, `Contents (${obj.items_total})`), list);
+    if (more) $("#editor").append(more);
+  }
 }
 
 async function save(obj, path) {
@@ -549,7 +560,7 @@ function historyPanel(entries) {
   }
   return panel(
     "history-panel",
-    "History",
+    `History (${entries.length} ${entries.length === 1 ? "entry" : "entries"}, newest first)`,
     el("div", { id: "version-view" }),
     entries.length ? list : el("p", { className: "muted" }, "No history yet."),
   );

@@ -143,6 +143,8 @@ try {
   expect(JSON.stringify(crumbs) === JSON.stringify(["Home", "Notes", "Inside notes"]), `breadcrumbs: ${JSON.stringify(crumbs)}`);
   await page.click("#breadcrumbs button:text-is('Notes')");
   await page.waitForSelector("#editor h2:text-is('Notes')");
+  await page.click("#contents button:text-is('Inside notes')"); // the folder lists its contents
+  await page.waitForSelector("#editor h2:text-is('Inside notes')");
 
   step("workflow: publish, the state shows published");
   await open("/offline-hello", "Offline hello");
@@ -216,6 +218,8 @@ try {
   await page.click("#copy");
   await page.waitForSelector("#clipboard-text:text-is('Copied: “Offline hello”')");
   await open("/notes", "Notes");
+  await page.waitForSelector("#paste:text-is('Paste into “Notes”')");
+  await page.screenshot({ path: join(artifacts, "web-demo-clipboard.png"), fullPage: true });
   await page.click("#paste");
   await page.waitForSelector(".tree .node[data-path='/notes/offline-hello']");
   await page.waitForSelector("#breadcrumbs [aria-current]:text-is('Offline hello')");
@@ -261,6 +265,46 @@ try {
 
   await page.screenshot({ path: shot, fullPage: true });
   step(`screenshot: ${shot}`);
+
+  step("multilingual: open a site with en and de, language roots in the tree and the switcher");
+  await page.click("#site-switch");
+  await page.waitForURL(/site=web-demo-multilingual/);
+  await ready();
+  await page.waitForSelector("#languages button[data-lang='en'][aria-pressed='true']");
+  await page.waitForSelector("#languages button[data-lang='de'][aria-pressed='false']");
+  await page.waitForSelector(".tree li:has(> .node[data-path='/']) > ul > li > .node[data-path='/en']");
+  await page.waitForSelector("#editor h2:text-is('English')");
+  await page.click("#new-page");
+  await page.fill("#new-title", "Welcome");
+  await page.click("#create");
+  await page.waitForSelector("#editor h2:text-is('Welcome')");
+  expect((await textOf("#editor .meta")).includes("/en/welcome"), `new page: ${await textOf("#editor .meta")}`);
+  const mlCrumbs = await page.$$eval("#breadcrumbs li", (lis) => lis.map((l) => l.textContent.trim()));
+  expect(JSON.stringify(mlCrumbs) === JSON.stringify(["English", "Welcome"]), `breadcrumbs: ${JSON.stringify(mlCrumbs)}`);
+
+  step("multilingual: translate into de (the tree switches to de), switch language back and forth");
+  await page.click("#translations-panel button.translate[data-lang='de']");
+  await page.waitForSelector("#editor h2:text-is('Welcome (de)')");
+  await page.waitForSelector("#languages button[data-lang='de'][aria-pressed='true']");
+  await page.waitForSelector(".tree .node[data-path='/de/welcome-de']");
+  expect(!(await page.$(".tree .node[data-path='/en/welcome']")), "the tree still shows the en page in de");
+  await page.waitForSelector("#translations li[data-language='en']");
+  await page.click("#languages button[data-lang='en']");
+  await page.waitForSelector("#editor h2:text-is('Welcome')");
+  await page.waitForSelector(".tree .node[data-path='/en/welcome'].selected");
+  await page.click("#languages button[data-lang='de']");
+  await page.waitForSelector("#editor h2:text-is('Welcome (de)')");
+
+  step("multilingual: unlink and link a translation");
+  await page.click("#translations li[data-language='en'] button.unlink");
+  await page.waitForSelector("#translations:text-is('No translations linked.')");
+  await page.click("#languages button[data-lang='en']"); // no translation now: the en root folder
+  await page.waitForSelector("#editor h2:text-is('English')");
+  await open("/en/welcome", "Welcome");
+  await page.fill("#link-path", "/de/welcome-de");
+  await page.click("#link-translation");
+  await page.waitForSelector("#translations li[data-language='de']");
+  await page.screenshot({ path: join(artifacts, "web-demo-multilingual.png"), fullPage: true });
   if (pageErrors.length) throw new Error(`uncaught page errors: ${pageErrors.join("; ")}`);
   console.log("e2e: PASS");
 } catch (e) {
