@@ -195,7 +195,10 @@ try {
   console.log(`e2e: error shown: ${lockErr}`);
   await page.click("#unlock");
   await page.waitForSelector("#lock-status:text-is('Unlocked.')");
-  expect(await page.isHidden("#error"), "the error banner stays after unlocking");
+  await page.fill("#f-description", "Edited after unlocking");
+  await page.click("#save");
+  await page.waitForSelector("#saved:text-is('Saved.')");
+  expect((await page.inputValue("#f-description")) === "Edited after unlocking", "the edit after unlocking was not saved");
   await page.click("#lock");
   await page.waitForSelector("#lock-status.mine");
   await page.click("#unlock");
