@@ -31,6 +31,8 @@ pub struct Ctx<'a> {
     pub principal: Principal,
     events: Vec<Event>,
     delivered: Vec<Event>,
+    /// Set by the first write: the commit then moves the store generation ([`crate::cache`]).
+    dirty: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -43,6 +45,7 @@ impl<'a> Ctx<'a> {
             principal: Principal::Anonymous,
             events: Vec::new(),
             delivered: Vec::new(),
+            dirty: false,
         }
     }
 
@@ -57,6 +60,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn writer(&mut self) -> Result<&mut (dyn WriteTxn + 'a)> {
+        self.dirty = true;
         match &mut self.txn {
             Txn::Write(t) => Ok(t.as_mut()),
             Txn::Read(_) => Err(EngineError::Store(StoreError::Misuse(
@@ -139,8 +143,13 @@ impl<'a> Ctx<'a> {
         matches!(self.txn, Txn::Write(_))
     }
 
-    /// Commit (write requests) or end (read requests) the transaction.
-    pub fn commit(self) -> Result<()> {
+    /// Commit (write requests) or end (read requests) the transaction. A transaction that wrote
+    /// anything also moves the store generation, which invalidates cached answers.
+    pub fn commit(mut self) -> Result<()> {
+        if self.dirty && self.is_write() {
+            let next = crate::cache::generation(&self)?.wrapping_add(1);
+            self.put(crate::cache::GENERATION, next.to_string().as_bytes())?;
+        }
         match self.txn {
             Txn::Write(t) => Ok(t.commit()?),
             Txn::Read(_) => Ok(()),

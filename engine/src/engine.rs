@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::api;
 use crate::auth::password::PasswordCost;
+use crate::cache::{self, ResponseCache};
 use crate::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
 use crate::context::{Ctx, Txn};
 use crate::error::{EngineError, Result};
@@ -36,6 +37,9 @@ pub struct EngineOptions {
     pub default_batch_size: usize,
     /// Largest `b_size` a client may ask for.
     pub max_batch_size: usize,
+    /// Bytes of answers the response cache may hold ([`crate::cache`]); 0 turns it off. Engines
+    /// with a `test_clock` never cache.
+    pub response_cache_bytes: usize,
 }
 
 impl EngineOptions {
@@ -50,6 +54,7 @@ impl EngineOptions {
             test_clock: None,
             default_batch_size: 25,
             max_batch_size: 1000,
+            response_cache_bytes: 64 * 1024 * 1024,
         }
     }
 
@@ -62,6 +67,7 @@ impl EngineOptions {
             entropy: Arc::new(SeededEntropy::new(42)),
             password_cost: PasswordCost::TESTING,
             test_clock: Some(clock),
+            response_cache_bytes: 0,
             ..Self::production()
         }
     }
@@ -82,6 +88,8 @@ pub struct Core {
     /// Randomness (from the options).
     pub entropy: Arc<dyn Entropy>,
     basic_cache: Mutex<HashSet<[u8; 32]>>,
+    /// Answers of repeated safe requests ([`crate::cache`]).
+    pub responses: ResponseCache,
 }
 
 /// Most verified Basic credentials remembered before the cache is cleared.
@@ -116,6 +124,11 @@ pub struct Engine<S: Store> {
 impl<S: Store> Engine<S> {
     /// An engine over `store`. Refuses a store written by a newer (or unknown) schema version.
     pub fn new(store: S, options: EngineOptions) -> Result<Self> {
+        let cache_bytes = if options.test_clock.is_some() {
+            0
+        } else {
+            options.response_cache_bytes
+        };
         let core = Core {
             clock: options.clock.clone(),
             entropy: options.entropy.clone(),
@@ -129,6 +142,7 @@ impl<S: Store> Engine<S> {
                 Box::new(crate::multilingual::TranslationSubscriber),
             ],
             basic_cache: Mutex::new(HashSet::new()),
+            responses: ResponseCache::new(cache_bytes),
         };
         let engine = Engine { store, core };
         engine.check_schema()?;
@@ -291,7 +305,20 @@ impl<S: Store> Engine<S> {
     ) -> Result<Response> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
         ctx.principal = crate::auth::authenticate(&ctx, req)?;
+        let cached = if !ctx.is_write() && self.core.responses.applies(req) {
+            let epoch = (cache::generation(&ctx)?, ctx.now().timestamp());
+            let key = ResponseCache::key(req, ctx.principal.login().unwrap_or(""));
+            if let Some(resp) = self.core.responses.get(epoch, &key) {
+                return Ok(resp);
+            }
+            Some((epoch, key))
+        } else {
+            None
+        };
         let resp = api::dispatch(&mut ctx, req, route, endpoint)?;
+        if let Some((epoch, key)) = cached {
+            self.core.responses.insert(epoch, key, &resp);
+        }
         if ctx.is_write() {
             crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
         }

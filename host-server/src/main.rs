@@ -85,6 +85,16 @@ struct Cli {
     #[arg(long)]
     deterministic: bool,
 
+    /// Memory (MiB) for answers to repeated GET requests, reused until the next write or the
+    /// next second, whichever comes first; 0 turns the cache off.
+    #[arg(long, value_name = "MIB", default_value_t = 64)]
+    response_cache_mb: usize,
+
+    /// Run read requests on a separate thread pool instead of the async workers (for slow
+    /// disks, where one read waiting on I/O should not hold up other connections).
+    #[arg(long)]
+    blocking_reads: bool,
+
     /// Log level or filter (error, warn, info, debug, trace, or e.g. `info,tower_http=debug`).
     #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "info")]
     log: String,
@@ -119,6 +129,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     let config = Config {
         public_url: cli.public_url,
         cors_origins: cli.cors_origins,
+        blocking_reads: cli.blocking_reads,
     }
     .validated()?;
 
@@ -129,10 +140,16 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         );
         EngineOptions::for_tests()
     } else {
-        EngineOptions::production()
+        EngineOptions {
+            response_cache_bytes: cli.response_cache_mb.saturating_mul(1024 * 1024),
+            ..EngineOptions::production()
+        }
     };
+    // Reads run on the async workers (one per core) unless --blocking-reads: keep a connection
+    // for each, so a worker never waits for a pooled reader.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let sqlite = SqliteOptions {
-        readers: usize::from(cli.readers),
+        readers: usize::from(cli.readers).max(cores),
         sync: cli.sync,
         ..SqliteOptions::default()
     };
