@@ -109,7 +109,9 @@ const navRootPath = () => (ml && lang && ml.roots[lang]) || "/";
 
 async function navigation(path, depth) {
   const nav = (await api("GET", `${at(path, "@navigation")}?expand.navigation.depth=${depth}`)).body;
-  return nav.items.slice(1); // the first item is the navigation root itself ("Home")
+  // Content items only: not "Home" (the navigation root itself) nor the control panel's extra
+  // link items, neither of which has an @type.
+  return nav.items.filter((i) => i["@type"]);
 }
 
 async function renderTree() {
