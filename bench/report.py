@@ -36,5 +36,20 @@ print()
 print(f"Yardstick median over {len(yard)} runs: {yard_rps:,.0f} req/s "
       f"(min {min(yard):,.0f}, max {max(yard):,.0f})." if yard else "")
 print()
+pairs = [(k, (k[0][4:], k[1])) for k in order if k[0].startswith("1M: ")]
+if pairs:
+    print("1,000,000 objects against 10,000 (median req/s and p50; target: no scenario more than 2x slower):")
+    print()
+    print("| scenario | conc. | req/s 10k | req/s 1M | 10k/1M | p50 ms 10k | p50 ms 1M |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for big, small in pairs:
+        if small not in runs:
+            continue
+        rs = statistics.median(r[0] for r in runs[small])
+        rb = statistics.median(r[0] for r in runs[big])
+        ps = statistics.median(r[1] for r in runs[small])
+        pb = statistics.median(r[1] for r in runs[big])
+        print(f"| {small[0]} | {small[1]} | {rs:,.0f} | {rb:,.0f} | {rs / rb:.2f}x | {ps:.2f} | {pb:.2f} |")
+    print()
 for line in open(notes_path):
     print(f"- {line.rstrip()}")

@@ -7,7 +7,8 @@
 #
 # Knobs (environment): BENCH_DURATION (seconds per wrk run, default 5), BENCH_REPEAT (rounds,
 # default 3; figures are medians over rounds), BENCH_SHAPE (10k site, default 5,5,4,100),
-# BENCH_SCALE_SHAPE (default 5,5,4,100,100 = 1,010,130 objects), BENCH_WORK (scratch dir, default
+# BENCH_SCALE_SHAPE (default 5,5,4,100,100 = 1,010,130 objects), BENCH_SCALE_DATA (reuse a scale
+# site seeded earlier by this script's seed step, with the same ADMIN_PASSWORD), BENCH_WORK (scratch dir, default
 # /tmp/bench-run; the databases go there, never into the repository), CARGO_TARGET_DIR.
 set -euo pipefail
 
@@ -19,7 +20,7 @@ SHAPE=${BENCH_SHAPE:-5,5,4,100}
 SCALE=${BENCH_SCALE:-1}
 SCALE_SHAPE=${BENCH_SCALE_SHAPE:-5,5,4,100,100}
 WORK=${BENCH_WORK:-/tmp/bench-run}
-PASSWORD=bench-secret
+PASSWORD=${ADMIN_PASSWORD:-bench-secret}
 export ADMIN_PASSWORD=$PASSWORD
 
 log() { echo "[bench $(date +%H:%M:%S)] $*" >&2; }
@@ -164,17 +165,19 @@ request = function()
   n = n + 1
   return json_req('PATCH', '/bench-edit/page', string.format('{\"title\": \"Edited t%d n%d\"}', tid or 0, n))
 end"
+    # The cycles move on when a step succeeded (wrk may build a request it never sends).
     lua workflow "$common
+local published = false
 request = function()
-  n = n + 1
-  local t = (n % 2 == 1) and 'publish' or 'retract'
-  return json_req('POST', '/bench-edit/wf/@workflow/' .. t, '{}')
-end"
+  return json_req('POST', '/bench-edit/wf/@workflow/' .. (published and 'retract' or 'publish'), '{}')
+end
+response = function(status) if status == 200 then published = not published end end"
     lua lock "$common
+local locked = false
 request = function()
-  n = n + 1
-  return json_req((n % 2 == 1) and 'POST' or 'DELETE', '/bench-edit/locked/@lock', '{}')
-end"
+  return json_req(locked and 'DELETE' or 'POST', '/bench-edit/locked/@lock', '{}')
+end
+response = function(status) if status < 300 then locked = not locked end end"
     lua mixed "$common
 request = function()
   n = n + 1
@@ -190,52 +193,87 @@ end"
 log "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg); rustc processes: $(pgrep -c rustc || true)" >> "$NOTES"
 
+# setup URL SHAPE : folders and pages the write scenarios work on, a token, the wrk scripts
+setup() {
+    TOKEN=$(token "$1")
+    # (already there when a scale site is reused)
+    api POST "$1/" '{"@type": "Folder", "id": "bench-posts", "title": "Bench posts"}' || true
+    api POST "$1/" '{"@type": "Folder", "id": "bench-edit", "title": "Bench edit"}' || true
+    for id in page wf locked; do
+        api POST "$1/bench-edit" "{\"@type\": \"Page\", \"id\": \"$id\", \"title\": \"Bench $id\"}" || true
+    done
+    write_scripts "$2"
+}
+
+# scenarios ROUND LABEL PID URL : every scenario once (LABEL prefixes the names)
+scenarios() {
+    local r=$1 l=$2 pid=$3 url=$4
+    bench "$r" "yardstick: fixed 2 KB JSON" 32 "$PID_yard" "$URL_yard" yard
+    bench "$r" "${l}1 GET page, anonymous" 32 "$pid" "$url" page_anon
+    bench "$r" "${l}1 GET page, Bearer" 32 "$pid" "$url" page_bearer
+    bench "$r" "${l}1 GET page, Basic" 32 "$pid" "$url" page_basic
+    bench "$r" "${l}2 GET folder of 100 (batch 25)" 32 "$pid" "$url" folder
+    bench "$r" "${l}2 GET folder of 100 (b_size=100)" 32 "$pid" "$url" folder_all
+    bench "$r" "${l}3 POST create page (durable)" 1 "$pid" "$url" post
+    bench "$r" "${l}3 POST create page (durable)" 8 "$pid" "$url" post
+    bench "$r" "${l}4 PATCH title" 8 "$pid" "$url" patch
+    # The cycles alternate; start each run from the unlocked, private state.
+    api POST "$url/bench-edit/wf/@workflow/retract" || true
+    bench "$r" "${l}4 workflow publish/retract" 1 "$pid" "$url" workflow
+    api DELETE "$url/bench-edit/locked/@lock" || true
+    bench "$r" "${l}4 lock/unlock (each counts)" 1 "$pid" "$url" lock
+    bench "$r" "${l}5 @navigation depth 3" 32 "$pid" "$url" nav
+    bench "$r" "${l}5 @breadcrumbs" 32 "$pid" "$url" crumbs
+    bench "$r" "${l}6 mixed 90% GET / 10% PATCH, Bearer" 32 "$pid" "$url" mixed
+    bench "$r" "${l}7 GET random page by path" 32 "$pid" "$url" random_get
+}
+
+# uncached ROUND LABEL PID URL : the read scenarios again on a server with the cache off
+uncached() {
+    local r=$1 l=$2 pid=$3 url=$4
+    bench "$r" "${l}1 GET page, anonymous [no cache]" 32 "$pid" "$url" page_anon
+    bench "$r" "${l}1 GET page, Bearer [no cache]" 32 "$pid" "$url" page_bearer
+    bench "$r" "${l}2 GET folder of 100 (batch 25) [no cache]" 32 "$pid" "$url" folder
+    bench "$r" "${l}5 @navigation depth 3 [no cache]" 32 "$pid" "$url" nav
+    bench "$r" "${l}5 @breadcrumbs [no cache]" 32 "$pid" "$url" crumbs
+    bench "$r" "${l}7 GET random page by path [no cache]" 32 "$pid" "$url" random_get
+}
+
 SMALL=$WORK/site-10k
 N_SMALL=$(objects_of "$SHAPE")
 log "seeding $N_SMALL objects (shape $SHAPE)"
-echo "seed small ($SHAPE, $N_SMALL objects): $(seed "$SMALL" "$SHAPE")" >> "$NOTES"
+echo "seed 10k site ($SHAPE, $N_SMALL objects): $(seed "$SMALL" "$SHAPE")" >> "$NOTES"
 
 start yard "$YARD" 127.0.0.1:0
 start srv "$SERVER" --listen 127.0.0.1:0 --data "$SMALL" --log warn
-TOKEN=$(token "$URL_srv")
-api POST "$URL_srv/" '{"@type": "Folder", "id": "bench-posts", "title": "Bench posts"}'
-api POST "$URL_srv/" '{"@type": "Folder", "id": "bench-edit", "title": "Bench edit"}'
-for id in page wf locked; do
-    api POST "$URL_srv/bench-edit" "{\"@type\": \"Page\", \"id\": \"$id\", \"title\": \"Bench $id\"}"
-done
-write_scripts "$SHAPE"
-# Check the HTTP Basic path is cached: the first request pays argon2 once, the rest must not.
-echo "page GET by anonymous, Bearer and Basic: $(for a in "" "Authorization: Bearer $TOKEN" "Authorization: Basic $(printf 'admin:%s' "$PASSWORD" | base64)"; do curl -s -o /dev/null -w '%{http_code} ' ${a:+-H "$a"} "$URL_srv$(first_page "$SHAPE")"; done)" >> "$NOTES"
-
+setup "$URL_srv" "$SHAPE"
+# HTTP Basic must not pay argon2 per request: the engine caches verified credentials.
+echo "page GET by anonymous, Bearer and Basic: $(for a in "" "Authorization: Bearer $TOKEN" "Authorization: Basic $(printf 'admin:%s' "$PASSWORD" | base64)"; do curl -s -o /dev/null -w '%{http_code} in %{time_total}s; ' ${a:+-H "$a"} "$URL_srv$(first_page "$SHAPE")"; done)" >> "$NOTES"
 for round in $(seq 1 "$REPEAT"); do
     log "round $round/$REPEAT (10k site)"
-    bench "$round" "yardstick: fixed 2 KB JSON" 32 "$PID_yard" "$URL_yard" yard
-    bench "$round" "1 GET page, anonymous" 32 "$PID_srv" "$URL_srv" page_anon
-    bench "$round" "1 GET page, Bearer" 32 "$PID_srv" "$URL_srv" page_bearer
-    bench "$round" "1 GET page, Basic" 32 "$PID_srv" "$URL_srv" page_basic
-    bench "$round" "2 GET folder of 100 (batch 25)" 32 "$PID_srv" "$URL_srv" folder
-    bench "$round" "2 GET folder of 100 (b_size=100)" 32 "$PID_srv" "$URL_srv" folder_all
-    bench "$round" "3 POST create page (durable)" 1 "$PID_srv" "$URL_srv" post
-    bench "$round" "3 POST create page (durable)" 8 "$PID_srv" "$URL_srv" post
-    bench "$round" "4 PATCH title" 8 "$PID_srv" "$URL_srv" patch
-    bench "$round" "4 workflow publish/retract" 1 "$PID_srv" "$URL_srv" workflow
-    bench "$round" "4 lock/unlock (each counts)" 1 "$PID_srv" "$URL_srv" lock
-    bench "$round" "5 @navigation depth 3" 32 "$PID_srv" "$URL_srv" nav
-    bench "$round" "5 @breadcrumbs" 32 "$PID_srv" "$URL_srv" crumbs
-    bench "$round" "6 mixed 90% GET / 10% PATCH, Bearer" 32 "$PID_srv" "$URL_srv" mixed
-    bench "$round" "7 GET random page by path (10k)" 32 "$PID_srv" "$URL_srv" random_get
+    scenarios "$round" "" "$PID_srv" "$URL_srv"
 done
 echo "server RSS after the 10k runs: $(rss_mb "$PID_srv") MB" >> "$NOTES"
 stop "$PID_srv"
+start srv "$SERVER" --listen 127.0.0.1:0 --data "$SMALL" --log warn --response-cache-mb 0
+for round in $(seq 1 "$REPEAT"); do
+    log "round $round/$REPEAT (10k site, response cache off)"
+    uncached "$round" "" "$PID_srv" "$URL_srv"
+done
+stop "$PID_srv"
 
 if [ "$SCALE" = 1 ]; then
-    BIG=$WORK/site-1m
+    BIG=${BENCH_SCALE_DATA:-$WORK/site-1m}
     N_BIG=$(objects_of "$SCALE_SHAPE")
-    log "seeding $N_BIG objects (shape $SCALE_SHAPE) — this takes a while"
-    echo "seed scale ($SCALE_SHAPE, $N_BIG objects): $(seed "$BIG" "$SCALE_SHAPE")" >> "$NOTES"
+    if [ -e "$BIG/site.sqlite3" ]; then
+        echo "scale site: reusing $BIG (seeded earlier with the same command)" >> "$NOTES"
+    else
+        log "seeding $N_BIG objects (shape $SCALE_SHAPE) — this takes a while"
+        echo "seed 1M site ($SCALE_SHAPE, $N_BIG objects): $(seed "$BIG" "$SCALE_SHAPE")" >> "$NOTES"
+    fi
     size=$(du -cb "$BIG"/site.sqlite3* | tail -1 | cut -f1)
-    echo "database size: $((size / 1024 / 1024)) MB, $((size / N_BIG)) bytes per object" >> "$NOTES"
-    # Start-up: median of three cold-process starts (the OS file cache is warm after seeding).
+    echo "1M database: $((size / 1024 / 1024)) MB, $((size / N_BIG)) bytes per object" >> "$NOTES"
+    # Start-up: three process starts, exec to socket bound (the OS file cache is warm).
     starts=()
     for _ in 1 2 3; do
         start big "$SERVER" --listen 127.0.0.1:0 --data "$BIG" --log warn
@@ -243,23 +281,25 @@ if [ "$SCALE" = 1 ]; then
         rest=$(rss_mb "$PID_big")
         stop "$PID_big"
     done
-    echo "start-up to listening (1M): ${starts[*]} ms; RSS at rest after start: $rest MB" >> "$NOTES"
+    echo "1M start-up to listening: ${starts[*]} ms; RSS at rest after start: $rest MB" >> "$NOTES"
     start big "$SERVER" --listen 127.0.0.1:0 --data "$BIG" --log warn
-    TOKEN=$(token "$URL_big")
-    write_scripts "$SCALE_SHAPE"
+    setup "$URL_big" "$SCALE_SHAPE"
     for round in $(seq 1 "$REPEAT"); do
         log "round $round/$REPEAT (1M site)"
-        bench "$round" "yardstick: fixed 2 KB JSON" 32 "$PID_yard" "$URL_yard" yard
-        bench "$round" "1M: 1 GET page, anonymous" 32 "$PID_big" "$URL_big" page_anon
-        bench "$round" "1M: 2 GET folder of 100 (batch 25)" 32 "$PID_big" "$URL_big" folder
-        bench "$round" "1M: 5 @navigation depth 3" 32 "$PID_big" "$URL_big" nav
-        bench "$round" "1M: 5 @breadcrumbs" 32 "$PID_big" "$URL_big" crumbs
-        bench "$round" "1M: 7 GET random page by path" 32 "$PID_big" "$URL_big" random_get
+        scenarios "$round" "1M: " "$PID_big" "$URL_big"
     done
     sleep 1
-    echo "server RSS at rest after the 1M runs: $(rss_mb "$PID_big") MB" >> "$NOTES"
+    echo "1M server RSS at rest after its runs: $(rss_mb "$PID_big") MB" >> "$NOTES"
+    stop "$PID_big"
+    start big "$SERVER" --listen 127.0.0.1:0 --data "$BIG" --log warn --response-cache-mb 0
+    TOKEN=$(token "$URL_big"); write_scripts "$SCALE_SHAPE"
+    for round in $(seq 1 "$REPEAT"); do
+        log "round $round/$REPEAT (1M site, response cache off)"
+        uncached "$round" "1M: " "$PID_big" "$URL_big"
+    done
     stop "$PID_big"
 fi
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg); rustc processes: $(pgrep -c rustc || true)" >> "$NOTES"
 
 # --- report ------------------------------------------------------------------------------------
 python3 "$ROOT/bench/report.py" "$ROWS" "$NOTES"
