@@ -120,6 +120,10 @@ struct Recorded {
 
 type Pending = Arc<Mutex<Vec<Recorded>>>;
 
+/// How long (ms) a read may rely on memory without checking IndexedDB for other tabs' writes when
+/// no change notice arrived (notices can be lost while a tab is frozen).
+const READ_RECHECK_MS: f64 = 1000.0;
+
 struct SiteInner {
     name: String,
     base_url: String,
@@ -129,6 +133,10 @@ struct SiteInner {
     db: Option<IdbDatabase>,
     /// The database version the memory copy reflects.
     version: Cell<f64>,
+    /// Set by another tab's change notice: the next request must catch up from IndexedDB.
+    stale: Rc<Cell<bool>>,
+    /// When (ms, `Date.now()`) memory was last checked against IndexedDB.
+    last_check: Cell<f64>,
     queue: queue::Queue,
     channel: Option<BroadcastChannel>,
     onchange: Rc<RefCell<Option<Function>>>,
@@ -226,8 +234,9 @@ impl Site {
         let pending: Pending = Arc::default();
         install_hook(&store, pending.clone());
         let onchange: Rc<RefCell<Option<Function>>> = Rc::default();
+        let stale: Rc<Cell<bool>> = Rc::default();
         let channel = if persistent {
-            open_channel(&name, onchange.clone())
+            open_channel(&name, onchange.clone(), stale.clone())
         } else {
             None
         };
@@ -240,6 +249,8 @@ impl Site {
                 pending,
                 db,
                 version: Cell::new(version),
+                stale,
+                last_check: Cell::new(js_sys::Date::now()),
                 queue: queue::Queue::default(),
                 channel,
                 onchange,
@@ -358,13 +369,18 @@ fn install_hook(store: &MemStore, pending: Pending) {
     })));
 }
 
-fn open_channel(name: &str, onchange: Rc<RefCell<Option<Function>>>) -> Option<BroadcastChannel> {
+fn open_channel(
+    name: &str,
+    onchange: Rc<RefCell<Option<Function>>>,
+    stale: Rc<Cell<bool>>,
+) -> Option<BroadcastChannel> {
     let ctor = js_sys::Reflect::get(&js_sys::global(), &"BroadcastChannel".into()).ok()?;
     if ctor.is_undefined() {
         return None;
     }
     let channel = BroadcastChannel::new(&format!("host-wasm:{name}")).ok()?;
     let cb = Closure::<dyn FnMut(MessageEvent)>::new(move |e: MessageEvent| {
+        stale.set(true);
         let f = onchange.borrow().clone();
         if let Some(f) = f {
             let _ = f.call1(&JsValue::NULL, &e.data());
@@ -476,8 +492,17 @@ impl SiteInner {
             return unavailable(msg);
         }
         for _ in 0..MAX_ATTEMPTS {
-            if let Err(e) = self.catch_up().await {
-                return error_response(EngineError::Store(e));
+            // Reads skip the IndexedDB round trip while no other tab announced a change and the
+            // last check is recent; writes always catch up (and their compare-and-set would catch
+            // a missed change anyway).
+            let now = js_sys::Date::now();
+            let fresh = !self.stale.get() && now - self.last_check.get() < READ_RECHECK_MS;
+            if !(req.method.is_safe() && fresh) {
+                self.stale.set(false);
+                if let Err(e) = self.catch_up().await {
+                    return error_response(EngineError::Store(e));
+                }
+                self.last_check.set(now);
             }
             let resp = self.engine.handle(req.clone());
             match self.persist().await {

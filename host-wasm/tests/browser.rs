@@ -4,7 +4,7 @@ mod common;
 
 use common::{call, open, options, unique};
 use serde_json::json;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
@@ -185,4 +185,45 @@ async fn closed_handle_answers_503_json() {
     let r = call(&site, "GET", "/", None, true).await;
     assert_eq!(r.status, 503);
     assert_eq!(r.body["type"], "ServiceUnavailable");
+}
+
+/// Resolve after `ms` milliseconds.
+async fn sleep(ms: i32) {
+    let p = js_sys::Promise::new(&mut |resolve, _| {
+        let set_timeout: js_sys::Function =
+            js_sys::Reflect::get(&js_sys::global(), &"setTimeout".into())
+                .unwrap()
+                .into();
+        set_timeout
+            .call2(&JsValue::NULL, &resolve, &JsValue::from(ms))
+            .unwrap();
+    });
+    JsFuture::from(p).await.unwrap();
+}
+
+#[wasm_bindgen_test]
+async fn reads_see_another_handles_write_once_its_notice_arrives() {
+    let name = unique("notice");
+    let mut opts = options("indexeddb");
+    opts.deterministic = false;
+    let a = open(&name, opts).await;
+    let mut opts = options("indexeddb");
+    opts.deterministic = false;
+    let b = open(&name, opts).await;
+    // b has read recently, so its reads rely on memory until a change notice arrives
+    assert_eq!(call(&b, "GET", "/", None, true).await.status, 200);
+    let r = call(
+        &a,
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "fresh", "title": "Fresh"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    // the BroadcastChannel notice is delivered asynchronously
+    sleep(50).await;
+    let r = call(&b, "GET", "/fresh", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["title"], "Fresh");
 }
