@@ -200,14 +200,19 @@ impl<'a> Ctx<'a> {
     pub fn permitted(&self, perm: Permission, obj: &ContentRecord) -> Result<bool> {
         let ty = self.type_of(obj)?;
         let allowed = roles_for(perm, obj, ty.workflow.as_deref(), &self.core.workflows);
-        // Global roles first: most checks end here without reading ancestors.
-        let ancestors = if self.principal.is_anonymous() {
-            Vec::new()
-        } else {
-            tree::ancestors(self, obj)?
+        // The caller's roles here are its global roles plus its local roles on `obj` and on every
+        // ancestor; a union, so the first part that grants `perm` settles it. Global roles and
+        // the object's own local roles first: most checks end there without reading (and
+        // decoding) the ancestors.
+        let grants = |roles: &std::collections::BTreeSet<String>| {
+            allowed.iter().any(|r| roles.contains(r))
         };
-        let roles = self.principal.roles_on(obj, &ancestors);
-        Ok(allowed.iter().any(|r| roles.contains(r)))
+        let own = self.principal.roles_on(obj, &[]);
+        if grants(&own) || self.principal.is_anonymous() {
+            return Ok(grants(&own));
+        }
+        let ancestors = tree::ancestors(self, obj)?;
+        Ok(grants(&self.principal.roles_on(obj, &ancestors)))
     }
 
     /// Fail with 401 (anonymous) or 403 (logged in) unless the caller holds `perm` on `obj`.

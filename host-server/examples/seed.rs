@@ -128,6 +128,7 @@ fn run(args: Args) -> Result<(), String> {
     let password = std::env::var("ADMIN_PASSWORD").unwrap_or_else(|_| "admin".into());
     let sqlite = SqliteOptions {
         sync: SyncMode::Full,
+        writer_cache_kib: 512 * 1024,
         ..SqliteOptions::default()
     };
     let engine =

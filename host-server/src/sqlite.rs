@@ -66,6 +66,12 @@ pub struct SqliteOptions {
     pub busy_timeout: Duration,
     /// How long a reader waits for a free pooled connection before failing.
     pub reader_wait: Duration,
+    /// Page cache of the writer connection, in KiB (`PRAGMA cache_size`). Writes touch the
+    /// interior pages of the whole key space (uids are random), so a cache that holds them saves
+    /// a read from the OS per write.
+    pub writer_cache_kib: u32,
+    /// Page cache of each reader connection, in KiB.
+    pub reader_cache_kib: u32,
 }
 
 impl Default for SqliteOptions {
@@ -75,6 +81,8 @@ impl Default for SqliteOptions {
             sync: SyncMode::Full,
             busy_timeout: Duration::from_secs(5),
             reader_wait: Duration::from_secs(30),
+            writer_cache_kib: 32 * 1024,
+            reader_cache_kib: 8 * 1024,
         }
     }
 }
@@ -205,6 +213,7 @@ fn configure_common(conn: &Connection, options: &SqliteOptions) -> rusqlite::Res
 fn open_writer(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
     configure_common(&conn, options)?;
+    conn.pragma_update(None, "cache_size", -i64::from(options.writer_cache_kib))?;
     let mode: String =
         conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
@@ -228,6 +237,7 @@ fn open_reader(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Connect
     configure_common(&conn, options)?;
     // Belt and braces: a pooled reader can never write, whatever a bug asks of it.
     conn.pragma_update(None, "query_only", true)?;
+    conn.pragma_update(None, "cache_size", -i64::from(options.reader_cache_kib))?;
     Ok(conn)
 }
 
