@@ -226,6 +226,7 @@ scenarios() {
     bench "$r" "${l}5 @breadcrumbs" 32 "$pid" "$url" crumbs
     bench "$r" "${l}6 mixed 90% GET / 10% PATCH, Bearer" 32 "$pid" "$url" mixed
     bench "$r" "${l}7 GET random page by path" 32 "$pid" "$url" random_get
+    bench "$r" "${l}7 GET random page by path" 1 "$pid" "$url" random_get
 }
 
 # uncached ROUND LABEL PID URL : the read scenarios again on a server with the cache off
@@ -237,6 +238,7 @@ uncached() {
     bench "$r" "${l}5 @navigation depth 3 [no cache]" 32 "$pid" "$url" nav
     bench "$r" "${l}5 @breadcrumbs [no cache]" 32 "$pid" "$url" crumbs
     bench "$r" "${l}7 GET random page by path [no cache]" 32 "$pid" "$url" random_get
+    bench "$r" "${l}7 GET random page by path [no cache]" 1 "$pid" "$url" random_get
 }
 
 SMALL=$WORK/site-10k
