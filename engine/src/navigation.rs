@@ -143,7 +143,7 @@ fn within(context: &ContentRecord, item: &ContentRecord) -> bool {
 struct Walk<'w> {
     context: &'w ContentRecord,
     depth: usize,
-    settings: NavigationSettings,
+    settings: &'w NavigationSettings,
     /// In a multilingual site, only items of this language (or of none) are listed.
     language: Option<String>,
 }
@@ -203,11 +203,13 @@ impl Walk<'_> {
     }
 }
 
-/// The navigation root of `context` and its navigation items, `depth` (at least 1) levels deep.
+/// The navigation root of `context` and its navigation items, `depth` (at least 1) levels deep,
+/// filtered as `settings` say.
 pub fn navigation(
     ctx: &Ctx<'_>,
     context: &ContentRecord,
     depth: usize,
+    settings: &NavigationSettings,
 ) -> Result<(ContentRecord, Vec<NavItem>)> {
     let root = multilingual::navigation_root(ctx, context)?;
     let s = multilingual::settings(ctx)?;
@@ -222,7 +224,7 @@ pub fn navigation(
     let walk = Walk {
         context,
         depth: depth.max(1),
-        settings: settings(ctx)?,
+        settings,
         language,
     };
     let mut chain = ancestors_for_roles(ctx, &root)?;

@@ -41,8 +41,8 @@ pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) ->
 /// The navigation of `obj` (the `navigation` component): `{@id, items}`.
 pub fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
     let depth = depth(route)?;
-    let (root, items) = navigation::navigation(ctx, obj, depth)?;
     let settings = navigation::settings(ctx)?;
+    let (root, items) = navigation::navigation(ctx, obj, depth, &settings)?;
     let mut out = Vec::new();
     if settings.show_home {
         out.push(json!({
