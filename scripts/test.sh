@@ -142,7 +142,7 @@ stage "npm ci (web-demo/e2e: playwright-core, binaryen)" install_npm || NPM_OK=0
 stage "cargo fmt --check" cargo fmt --all -- --check
 stage "cargo clippy (native, all targets)" cargo clippy --workspace --all-targets --quiet -- -D warnings
 stage "cargo build -p host-server" cargo build -p host-server --quiet
-stage "cargo test --workspace (native)" cargo test --workspace
+stage "cargo test --workspace (native)" cargo test --workspace --no-fail-fast
 
 if [ "$SETUP_OK" = 1 ]; then
   stage "cargo clippy host-wasm (wasm32)" \
