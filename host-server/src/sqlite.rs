@@ -15,7 +15,7 @@
 use std::fmt;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{mpsc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use engine::store::KeyValue;
@@ -92,6 +92,8 @@ pub struct SqliteStore {
     path: PathBuf,
     writer: Mutex<Connection>,
     readers: ReaderPool,
+    /// Copies the write-ahead log into the database in the background; stopped on drop.
+    _checkpointer: Checkpointer,
     /// An exclusive lock on `<db>.lock`, held while the store is open, so that two servers never
     /// share one database (each keeps caches that assume it is the only writer).
     _lock: File,
@@ -129,10 +131,12 @@ impl SqliteStore {
         let first = open_reader(&path, &options).map_err(|e| open_error(&path, e))?;
         readers.lock_state().open = 1;
         readers.release(first, true);
+        let checkpointer = Checkpointer::start(&path, &options)?;
         Ok(SqliteStore {
             path,
             writer: Mutex::new(writer),
             readers,
+            _checkpointer: checkpointer,
             _lock: lock,
         })
     }
@@ -225,6 +229,9 @@ fn open_writer(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Connect
         ));
     }
     conn.pragma_update(None, "synchronous", options.sync.pragma_value())?;
+    // Checkpoints run on their own thread (`Checkpointer`); the writer checkpoints only if that
+    // falls far behind, so a commit rarely pays for copying the log into the database.
+    conn.pragma_update(None, "wal_autocheckpoint", WRITER_AUTOCHECKPOINT_PAGES)?;
     conn.execute_batch(SCHEMA_SQL)?;
     // Reading a row proves the table is readable (a damaged file may only fail here).
     conn.query_row("SELECT k FROM kv LIMIT 1", [], |_| Ok(()))
@@ -239,6 +246,55 @@ fn open_reader(path: &Path, options: &SqliteOptions) -> rusqlite::Result<Connect
     conn.pragma_update(None, "query_only", true)?;
     conn.pragma_update(None, "cache_size", -i64::from(options.reader_cache_kib))?;
     Ok(conn)
+}
+
+/// Pages of write-ahead log after which the writer connection checkpoints by itself (a
+/// fallback; normally the background checkpointer keeps the log far shorter).
+const WRITER_AUTOCHECKPOINT_PAGES: i64 = 20_000;
+/// How often the background checkpointer copies the log into the database.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+/// A thread with its own connection that runs `PRAGMA wal_checkpoint(PASSIVE)` every
+/// [`CHECKPOINT_EVERY`]: it copies committed pages from the log into the database without
+/// blocking the writer or any reader. With SQLite's default the writer did this inside a commit
+/// every 1,000 pages, which was 14% of its time under a stream of creates. Dropping it stops the
+/// thread (after the checkpoint in progress, if any).
+struct Checkpointer {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Checkpointer {
+    fn start(path: &Path, options: &SqliteOptions) -> Result<Self, StoreError> {
+        let conn = Connection::open(path)
+            .and_then(|c| configure_common(&c, options).map(|()| c))
+            .map_err(|e| open_error(path, e))?;
+        let (stop, rx) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("wal-checkpoint".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(CHECKPOINT_EVERY) {
+                    if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                    {
+                        tracing::warn!(error = %e, "background WAL checkpoint failed");
+                    }
+                }
+            })
+            .map_err(|e| StoreError::Backend(format!("cannot start the checkpoint thread: {e}")))?;
+        Ok(Checkpointer {
+            stop: Some(stop),
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Checkpointer {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// Reader connections, opened lazily up to `max`.
