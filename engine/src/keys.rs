@@ -20,6 +20,7 @@
 //! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
+//! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Keys are compared bytewise, so `c:<uid>:` followed by a big-endian position lists a folder's
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
