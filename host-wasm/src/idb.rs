@@ -7,6 +7,12 @@
 //! | `kv` | the engine key (binary key, `Uint8Array`; IndexedDB sorts binary keys bytewise) | the value bytes (`Uint8Array`) |
 //! | `meta` | `"version"` | number of change sets ever committed to this database |
 //! | `log` | the version number a change set produced | that change set: `[[key, value or null], ...]` |
+//! | `snapshot` | `"version"`, `"data"` | the whole keyspace at that version, as one byte array |
+//!
+//! Opening a site reads the snapshot (one record) and the log entries after it, and falls back to
+//! reading every `kv` pair only when there is no snapshot or the log no longer reaches back to it.
+//! The snapshot is rewritten from memory every [`SNAPSHOT_EVERY`] change sets, well within the log's
+//! reach, so an open costs one large read instead of one JavaScript value per key and value.
 //!
 //! Every committed change set is written by [`write_changes`] in ONE readwrite transaction over all
 //! three stores, which first re-reads `meta.version` and aborts unless it still equals the version the
@@ -35,12 +41,21 @@ pub const KV: &str = "kv";
 pub const META: &str = "meta";
 /// Object store of recent change sets, for other tabs to catch up.
 pub const LOG: &str = "log";
+/// Object store of the keyspace snapshot.
+pub const SNAPSHOT: &str = "snapshot";
+/// Key of the snapshot's version in [`SNAPSHOT`].
+const SNAPSHOT_VERSION_KEY: &str = "version";
+/// Key of the snapshot's bytes in [`SNAPSHOT`].
+const SNAPSHOT_DATA_KEY: &str = "data";
+/// Rewrite the snapshot once it lags this many change sets behind (well below [`LOG_KEEP`]).
+pub const SNAPSHOT_EVERY: f64 = 200.0;
 /// Key of the version counter in [`META`].
 pub const VERSION_KEY: &str = "version";
 /// How many change sets the log keeps; a tab further behind reloads everything.
 pub const LOG_KEEP: f64 = 500.0;
-/// IndexedDB schema version of the database layout above.
-const DB_VERSION: u32 = 1;
+/// IndexedDB schema version of the database layout above (2 added the `snapshot` store; upgrading
+/// from 1 only creates it).
+const DB_VERSION: u32 = 2;
 
 /// Why a change set could not be written.
 #[derive(Debug)]
@@ -157,7 +172,7 @@ pub async fn open_db(name: &str) -> Result<IdbDatabase, JsValue> {
             else {
                 return;
             };
-            for store in [KV, META, LOG] {
+            for store in [KV, META, LOG, SNAPSHOT] {
                 if !db.object_store_names().contains(store) {
                     let _ = db.create_object_store(store);
                 }
@@ -222,6 +237,112 @@ pub async fn load_all(db: &IdbDatabase) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, f64)
             .map(|(k, v)| (to_bytes(&k), to_bytes(&v)))
             .collect();
         Ok::<_, JsValue>((pairs, version))
+    };
+    run.await.map_err(|e| store_error(&e))
+}
+
+/// Serialize pairs (in key order) as `[u32 LE key length][key][u32 LE value length][value]...`.
+pub fn encode_snapshot<'a>(pairs: impl Iterator<Item = (&'a [u8], &'a [u8])>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (k, v) in pairs {
+        for part in [k, v] {
+            out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+            out.extend_from_slice(part);
+        }
+    }
+    out
+}
+
+/// The pairs of a snapshot made by [`encode_snapshot`]; `None` if the bytes are malformed.
+pub fn decode_snapshot(bytes: &[u8]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    let take = |rest: &mut &[u8]| -> Option<Vec<u8>> {
+        let len = u32::from_le_bytes(rest.get(..4)?.try_into().ok()?) as usize;
+        let part = rest.get(4..4 + len)?.to_vec();
+        *rest = &rest[4 + len..];
+        Some(part)
+    };
+    while !rest.is_empty() {
+        let k = take(&mut rest)?;
+        let v = take(&mut rest)?;
+        out.push((k, v));
+    }
+    Some(out)
+}
+
+/// How [`load`] read the keyspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadedFrom {
+    /// The snapshot plus the log entries after it.
+    Snapshot,
+    /// Every `kv` pair (no usable snapshot).
+    Kv,
+}
+
+/// Everything in the database, the version it reflects, how it was read, and the snapshot's
+/// version (0 when there is none): from the snapshot and the log when they cover the current
+/// version, else from every `kv` pair.
+pub async fn load(
+    db: &IdbDatabase,
+) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, f64, LoadedFrom, f64), StoreError> {
+    let run = async {
+        let stores = Array::of3(&META.into(), &LOG.into(), &SNAPSHOT.into());
+        let tx = db.transaction_with_str_sequence(&stores)?;
+        let snap = tx.object_store(SNAPSHOT)?;
+        let snap_version = snap.get(&SNAPSHOT_VERSION_KEY.into())?;
+        let snap_data = snap.get(&SNAPSHOT_DATA_KEY.into())?;
+        let version = tx.object_store(META)?.get(&VERSION_KEY.into())?;
+        let snap_version = version_of(&await_request(&snap_version).await?);
+        let snap_data = await_request(&snap_data).await?;
+        let version = version_of(&await_request(&version).await?);
+        Ok::<_, JsValue>((snap_version, snap_data, version))
+    };
+    let (snap_version, snap_data, version) = run.await.map_err(|e| store_error(&e))?;
+    if snap_version > 0.0 && snap_version <= version && !snap_data.is_undefined() {
+        if let Some(mut pairs) = decode_snapshot(&to_bytes(&snap_data)) {
+            match changes_since(db, snap_version).await? {
+                CatchUp::Current => {
+                    return Ok((pairs, version, LoadedFrom::Snapshot, snap_version))
+                }
+                CatchUp::Apply { changes, version } => {
+                    let mut map: std::collections::BTreeMap<Vec<u8>, Vec<u8>> =
+                        pairs.drain(..).collect();
+                    for c in changes {
+                        for (k, v) in c {
+                            match v {
+                                Some(v) => {
+                                    map.insert(k, v);
+                                }
+                                None => {
+                                    map.remove(&k);
+                                }
+                            }
+                        }
+                    }
+                    return Ok((
+                        map.into_iter().collect(),
+                        version,
+                        LoadedFrom::Snapshot,
+                        snap_version,
+                    ));
+                }
+                CatchUp::Reload => {}
+            }
+        }
+    }
+    let (pairs, version) = load_all(db).await?;
+    Ok((pairs, version, LoadedFrom::Kv, snap_version))
+}
+
+/// Store `data` (see [`encode_snapshot`]) as the snapshot of `version`, in one transaction.
+pub async fn write_snapshot(db: &IdbDatabase, version: f64, data: &[u8]) -> Result<(), StoreError> {
+    let run = async {
+        let tx = db.transaction_with_str_and_mode(SNAPSHOT, IdbTransactionMode::Readwrite)?;
+        let store = tx.object_store(SNAPSHOT)?;
+        store.put_with_key(&Uint8Array::from(data), &SNAPSHOT_DATA_KEY.into())?;
+        store.put_with_key(&JsValue::from_f64(version), &SNAPSHOT_VERSION_KEY.into())?;
+        await_tx(&tx).await
     };
     run.await.map_err(|e| store_error(&e))
 }
@@ -400,4 +521,21 @@ fn put_rows(kv: &IdbObjectStore, rows: &[(Uint8Array, Option<Uint8Array>)]) -> R
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode_snapshot, encode_snapshot};
+
+    #[test]
+    fn snapshots_round_trip_and_reject_truncation() {
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> = vec![
+            (b"a".to_vec(), b"1".to_vec()),
+            (b"o:x".to_vec(), Vec::new()),
+        ];
+        let bytes = encode_snapshot(pairs.iter().map(|(k, v)| (k.as_slice(), v.as_slice())));
+        assert_eq!(decode_snapshot(&bytes), Some(pairs));
+        assert_eq!(decode_snapshot(&bytes[..bytes.len() - 1]), None);
+        assert_eq!(decode_snapshot(&[]), Some(Vec::new()));
+    }
 }

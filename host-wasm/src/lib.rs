@@ -133,6 +133,12 @@ struct SiteInner {
     db: Option<IdbDatabase>,
     /// The database version the memory copy reflects.
     version: Cell<f64>,
+    /// How the keyspace was read at open (`None` for in-memory sites).
+    loaded_from: Option<idb::LoadedFrom>,
+    /// The version of the snapshot in IndexedDB (0: none).
+    snapshot_version: Cell<f64>,
+    /// A write happened since the last snapshot check.
+    snapshot_due: Cell<bool>,
     /// Set by another tab's change notice: the next request must catch up from IndexedDB.
     stale: Rc<Cell<bool>>,
     /// When (ms, `Date.now()`) memory was last checked against IndexedDB.
@@ -209,19 +215,19 @@ impl Site {
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
             .trim_end_matches('/')
             .to_string();
-        let (db, pairs, version) = if persistent {
+        let (db, pairs, version, loaded_from, snapshot_version) = if persistent {
             let db = idb::open_db(&name).await.map_err(|e| {
                 js_err(format!(
                     "openSite: cannot open IndexedDB database {name:?}: {}",
                     idb::js_error_text(&e)
                 ))
             })?;
-            let (pairs, version) = idb::load_all(&db)
+            let (pairs, version, from, snapshot_version) = idb::load(&db)
                 .await
                 .map_err(|e| js_err(format!("openSite: cannot read {name:?}: {e}")))?;
-            (Some(db), pairs, version)
+            (Some(db), pairs, version, Some(from), snapshot_version)
         } else {
-            (None, Vec::new(), 0.0)
+            (None, Vec::new(), 0.0, None, 0.0)
         };
         let store = MemStore::from_pairs(pairs);
         let options = if opts.deterministic {
@@ -249,6 +255,9 @@ impl Site {
                 pending,
                 db,
                 version: Cell::new(version),
+                loaded_from,
+                snapshot_version: Cell::new(snapshot_version),
+                snapshot_due: Cell::new(true),
                 stale,
                 last_check: Cell::new(js_sys::Date::now()),
                 queue: queue::Queue::default(),
@@ -260,6 +269,10 @@ impl Site {
             }),
         };
         site.ensure_site(&opts).await?;
+        {
+            let _turn = site.inner.queue.acquire().await;
+            site.inner.refresh_snapshot().await;
+        }
         Ok(site)
     }
 
@@ -328,6 +341,17 @@ impl Site {
         Err(js_err(
             "openSite: gave up creating the site (other tabs kept writing)",
         ))
+    }
+
+    /// How the keyspace was read when this handle opened: `"snapshot"`, `"kv"` (every pair), or
+    /// `"memory"` (in-memory site). For tests and the benchmark page.
+    #[doc(hidden)]
+    pub fn loaded_from(&self) -> &'static str {
+        match self.inner.loaded_from {
+            Some(idb::LoadedFrom::Snapshot) => "snapshot",
+            Some(idb::LoadedFrom::Kv) => "kv",
+            None => "memory",
+        }
     }
 
     /// Test hook: the next IndexedDB write of this handle fails as if the browser reported a quota
@@ -449,6 +473,32 @@ impl SiteInner {
         Ok(())
     }
 
+    /// Rewrite the IndexedDB snapshot from memory when it is missing or lags [`idb::SNAPSHOT_EVERY`]
+    /// change sets behind. Call with the queue held and memory equal to IndexedDB at `version`
+    /// (right after open, a catch-up or a successful persist). A failure only costs the next open
+    /// the slower path, so it is not an error of the request.
+    async fn refresh_snapshot(&self) {
+        self.snapshot_due.set(false);
+        let Some(db) = &self.db else { return };
+        let version = self.version.get();
+        let lag = version - self.snapshot_version.get();
+        let have_snapshot = self.snapshot_version.get() > 0.0;
+        if version <= 0.0 || (have_snapshot && lag < idb::SNAPSHOT_EVERY) {
+            return;
+        }
+        let Ok(rows) = self
+            .store
+            .begin_read()
+            .and_then(|t| t.scan(b"", b"", Direction::Forward, usize::MAX))
+        else {
+            return;
+        };
+        let data = idb::encode_snapshot(rows.iter().map(|(k, v)| (k.as_slice(), v.as_slice())));
+        if idb::write_snapshot(db, version, &data).await.is_ok() {
+            self.snapshot_version.set(version);
+        }
+    }
+
     /// Write what the last engine call committed. On failure memory is rolled back.
     async fn persist(&self) -> Result<(), idb::WriteError> {
         let recorded = self.take_pending();
@@ -468,6 +518,7 @@ impl SiteInner {
         match &result {
             Ok(()) => {
                 self.version.set(self.version.get() + 1.0);
+                self.snapshot_due.set(true);
                 if let Some(ch) = &self.channel {
                     let _ = ch.post_message(&JsValue::from_f64(self.version.get()));
                 }
@@ -506,7 +557,12 @@ impl SiteInner {
             }
             let resp = self.engine.handle(req.clone());
             match self.persist().await {
-                Ok(()) => return resp,
+                Ok(()) => {
+                    if self.snapshot_due.get() {
+                        self.refresh_snapshot().await;
+                    }
+                    return resp;
+                }
                 Err(idb::WriteError::Conflict) => continue, // another tab won: catch up, re-run
                 Err(idb::WriteError::Store(e)) => return error_response(EngineError::Store(e)),
             }

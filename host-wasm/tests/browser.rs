@@ -227,3 +227,62 @@ async fn reads_see_another_handles_write_once_its_notice_arrives() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["title"], "Fresh");
 }
+
+#[wasm_bindgen_test]
+async fn reopening_reads_the_snapshot_and_the_log_after_it() {
+    let name = unique("snapshot");
+    let site = open(&name, options("indexeddb")).await;
+    // a new database has nothing to snapshot from: every pair was read (none)
+    assert_eq!(site.loaded_from(), "kv");
+    let r = call(
+        &site,
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "after-snapshot", "title": "In the log"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    drop(site);
+
+    // the snapshot written at open plus the one change set logged after it
+    let site = open(&name, options("indexeddb")).await;
+    assert_eq!(site.loaded_from(), "snapshot");
+    let r = call(&site, "GET", "/after-snapshot", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["title"], "In the log");
+
+    // more change sets than the snapshot may lag: it is rewritten on the way
+    for i in 0..(host_wasm::idb::SNAPSHOT_EVERY as usize + 5) {
+        let r = call(
+            &site,
+            "PATCH",
+            "/after-snapshot",
+            Some(json!({"title": format!("edit {i}")})),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, 204, "{}", r.body);
+    }
+    drop(site);
+    let site = open(&name, options("indexeddb")).await;
+    assert_eq!(site.loaded_from(), "snapshot");
+    let r = call(&site, "GET", "/after-snapshot", None, true).await;
+    assert_eq!(
+        r.body["title"],
+        format!("edit {}", host_wasm::idb::SNAPSHOT_EVERY as usize + 4)
+    );
+    drop(site);
+
+    // a damaged snapshot is not trusted: everything is read from the pairs instead
+    let db = host_wasm::idb::open_db(&name).await.expect("open db");
+    let version = host_wasm::idb::read_version(&db).await.expect("version");
+    host_wasm::idb::write_snapshot(&db, version, &[1, 2, 3])
+        .await
+        .expect("write snapshot");
+    db.close();
+    let site = open(&name, options("indexeddb")).await;
+    assert_eq!(site.loaded_from(), "kv");
+    let r = call(&site, "GET", "/after-snapshot", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
