@@ -5,6 +5,7 @@ import sys
 rows_path, notes_path = sys.argv[1], sys.argv[2]
 runs = {}
 order = []
+last_yard = float("nan")
 for line in open(rows_path):
     f = line.rstrip("\n").split("\t")
     if len(f) < 10:
@@ -16,12 +17,16 @@ for line in open(rows_path):
     if key not in runs:
         runs[key] = []
         order.append(key)
-    runs[key].append((requests / secs, p50, p99, status_err + sock_err, peak_kb))
+    rps = requests / secs
+    if scenario.startswith("yardstick"):
+        last_yard = rps
+    # Each scenario is compared with the yardstick run just before it (same round, same load).
+    runs[key].append((rps, p50, p99, status_err + sock_err, peak_kb, rps / last_yard))
 
 yard = [r[0] for k, v in runs.items() if k[0].startswith("yardstick") for r in v]
 yard_rps = statistics.median(yard) if yard else float("nan")
 
-print("| scenario | conc. | req/s (median) | vs yardstick | p50 ms | p99 ms | errors | peak RSS MB | rounds |")
+print("| scenario | conc. | req/s (median) | vs yardstick (median of per-round ratios) | p50 ms | p99 ms | errors | peak RSS MB | rounds |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for key in order:
     v = runs[key]
@@ -30,7 +35,7 @@ for key in order:
     p99 = statistics.median(r[2] for r in v)
     errors = sum(r[3] for r in v)
     peak = max(r[4] for r in v) / 1024
-    ratio = f"{100 * rps / yard_rps:.0f}%"
+    ratio = f"{100 * statistics.median(r[5] for r in v):.0f}%"
     print(f"| {key[0]} | {key[1]} | {rps:,.0f} | {ratio} | {p50:.2f} | {p99:.2f} | {errors} | {peak:.0f} | {len(v)} |")
 print()
 print(f"Yardstick median over {len(yard)} runs: {yard_rps:,.0f} req/s "

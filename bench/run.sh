@@ -232,6 +232,7 @@ scenarios() {
 # uncached ROUND LABEL PID URL : the read scenarios again on a server with the cache off
 uncached() {
     local r=$1 l=$2 pid=$3 url=$4
+    bench "$r" "yardstick: fixed 2 KB JSON" 32 "$PID_yard" "$URL_yard" yard
     bench "$r" "${l}1 GET page, anonymous [no cache]" 32 "$pid" "$url" page_anon
     bench "$r" "${l}1 GET page, Bearer [no cache]" 32 "$pid" "$url" page_bearer
     bench "$r" "${l}2 GET folder of 100 (batch 25) [no cache]" 32 "$pid" "$url" folder

@@ -61,6 +61,11 @@ impl ResponseCache {
         }
     }
 
+    /// Whether the cache is on.
+    pub fn enabled(&self) -> bool {
+        self.max_bytes > 0
+    }
+
     /// Whether `req` may be answered from (and stored in) the cache.
     pub fn applies(&self, req: &Request) -> bool {
         self.max_bytes > 0 && matches!(req.method, Method::Get | Method::Head)

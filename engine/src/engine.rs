@@ -1,6 +1,6 @@
 //! The [`Engine`]: configuration, the store, and the one entry point [`Engine::handle`].
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use crate::api;
@@ -13,6 +13,7 @@ use crate::events::Subscriber;
 use crate::http::{Request, Response};
 use crate::keys;
 use crate::model::TypeRegistry;
+use crate::security::Principal;
 use crate::site::{self, SiteSetup};
 use crate::store::{Savepoint, Store, StoreError};
 use crate::workflow::Workflows;
@@ -37,8 +38,11 @@ pub struct EngineOptions {
     pub default_batch_size: usize,
     /// Largest `b_size` a client may ask for.
     pub max_batch_size: usize,
-    /// Bytes of answers the response cache may hold ([`crate::cache`]); 0 turns it off. Engines
-    /// with a `test_clock` never cache.
+    /// Bytes of answers the response cache may hold ([`crate::cache`]); 0 (the default) turns
+    /// it off, and with it the cache of verified bearer tokens. Both rest on the store
+    /// generation, so turn them on only where this engine is the store's only writer (the
+    /// server's lock file guarantees it; several browser tabs sharing one database do not).
+    /// Engines with a `test_clock` never cache.
     pub response_cache_bytes: usize,
 }
 
@@ -54,7 +58,7 @@ impl EngineOptions {
             test_clock: None,
             default_batch_size: 25,
             max_batch_size: 1000,
-            response_cache_bytes: 64 * 1024 * 1024,
+            response_cache_bytes: 0,
         }
     }
 
@@ -88,12 +92,21 @@ pub struct Core {
     /// Randomness (from the options).
     pub entropy: Arc<dyn Entropy>,
     basic_cache: Mutex<HashSet<[u8; 32]>>,
+    token_cache: Mutex<HashMap<String, VerifiedToken>>,
     /// Answers of repeated safe requests ([`crate::cache`]).
     pub responses: ResponseCache,
 }
 
 /// Most verified Basic credentials remembered before the cache is cleared.
 const BASIC_CACHE_MAX: usize = 4096;
+
+/// A bearer token found valid at a store generation: its expiry and whom it names.
+#[derive(Clone)]
+struct VerifiedToken {
+    generation: u64,
+    exp: i64,
+    principal: Principal,
+}
 
 impl Core {
     /// Whether a verified-credentials digest is cached.
@@ -102,6 +115,51 @@ impl Core {
             .lock()
             .map(|c| c.contains(digest))
             .unwrap_or(false)
+    }
+
+    /// The caller a bearer `token` stands for, if it was verified at store `generation` and has
+    /// not expired by `now`. Everything else a verification reads (the site secret, revoked
+    /// tokens, the user and its roles) is in the store, so it cannot have changed while the
+    /// generation has not.
+    pub fn token_cache_get(&self, token: &str, generation: u64, now: i64) -> Option<Principal> {
+        if !self.caches_enabled() {
+            return None;
+        }
+        let cache = self.token_cache.lock().ok()?;
+        let v = cache.get(token)?;
+        (v.generation == generation && v.exp > now).then(|| v.principal.clone())
+    }
+
+    /// Remember that `token` (expiring at `exp`) was verified at `generation` as `principal`.
+    pub fn token_cache_insert(
+        &self,
+        token: &str,
+        generation: u64,
+        exp: i64,
+        principal: &Principal,
+    ) {
+        if !self.caches_enabled() {
+            return;
+        }
+        if let Ok(mut c) = self.token_cache.lock() {
+            if c.len() >= BASIC_CACHE_MAX {
+                c.clear();
+            }
+            c.insert(
+                token.to_string(),
+                VerifiedToken {
+                    generation,
+                    exp,
+                    principal: principal.clone(),
+                },
+            );
+        }
+    }
+
+    /// Whether the caches that rest on the store generation are on
+    /// ([`EngineOptions::response_cache_bytes`]).
+    pub fn caches_enabled(&self) -> bool {
+        self.responses.enabled()
     }
 
     /// Remember a verified-credentials digest.
@@ -142,6 +200,7 @@ impl<S: Store> Engine<S> {
                 Box::new(crate::multilingual::TranslationSubscriber),
             ],
             basic_cache: Mutex::new(HashSet::new()),
+            token_cache: Mutex::new(HashMap::new()),
             responses: ResponseCache::new(cache_bytes),
         };
         let engine = Engine { store, core };

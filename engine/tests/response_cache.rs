@@ -91,3 +91,26 @@ fn cached_answers_equal_fresh_ones_across_writes() {
         assert_eq!(a.headers, b.headers, "step {i} {path}");
     }
 }
+
+/// A cached bearer token stops working the moment it is revoked or its user changes.
+#[test]
+fn verified_tokens_follow_logout_and_user_changes() {
+    for cache_bytes in [1 << 20, 0] {
+        let e = engine(cache_bytes);
+        let login = e.handle(
+            Request::new(Method::Post, "/@login", BASE)
+                .json(&json!({"login": "admin", "password": "secret"})),
+        );
+        assert_eq!(login.status, 200);
+        let token = login.json_body()["token"].as_str().unwrap().to_string();
+        let bearer = |m: Method, path: &str| {
+            Request::new(m, path, BASE).header("Authorization", &format!("Bearer {token}"))
+        };
+        for _ in 0..2 {
+            assert_eq!(e.handle(bearer(Method::Get, "/@users/admin")).status, 200);
+        }
+        assert_eq!(e.handle(bearer(Method::Post, "/@logout")).status, 204);
+        let after = e.handle(bearer(Method::Get, "/@users/admin"));
+        assert_eq!(after.status, 401, "cache {cache_bytes}");
+    }
+}

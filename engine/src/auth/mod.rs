@@ -79,10 +79,29 @@ pub fn authenticate(ctx: &Ctx<'_>, req: &Request) -> Result<Principal> {
     match credentials(req)? {
         Credentials::None => Ok(Principal::Anonymous),
         Credentials::Bearer(token) => {
+            // Verified tokens are remembered per store generation (see `Core::token_cache_get`),
+            // learnt only from read transactions: those see committed states alone.
+            let cached = ctx.core.caches_enabled() && !ctx.is_write();
+            let generation = if cached {
+                crate::cache::generation(ctx)?
+            } else {
+                0
+            };
+            let now = ctx.now().timestamp();
+            if cached {
+                if let Some(p) = ctx.core.token_cache_get(&token, generation, now) {
+                    return Ok(p);
+                }
+            }
             let claims = verify_token(ctx, &token)?;
             let user = users::get(ctx, &claims.sub)?
                 .ok_or_else(|| unauthorized("The token's user no longer exists"))?;
-            Ok(Principal::User(user.to_user()))
+            let principal = Principal::User(user.to_user());
+            if cached {
+                ctx.core
+                    .token_cache_insert(&token, generation, claims.exp, &principal);
+            }
+            Ok(principal)
         }
         Credentials::Basic(login, pw) => {
             let user = check_password(ctx, &login, &pw)?
