@@ -204,9 +204,8 @@ impl<'a> Ctx<'a> {
         // ancestor; a union, so the first part that grants `perm` settles it. Global roles and
         // the object's own local roles first: most checks end there without reading (and
         // decoding) the ancestors.
-        let grants = |roles: &std::collections::BTreeSet<String>| {
-            allowed.iter().any(|r| roles.contains(r))
-        };
+        let grants =
+            |roles: &std::collections::BTreeSet<String>| allowed.iter().any(|r| roles.contains(r));
         let own = self.principal.roles_on(obj, &[]);
         if grants(&own) || self.principal.is_anonymous() {
             return Ok(grants(&own));
