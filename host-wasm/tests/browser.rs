@@ -49,17 +49,21 @@ async fn write_drop_reopen_read_back() {
         .expect("reopen");
 }
 
+/// Two handles on one database, like two tabs. Real randomness: two deterministic engines would
+/// generate the same UIDs (same seed), which two real tabs never do.
+async fn two_handles(name: &str) -> (host_wasm::Site, host_wasm::Site) {
+    let mut opts = options("indexeddb");
+    opts.deterministic = false;
+    let a = open(name, opts).await;
+    let mut opts = options("indexeddb");
+    opts.deterministic = false;
+    (a, open(name, opts).await)
+}
+
 #[wasm_bindgen_test]
 async fn two_handles_on_one_database_do_not_lose_writes() {
     let name = unique("tabs");
-    // Real randomness: two deterministic engines would generate the same UIDs (same seed), which
-    // two real tabs never do.
-    let mut opts = options("indexeddb");
-    opts.deterministic = false;
-    let a = open(&name, opts).await;
-    let mut opts = options("indexeddb");
-    opts.deterministic = false;
-    let b = open(&name, opts).await;
+    let (a, b) = two_handles(&name).await;
     // sequential, alternating: each handle is stale when it writes
     for i in 0..3 {
         let r = call(
@@ -204,12 +208,7 @@ async fn sleep(ms: i32) {
 #[wasm_bindgen_test]
 async fn reads_see_another_handles_write_once_its_notice_arrives() {
     let name = unique("notice");
-    let mut opts = options("indexeddb");
-    opts.deterministic = false;
-    let a = open(&name, opts).await;
-    let mut opts = options("indexeddb");
-    opts.deterministic = false;
-    let b = open(&name, opts).await;
+    let (a, b) = two_handles(&name).await;
     // b has read recently, so its reads rely on memory until a change notice arrives
     assert_eq!(call(&b, "GET", "/", None, true).await.status, 200);
     let r = call(
