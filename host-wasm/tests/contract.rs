@@ -9,7 +9,7 @@ mod common;
 use engine::{Request, Response};
 use host_wasm::Site;
 use js_sys::{Object, Reflect, Uint8Array};
-use tests::{run_scenario, scenarios, Target};
+use tests::{run_scenario, Tally, Target};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -71,41 +71,20 @@ impl Target for Browser {
 
 #[wasm_bindgen_test]
 async fn every_scenario_passes_on_indexeddb() {
-    let all = scenarios::parsed();
-    assert!(!all.is_empty(), "no scenarios embedded");
-    let mut failures = Vec::new();
-    let mut ran = 0;
-    for s in all {
-        let s = match s {
-            Ok(s) => s,
-            Err(f) => {
-                failures.push(f.to_string());
-                continue;
-            }
-        };
-        ran += 1;
+    let mut tally = Tally::new("wasm/IndexedDB");
+    for s in tally.select(None) {
         let name = common::unique(&format!("contract-{}", s.name));
         let site = common::open(&name, common::options("indexeddb")).await;
         let mut target = Browser {
             site,
             name: name.clone(),
         };
-        if let Err(f) = run_scenario(&mut target, &s).await {
-            failures.push(f.to_string());
-        }
+        let outcome = run_scenario(&mut target, &s).await;
+        tally.record(outcome.map_err(|f| f.to_string()));
         target.site.close();
         drop(target);
         let _ = host_wasm::delete_site(name).await;
     }
-    console_log!(
-        "wasm/IndexedDB: {ran} scenarios run, {} passed, {} failed",
-        ran - failures.len().min(ran),
-        failures.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} scenario(s) failed on wasm/IndexedDB:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    console_log!("{}", tally.summary());
+    tally.assert_all_passed();
 }

@@ -13,10 +13,12 @@
 pub mod matcher;
 pub mod runner;
 pub mod scenario;
+pub mod tally;
 
 pub use matcher::{Matcher, Mismatch, Vars};
 pub use runner::{load, run_scenario, Failure, Target};
 pub use scenario::{Expect, MatchMode, RequestSpec, Scenario, Step};
+pub use tally::Tally;
 
 /// The embedded scenario files.
 pub mod scenarios {

@@ -3,7 +3,7 @@
 //! `SCENARIO=<name>` runs one scenario; `CONTRACT_TRACE=1` prints every request and response.
 
 use engine::{Engine, EngineOptions, MemStore, Request, Response, SiteSetup};
-use tests::{run_scenario, scenarios, Target};
+use tests::{run_scenario, Tally, Target};
 
 const BASE: &str = "http://localhost:8080";
 
@@ -42,36 +42,12 @@ impl Target for Memory {
 
 #[test]
 fn every_scenario_passes_in_memory() {
-    let mut failures = Vec::new();
-    let all = scenarios::parsed();
-    assert!(!all.is_empty(), "no scenarios embedded");
+    let mut tally = Tally::new("memory");
     let only = std::env::var("SCENARIO").ok();
-    let mut ran: usize = 0;
-    for s in all {
-        let s = match s {
-            Ok(s) => s,
-            Err(f) => {
-                failures.push(f.to_string());
-                continue;
-            }
-        };
-        if only.as_deref().is_some_and(|o| o != s.name) {
-            continue;
-        }
-        ran += 1;
-        if let Err(f) = pollster::block_on(run_scenario(&mut Memory::new(), &s)) {
-            failures.push(f.to_string());
-        }
+    for s in tally.select(only.as_deref()) {
+        let outcome = pollster::block_on(run_scenario(&mut Memory::new(), &s));
+        tally.record(outcome.map_err(|f| f.to_string()));
     }
-    eprintln!(
-        "memory: {ran} scenarios run, {} passed, {} failed",
-        ran.saturating_sub(failures.len()),
-        failures.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} scenario(s) failed in memory:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    eprintln!("{}", tally.summary());
+    tally.assert_all_passed();
 }

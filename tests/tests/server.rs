@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use engine::{Request, Response};
-use tests::{run_scenario, scenarios, Target};
+use tests::{run_scenario, Tally, Target};
 
 /// Bodies larger than this are sent with `Expect: 100-continue`.
 const LARGE_BODY: usize = 1024 * 1024;
@@ -216,46 +216,25 @@ fn every_scenario_passes_against_the_server() {
          (with the same CARGO_TARGET_DIR), or point HOST_SERVER_BIN at it",
         bin.display()
     );
+    let mut tally = Tally::new("server");
     let only = std::env::var("SCENARIO").ok();
-    let mut failures = Vec::new();
-    let mut ran: usize = 0;
-    for s in scenarios::parsed() {
-        let s = match s {
-            Ok(s) => s,
-            Err(f) => {
-                failures.push(f.to_string());
-                continue;
-            }
-        };
-        if only.as_deref().is_some_and(|o| o != s.name) {
-            continue;
-        }
-        ran += 1;
+    for s in tally.select(only.as_deref()) {
         let mut server = Server::start(&bin, &s.name);
         let result = pollster::block_on(run_scenario(&mut server, &s));
         let stderr = server.stop();
-        if let Err(f) = result {
+        tally.record(result.map_err(|f| {
             let tail: Vec<&str> = stderr.lines().rev().take(10).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
-            failures.push(if tail.is_empty() {
+            if tail.is_empty() {
                 f.to_string()
             } else {
                 format!(
                     "{f}\n    server stderr (last lines):\n      {}",
                     tail.join("\n      ")
                 )
-            });
-        }
+            }
+        }));
     }
-    eprintln!(
-        "server: {ran} scenarios run, {} passed, {} failed",
-        ran.saturating_sub(failures.len()),
-        failures.len()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} scenario(s) failed against host-server:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
+    eprintln!("{}", tally.summary());
+    tally.assert_all_passed();
 }

@@ -1,0 +1,86 @@
+//! Running every embedded scenario on one host and reporting the outcome: the loop the in-process,
+//! server and browser runners share.
+
+use crate::{scenarios, Scenario};
+
+/// The outcome of running the scenarios on one host.
+#[derive(Debug)]
+pub struct Tally {
+    host: &'static str,
+    ran: usize,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    /// An empty tally for `host` (the word the summary line starts with).
+    pub fn new(host: &'static str) -> Self {
+        Tally {
+            host,
+            ran: 0,
+            failures: Vec::new(),
+        }
+    }
+
+    /// The scenarios to run: every embedded one, or only the one named `only`. Malformed files are
+    /// recorded as failures. Panics when nothing is embedded (a runner that runs nothing is broken).
+    pub fn select(&mut self, only: Option<&str>) -> Vec<Scenario> {
+        let all = scenarios::parsed();
+        assert!(!all.is_empty(), "no scenarios embedded");
+        let mut out = Vec::new();
+        for s in all {
+            match s {
+                Ok(s) if only.is_none_or(|o| o == s.name) => out.push(s),
+                Ok(_) => {}
+                Err(f) => self.failures.push(f.to_string()),
+            }
+        }
+        out
+    }
+
+    /// Record the outcome of one scenario run.
+    pub fn record(&mut self, outcome: Result<(), String>) {
+        self.ran += 1;
+        if let Err(f) = outcome {
+            self.failures.push(f);
+        }
+    }
+
+    /// `"<host>: N scenarios run, P passed, F failed"` (F also counts malformed files).
+    pub fn summary(&self) -> String {
+        format!(
+            "{}: {} scenarios run, {} passed, {} failed",
+            self.host,
+            self.ran,
+            self.ran.saturating_sub(self.failures.len()),
+            self.failures.len()
+        )
+    }
+
+    /// Panic with every failure unless there were none.
+    pub fn assert_all_passed(&self) {
+        assert!(
+            self.failures.is_empty(),
+            "{} scenario(s) failed on {}:\n\n{}",
+            self.failures.len(),
+            self.host,
+            self.failures.join("\n\n")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_counted_and_reported() {
+        let mut t = Tally::new("here");
+        let picked = t.select(Some("siteroot"));
+        assert_eq!(picked.len(), 1);
+        t.record(Ok(()));
+        t.record(Err("boom".into()));
+        assert_eq!(t.summary(), "here: 2 scenarios run, 1 passed, 1 failed");
+        let caught = std::panic::catch_unwind(|| t.assert_all_passed());
+        assert!(caught.is_err());
+    }
+}
