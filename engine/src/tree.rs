@@ -187,34 +187,24 @@ pub fn save(ctx: &mut Ctx<'_>, rec: &ContentRecord) -> Result<()> {
     ctx.put_json(&keys::object(&rec.uid), rec)
 }
 
-/// Remove `obj` and everything below it; returns the removed records, `obj` first (pre-order).
-pub fn remove_subtree(ctx: &mut Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {
-    let mut removed = Vec::new();
-    let mut stack = vec![obj.clone()];
-    while let Some(rec) = stack.pop() {
-        if rec.child_count > 0 {
-            let kids = children(ctx, &rec.uid, 0, usize::MAX)?;
-            stack.extend(kids.into_iter().rev());
-        }
-        let prefix = keys::children_prefix(&rec.uid);
-        for (k, _) in ctx.scan(
-            &prefix,
-            &prefix_end(&prefix),
-            Direction::Forward,
-            usize::MAX,
-        )? {
-            ctx.delete(&k)?;
-        }
+/// Remove `obj` and everything below it: `members` is its subtree as [`subtree`] lists it (callers
+/// inspect it first, e.g. for locks, and announce the removals); `obj` is unlinked from its parent.
+pub fn remove_members(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    members: &[ContentRecord],
+) -> Result<()> {
+    for rec in members {
+        ctx.delete_prefix(&keys::children_prefix(&rec.uid))?;
         ctx.delete(&keys::path(&rec.path))?;
         ctx.delete(&keys::object(&rec.uid))?;
-        removed.push(rec);
     }
     if let Some(mut parent) = parent(ctx, obj)? {
         ctx.delete(&keys::child(&parent.uid, obj.pos))?;
         parent.child_count = parent.child_count.saturating_sub(1);
         save(ctx, &parent)?;
     }
-    Ok(removed)
+    Ok(())
 }
 
 /// Rewrite the order of `parent`'s children to `order` (uids, a permutation of the current children).

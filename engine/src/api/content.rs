@@ -522,10 +522,12 @@ pub fn delete(
     }
     ctx.require(Permission::Delete, &obj)?;
     // A locked object, or a folder holding one, is deleted only with the lock's token.
-    for member in tree::subtree(ctx, &obj)? {
-        crate::locking::check_can_change(ctx, req, &member)?;
+    let members = tree::subtree(ctx, &obj)?;
+    for member in &members {
+        crate::locking::check_can_change(ctx, req, member)?;
     }
-    for rec in tree::remove_subtree(ctx, &obj)? {
+    tree::remove_members(ctx, &obj, &members)?;
+    for rec in members {
         ctx.emit(Event::Removed {
             uid: rec.uid,
             path: rec.path,
