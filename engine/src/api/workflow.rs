@@ -125,21 +125,16 @@ pub fn post(
     let (opts, include_children) = options(&body)?;
     let entry = workflow::take(ctx, req, &mut obj, &transition, &opts)?;
     if include_children {
-        let mut stack = tree::children(ctx, &obj.uid, 0, usize::MAX)?;
-        while let Some(mut child) = stack.pop() {
-            if child.child_count > 0 {
-                stack.extend(tree::children(ctx, &child.uid, 0, usize::MAX)?);
-            }
-            let offered = workflow::available(ctx, &child)?
+        for mut member in tree::subtree(ctx, &obj)?.into_iter().skip(1) {
+            let offered = workflow::available(ctx, &member)?
                 .iter()
                 .any(|(id, _)| *id == transition);
-            let unlocked = crate::locking::current(ctx, &child)?.is_none();
+            let unlocked = crate::locking::current(ctx, &member)?.is_none();
             if offered && unlocked {
-                workflow::take(ctx, req, &mut child, &transition, &opts)?;
+                workflow::take(ctx, req, &mut member, &transition, &opts)?;
             }
         }
     }
-    let mut out = entry_json(ctx, &obj, &entry)?;
-    out["title"] = json!(workflow::state_title(ctx, &obj, &entry.review_state)?);
+    let out = entry_json(ctx, &obj, &entry)?;
     Ok(Response::json(200, &out))
 }
