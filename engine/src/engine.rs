@@ -1,7 +1,10 @@
 //! The [`Engine`]: configuration, the store, and the one entry point [`Engine::handle`].
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
 
 use crate::api;
 use crate::auth::password::PasswordCost;
@@ -93,6 +96,11 @@ pub struct Core {
     pub entropy: Arc<dyn Entropy>,
     basic_cache: Mutex<HashSet<[u8; 32]>>,
     token_cache: Mutex<HashMap<String, VerifiedToken>>,
+    /// Basic credentials (SHA-256 of `login\0password`) found valid at a store generation.
+    basic_callers: Mutex<HashMap<[u8; 32], (u64, Principal)>>,
+    /// The latest store generation this engine committed, plus one (0: not known). Lets a
+    /// cached answer be served without opening a store transaction ([`Engine::handle`]).
+    committed: AtomicU64,
     /// Answers of repeated safe requests ([`crate::cache`]).
     pub responses: ResponseCache,
 }
@@ -156,6 +164,50 @@ impl Core {
         }
     }
 
+    /// The caller that Basic credentials `login`/`password` stand for, if they were verified at
+    /// store `generation` (a password or role change moves the generation on).
+    pub fn basic_caller_get(
+        &self,
+        login: &str,
+        password: &str,
+        generation: u64,
+    ) -> Option<Principal> {
+        if !self.caches_enabled() {
+            return None;
+        }
+        let digest = basic_digest(login, password);
+        let cache = self.basic_callers.lock().ok()?;
+        let (g, principal) = cache.get(&digest)?;
+        (*g == generation).then(|| principal.clone())
+    }
+
+    /// Remember that `login`/`password` were verified at `generation` as `principal`.
+    pub fn basic_caller_insert(
+        &self,
+        login: &str,
+        password: &str,
+        generation: u64,
+        principal: &Principal,
+    ) {
+        if !self.caches_enabled() {
+            return;
+        }
+        if let Ok(mut c) = self.basic_callers.lock() {
+            if c.len() >= BASIC_CACHE_MAX {
+                c.clear();
+            }
+            c.insert(
+                basic_digest(login, password),
+                (generation, principal.clone()),
+            );
+        }
+    }
+
+    /// The latest store generation committed through this engine, if known.
+    pub fn committed_generation(&self) -> Option<u64> {
+        self.committed.load(Ordering::Acquire).checked_sub(1)
+    }
+
     /// Whether the caches that rest on the store generation are on
     /// ([`EngineOptions::response_cache_bytes`]).
     pub fn caches_enabled(&self) -> bool {
@@ -171,6 +223,15 @@ impl Core {
             c.insert(digest);
         }
     }
+}
+
+/// SHA-256 of Basic credentials, so the cache holds no password.
+fn basic_digest(login: &str, password: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in [login, "\0", password] {
+        h.update(part.as_bytes());
+    }
+    h.finalize().into()
 }
 
 /// The content engine over a store `S`.
@@ -201,10 +262,13 @@ impl<S: Store> Engine<S> {
             ],
             basic_cache: Mutex::new(HashSet::new()),
             token_cache: Mutex::new(HashMap::new()),
+            basic_callers: Mutex::new(HashMap::new()),
+            committed: AtomicU64::new(0),
             responses: ResponseCache::new(cache_bytes),
         };
         let engine = Engine { store, core };
         engine.check_schema()?;
+        engine.note_commit();
         Ok(engine)
     }
 
@@ -258,7 +322,9 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         site::create(&mut ctx, setup)?;
         crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
-        ctx.commit()
+        let out = ctx.commit();
+        self.note_commit();
+        out
     }
 
     /// Run `f` in one write transaction with the rights of the site's admin (bulk loading, seeding).
@@ -267,8 +333,55 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         let out = f(&mut ctx)?;
         crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
-        ctx.commit()?;
-        Ok(out)
+        let committed = ctx.commit();
+        self.note_commit();
+        committed.map(|()| out)
+    }
+
+    /// Learn the store generation after a write transaction ended (committed or not). The
+    /// value only moves forward, so a late reader of an older snapshot cannot set it back.
+    fn note_commit(&self) {
+        if !self.core.caches_enabled() {
+            return;
+        }
+        let seen = self
+            .store
+            .begin_read()
+            .map_err(EngineError::from)
+            .and_then(|txn| {
+                let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+                cache::generation(&ctx)
+            });
+        match seen {
+            Ok(g) => {
+                self.core.committed.fetch_max(g + 1, Ordering::AcqRel);
+            }
+            // Unknown: stop serving answers without a transaction until a later write succeeds.
+            Err(_) => self.core.committed.store(0, Ordering::Release),
+        }
+    }
+
+    /// The cached answer to `req` at the latest committed generation, found without opening a
+    /// store transaction: the caller is known from the credential caches (anonymous, or a
+    /// token or Basic credentials verified at this generation), and the answer was computed
+    /// at this generation within this second. `None` sends the request the ordinary way.
+    fn answer_from_cache(&self, req: &Request) -> Option<Response> {
+        if !self.core.responses.applies(req) || req.body.len() > self.core.options.max_body_bytes {
+            return None;
+        }
+        let generation = self.core.committed_generation()?;
+        let now = self.core.clock.now().timestamp();
+        let principal = match crate::auth::credentials(req).ok()? {
+            crate::auth::Credentials::None => Principal::Anonymous,
+            crate::auth::Credentials::Bearer(token) => {
+                self.core.token_cache_get(&token, generation, now)?
+            }
+            crate::auth::Credentials::Basic(login, password) => {
+                self.core.basic_caller_get(&login, &password, generation)?
+            }
+        };
+        let key = ResponseCache::key(req, principal.login().unwrap_or(""));
+        self.core.responses.get((generation, now), &key)
     }
 
     /// Answer one request. Never panics on client input; every failure is a JSON error response,
@@ -323,6 +436,7 @@ impl<S: Store> Engine<S> {
             results.push((result, ok));
         }
         let committed = outer.commit().map_err(EngineError::from);
+        self.note_commit();
         reqs.iter()
             .zip(results)
             .map(|(req, (result, ok))| match (&committed, ok) {
@@ -345,13 +459,19 @@ impl<S: Store> Engine<S> {
     }
 
     fn try_handle(&self, req: &Request) -> Result<Response> {
+        if let Some(resp) = self.answer_from_cache(req) {
+            return Ok(resp);
+        }
         let (route, endpoint) = self.prepare(req)?;
-        let txn = if endpoint.writes {
-            Txn::Write(self.store.begin_write()?)
+        if endpoint.writes {
+            let txn = Txn::Write(self.store.begin_write()?);
+            let out = self.run(req, &route, &endpoint, txn);
+            self.note_commit();
+            out
         } else {
-            Txn::Read(self.store.begin_read()?)
-        };
-        self.run(req, &route, &endpoint, txn)
+            let txn = Txn::Read(self.store.begin_read()?);
+            self.run(req, &route, &endpoint, txn)
+        }
     }
 
     /// Authenticate, dispatch, deliver events and commit `txn`.
@@ -366,6 +486,13 @@ impl<S: Store> Engine<S> {
         ctx.principal = crate::auth::authenticate(&ctx, req)?;
         let cached = if !ctx.is_write() && self.core.responses.applies(req) {
             let epoch = (cache::generation(&ctx)?, ctx.now().timestamp());
+            if let Ok(crate::auth::Credentials::Basic(login, password)) =
+                crate::auth::credentials(req)
+            {
+                // Verified above at this generation: later requests may skip the transaction.
+                self.core
+                    .basic_caller_insert(&login, &password, epoch.0, &ctx.principal);
+            }
             let key = ResponseCache::key(req, ctx.principal.login().unwrap_or(""));
             if let Some(resp) = self.core.responses.get(epoch, &key) {
                 return Ok(resp);

@@ -1,6 +1,9 @@
 //! The response cache ([`engine::cache`]) never serves an answer that running the request again
 //! would not give: every write moves the store generation, and the caller is part of the key.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use engine::store::{ReadTxn, Store, StoreError, WriteTxn};
 use engine::{Engine, EngineOptions, MemStore, Method, Request, SiteSetup};
 use serde_json::json;
 
@@ -113,4 +116,98 @@ fn verified_tokens_follow_logout_and_user_changes() {
         let after = e.handle(bearer(Method::Get, "/@users/admin"));
         assert_eq!(after.status, 401, "cache {cache_bytes}");
     }
+}
+
+/// Basic credentials remembered by the cache stop working the moment the password changes.
+#[test]
+fn cached_basic_credentials_follow_password_changes() {
+    for cache_bytes in [1 << 20, 0] {
+        let e = engine(cache_bytes);
+        let get = |auth: &str| {
+            e.handle(Request::new(Method::Get, "/", BASE).header("Authorization", auth))
+                .status
+        };
+        assert_eq!(get(ADMIN), 200);
+        assert_eq!(get(ADMIN), 200);
+        let changed = e.handle(
+            Request::new(Method::Patch, "/@users/admin", BASE)
+                .header("Authorization", ADMIN)
+                .json(&json!({"password": "another-secret"})),
+        );
+        assert_eq!(changed.status, 204, "cache {cache_bytes}");
+        assert_eq!(get(ADMIN), 401, "old password, cache {cache_bytes}");
+        // admin:another-secret
+        assert_eq!(get("Basic YWRtaW46YW5vdGhlci1zZWNyZXQ="), 200);
+        assert_eq!(get("Basic YWRtaW46YW5vdGhlci1zZWNyZXQ="), 200);
+    }
+}
+
+/// A store that counts the read transactions begun on it.
+struct CountingStore {
+    inner: MemStore,
+    reads: AtomicUsize,
+}
+
+impl Store for CountingStore {
+    fn begin_read(&self) -> Result<Box<dyn ReadTxn + '_>, StoreError> {
+        self.reads.fetch_add(1, Ordering::SeqCst);
+        self.inner.begin_read()
+    }
+    fn begin_write(&self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
+        self.inner.begin_write()
+    }
+}
+
+/// A repeated GET whose answer is cached at the latest committed generation opens no store
+/// transaction at all (anonymous, Bearer and Basic callers), and a write ends that.
+#[test]
+fn cached_answers_need_no_store_transaction() {
+    let mut options = EngineOptions::for_tests();
+    options.test_clock = None;
+    options.response_cache_bytes = 1 << 20;
+    let store = CountingStore {
+        inner: MemStore::new(),
+        reads: AtomicUsize::new(0),
+    };
+    let e = Engine::new(store, options).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let login = e.handle(
+        Request::new(Method::Post, "/@login", BASE)
+            .json(&json!({"login": "admin", "password": "secret"})),
+    );
+    let token = login.json_body()["token"].as_str().unwrap().to_string();
+    let bearer = format!("Bearer {token}");
+    let reads = || e.store().reads.load(Ordering::SeqCst);
+    for auth in [None, Some(bearer.as_str()), Some(ADMIN)] {
+        let get = || {
+            let mut r = Request::new(Method::Get, "/", BASE);
+            if let Some(a) = auth {
+                r = r.header("Authorization", a);
+            }
+            e.handle(r)
+        };
+        let first = get();
+        assert_eq!(first.status, 200);
+        let before = reads();
+        let again = get();
+        assert_eq!(again.body, first.body);
+        assert_eq!(
+            reads(),
+            before,
+            "{auth:?}: a cached answer opened a transaction"
+        );
+    }
+    let patched = e.handle(
+        Request::new(Method::Patch, "/", BASE)
+            .header("Authorization", ADMIN)
+            .json(&json!({"title": "Renamed"})),
+    );
+    assert_eq!(patched.status, 204);
+    let before = reads();
+    let after = e.handle(Request::new(Method::Get, "/", BASE));
+    assert!(
+        reads() > before,
+        "after a write the answer is computed again"
+    );
+    assert_eq!(after.json_body()["title"], "Renamed");
 }
