@@ -118,22 +118,30 @@ impl ResponseCache {
         if size > self.max_bytes / 4 {
             return;
         }
+        let value = resp.clone();
         let Ok(mut entries) = self.entries.lock() else {
             return;
         };
+        let mut dropped = None;
         if epoch > entries.epoch || entries.bytes + size > self.max_bytes {
             // A newer epoch makes every entry unreachable; a full cache starts over.
             if epoch < entries.epoch {
                 return;
             }
-            *entries = Entries {
-                epoch,
-                ..Entries::default()
-            };
+            dropped = Some(std::mem::replace(
+                &mut *entries,
+                Entries {
+                    epoch,
+                    ..Entries::default()
+                },
+            ));
         } else if epoch < entries.epoch {
             return;
         }
         entries.bytes += size;
-        entries.map.insert(key, resp.clone());
+        entries.map.insert(key, value);
+        drop(entries);
+        // Freeing thousands of answers takes a while; other requests need not wait for it.
+        drop(dropped);
     }
 }
