@@ -127,6 +127,11 @@ where
     if let Some(cors) = cors_layer(&cfg.cors_origins) {
         router = router.layer(cors);
     }
+    // Request logging is at INFO; below that level the layer would only cost time (a span, a
+    // clock read and a timer per request), so it is left out.
+    if tracing::level_filters::LevelFilter::current() < Level::INFO {
+        return router;
+    }
     router.layer(
         TraceLayer::new_for_http()
             .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
