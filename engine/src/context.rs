@@ -163,7 +163,7 @@ impl<'a> Ctx<'a> {
 
     /// A fresh uid: 32 lowercase hex digits.
     pub fn new_uid(&self) -> String {
-        self.core.entropy.uuid().simple().to_string()
+        self.core.entropy.uid().simple().to_string()
     }
 
     /// Record an event for the subscribers.
