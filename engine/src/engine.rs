@@ -435,8 +435,17 @@ impl<S: Store> Engine<S> {
             let ok = result.is_ok();
             results.push((result, ok));
         }
+        // The generation this commit makes current, read from the transaction itself: a read
+        // transaction here would cost a reader connection its page cache after every group.
+        let generation = outer
+            .get(cache::GENERATION)
+            .map(|v| cache::parse_generation(v.as_deref()));
         let committed = outer.commit().map_err(EngineError::from);
-        self.note_commit();
+        if let (Ok(()), Ok(generation)) = (&committed, generation) {
+            self.core
+                .committed
+                .fetch_max(generation + 1, Ordering::AcqRel);
+        }
         reqs.iter()
             .zip(results)
             .map(|(req, (result, ok))| match (&committed, ok) {

@@ -211,3 +211,24 @@ fn cached_answers_need_no_store_transaction() {
     );
     assert_eq!(after.json_body()["title"], "Renamed");
 }
+
+/// Writes that arrive through group commit ([`Engine::handle_group`], as on the server) end
+/// the cached answers too, without the engine opening a read transaction to learn it.
+#[test]
+fn group_commits_move_the_cached_generation_on() {
+    let e = engine(1 << 20);
+    let get = || e.handle(Request::new(Method::Get, "/", BASE).header("Authorization", ADMIN));
+    let before = get();
+    assert_eq!(get().body, before.body);
+    let patch = |title: &str| {
+        Request::new(Method::Patch, "/", BASE)
+            .header("Authorization", ADMIN)
+            .json(&json!({ "title": title }))
+    };
+    let answers = e.handle_group(&[patch("One"), patch("Two")]);
+    assert!(answers.iter().all(|a| a.status == 204));
+    assert_eq!(get().json_body()["title"], "Two");
+    let answers = e.handle_group(&[patch("Three")]);
+    assert_eq!(answers[0].status, 204);
+    assert_eq!(get().json_body()["title"], "Three");
+}
