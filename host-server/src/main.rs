@@ -90,12 +90,6 @@ struct Cli {
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     response_cache_mb: usize,
 
-    /// MiB of the database file read through a memory map (at most 2047, SQLite's limit on
-    /// Linux); 0 reads with `pread` only.
-    #[arg(long, value_name = "MIB", default_value_t = 2047,
-          value_parser = clap::value_parser!(u64).range(0..=2047))]
-    mmap_mb: u64,
-
     /// Run read requests on a separate thread pool instead of the async workers (for slow
     /// disks, where one read waiting on I/O should not hold up other connections).
     #[arg(long)]
@@ -157,7 +151,6 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     let sqlite = SqliteOptions {
         readers: usize::from(cli.readers).max(cores),
         sync: cli.sync,
-        mmap_bytes: cli.mmap_mb * 1024 * 1024,
         ..SqliteOptions::default()
     };
     let engine = open_engine(&cli.data, sqlite, options)?;

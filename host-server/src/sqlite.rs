@@ -67,20 +67,12 @@ pub struct SqliteOptions {
     /// How long a reader waits for a free pooled connection before failing.
     pub reader_wait: Duration,
     /// Page cache of the writer connection, in KiB (`PRAGMA cache_size`). Writes touch the
-    /// interior pages of the whole key space (edits hit any object), so a cache that holds them
-    /// saves a read from the OS per write.
+    /// interior pages of the whole key space (uids are random), so a cache that holds them saves
+    /// a read from the OS per write.
     pub writer_cache_kib: u32,
     /// Page cache of each reader connection, in KiB.
     pub reader_cache_kib: u32,
-    /// Bytes of the database file each connection reads through a memory map (`PRAGMA
-    /// mmap_size`; SQLite caps it at 2 GiB on Linux; 0 reads with `pread` only). A connection
-    /// drops its page cache whenever another one has committed (SQLite's WAL rule), so after
-    /// every write a reader would copy each page it needs again; mapped pages are used in place.
-    pub mmap_bytes: u64,
 }
-
-/// SQLite's largest memory map on Linux (`SQLITE_MAX_MMAP_SIZE`).
-pub const MAX_MMAP_BYTES: u64 = 0x7fff_0000;
 
 impl Default for SqliteOptions {
     fn default() -> Self {
@@ -91,7 +83,6 @@ impl Default for SqliteOptions {
             reader_wait: Duration::from_secs(30),
             writer_cache_kib: 32 * 1024,
             reader_cache_kib: 8 * 1024,
-            mmap_bytes: MAX_MMAP_BYTES,
         }
     }
 }
@@ -220,8 +211,6 @@ fn store_error(e: rusqlite::Error) -> StoreError {
 fn configure_common(conn: &Connection, options: &SqliteOptions) -> rusqlite::Result<()> {
     conn.busy_timeout(options.busy_timeout)?;
     conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-    let mmap = i64::try_from(options.mmap_bytes.min(MAX_MMAP_BYTES)).unwrap_or(0);
-    conn.pragma_update_and_check(None, "mmap_size", mmap, |_| Ok(()))?;
     Ok(())
 }
 
