@@ -67,8 +67,8 @@ pub struct SqliteOptions {
     /// How long a reader waits for a free pooled connection before failing.
     pub reader_wait: Duration,
     /// Page cache of the writer connection, in KiB (`PRAGMA cache_size`). Writes touch the
-    /// interior pages of the whole key space (uids are random), so a cache that holds them saves
-    /// a read from the OS per write.
+    /// interior pages of the whole key space (edits hit any object), so a cache that holds them
+    /// saves a read from the OS per write.
     pub writer_cache_kib: u32,
     /// Page cache of each reader connection, in KiB.
     pub reader_cache_kib: u32,
