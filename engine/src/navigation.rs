@@ -13,7 +13,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::model::ContentRecord;
 use crate::multilingual;
-use crate::security::{roles_for, Permission};
+use crate::security::{granting_roles, Permission};
 use crate::tree;
 
 /// An extra navigation entry configured in the navigation control panel (a link, not content).
@@ -113,14 +113,13 @@ pub struct NavItem {
 /// Whether the caller may view `obj`, given its ancestors (root first) for local roles.
 pub fn can_view(ctx: &Ctx<'_>, obj: &ContentRecord, ancestors: &[ContentRecord]) -> Result<bool> {
     let ty = ctx.type_of(obj)?;
-    let allowed = roles_for(
+    let allowed = granting_roles(
         Permission::View,
         obj,
         ty.workflow.as_deref(),
         &ctx.core.workflows,
     );
-    let roles = ctx.principal.roles_on(obj, ancestors);
-    Ok(allowed.iter().any(|r| roles.contains(r)))
+    Ok(ctx.principal.holds_any(allowed, obj, ancestors))
 }
 
 /// The ancestors of `obj` needed for local roles: none for anonymous callers (who hold none).

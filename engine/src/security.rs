@@ -156,6 +156,78 @@ impl Principal {
     }
 }
 
+/// The roles granted `perm` on `obj`, borrowed from the workflow state or the site defaults (what
+/// [`roles_for`] returns, without copying it).
+pub fn granting_roles<'w>(
+    perm: Permission,
+    obj: &ContentRecord,
+    workflow_id: Option<&str>,
+    workflows: &'w Workflows,
+) -> GrantingRoles<'w> {
+    if let (Some(state), Some(wf)) = (
+        obj.review_state.as_deref(),
+        workflow_id.and_then(|w| workflows.get(w)),
+    ) {
+        if let Some(roles) = wf
+            .states
+            .get(state)
+            .and_then(|s| s.permissions.get(perm.name()))
+        {
+            return GrantingRoles::State(roles);
+        }
+    }
+    GrantingRoles::Default(perm.default_roles())
+}
+
+/// The roles that grant a permission on one object ([`granting_roles`]).
+#[derive(Debug, Clone, Copy)]
+pub enum GrantingRoles<'w> {
+    /// Set by the object's workflow state.
+    State(&'w [String]),
+    /// The site defaults.
+    Default(&'static [&'static str]),
+}
+
+impl GrantingRoles<'_> {
+    /// Whether `f` holds for one of the roles.
+    pub fn any(&self, mut f: impl FnMut(&str) -> bool) -> bool {
+        match self {
+            GrantingRoles::State(r) => r.iter().any(|r| f(r)),
+            GrantingRoles::Default(r) => r.iter().any(|r| f(r)),
+        }
+    }
+}
+
+impl Principal {
+    /// Whether the principal holds `role` everywhere (before local roles).
+    fn has_global_role(&self, role: &str) -> bool {
+        role == "Anonymous"
+            || matches!(self, Principal::User(u)
+                if role == "Authenticated" || u.roles.iter().any(|r| r == role))
+    }
+
+    /// Whether the principal holds one of `roles` on `obj`, given its ancestors (root first):
+    /// the same answer as checking [`Principal::roles_on`], without building the set.
+    pub fn holds_any(
+        &self,
+        roles: GrantingRoles<'_>,
+        obj: &ContentRecord,
+        ancestors: &[ContentRecord],
+    ) -> bool {
+        roles.any(|role| {
+            self.has_global_role(role)
+                || match self {
+                    Principal::User(u) => ancestors.iter().chain(std::iter::once(obj)).any(|o| {
+                        o.local_roles
+                            .get(&u.login)
+                            .is_some_and(|l| l.iter().any(|r| r == role))
+                    }),
+                    Principal::Anonymous => false,
+                }
+        })
+    }
+}
+
 /// The roles granted `perm` on `obj` (by its workflow state, or the site defaults).
 pub fn roles_for(
     perm: Permission,
@@ -190,6 +262,76 @@ mod tests {
             Permission::ManagePortal,
         ] {
             assert_eq!(Permission::from_name(p.name()), Some(p));
+        }
+    }
+
+    fn rec(state: Option<&str>, local: &[(&str, &str)]) -> ContentRecord {
+        ContentRecord {
+            uid: "u".into(),
+            id: "x".into(),
+            path: "/x".into(),
+            parent: Some("r".into()),
+            type_name: "Page".into(),
+            pos: 0,
+            created: chrono::DateTime::UNIX_EPOCH,
+            modified: chrono::DateTime::UNIX_EPOCH,
+            owner: "o".into(),
+            review_state: state.map(str::to_string),
+            child_count: 0,
+            next_pos: 0,
+            local_roles: local
+                .iter()
+                .map(|(l, r)| (l.to_string(), vec![r.to_string()]))
+                .collect(),
+            fields: Default::default(),
+        }
+    }
+
+    #[test]
+    fn holds_any_agrees_with_roles_on() {
+        let workflows = Workflows::builtin();
+        let wf = Some("simple_publication_workflow");
+        let user = |roles: &[&str]| {
+            Principal::User(User {
+                login: "bob".into(),
+                fullname: String::new(),
+                roles: roles.iter().map(|r| r.to_string()).collect(),
+            })
+        };
+        let principals = [
+            Principal::Anonymous,
+            user(&[]),
+            user(&["Member"]),
+            user(&["Manager"]),
+            user(&["Reviewer"]),
+        ];
+        let objects = [
+            rec(Some("private"), &[]),
+            rec(Some("published"), &[]),
+            rec(Some("pending"), &[("bob", "Owner")]),
+            rec(Some("private"), &[("alice", "Editor")]),
+            rec(None, &[]),
+        ];
+        let parent = rec(Some("private"), &[("bob", "Reader")]);
+        let perms = [
+            Permission::View,
+            Permission::Modify,
+            Permission::AddContent,
+            Permission::Review,
+        ];
+        for p in &principals {
+            for o in &objects {
+                for perm in perms {
+                    for ancestors in [&[][..], std::slice::from_ref(&parent)] {
+                        let set = p.roles_on(o, ancestors);
+                        let expected = roles_for(perm, o, wf, &workflows)
+                            .iter()
+                            .any(|r| set.contains(r));
+                        let roles = granting_roles(perm, o, wf, &workflows);
+                        assert_eq!(p.holds_any(roles, o, ancestors), expected);
+                    }
+                }
+            }
         }
     }
 
