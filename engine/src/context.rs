@@ -1,6 +1,8 @@
 //! The per-request context: the open transaction, the caller, the base URL, pending events and the
 //! helpers every handler uses (typed reads and writes, time, ids, permission checks).
 
+use std::collections::HashMap;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -8,7 +10,7 @@ use crate::engine::Core;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::model::{ContentRecord, ContentType};
-use crate::security::{roles_for, Permission, Principal};
+use crate::security::{granting_roles, Permission, Principal};
 use crate::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
 use crate::tree;
 
@@ -33,6 +35,10 @@ pub struct Ctx<'a> {
     delivered: Vec<Event>,
     /// Set by the first write: the commit then moves the store generation ([`crate::cache`]).
     dirty: bool,
+    /// Content records saved by this request, by uid, exactly as stored: reading one back (the
+    /// subscribers do, right after a create) then skips decoding it. Any other write or delete
+    /// of an `o:` key forgets the record.
+    saved: HashMap<String, ContentRecord>,
 }
 
 impl<'a> Ctx<'a> {
@@ -46,6 +52,7 @@ impl<'a> Ctx<'a> {
             events: Vec::new(),
             delivered: Vec::new(),
             dirty: false,
+            saved: HashMap::new(),
         }
     }
 
@@ -124,7 +131,27 @@ impl<'a> Ctx<'a> {
 
     /// Raw write.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.forget_saved(key);
         Ok(self.writer()?.put(key, value)?)
+    }
+
+    fn forget_saved(&mut self, key: &[u8]) {
+        if let Some(uid) = key.strip_prefix(b"o:") {
+            if !self.saved.is_empty() {
+                self.saved.remove(String::from_utf8_lossy(uid).as_ref());
+            }
+        }
+    }
+
+    /// Remember `rec` as just written under its `o:` key (see [`Ctx::saved_record`]).
+    pub fn remember_saved(&mut self, rec: &ContentRecord) {
+        self.saved.insert(rec.uid.clone(), rec.clone());
+    }
+
+    /// The record of `uid` as this request last saved it, if it did and nothing has overwritten
+    /// or deleted it since.
+    pub fn saved_record(&self, uid: &str) -> Option<&ContentRecord> {
+        self.saved.get(uid)
     }
 
     /// Encode and write a JSON record.
@@ -135,6 +162,7 @@ impl<'a> Ctx<'a> {
 
     /// Raw delete.
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+        self.forget_saved(key);
         Ok(self.writer()?.delete(key)?)
     }
 
@@ -198,20 +226,36 @@ impl<'a> Ctx<'a> {
 
     /// Whether the caller holds `perm` on `obj`.
     pub fn permitted(&self, perm: Permission, obj: &ContentRecord) -> Result<bool> {
+        let mut ancestors = None;
+        self.permitted_within(perm, obj, &mut ancestors)
+    }
+
+    /// Whether the caller holds `perm` on `obj`, where `ancestors` caches the ancestors of `obj`
+    /// (root first): read on first need when `None`, and then reused by the caller for siblings
+    /// of `obj` (which share them).
+    pub fn permitted_within(
+        &self,
+        perm: Permission,
+        obj: &ContentRecord,
+        ancestors: &mut Option<Vec<ContentRecord>>,
+    ) -> Result<bool> {
         let ty = self.type_of(obj)?;
-        let allowed = roles_for(perm, obj, ty.workflow.as_deref(), &self.core.workflows);
+        let allowed = granting_roles(perm, obj, ty.workflow.as_deref(), &self.core.workflows);
         // The caller's roles here are its global roles plus its local roles on `obj` and on every
         // ancestor; a union, so the first part that grants `perm` settles it. Global roles and
         // the object's own local roles first: most checks end there without reading (and
         // decoding) the ancestors.
-        let grants =
-            |roles: &std::collections::BTreeSet<String>| allowed.iter().any(|r| roles.contains(r));
-        let own = self.principal.roles_on(obj, &[]);
-        if grants(&own) || self.principal.is_anonymous() {
-            return Ok(grants(&own));
+        if self.principal.holds_any(allowed, obj, &[]) {
+            return Ok(true);
         }
-        let ancestors = tree::ancestors(self, obj)?;
-        Ok(grants(&self.principal.roles_on(obj, &ancestors)))
+        if self.principal.is_anonymous() {
+            return Ok(false);
+        }
+        let chain = match ancestors {
+            Some(a) => a,
+            None => ancestors.insert(tree::ancestors(self, obj)?),
+        };
+        Ok(self.principal.holds_any(allowed, obj, chain))
     }
 
     /// Fail with 401 (anonymous) or 403 (logged in) unless the caller holds `perm` on `obj`.

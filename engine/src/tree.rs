@@ -10,6 +10,9 @@ use crate::store::{prefix_end, Direction};
 
 /// The record of `uid`, if it exists.
 pub fn load(ctx: &Ctx<'_>, uid: &str) -> Result<Option<ContentRecord>> {
+    if let Some(rec) = ctx.saved_record(uid) {
+        return Ok(Some(rec.clone()));
+    }
     ctx.get_json(&keys::object(uid))
 }
 
@@ -95,6 +98,38 @@ pub fn children(
                 EngineError::Internal(format!("child index points at missing {uid}"))
             })
         })
+        .collect()
+}
+
+/// The stored records of the children of `parent_uid` in order (a page of them), undecoded.
+pub fn children_raw(
+    ctx: &Ctx<'_>,
+    parent_uid: &str,
+    skip: usize,
+    limit: usize,
+) -> Result<Vec<Vec<u8>>> {
+    child_uids(ctx, parent_uid, skip, limit)?
+        .iter()
+        .map(|uid| {
+            ctx.get(&keys::object(uid))?.ok_or_else(|| {
+                EngineError::Internal(format!("child index points at missing {uid}"))
+            })
+        })
+        .collect()
+}
+
+/// The children of `parent_uid` in order (a page of them), decoded for a listing only
+/// ([`ContentRecord::from_json_for_listing`]: the field values summaries need, no others). Never
+/// save them.
+pub fn children_for_listing(
+    ctx: &Ctx<'_>,
+    parent_uid: &str,
+    skip: usize,
+    limit: usize,
+) -> Result<Vec<ContentRecord>> {
+    children_raw(ctx, parent_uid, skip, limit)?
+        .iter()
+        .map(|bytes| Ok(ContentRecord::from_json_for_listing(bytes)?))
         .collect()
 }
 
@@ -184,7 +219,9 @@ pub fn insert_root(ctx: &mut Ctx<'_>, rec: &ContentRecord) -> Result<()> {
 
 /// Write `rec` back.
 pub fn save(ctx: &mut Ctx<'_>, rec: &ContentRecord) -> Result<()> {
-    ctx.put_json(&keys::object(&rec.uid), rec)
+    ctx.put_json(&keys::object(&rec.uid), rec)?;
+    ctx.remember_saved(rec);
+    Ok(())
 }
 
 /// Remove `obj` and everything below it: `members` is its subtree as [`subtree`] lists it (callers
@@ -328,4 +365,39 @@ pub fn relocate(
         ctx.put(&keys::path(&m.new_path), m.uid.as_bytes())?;
     }
     Ok(moves)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Engine, EngineOptions, MemStore, SiteSetup};
+
+    #[test]
+    fn records_saved_in_a_request_read_back_as_stored() {
+        let engine = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+        engine.create_site(&SiteSetup::new("secret")).unwrap();
+        engine
+            .with_write(|ctx| {
+                let mut root = root(ctx)?;
+                let ty = ctx.core.types.require("Page")?;
+                let mut rec = new_record(ctx, ty, "p", "admin", Default::default());
+                insert(ctx, &mut root, &mut rec)?;
+                // Read back from the request's memory, and equal to what the store holds.
+                assert_eq!(ctx.saved_record(&rec.uid), Some(&rec));
+                let stored: Option<ContentRecord> = ctx.get_json(&keys::object(&rec.uid))?;
+                assert_eq!(stored.as_ref(), Some(&rec));
+                assert_eq!(load(ctx, &rec.uid)?, Some(rec.clone()));
+                // A raw write replaces it; a delete removes it.
+                let mut other = rec.clone();
+                other.id = "q".into();
+                ctx.put_json(&keys::object(&rec.uid), &other)?;
+                assert_eq!(ctx.saved_record(&rec.uid), None);
+                assert_eq!(load(ctx, &rec.uid)?, Some(other));
+                save(ctx, &rec)?;
+                ctx.delete(&keys::object(&rec.uid))?;
+                assert_eq!(load(ctx, &rec.uid)?, None);
+                Ok(())
+            })
+            .unwrap();
+    }
 }

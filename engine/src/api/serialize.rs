@@ -5,7 +5,6 @@ use serde_json::{json, Map, Value};
 
 use super::batching::Batch;
 use super::query::Query;
-use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::keys;
@@ -140,7 +139,9 @@ fn full_with(
 
     if ty.folderish && with_items {
         let fields = listing.query.all("metadata_fields");
-        let (items, total) = visible_children(ctx, obj, listing.batch)?;
+        // Only `getObjSize` measures every field value; other summaries need a few of them.
+        let whole = fields.iter().any(|f| *f == "getObjSize" || *f == "_all");
+        let (items, total) = visible_children(ctx, obj, listing.batch, whole)?;
         let items: Result<Vec<Value>> = items.iter().map(|c| summary(ctx, c, &fields)).collect();
         out.insert("items".into(), Value::Array(items?));
         out.insert("items_total".into(), json!(total));
@@ -155,21 +156,52 @@ fn full_with(
 }
 
 /// The children of `obj` the caller may view, within `batch`, and how many there are in all.
+/// Unless `whole`, the children are decoded for a listing only
+/// ([`crate::model::ContentRecord::from_json_for_listing`]).
 pub fn visible_children(
     ctx: &Ctx<'_>,
     obj: &ContentRecord,
     batch: Batch,
+    whole: bool,
 ) -> Result<(Vec<ContentRecord>, usize)> {
     if sees_everything(ctx) {
-        let kids = tree::children(ctx, &obj.uid, batch.start, batch.size)?;
+        let kids = if whole {
+            tree::children(ctx, &obj.uid, batch.start, batch.size)?
+        } else {
+            tree::children_for_listing(ctx, &obj.uid, batch.start, batch.size)?
+        };
         return Ok((kids, obj.child_count as usize));
     }
+    // Every child is checked, to count the visible ones; only those on the page are decoded
+    // beyond what the check reads. The children share their ancestors: `obj` and its own.
     let mut total = 0;
     let mut page = Vec::new();
-    for child in tree::children(ctx, &obj.uid, 0, usize::MAX)? {
-        if ctx.permitted(Permission::View, &child)? {
-            if total >= batch.start && page.len() < batch.size {
-                page.push(child);
+    let mut ancestors = None;
+    let decode = |bytes: &[u8]| -> Result<ContentRecord> {
+        Ok(if whole {
+            serde_json::from_slice(bytes)?
+        } else {
+            ContentRecord::from_json_for_listing(bytes)?
+        })
+    };
+    // When the window may hold every child, decode each one once, fully enough for the page.
+    let window_is_all = batch.start.saturating_add(batch.size) >= obj.child_count as usize;
+    for bytes in tree::children_raw(ctx, &obj.uid, 0, usize::MAX)? {
+        let on_page = |total: usize, len: usize| total >= batch.start && len < batch.size;
+        if window_is_all {
+            let child = decode(&bytes)?;
+            if ctx.permitted_within(Permission::View, &child, &mut ancestors)? {
+                if on_page(total, page.len()) {
+                    page.push(child);
+                }
+                total += 1;
+            }
+            continue;
+        }
+        let head = ContentRecord::from_json_for_permissions(&bytes)?;
+        if ctx.permitted_within(Permission::View, &head, &mut ancestors)? {
+            if on_page(total, page.len()) {
+                page.push(decode(&bytes)?);
             }
             total += 1;
         }
@@ -283,9 +315,7 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         "EffectiveDate" => date_or_none(field("effective")),
         "expires" => field("expires"),
         "ExpirationDate" => date_or_none(field("expires")),
-        "getObjSize" => json!(serde_json::to_vec(&obj.fields)
-            .map(|b| b.len())
-            .unwrap_or(0)),
+        "getObjSize" => json!(json_len(&obj.fields)),
         "mime_type" => json!("text/plain"),
         "image_field" => json!(""),
         "image_scales" => json!({}),
@@ -293,6 +323,55 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         _ => return Ok(None),
     };
     Ok(Some(v))
+}
+
+/// [`crate::clock::iso`] without going through a format string: `2026-01-01T12:00:00+00:00`.
+pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
+    use chrono::{Datelike, Timelike};
+    let year = t.year();
+    if !(0..=9999).contains(&year) || t.nanosecond() >= 1_000_000_000 {
+        return crate::clock::iso(t);
+    }
+    fn push(out: &mut String, n: u32, width: usize) {
+        let digits = [n / 1000 % 10, n / 100 % 10, n / 10 % 10, n % 10];
+        for d in &digits[4 - width..] {
+            out.push(char::from(b'0' + *d as u8));
+        }
+    }
+    let mut out = String::with_capacity(25);
+    push(&mut out, year as u32, 4);
+    for (sep, n) in [
+        ('-', t.month()),
+        ('-', t.day()),
+        ('T', t.hour()),
+        (':', t.minute()),
+        (':', t.second()),
+    ] {
+        out.push(sep);
+        push(&mut out, n, 2);
+    }
+    out.push_str("+00:00");
+    out
+}
+
+/// The length of `value` encoded as compact JSON (what `serde_json::to_vec` would give), without
+/// building the encoding.
+pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    match serde_json::to_writer(&mut c, value) {
+        Ok(()) => c.0,
+        Err(_) => 0,
+    }
 }
 
 /// `previous_item` and `next_item`: sibling summaries when the parent enables next/previous
@@ -338,4 +417,36 @@ fn neighbours(
         }
     };
     Ok((sib(before)?, sib(after)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+
+    #[test]
+    fn iso_agrees_with_the_clock_module() {
+        let times = [
+            Utc.with_ymd_and_hms(2026, 1, 1, 12, 0, 0).unwrap(),
+            Utc.with_ymd_and_hms(1999, 12, 31, 23, 59, 59).unwrap(),
+            Utc.with_ymd_and_hms(5, 2, 3, 4, 5, 6).unwrap(),
+            Utc.with_ymd_and_hms(12345, 1, 1, 0, 0, 0).unwrap(),
+            Utc.with_ymd_and_hms(-1, 1, 1, 0, 0, 0).unwrap(),
+            Utc.timestamp_opt(1_700_000_000, 999_999_999).unwrap(),
+            chrono::NaiveDate::from_ymd_opt(2016, 12, 31)
+                .unwrap()
+                .and_hms_nano_opt(23, 59, 59, 1_500_000_000)
+                .unwrap()
+                .and_utc(),
+        ];
+        for t in &times {
+            assert_eq!(iso(t), crate::clock::iso(t));
+        }
+    }
+
+    #[test]
+    fn json_len_is_the_encoded_length() {
+        let v = json!({"a": [1, 2.5, "é\"\n"], "b": null, "c": {"d": true}});
+        assert_eq!(json_len(&v), serde_json::to_vec(&v).unwrap().len());
+    }
 }
