@@ -1,10 +1,10 @@
 // Prints the host-wasm figures: release wasm size (raw, gzip) and, from bench.html in headless
 // Chromium, cold open times with 1,000 and 10,000 objects in IndexedDB and GET/POST medians.
 // Run via ./scripts/bench.sh (which builds web-demo/pkg first). No assertions on timings.
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { dirname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import { dirname, extname, join, normalize } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { chromium } from "playwright-core";
@@ -15,15 +15,27 @@ const glue = readFileSync(join(demo, "pkg", "host_wasm.js"));
 console.log(`release wasm (after wasm-opt -Oz): ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip`);
 console.log(`JS glue host_wasm.js: ${glue.length} bytes raw, ${gzipSync(glue, { level: 9 }).length} bytes gzip`);
 
-const port = await new Promise((res) => {
-  const s = createServer();
-  s.listen(0, "127.0.0.1", () => {
-    const { port } = s.address();
-    s.close(() => res(port));
-  });
+// A static server for web-demo/ that makes the page cross-origin isolated (COOP + COEP): only then
+// does Chromium give performance.now() 5 us resolution instead of 100 us (with jitter), which is
+// coarser than the GET being measured.
+const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css" };
+const server = createServer(async (req, res) => {
+  const path = normalize(decodeURIComponent(new URL(req.url, "http://localhost").pathname));
+  const file = join(demo, path.endsWith("/") ? path + "index.html" : path);
+  try {
+    const body = await readFile(file);
+    res.writeHead(200, {
+      "Content-Type": types[extname(file)] || "application/octet-stream",
+      "Cross-Origin-Opener-Policy": "same-origin",
+      "Cross-Origin-Embedder-Policy": "require-corp",
+    });
+    res.end(body);
+  } catch {
+    res.writeHead(404);
+    res.end();
+  }
 });
-const server = spawn("python3", ["-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", demo], { stdio: "ignore" });
-await new Promise((r) => setTimeout(r, 700));
+const port = await new Promise((res) => server.listen(0, "127.0.0.1", () => res(server.address().port)));
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
@@ -34,11 +46,12 @@ try {
   const page = await browser.newPage();
   page.on("pageerror", (e) => console.log("pageerror:", e.message));
   await page.goto(`http://127.0.0.1:${port}/bench.html`);
+  if (!(await page.evaluate(() => self.crossOriginIsolated))) console.log("warning: page not cross-origin isolated: timer resolution 100 us");
   await page.waitForSelector("body[data-done]", { timeout: 20 * 60 * 1000 });
   console.log(await page.textContent("#out"));
   if ((await page.getAttribute("body", "data-done")) !== "1") code = 1;
 } finally {
   await browser.close();
-  server.kill();
+  server.close();
 }
 process.exit(code);
