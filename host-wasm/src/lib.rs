@@ -18,18 +18,21 @@
 //! If the write fails, the before-image is applied to the memory copy, so memory equals IndexedDB
 //! again, and the response becomes a JSON error (507 for quota, 500 otherwise).
 //!
-//! Requests of one site handle run one at a time (an async queue), so no request ever sees data
-//! that is not yet durable, and a rollback never undoes another request's work.
+//! Requests of one site handle run one at a time, in the order `fetch` was called (an async
+//! queue), so no request ever sees data that is not yet durable, and a rollback never undoes
+//! another request's work. A read that finds the handle idle and memory fresh (below) is answered
+//! within the `fetch` call; the promise is then already resolved.
 //!
 //! # Several tabs
 //!
 //! IndexedDB holds a version counter and a log of recent change sets (see [`idb`]). Before each
-//! request the handle compares the counter with the version its memory reflects and applies newer
-//! change sets from the log first (or reloads everything if the log is too short). Writes are
-//! compare-and-set on the counter inside the IndexedDB transaction, so if another tab wrote in
-//! between, the write aborts, memory is rolled back, the handle catches up and re-runs the request.
-//! A `BroadcastChannel` named `host-wasm:<site name>` tells other tabs that something changed
-//! (`Site.onchange` fires there).
+//! write, and before a read when another tab announced a change or memory was last compared more
+//! than a second ago, the handle compares the counter with the version its memory reflects and
+//! applies newer change sets from the log first (or reloads everything if the log is too short).
+//! Writes are compare-and-set on the counter inside the IndexedDB transaction, so if another tab
+//! wrote in between, the write aborts, memory is rolled back, the handle catches up and re-runs
+//! the request. A `BroadcastChannel` named `host-wasm:<site name>` tells other tabs that something
+//! changed (`Site.onchange` fires there).
 #![warn(missing_docs)]
 
 pub mod convert;
@@ -127,6 +130,8 @@ const READ_RECHECK_MS: f64 = 1000.0;
 struct SiteInner {
     name: String,
     base_url: String,
+    /// The path of `base_url` (`URL.pathname`), which request paths must lie under.
+    base_path: String,
     engine: Engine<MemStore>,
     store: MemStore,
     pending: Pending,
@@ -157,6 +162,14 @@ struct SiteInner {
 #[wasm_bindgen]
 pub struct Site {
     inner: Rc<SiteInner>,
+}
+
+/// A promise already settled with `result` (resolved with the value, rejected with the error).
+fn settled(result: Result<JsValue, JsValue>) -> Promise {
+    match result {
+        Ok(v) => Promise::resolve(&v),
+        Err(e) => Promise::reject(&e),
+    }
 }
 
 fn js_err(msg: impl AsRef<str>) -> JsValue {
@@ -249,6 +262,7 @@ impl Site {
         let site = Site {
             inner: Rc::new(SiteInner {
                 name,
+                base_path: convert::base_path_of(&base_url),
                 base_url,
                 engine,
                 store,
@@ -428,6 +442,10 @@ fn unavailable(message: &str) -> EngineResponse {
 }
 
 impl SiteInner {
+    fn has_pending(&self) -> bool {
+        self.pending.lock().map(|p| !p.is_empty()).unwrap_or(true)
+    }
+
     fn take_pending(&self) -> Vec<Recorded> {
         self.pending
             .lock()
@@ -536,26 +554,69 @@ impl SiteInner {
 
     async fn handle(&self, req: engine::Request) -> EngineResponse {
         let _turn = self.queue.acquire().await;
+        self.run(&req, None).await
+    }
+
+    /// Whether a read may rely on memory without checking IndexedDB: no other tab announced a
+    /// change and the last check is recent.
+    fn fresh(&self, now: f64) -> bool {
+        !self.stale.get() && now - self.last_check.get() < READ_RECHECK_MS
+    }
+
+    /// Answer `req` without waiting for anything, when that is possible: the caller holds the
+    /// turn, the request is safe, memory is fresh, and the engine committed nothing. Otherwise
+    /// `Err` with what the engine answered if it ran (then its commit still has to be persisted,
+    /// see [`SiteInner::run`]).
+    fn answer_now(&self, req: &engine::Request) -> Result<EngineResponse, Option<EngineResponse>> {
         if self.closed.get() {
-            return unavailable("this site handle is closed");
+            return Ok(unavailable("this site handle is closed"));
         }
         if let Some(msg) = self.broken.borrow().as_ref() {
-            return unavailable(msg);
+            return Ok(unavailable(msg));
+        }
+        if !(req.method.is_safe() && self.fresh(js_sys::Date::now())) {
+            return Err(None);
+        }
+        let resp = self.engine.handle(req.clone());
+        if self.has_pending() {
+            return Err(Some(resp));
+        }
+        Ok(resp)
+    }
+
+    /// Run `req` with the turn held: catch up when needed, call the engine, persist what it
+    /// committed, re-run after losing a race against another tab. `computed` is the engine's
+    /// answer when [`SiteInner::answer_now`] already ran it on fresh memory.
+    async fn run(
+        &self,
+        req: &engine::Request,
+        mut computed: Option<EngineResponse>,
+    ) -> EngineResponse {
+        if computed.is_none() {
+            if self.closed.get() {
+                return unavailable("this site handle is closed");
+            }
+            if let Some(msg) = self.broken.borrow().as_ref() {
+                return unavailable(msg);
+            }
         }
         for _ in 0..MAX_ATTEMPTS {
-            // Reads skip the IndexedDB round trip while no other tab announced a change and the
-            // last check is recent; writes always catch up (and their compare-and-set would catch
-            // a missed change anyway).
-            let now = js_sys::Date::now();
-            let fresh = !self.stale.get() && now - self.last_check.get() < READ_RECHECK_MS;
-            if !(req.method.is_safe() && fresh) {
-                self.stale.set(false);
-                if let Err(e) = self.catch_up().await {
-                    return error_response(EngineError::Store(e));
+            let resp = match computed.take() {
+                Some(resp) => resp,
+                None => {
+                    // Reads skip the IndexedDB round trip while memory is fresh; writes always
+                    // catch up (and their compare-and-set would catch a missed change anyway).
+                    let now = js_sys::Date::now();
+                    if !(req.method.is_safe() && self.fresh(now)) {
+                        self.stale.set(false);
+                        if let Err(e) = self.catch_up().await {
+                            return error_response(EngineError::Store(e));
+                        }
+                        self.last_check.set(now);
+                    }
+                    self.engine.handle(req.clone())
                 }
-                self.last_check.set(now);
-            }
-            let resp = self.engine.handle(req.clone());
+            };
             match self.persist().await {
                 Ok(()) => {
                     if self.snapshot_due.get() {
@@ -601,12 +662,47 @@ impl Site {
         #[wasm_bindgen(unchecked_param_type = "RequestInit")] init: Option<JsValue>,
     ) -> Promise {
         let inner = self.inner.clone();
+        let parsed =
+            convert::parse_request(&input, init.as_ref(), &inner.base_url, &inner.base_path);
+        let convert::Parsed { request, body_from } = match parsed {
+            Ok(p) => p,
+            Err(resp) => return settled(convert::to_js_response(&resp)),
+        };
+        // The fast path: a request without a body, nobody ahead in the line, fresh memory and
+        // nothing to persist is answered right here (the usual read).
+        let mut computed = None;
+        let turn = match body_from {
+            None => inner.queue.try_acquire(),
+            Some(_) => None,
+        };
+        if turn.is_some() {
+            match inner.answer_now(&request) {
+                Ok(resp) => return settled(convert::to_js_response(&resp)),
+                Err(resp) => computed = resp,
+            }
+        }
+        // Otherwise take a place in the line now, so requests run in the order of the calls.
+        let line = turn.ok_or_else(|| inner.queue.acquire());
         wasm_bindgen_futures::future_to_promise(async move {
-            let resp =
-                match convert::to_engine_request(&input, init.as_ref(), &inner.base_url).await {
-                    Ok(req) => inner.handle(req).await,
-                    Err(resp) => resp,
-                };
+            let mut request = request;
+            let body = match &body_from {
+                Some(req) => Some(convert::read_body(req).await),
+                None => None,
+            };
+            // always wait for the turn, even to answer an unreadable body: a turn handed to a
+            // waiter that never takes it would block the line
+            let _turn = match line {
+                Ok(turn) => turn,
+                Err(waiting) => waiting.await,
+            };
+            let resp = match body {
+                Some(Err(resp)) => resp,
+                Some(Ok(bytes)) => {
+                    request.body = bytes;
+                    inner.run(&request, computed).await
+                }
+                None => inner.run(&request, computed).await,
+            };
             convert::to_js_response(&resp)
         })
     }

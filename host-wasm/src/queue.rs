@@ -1,7 +1,9 @@
-//! A tiny async mutex for the single-threaded wasm world: requests of one site take turns.
+//! A tiny async mutex for the single-threaded wasm world: requests of one site take turns, in the
+//! order they asked for one.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
+use std::future::Future;
 use std::rc::Rc;
 
 use js_sys::{Function, Promise};
@@ -26,18 +28,35 @@ pub struct Turn {
 }
 
 impl Queue {
-    /// Wait for our turn.
-    pub async fn acquire(&self) -> Turn {
+    /// Take the turn now if nobody holds it and nobody waits.
+    pub fn try_acquire(&self) -> Option<Turn> {
         if self.state.busy.replace(true) {
-            let state = self.state.clone();
+            return None;
+        }
+        Some(Turn {
+            state: self.state.clone(),
+        })
+    }
+
+    /// Wait for our turn. The place in the line is taken when this is called, not when the
+    /// future is first polled, so turns follow the order of the calls. The future must be
+    /// awaited to the end (a turn handed to a dropped waiter would be lost).
+    pub fn acquire(&self) -> impl Future<Output = Turn> {
+        let state = self.state.clone();
+        let wait = if state.busy.replace(true) {
             let promise = Promise::new(&mut |resolve: Function, _reject: Function| {
                 state.waiters.borrow_mut().push_back(resolve);
             });
-            // the turn is handed over directly: `busy` stays true
-            let _ = JsFuture::from(promise).await;
-        }
-        Turn {
-            state: self.state.clone(),
+            Some(JsFuture::from(promise))
+        } else {
+            None
+        };
+        async move {
+            if let Some(wait) = wait {
+                // the turn is handed over directly: `busy` stays true
+                let _ = wait.await;
+            }
+            Turn { state }
         }
     }
 }

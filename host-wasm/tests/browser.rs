@@ -3,7 +3,7 @@
 mod common;
 
 use common::{call, open, options, unique};
-use serde_json::json;
+use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
@@ -284,4 +284,48 @@ async fn reopening_reads_the_snapshot_and_the_log_after_it() {
     assert_eq!(site.loaded_from(), "kv");
     let r = call(&site, "GET", "/after-snapshot", None, true).await;
     assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// `site.fetch(BASE + path, {method, headers, body})` as admin, without awaiting it.
+fn fetch_now(site: &host_wasm::Site, method: &str, path: &str, body: Option<Value>) -> JsFuture {
+    let init = js_sys::Object::new();
+    let headers = js_sys::Object::new();
+    let set = |o: &js_sys::Object, k: &str, v: &JsValue| {
+        js_sys::Reflect::set(o, &k.into(), v).expect("set");
+    };
+    set(&headers, "Authorization", &common::ADMIN.into());
+    set(&headers, "Accept", &"application/json".into());
+    if let Some(b) = &body {
+        set(&headers, "Content-Type", &"application/json".into());
+        set(&init, "body", &b.to_string().into());
+    }
+    set(&init, "method", &method.into());
+    set(&init, "headers", &headers.into());
+    JsFuture::from(site.fetch(format!("{}{path}", common::BASE).into(), Some(init.into())))
+}
+
+/// The status of a settled `site.fetch`.
+async fn status_of(f: JsFuture) -> u16 {
+    let resp: web_sys::Response = f.await.expect("resolves").dyn_into().expect("a Response");
+    resp.status()
+}
+
+#[wasm_bindgen_test]
+async fn requests_run_in_the_order_of_the_calls() {
+    let site = open(&unique("order"), options("indexeddb")).await;
+    // issued together: the read must not overtake the write before it (which still has its body
+    // to read and an IndexedDB transaction to wait for), nor the delete the read
+    let create = fetch_now(
+        &site,
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "first", "title": "First"})),
+    );
+    let read = fetch_now(&site, "GET", "/first", None);
+    let delete = fetch_now(&site, "DELETE", "/first", None);
+    let read_again = fetch_now(&site, "GET", "/first", None);
+    assert_eq!(status_of(create).await, 201);
+    assert_eq!(status_of(read).await, 200);
+    assert_eq!(status_of(delete).await, 204);
+    assert_eq!(status_of(read_again).await, 404);
 }
