@@ -21,7 +21,7 @@
 //! the same version: the loser sees [`WriteError::Conflict`], catches up from the `log` (or reloads
 //! everything when the log no longer reaches back far enough) and retries.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::rc::Rc;
 
 use engine::store::StoreError;
@@ -29,8 +29,8 @@ use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    IdbDatabase, IdbFactory, IdbKeyRange, IdbObjectStore, IdbOpenDbRequest, IdbRequest,
-    IdbTransaction, IdbTransactionMode,
+    IdbDatabase, IdbFactory, IdbKeyRange, IdbOpenDbRequest, IdbRequest, IdbTransaction,
+    IdbTransactionMode,
 };
 
 use crate::ChangeSet;
@@ -389,19 +389,6 @@ fn decode_change_set(v: &JsValue) -> Option<ChangeSet> {
     Some(out)
 }
 
-fn encode_change_set(changes: &ChangeSet) -> Array {
-    changes
-        .iter()
-        .map(|(k, v)| {
-            let value = match v {
-                Some(v) => JsValue::from(Uint8Array::from(v.as_slice())),
-                None => JsValue::NULL,
-            };
-            JsValue::from(Array::of2(&Uint8Array::from(k.as_slice()).into(), &value))
-        })
-        .collect()
-}
-
 /// The change sets after `mine`, from the log, in one read transaction.
 pub async fn changes_since(db: &IdbDatabase, mine: f64) -> Result<CatchUp, StoreError> {
     let run = async {
@@ -444,58 +431,67 @@ pub async fn changes_since(db: &IdbDatabase, mine: f64) -> Result<CatchUp, Store
 
 /// Write `changes` as version `expected + 1`, in ONE readwrite transaction, only if the database is
 /// still at version `expected`. Resolves when the transaction has completed (is durable).
+///
+/// All requests are placed at once: the version read first, then the writes. IndexedDB runs the
+/// requests of a transaction in order and commits only after every request's `success` event, so
+/// when the read's `success` handler finds another version and aborts, none of the writes stays.
+/// This costs one round trip to the IndexedDB backend instead of two (read, then write).
 pub async fn write_changes(
     db: &IdbDatabase,
     expected: f64,
     changes: &ChangeSet,
 ) -> Result<(), WriteError> {
     let conflict = Rc::new(Cell::new(false));
-    let failure: Rc<RefCell<Option<JsValue>>> = Rc::new(RefCell::new(None));
     let setup = || -> Result<IdbTransaction, JsValue> {
         let stores = Array::of3(&KV.into(), &META.into(), &LOG.into());
         let tx =
             db.transaction_with_str_sequence_and_mode(&stores, IdbTransactionMode::Readwrite)?;
-        let kv = tx.object_store(KV)?;
-        let meta = tx.object_store(META)?;
-        let log = tx.object_store(LOG)?;
-        let check = meta.get(&VERSION_KEY.into())?;
-        let (check2, tx2) = (check.clone(), tx.clone());
-        let (conflict, failure) = (conflict.clone(), failure.clone());
-        let entry = encode_change_set(changes);
-        let rows: Vec<(Uint8Array, Option<Uint8Array>)> = changes
-            .iter()
-            .map(|(k, v)| {
-                (
-                    Uint8Array::from(k.as_slice()),
-                    v.as_deref().map(Uint8Array::from),
-                )
-            })
-            .collect();
-        // Runs inside the `success` event of the version read, while the transaction is active.
+        let check = tx.object_store(META)?.get(&VERSION_KEY.into())?;
+        let (check2, tx2, conflict) = (check.clone(), tx.clone(), conflict.clone());
+        // Runs inside the `success` event of the version read, before the transaction can commit.
         let on_version = Closure::once_into_js(move |_e: web_sys::Event| {
             let current = version_of(&check2.result().unwrap_or(JsValue::UNDEFINED));
             if current != expected {
                 conflict.set(true);
                 let _ = tx2.abort();
-                return;
-            }
-            let next = expected + 1.0;
-            let puts = || -> Result<(), JsValue> {
-                put_rows(&kv, &rows)?;
-                meta.put_with_key(&JsValue::from_f64(next), &VERSION_KEY.into())?;
-                log.put_with_key(&entry, &JsValue::from_f64(next))?;
-                if next > LOG_KEEP {
-                    let old = IdbKeyRange::upper_bound(&JsValue::from_f64(next - LOG_KEEP))?;
-                    log.delete(&old)?;
-                }
-                Ok(())
-            };
-            if let Err(e) = puts() {
-                *failure.borrow_mut() = Some(e);
-                let _ = tx2.abort();
             }
         });
         check.set_onsuccess(Some(on_version.unchecked_ref()));
+        let writes = || -> Result<(), JsValue> {
+            let next = expected + 1.0;
+            let kv = tx.object_store(KV)?;
+            // one pair of arrays per change, used by the `kv` write and the log entry alike
+            // (IndexedDB stores copies)
+            let entry = Array::new_with_length(changes.len() as u32);
+            for (i, (k, v)) in changes.iter().enumerate() {
+                let key = Uint8Array::from(k.as_slice());
+                let value = match v {
+                    Some(v) => {
+                        let value = Uint8Array::from(v.as_slice());
+                        kv.put_with_key(&value, &key)?;
+                        JsValue::from(value)
+                    }
+                    None => {
+                        kv.delete(&key)?;
+                        JsValue::NULL
+                    }
+                };
+                entry.set(i as u32, Array::of2(&key, &value).into());
+            }
+            tx.object_store(META)?
+                .put_with_key(&JsValue::from_f64(next), &VERSION_KEY.into())?;
+            let log = tx.object_store(LOG)?;
+            log.put_with_key(&entry, &JsValue::from_f64(next))?;
+            if next > LOG_KEEP {
+                let old = IdbKeyRange::upper_bound(&JsValue::from_f64(next - LOG_KEEP))?;
+                log.delete(&old)?;
+            }
+            Ok(())
+        };
+        if let Err(e) = writes() {
+            let _ = tx.abort();
+            return Err(e);
+        }
         Ok(tx)
     };
     let tx = setup().map_err(|e| WriteError::Store(store_error(&e)))?;
@@ -503,24 +499,7 @@ pub async fn write_changes(
     if conflict.get() {
         return Err(WriteError::Conflict);
     }
-    if let Some(e) = failure.borrow_mut().take() {
-        return Err(WriteError::Store(store_error(&e)));
-    }
     outcome.map_err(|e| WriteError::Store(store_error(&e)))
-}
-
-fn put_rows(kv: &IdbObjectStore, rows: &[(Uint8Array, Option<Uint8Array>)]) -> Result<(), JsValue> {
-    for (k, v) in rows {
-        match v {
-            Some(v) => {
-                kv.put_with_key(v, k)?;
-            }
-            None => {
-                kv.delete(k)?;
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -25,14 +25,16 @@
 //!
 //! # Several tabs
 //!
-//! IndexedDB holds a version counter and a log of recent change sets (see [`idb`]). Before each
-//! write, and before a read when another tab announced a change or memory was last compared more
-//! than a second ago, the handle compares the counter with the version its memory reflects and
-//! applies newer change sets from the log first (or reloads everything if the log is too short).
-//! Writes are compare-and-set on the counter inside the IndexedDB transaction, so if another tab
-//! wrote in between, the write aborts, memory is rolled back, the handle catches up and re-runs
-//! the request. A `BroadcastChannel` named `host-wasm:<site name>` tells other tabs that something
-//! changed (`Site.onchange` fires there).
+//! IndexedDB holds a version counter and a log of recent change sets (see [`idb`]). When another
+//! tab announced a change, or memory was last compared with IndexedDB more than a second ago, the
+//! handle compares the counter with the version its memory reflects and applies newer change sets
+//! from the log first (or reloads everything if the log is too short). Otherwise memory is used as
+//! it is, and writes are checked afterwards: a write that commits is compare-and-set on the counter
+//! inside the IndexedDB transaction, so if another tab wrote in between, the write aborts, memory
+//! is rolled back, the handle catches up and re-runs the request; a write request that commits
+//! nothing (an error answer) re-reads the counter and is re-run after catching up if it moved.
+//! A `BroadcastChannel` named `host-wasm:<site name>` tells other tabs that something changed
+//! (`Site.onchange` fires there).
 #![warn(missing_docs)]
 
 pub mod convert;
@@ -461,6 +463,16 @@ impl SiteInner {
         Ok(())
     }
 
+    /// Whether IndexedDB is still at the version memory reflects (always for in-memory sites).
+    async fn is_current(&self) -> Result<bool, StoreError> {
+        let Some(db) = &self.db else { return Ok(true) };
+        let current = idb::read_version(db).await? == self.version.get();
+        if current {
+            self.last_check.set(js_sys::Date::now());
+        }
+        Ok(current)
+    }
+
     /// Bring the memory copy up to the database's version.
     async fn catch_up(&self) -> Result<(), StoreError> {
         let Some(db) = &self.db else { return Ok(()) };
@@ -535,7 +547,9 @@ impl SiteInner {
         };
         match &result {
             Ok(()) => {
+                // the compare-and-set proved memory current up to this write
                 self.version.set(self.version.get() + 1.0);
+                self.last_check.set(js_sys::Date::now());
                 self.snapshot_due.set(true);
                 if let Some(ch) = &self.channel {
                     let _ = ch.post_message(&JsValue::from_f64(self.version.get()));
@@ -600,33 +614,56 @@ impl SiteInner {
                 return unavailable(msg);
             }
         }
+        // After losing a race against another tab, the next attempt must catch up first.
+        let mut must_catch_up = false;
         for _ in 0..MAX_ATTEMPTS {
+            // Whether this attempt read IndexedDB's version before running the engine.
+            let mut checked = false;
             let resp = match computed.take() {
                 Some(resp) => resp,
                 None => {
-                    // Reads skip the IndexedDB round trip while memory is fresh; writes always
-                    // catch up (and their compare-and-set would catch a missed change anyway).
+                    // While no other tab announced a change and the last check is recent, memory
+                    // is taken as current without an IndexedDB round trip. Reads may be that
+                    // stale (see READ_RECHECK_MS); a write is checked afterwards: its commit by
+                    // the compare-and-set in `persist`, a write that commits nothing below.
                     let now = js_sys::Date::now();
-                    if !(req.method.is_safe() && self.fresh(now)) {
+                    if must_catch_up || !self.fresh(now) {
                         self.stale.set(false);
                         if let Err(e) = self.catch_up().await {
                             return error_response(EngineError::Store(e));
                         }
                         self.last_check.set(now);
+                        checked = true;
                     }
                     self.engine.handle(req.clone())
                 }
             };
+            let wrote = self.has_pending();
             match self.persist().await {
-                Ok(()) => {
-                    if self.snapshot_due.get() {
-                        self.refresh_snapshot().await;
-                    }
-                    return resp;
+                Ok(()) => {}
+                Err(idb::WriteError::Conflict) => {
+                    must_catch_up = true; // another tab won: catch up, re-run
+                    continue;
                 }
-                Err(idb::WriteError::Conflict) => continue, // another tab won: catch up, re-run
                 Err(idb::WriteError::Store(e)) => return error_response(EngineError::Store(e)),
             }
+            if !wrote && !checked && !req.method.is_safe() {
+                // An unsafe request that changed nothing (an error, say) answered from memory
+                // that was not compared with IndexedDB: make sure no other tab wrote meanwhile,
+                // else answer from current data.
+                match self.is_current().await {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        must_catch_up = true;
+                        continue;
+                    }
+                    Err(e) => return error_response(EngineError::Store(e)),
+                }
+            }
+            if self.snapshot_due.get() {
+                self.refresh_snapshot().await;
+            }
+            return resp;
         }
         unavailable("the request kept conflicting with writes from other tabs; try again")
     }

@@ -329,3 +329,27 @@ async fn requests_run_in_the_order_of_the_calls() {
     assert_eq!(status_of(delete).await, 204);
     assert_eq!(status_of(read_again).await, 404);
 }
+
+#[wasm_bindgen_test]
+async fn a_write_that_fails_on_stale_memory_is_rerun_on_current_data() {
+    let name = unique("stale-write");
+    let (a, b) = two_handles(&name).await;
+    let r = fetch_now(
+        &a,
+        "POST",
+        "/",
+        Some(json!({"@type": "Folder", "id": "new-folder", "title": "New"})),
+    );
+    assert_eq!(status_of(r).await, 201);
+    // a's change notice has not reached b yet (it arrives in a later task), so b's memory lacks
+    // the folder: the POST into it fails there, and succeeds once b has caught up
+    let r = fetch_now(
+        &b,
+        "POST",
+        "/new-folder",
+        Some(json!({"@type": "Page", "id": "inside", "title": "Inside"})),
+    );
+    assert_eq!(status_of(r).await, 201);
+    let r = call(&b, "GET", "/new-folder/inside", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+}
