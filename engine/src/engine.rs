@@ -149,19 +149,15 @@ impl Core {
         if !self.caches_enabled() {
             return;
         }
-        if let Ok(mut c) = self.token_cache.lock() {
-            if c.len() >= BASIC_CACHE_MAX {
-                c.clear();
-            }
-            c.insert(
-                token.to_string(),
-                VerifiedToken {
-                    generation,
-                    exp,
-                    principal: principal.clone(),
-                },
-            );
-        }
+        insert_bounded(
+            &self.token_cache,
+            token.to_string(),
+            VerifiedToken {
+                generation,
+                exp,
+                principal: principal.clone(),
+            },
+        );
     }
 
     /// The caller that Basic credentials `login`/`password` stand for, if they were verified at
@@ -192,15 +188,11 @@ impl Core {
         if !self.caches_enabled() {
             return;
         }
-        if let Ok(mut c) = self.basic_callers.lock() {
-            if c.len() >= BASIC_CACHE_MAX {
-                c.clear();
-            }
-            c.insert(
-                basic_digest(login, password),
-                (generation, principal.clone()),
-            );
-        }
+        insert_bounded(
+            &self.basic_callers,
+            basic_digest(login, password),
+            (generation, principal.clone()),
+        );
     }
 
     /// The latest store generation committed through this engine, if known.
@@ -222,6 +214,16 @@ impl Core {
             }
             c.insert(digest);
         }
+    }
+}
+
+/// Insert into a credentials cache, emptying it first when it holds [`BASIC_CACHE_MAX`] entries.
+fn insert_bounded<K: std::hash::Hash + Eq, V>(cache: &Mutex<HashMap<K, V>>, key: K, value: V) {
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= BASIC_CACHE_MAX {
+            c.clear();
+        }
+        c.insert(key, value);
     }
 }
 

@@ -235,19 +235,10 @@ pub fn roles_for(
     workflow_id: Option<&str>,
     workflows: &Workflows,
 ) -> Vec<String> {
-    if let (Some(state), Some(wf)) = (
-        obj.review_state.as_deref(),
-        workflow_id.and_then(|w| workflows.get(w)),
-    ) {
-        if let Some(roles) = wf
-            .states
-            .get(state)
-            .and_then(|s| s.permissions.get(perm.name()))
-        {
-            return roles.clone();
-        }
+    match granting_roles(perm, obj, workflow_id, workflows) {
+        GrantingRoles::State(roles) => roles.to_vec(),
+        GrantingRoles::Default(roles) => roles.iter().map(|r| r.to_string()).collect(),
     }
-    perm.default_roles().iter().map(|r| r.to_string()).collect()
 }
 
 #[cfg(test)]
