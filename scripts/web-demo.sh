@@ -18,7 +18,7 @@ wasm-bindgen --target web --out-dir web-demo/pkg "$WASM"
 if [ ! -x web-demo/e2e/node_modules/.bin/wasm-opt ]; then
   (cd web-demo/e2e && npm ci --no-audit --no-fund --loglevel=error)
 fi
-web-demo/e2e/node_modules/.bin/wasm-opt -Oz web-demo/pkg/host_wasm_bg.wasm -o web-demo/pkg/host_wasm_bg.wasm
+web-demo/e2e/node_modules/.bin/wasm-opt -Os web-demo/pkg/host_wasm_bg.wasm -o web-demo/pkg/host_wasm_bg.wasm
 echo "built web-demo/pkg: $(stat -c %s web-demo/pkg/host_wasm_bg.wasm) bytes wasm," \
   "$(gzip -9c web-demo/pkg/host_wasm_bg.wasm | wc -c) bytes gzipped"
 

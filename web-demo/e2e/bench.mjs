@@ -12,7 +12,7 @@ import { chromium } from "playwright-core";
 const demo = join(dirname(fileURLToPath(import.meta.url)), "..");
 const wasm = readFileSync(join(demo, "pkg", "host_wasm_bg.wasm"));
 const glue = readFileSync(join(demo, "pkg", "host_wasm.js"));
-console.log(`release wasm (after wasm-opt -Oz): ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip`);
+console.log(`release wasm (after wasm-opt -Os): ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip`);
 console.log(`JS glue host_wasm.js: ${glue.length} bytes raw, ${gzipSync(glue, { level: 9 }).length} bytes gzip`);
 
 // A static server for web-demo/ that makes the page cross-origin isolated (COOP + COEP): only then
