@@ -93,12 +93,13 @@ pub fn children(
 ) -> Result<Vec<ContentRecord>> {
     child_uids(ctx, parent_uid, skip, limit)?
         .iter()
-        .map(|uid| {
-            load(ctx, uid)?.ok_or_else(|| {
-                EngineError::Internal(format!("child index points at missing {uid}"))
-            })
-        })
+        .map(|uid| load(ctx, uid)?.ok_or_else(|| missing_child(uid)))
         .collect()
+}
+
+/// A child index entry whose record is gone (the store is inconsistent).
+fn missing_child(uid: &str) -> EngineError {
+    EngineError::Internal(format!("child index points at missing {uid}"))
 }
 
 /// The stored records of the children of `parent_uid` in order (a page of them), undecoded.
@@ -111,9 +112,8 @@ pub fn children_raw(
     child_uids(ctx, parent_uid, skip, limit)?
         .iter()
         .map(|uid| {
-            ctx.get(&keys::object(uid))?.ok_or_else(|| {
-                EngineError::Internal(format!("child index points at missing {uid}"))
-            })
+            ctx.get(&keys::object(uid))?
+                .ok_or_else(|| missing_child(uid))
         })
         .collect()
 }
