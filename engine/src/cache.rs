@@ -32,14 +32,10 @@ pub type Epoch = (u64, i64);
 
 /// The store generation as seen by `ctx`'s transaction.
 pub fn generation(ctx: &Ctx<'_>) -> Result<u64> {
-    Ok(parse_generation(ctx.get(GENERATION)?.as_deref()))
-}
-
-/// The generation stored as `value` under [`GENERATION`] (absent or unreadable: 0).
-pub fn parse_generation(value: Option<&[u8]>) -> u64 {
-    value
-        .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
-        .unwrap_or(0)
+    Ok(ctx
+        .get(GENERATION)?
+        .and_then(|v| std::str::from_utf8(&v).ok()?.parse().ok())
+        .unwrap_or(0))
 }
 
 /// Cached answers of one epoch.

@@ -172,16 +172,19 @@ impl<'a> Ctx<'a> {
     }
 
     /// Commit (write requests) or end (read requests) the transaction. A transaction that wrote
-    /// anything also moves the store generation, which invalidates cached answers.
-    pub fn commit(mut self) -> Result<()> {
+    /// anything also moves the store generation, which invalidates cached answers; the new
+    /// generation is returned then (`None`: the generation did not move).
+    pub fn commit(mut self) -> Result<Option<u64>> {
+        let mut moved = None;
         if self.dirty && self.is_write() {
             let next = crate::cache::generation(&self)?.wrapping_add(1);
             self.put(crate::cache::GENERATION, next.to_string().as_bytes())?;
+            moved = Some(next);
         }
-        match self.txn {
-            Txn::Write(t) => Ok(t.commit()?),
-            Txn::Read(_) => Ok(()),
+        if let Txn::Write(t) = self.txn {
+            t.commit()?;
         }
+        Ok(moved)
     }
 
     /// The current time.

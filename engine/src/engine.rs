@@ -270,7 +270,10 @@ impl<S: Store> Engine<S> {
         };
         let engine = Engine { store, core };
         engine.check_schema()?;
-        engine.note_commit();
+        if engine.core.caches_enabled() {
+            let ctx = Ctx::new(&engine.core, Txn::Read(engine.store.begin_read()?), "");
+            engine.publish(Some(cache::generation(&ctx)?));
+        }
         Ok(engine)
     }
 
@@ -324,9 +327,8 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         site::create(&mut ctx, setup)?;
         crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
-        let out = ctx.commit();
-        self.note_commit();
-        out
+        self.publish(ctx.commit()?);
+        Ok(())
     }
 
     /// Run `f` in one write transaction with the rights of the site's admin (bulk loading, seeding).
@@ -335,31 +337,15 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         let out = f(&mut ctx)?;
         crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
-        let committed = ctx.commit();
-        self.note_commit();
-        committed.map(|()| out)
+        self.publish(ctx.commit()?);
+        Ok(out)
     }
 
-    /// Learn the store generation after a write transaction ended (committed or not). The
-    /// value only moves forward, so a late reader of an older snapshot cannot set it back.
-    fn note_commit(&self) {
-        if !self.core.caches_enabled() {
-            return;
-        }
-        let seen = self
-            .store
-            .begin_read()
-            .map_err(EngineError::from)
-            .and_then(|txn| {
-                let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
-                cache::generation(&ctx)
-            });
-        match seen {
-            Ok(g) => {
-                self.core.committed.fetch_max(g + 1, Ordering::AcqRel);
-            }
-            // Unknown: stop serving answers without a transaction until a later write succeeds.
-            Err(_) => self.core.committed.store(0, Ordering::Release),
+    /// Make `generation`, just committed, the one cached answers are served for. The value only
+    /// moves forward, so a commit that reports late cannot set it back.
+    fn publish(&self, generation: Option<u64>) {
+        if let Some(g) = generation {
+            self.core.committed.fetch_max(g + 1, Ordering::AcqRel);
         }
     }
 
@@ -424,29 +410,25 @@ impl<S: Store> Engine<S> {
             }
         };
         let mut results: Vec<(Result<Response>, bool)> = Vec::with_capacity(reqs.len());
+        // The generation after the last request that moved it (each sees the ones before).
+        let mut generation = None;
         for req in reqs {
             let result = self.prepare(req).and_then(|(route, endpoint)| {
-                if endpoint.writes {
-                    let txn = Txn::Write(Box::new(Savepoint::new(outer.as_mut())));
-                    self.run(req, &route, &endpoint, txn)
+                let txn = if endpoint.writes {
+                    Txn::Write(Box::new(Savepoint::new(outer.as_mut())))
                 } else {
-                    let txn = Txn::Read(self.store.begin_read()?);
-                    self.run(req, &route, &endpoint, txn)
-                }
+                    Txn::Read(self.store.begin_read()?)
+                };
+                let (resp, moved) = self.run(req, &route, &endpoint, txn)?;
+                generation = generation.max(moved);
+                Ok(resp)
             });
             let ok = result.is_ok();
             results.push((result, ok));
         }
-        // The generation this commit makes current, read from the transaction itself: a read
-        // transaction here would cost a reader connection its page cache after every group.
-        let generation = outer
-            .get(cache::GENERATION)
-            .map(|v| cache::parse_generation(v.as_deref()));
         let committed = outer.commit().map_err(EngineError::from);
-        if let (Ok(()), Ok(generation)) = (&committed, generation) {
-            self.core
-                .committed
-                .fetch_max(generation + 1, Ordering::AcqRel);
+        if committed.is_ok() {
+            self.publish(generation);
         }
         reqs.iter()
             .zip(results)
@@ -474,25 +456,26 @@ impl<S: Store> Engine<S> {
             return Ok(resp);
         }
         let (route, endpoint) = self.prepare(req)?;
-        if endpoint.writes {
-            let txn = Txn::Write(self.store.begin_write()?);
-            let out = self.run(req, &route, &endpoint, txn);
-            self.note_commit();
-            out
+        let txn = if endpoint.writes {
+            Txn::Write(self.store.begin_write()?)
         } else {
-            let txn = Txn::Read(self.store.begin_read()?);
-            self.run(req, &route, &endpoint, txn)
-        }
+            Txn::Read(self.store.begin_read()?)
+        };
+        let (resp, moved) = self.run(req, &route, &endpoint, txn)?;
+        self.publish(moved);
+        Ok(resp)
     }
 
-    /// Authenticate, dispatch, deliver events and commit `txn`.
+    /// Authenticate, dispatch, deliver events and commit `txn`; also returns the store
+    /// generation the commit moved to, if it moved ([`Ctx::commit`]). Inside a group that is
+    /// not yet durable: only the group's own commit may publish it.
     fn run(
         &self,
         req: &Request,
         route: &api::Route,
         endpoint: &api::Endpoint,
         txn: Txn<'_>,
-    ) -> Result<Response> {
+    ) -> Result<(Response, Option<u64>)> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
         ctx.principal = crate::auth::authenticate(&ctx, req)?;
         let cached = if !ctx.is_write() && self.core.responses.applies(req) {
@@ -506,7 +489,7 @@ impl<S: Store> Engine<S> {
             }
             let key = ResponseCache::key(req, ctx.principal.login().unwrap_or(""));
             if let Some(resp) = self.core.responses.get(epoch, &key) {
-                return Ok(resp);
+                return Ok((resp, None));
             }
             Some((epoch, key))
         } else {
@@ -519,8 +502,8 @@ impl<S: Store> Engine<S> {
         if ctx.is_write() {
             crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
         }
-        ctx.commit()?;
-        Ok(resp)
+        let moved = ctx.commit()?;
+        Ok((resp, moved))
     }
 }
 
