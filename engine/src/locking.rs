@@ -14,7 +14,6 @@ use serde_json::{json, Value};
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::http::Request;
 use crate::keys;
 use crate::model::ContentRecord;
 
@@ -63,8 +62,13 @@ pub fn remove(ctx: &mut Ctx<'_>, obj: &ContentRecord) -> Result<()> {
     ctx.delete(&keys::lock(&obj.uid))
 }
 
-/// Fail with 403 "Resource is locked." unless `obj` is unlocked or `req` presents its token.
-pub fn check_can_change(ctx: &mut Ctx<'_>, req: &Request, obj: &ContentRecord) -> Result<()> {
+/// Fail with 403 "Resource is locked." unless `obj` is unlocked or `lock_token` (what the
+/// request sent in its `Lock-Token` header) is the lock's token.
+pub fn check_can_change(
+    ctx: &mut Ctx<'_>,
+    lock_token: Option<&str>,
+    obj: &ContentRecord,
+) -> Result<()> {
     let stored: Option<Lock> = ctx.get_json(&keys::lock(&obj.uid))?;
     let Some(lock) = stored else {
         return Ok(());
@@ -73,7 +77,7 @@ pub fn check_can_change(ctx: &mut Ctx<'_>, req: &Request, obj: &ContentRecord) -
         // Clean up lazily; this request writes anyway.
         return remove(ctx, obj);
     }
-    if req.header_value("lock-token").map(str::trim) == Some(lock.token.as_str()) {
+    if lock_token.map(str::trim) == Some(lock.token.as_str()) {
         return Ok(());
     }
     Err(EngineError::Locked(format!(

@@ -122,7 +122,6 @@ use serde_json::json;
 
 use crate::context::Ctx;
 use crate::events::{Event, Subscriber};
-use crate::http::Request;
 use crate::keys;
 use crate::locking;
 use crate::model::ContentRecord;
@@ -226,7 +225,7 @@ pub struct TransitionOptions {
 /// entry and emits [`Event::Transitioned`].
 pub fn take(
     ctx: &mut Ctx<'_>,
-    req: &Request,
+    lock_token: Option<&str>,
     obj: &mut ContentRecord,
     transition: &str,
     opts: &TransitionOptions,
@@ -261,7 +260,7 @@ pub fn take(
         let perm = Permission::from_name(&tr.guard_permission).unwrap_or(Permission::Review);
         return Err(ctx.denied(perm));
     }
-    locking::check_can_change(ctx, req, obj)?;
+    locking::check_can_change(ctx, lock_token, obj)?;
 
     obj.review_state = Some(tr.new_state.clone());
     if let Some(e) = &opts.effective {

@@ -162,7 +162,7 @@ fn run(
                 )));
             }
             ctx.require(Permission::Delete, obj)?;
-            locking::check_can_change(ctx, req, obj)?;
+            locking::check_can_change(ctx, req.header_value("lock-token"), obj)?;
         } else {
             ctx.require(Permission::View, obj)?;
         }

@@ -123,7 +123,13 @@ pub fn post(
     ctx.require(Permission::View, &obj)?;
     let body = json_body(req)?;
     let (opts, include_children) = options(&body)?;
-    let entry = workflow::take(ctx, req, &mut obj, &transition, &opts)?;
+    let entry = workflow::take(
+        ctx,
+        req.header_value("lock-token"),
+        &mut obj,
+        &transition,
+        &opts,
+    )?;
     if include_children {
         for mut member in tree::subtree(ctx, &obj)?.into_iter().skip(1) {
             let offered = workflow::available(ctx, &member)?
@@ -131,7 +137,13 @@ pub fn post(
                 .any(|(id, _)| *id == transition);
             let unlocked = crate::locking::current(ctx, &member)?.is_none();
             if offered && unlocked {
-                workflow::take(ctx, req, &mut member, &transition, &opts)?;
+                workflow::take(
+                    ctx,
+                    req.header_value("lock-token"),
+                    &mut member,
+                    &transition,
+                    &opts,
+                )?;
             }
         }
     }
