@@ -120,7 +120,7 @@ fn save_settings(ctx: &mut Ctx<'_>, s: &LanguageSettings) -> Result<()> {
     if language_of(&root) != s.default_language {
         root.fields
             .insert("language".into(), json!(s.default_language));
-        tree::save(ctx, &root)?;
+        tree::save(ctx, &mut root)?;
     }
     Ok(())
 }
@@ -286,7 +286,7 @@ fn ensure_language_roots(ctx: &mut Ctx<'_>, s: &mut LanguageSettings) -> Result<
                 }
                 if language_of(&existing) != code {
                     existing.fields.insert("language".into(), json!(code));
-                    tree::save(ctx, &existing)?;
+                    tree::save(ctx, &mut existing)?;
                     ctx.emit(Event::Modified {
                         uid: existing.uid.clone(),
                         path: existing.path.clone(),

@@ -284,6 +284,7 @@ mod tests {
             next_pos: 0,
             local_roles: Default::default(),
             fields: Map::new(),
+            rev: 0,
         }
     }
 

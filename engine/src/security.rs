@@ -275,6 +275,7 @@ mod tests {
                 .map(|(l, r)| (l.to_string(), vec![r.to_string()]))
                 .collect(),
             fields: Default::default(),
+            rev: 0,
         }
     }
 

@@ -109,7 +109,7 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
     fields.insert("title".into(), json!(setup.title));
     fields.insert("language".into(), json!(language));
     fields.insert("creators".into(), json!([setup.admin_login]));
-    let root = ContentRecord {
+    let mut root = ContentRecord {
         uid: ctx.new_uid(),
         id: "root".into(),
         path: String::new(),
@@ -124,7 +124,8 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
         next_pos: 0,
         local_roles: [(setup.admin_login.clone(), vec!["Owner".to_string()])].into(),
         fields,
+        rev: 0,
     };
-    tree::insert_root(ctx, &root)?;
+    tree::insert_root(ctx, &mut root)?;
     crate::multilingual::configure(ctx, &setup.profiles, &setup.languages)
 }

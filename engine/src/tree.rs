@@ -190,6 +190,7 @@ pub fn new_record(
         next_pos: 0,
         local_roles: [(owner.to_string(), vec!["Owner".to_string()])].into(),
         fields,
+        rev: 0,
     }
 }
 
@@ -212,14 +213,15 @@ pub fn add(
 }
 
 /// Store the root object of a new site.
-pub fn insert_root(ctx: &mut Ctx<'_>, rec: &ContentRecord) -> Result<()> {
+pub fn insert_root(ctx: &mut Ctx<'_>, rec: &mut ContentRecord) -> Result<()> {
     ctx.put(&keys::path(""), rec.uid.as_bytes())?;
     save(ctx, rec)
 }
 
-/// Write `rec` back.
-pub fn save(ctx: &mut Ctx<'_>, rec: &ContentRecord) -> Result<()> {
-    ctx.put_json(&keys::object(&rec.uid), rec)?;
+/// Write `rec` back as its next revision (`rev` goes up by one).
+pub fn save(ctx: &mut Ctx<'_>, rec: &mut ContentRecord) -> Result<()> {
+    rec.rev += 1;
+    ctx.put_json(&keys::object(&rec.uid), &*rec)?;
     ctx.remember_saved(rec);
     Ok(())
 }
@@ -239,7 +241,7 @@ pub fn remove_members(
     if let Some(mut parent) = parent(ctx, obj)? {
         ctx.delete(&keys::child(&parent.uid, obj.pos))?;
         parent.child_count = parent.child_count.saturating_sub(1);
-        save(ctx, &parent)?;
+        save(ctx, &mut parent)?;
     }
     Ok(())
 }
@@ -269,7 +271,7 @@ pub fn set_order(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, order: &[String]
         ctx.put(&keys::child(&parent.uid, pos), uid.as_bytes())?;
         if rec.pos != pos {
             rec.pos = pos;
-            save(ctx, &rec)?;
+            save(ctx, &mut rec)?;
         }
     }
     parent.next_pos = order.len() as u64;
@@ -328,14 +330,14 @@ pub fn relocate(
             .ok_or_else(|| EngineError::Internal("old parent missing".into()))?;
         ctx.delete(&keys::child(&old_parent.uid, obj.pos))?;
         old_parent.child_count = old_parent.child_count.saturating_sub(1);
-        save(ctx, &old_parent)?;
+        save(ctx, &mut old_parent)?;
         let mut new_parent = load(ctx, new_parent_uid)?
             .ok_or_else(|| EngineError::Internal("new parent missing".into()))?;
         top.pos = new_parent.next_pos;
         new_parent.next_pos += 1;
         new_parent.child_count += 1;
         ctx.put(&keys::child(&new_parent.uid, top.pos), top.uid.as_bytes())?;
-        save(ctx, &new_parent)?;
+        save(ctx, &mut new_parent)?;
         top.parent = Some(new_parent.uid.clone());
         top.path = child_path(&new_parent, new_id);
     } else {
@@ -359,7 +361,7 @@ pub fn relocate(
             old_path,
             new_path: rec.path.clone(),
         });
-        save(ctx, &rec)?;
+        save(ctx, &mut rec)?;
     }
     for m in &moves {
         ctx.put(&keys::path(&m.new_path), m.uid.as_bytes())?;
@@ -393,7 +395,7 @@ mod tests {
                 ctx.put_json(&keys::object(&rec.uid), &other)?;
                 assert_eq!(ctx.saved_record(&rec.uid), None);
                 assert_eq!(load(ctx, &rec.uid)?, Some(other));
-                save(ctx, &rec)?;
+                save(ctx, &mut rec)?;
                 ctx.delete(&keys::object(&rec.uid))?;
                 assert_eq!(load(ctx, &rec.uid)?, None);
                 Ok(())

@@ -300,7 +300,7 @@ pub fn patch(
     let written = apply_fields(ctx, ty, &mut obj, body, false)?;
     if !written.fields.is_empty() || written.change_note.is_some() {
         obj.modified = ctx.now();
-        tree::save(ctx, &obj)?;
+        tree::save(ctx, &mut obj)?;
         ctx.emit(Event::Modified {
             uid: obj.uid.clone(),
             path: obj.path.clone(),

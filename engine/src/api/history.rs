@@ -179,7 +179,7 @@ pub fn patch(
         changed = obj.fields.keys().cloned().collect();
     }
     obj.modified = ctx.now();
-    tree::save(ctx, &obj)?;
+    tree::save(ctx, &mut obj)?;
     ctx.emit(Event::Modified {
         uid: obj.uid.clone(),
         path: obj.path.clone(),

@@ -55,6 +55,10 @@ pub struct ContentRecord {
     pub local_roles: BTreeMap<String, Vec<String>>,
     /// Schema field values (title, description, blocks, ...).
     pub fields: Map<String, Value>,
+    /// The object's revision: 0 when created, one more with every save ([`crate::tree::save`]).
+    /// With the uid it names one version of the object (its `ETag`).
+    #[serde(default)]
+    pub rev: u64,
 }
 
 impl ContentRecord {
@@ -126,6 +130,7 @@ impl ContentRecord {
             next_pos: r.next_pos,
             local_roles: r.local_roles,
             fields: r.fields,
+            rev: r.rev,
         })
     }
 }
@@ -151,6 +156,7 @@ impl ContentRecord {
             next_pos: 0,
             local_roles: r.local_roles,
             fields: Map::new(),
+            rev: 0,
         })
     }
 }
@@ -192,6 +198,8 @@ struct ListingRecord {
     local_roles: BTreeMap<String, Vec<String>>,
     #[serde(deserialize_with = "listing_fields")]
     fields: Map<String, Value>,
+    #[serde(default)]
+    rev: u64,
 }
 
 fn listing_fields<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
@@ -344,6 +352,7 @@ mod tests {
             next_pos: 3,
             local_roles: [("bob".to_string(), vec!["Editor".to_string()])].into(),
             fields,
+            rev: 3,
         };
         let bytes = serde_json::to_vec(&rec).unwrap();
         let listed = ContentRecord::from_json_for_listing(&bytes).unwrap();

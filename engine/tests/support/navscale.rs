@@ -118,6 +118,7 @@ pub fn record(
         next_pos: 0,
         local_roles: Default::default(),
         fields: f,
+        rev: 0,
     }
 }
 
