@@ -87,23 +87,9 @@ pub fn find(ctx: &Ctx<'_>, obj: &ContentRecord, comment_id: &str) -> Result<Comm
         })
 }
 
-/// Check comment text: a non-empty string of at most [`MAX_TEXT_CHARS`] characters, plain text.
-pub fn validate_text(body: &serde_json::Map<String, Value>) -> Result<String> {
-    let text = match body.get("text") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(o)) => o
-            .get("data")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .ok_or_else(|| EngineError::bad_request("'text.data' must be a string"))?,
-        Some(_) => return Err(EngineError::bad_request("'text' must be a string")),
-        None => return Err(EngineError::bad_request("Property 'text' is required")),
-    };
-    let mime = body
-        .get("mime_type")
-        .or_else(|| body.get("text").and_then(|t| t.get("mime-type")))
-        .and_then(Value::as_str)
-        .unwrap_or("text/plain");
+/// Check comment text: a non-empty string of at most [`MAX_TEXT_CHARS`] characters, plain text
+/// (`mime` must be `text/plain`). Returns the text.
+pub fn validate_text(text: &str, mime: &str) -> Result<String> {
     if mime != "text/plain" {
         return Err(EngineError::bad_request(format!(
             "Comments are plain text; mime type '{mime}' is not accepted"
@@ -119,7 +105,7 @@ pub fn validate_text(body: &serde_json::Map<String, Value>) -> Result<String> {
             "A comment's text must be at most {MAX_TEXT_CHARS} characters"
         )));
     }
-    Ok(text)
+    Ok(text.to_string())
 }
 
 /// Store a new comment on `obj`; returns it.

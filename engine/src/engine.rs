@@ -385,7 +385,7 @@ impl<S: Store> Engine<S> {
     pub fn writes(&self, req: &Request) -> bool {
         api::Route::parse(req)
             .and_then(|route| api::lookup(&route, &req.method, &self.core, &req.base_url))
-            .is_ok_and(|endpoint| endpoint.writes)
+            .is_ok_and(|endpoint| endpoint.writes())
     }
 
     /// Answer several requests in ONE write transaction (group commit): each runs exactly as
@@ -414,12 +414,12 @@ impl<S: Store> Engine<S> {
         let mut generation = None;
         for req in reqs {
             let result = self.prepare(req).and_then(|(route, endpoint)| {
-                let txn = if endpoint.writes {
+                let txn = if endpoint.writes() {
                     Txn::Write(Box::new(Savepoint::new(outer.as_mut())))
                 } else {
                     Txn::Read(self.store.begin_read()?)
                 };
-                let (resp, moved) = self.run(req, &route, &endpoint, txn)?;
+                let (resp, moved) = self.run(req, &route, endpoint, txn)?;
                 generation = generation.max(moved);
                 Ok(resp)
             });
@@ -456,12 +456,12 @@ impl<S: Store> Engine<S> {
             return Ok(resp);
         }
         let (route, endpoint) = self.prepare(req)?;
-        let txn = if endpoint.writes {
+        let txn = if endpoint.writes() {
             Txn::Write(self.store.begin_write()?)
         } else {
             Txn::Read(self.store.begin_read()?)
         };
-        let (resp, moved) = self.run(req, &route, &endpoint, txn)?;
+        let (resp, moved) = self.run(req, &route, endpoint, txn)?;
         self.publish(moved);
         Ok(resp)
     }
@@ -473,7 +473,7 @@ impl<S: Store> Engine<S> {
         &self,
         req: &Request,
         route: &api::Route,
-        endpoint: &api::Endpoint,
+        endpoint: api::Endpoint,
         txn: Txn<'_>,
     ) -> Result<(Response, Option<u64>)> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);

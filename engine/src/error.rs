@@ -4,10 +4,24 @@
 //! `"context"` (the URL of the nearest existing object) on 404s, as the reference does. Handlers return
 //! `Err(EngineError::...)`; the transaction is then rolled back, so a failed request changes nothing.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::http::Response;
 use crate::store::StoreError;
+
+/// The body of every error answer.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    /// The kind of error (`NotFound`, `BadRequest`, ...).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// What went wrong, for people.
+    pub message: String,
+    /// The URL of the addressed object (or its nearest existing ancestor), on 404 and 401.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+}
 
 /// Result alias used throughout the engine.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
@@ -52,6 +66,15 @@ pub enum EngineError {
     /// The request conflicts with the current state (409).
     #[error("{0}")]
     Conflict(String),
+    /// `If-Match` names another version of the object than the current one (412); `etag` is the
+    /// current one.
+    #[error(
+        "The object has changed since the version named in If-Match; its current ETag is {etag}"
+    )]
+    PreconditionFailed {
+        /// The current `ETag`.
+        etag: String,
+    },
     /// The body is larger than the configured limit (413).
     #[error("Request body of {size} bytes exceeds the limit of {limit} bytes")]
     PayloadTooLarge {
@@ -99,6 +122,7 @@ impl EngineError {
             EngineError::Forbidden(_) => 403,
             EngineError::MethodNotAllowed { .. } => 405,
             EngineError::Conflict(_) => 409,
+            EngineError::PreconditionFailed { .. } => 412,
             EngineError::PayloadTooLarge { .. } => 413,
             EngineError::UnsupportedMediaType(_) => 415,
             EngineError::Locked(_) => 403,
@@ -117,6 +141,7 @@ impl EngineError {
             EngineError::Forbidden(_) => "Forbidden",
             EngineError::MethodNotAllowed { .. } => "MethodNotAllowed",
             EngineError::Conflict(_) => "Conflict",
+            EngineError::PreconditionFailed { .. } => "PreconditionFailed",
             EngineError::PayloadTooLarge { .. } => "PayloadTooLarge",
             EngineError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             EngineError::Locked(_) => "Forbidden",
@@ -126,16 +151,43 @@ impl EngineError {
         }
     }
 
-    /// The JSON error body.
-    pub fn body(&self) -> Value {
-        let mut body = json!({ "type": self.type_name(), "message": self.to_string() });
-        if let EngineError::NotFound {
-            context: Some(c), ..
-        } = self
-        {
-            body["context"] = Value::String(c.clone());
+    /// What the client is told: the error's own text, except for failures inside the service
+    /// (a store failure, a bug, a record that does not decode), whose detail is for the log only
+    /// ([`EngineError::log_detail`]).
+    pub fn public_message(&self) -> String {
+        match self {
+            EngineError::Internal(_) => {
+                "Internal error: the request could not be completed".to_string()
+            }
+            EngineError::Store(StoreError::QuotaExceeded(_)) => {
+                "The storage is full; the request changed nothing".to_string()
+            }
+            EngineError::Store(_) => {
+                "Storage error: the request could not be completed and changed nothing".to_string()
+            }
+            other => other.to_string(),
         }
-        body
+    }
+
+    /// The detail of a failure inside the service, for the host's log; `None` for errors caused
+    /// by the request.
+    pub fn log_detail(&self) -> Option<String> {
+        match self {
+            EngineError::Internal(_) | EngineError::Store(_) => Some(self.to_string()),
+            _ => None,
+        }
+    }
+
+    /// The JSON error body.
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            kind: self.type_name(),
+            message: self.public_message(),
+            context: match self {
+                EngineError::NotFound { context, .. } => context.clone(),
+                _ => None,
+            },
+        }
     }
 
     /// The complete HTTP response for this error.
@@ -148,7 +200,7 @@ impl EngineError {
     pub fn into_response_at(self, context: Option<&str>) -> Response {
         let mut body = self.body();
         if let (EngineError::Unauthorized(_), Some(c)) = (&self, context) {
-            body["context"] = Value::String(c.to_string());
+            body.context = Some(c.to_string());
         }
         let mut resp = Response::json(self.status(), &body);
         match &self {
@@ -157,6 +209,9 @@ impl EngineError {
             }
             EngineError::Redirect { location, .. } => {
                 resp = resp.with_header("Location", location);
+            }
+            EngineError::PreconditionFailed { etag } => {
+                resp = resp.with_header("ETag", etag);
             }
             EngineError::Unauthorized(_) => {
                 resp = resp.with_header(
@@ -180,6 +235,7 @@ impl From<serde_json::Error> for EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn not_found_carries_context() {

@@ -9,15 +9,64 @@
 //!
 //! Only on the site root; the Manage portal permission is required.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
 
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use super::Route;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::ContentRecord;
 use crate::multilingual::{self, LanguageSettings, PROFILES};
 use crate::security::Permission;
+
+/// Register the add-on routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@addons/{id?}", get)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .summary("The installable profiles, or one of them")
+            .answers::<AddonList>(),
+    );
+    r.route(
+        RouteDef::post("@addons/{id}/{action}", post)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .status(204)
+            .summary("`install` or `uninstall` a profile (installing twice changes nothing)"),
+    );
+}
+
+/// The installable profiles.
+#[derive(Serialize, JsonSchema)]
+pub struct AddonList {
+    /// `/@addons`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// Every profile.
+    pub items: Vec<Addon>,
+    /// How many.
+    pub items_total: usize,
+}
+
+/// One installable profile.
+#[derive(Serialize, JsonSchema)]
+pub struct Addon {
+    /// `/@addons/<id>`.
+    #[serde(rename = "@id")]
+    pub url: String,
+    /// Its id.
+    pub id: &'static str,
+    /// Its title.
+    pub title: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// Whether it is installed.
+    pub is_installed: bool,
+}
 
 fn not_found(ctx: &Ctx<'_>, route: &Route) -> EngineError {
     EngineError::NotFound {
@@ -26,67 +75,51 @@ fn not_found(ctx: &Ctx<'_>, route: &Route) -> EngineError {
     }
 }
 
-fn addon_json(
+fn addon(
     ctx: &Ctx<'_>,
     s: &LanguageSettings,
-    id: &str,
-    title: &str,
-    description: &str,
-) -> Value {
-    json!({
-        "@id": format!("{}/@addons/{id}", ctx.base_url),
-        "id": id,
-        "title": title,
-        "description": description,
-        "is_installed": s.has_profile(id),
-    })
-}
-
-fn check(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<()> {
-    if !obj.is_root() {
-        return Err(not_found(ctx, route));
+    (id, title, description): &(&'static str, &'static str, &'static str),
+) -> Addon {
+    Addon {
+        url: format!("{}/@addons/{id}", ctx.base_url),
+        id,
+        title,
+        description,
+        is_installed: s.has_profile(id),
     }
-    ctx.require(Permission::ManagePortal, obj)
 }
 
 /// GET `/@addons` and `/@addons/<id>`.
-pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    check(ctx, route, &obj)?;
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let s = multilingual::settings(ctx)?;
-    match route.params.as_slice() {
-        [] => {
-            let items: Vec<Value> = PROFILES
-                .iter()
-                .map(|(id, t, d)| addon_json(ctx, &s, id, t, d))
-                .collect();
-            Ok(Response::json(
-                200,
-                &json!({
-                    "@id": format!("{}/@addons", ctx.base_url),
-                    "items_total": items.len(),
-                    "items": items,
-                }),
-            ))
+    match call.param("id") {
+        None => {
+            let items: Vec<Addon> = PROFILES.iter().map(|p| addon(ctx, &s, p)).collect();
+            let list = AddonList {
+                id: format!("{}/@addons", ctx.base_url),
+                items_total: items.len(),
+                items,
+            };
+            Ok(Response::json(200, &list))
         }
-        [name] => PROFILES
+        Some(name) => PROFILES
             .iter()
-            .find(|(id, _, _)| id == name)
-            .map(|(id, t, d)| Response::json(200, &addon_json(ctx, &s, id, t, d)))
-            .ok_or_else(|| not_found(ctx, route)),
-        _ => Err(not_found(ctx, route)),
+            .find(|(id, _, _)| *id == name)
+            .map(|p| Response::json(200, &addon(ctx, &s, p)))
+            .ok_or_else(|| not_found(ctx, call.route)),
     }
 }
 
 /// POST `/@addons/<id>/install` and `/@addons/<id>/uninstall`; 204.
-pub fn post(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    check(ctx, route, &obj)?;
-    let [name, action] = route.params.as_slice() else {
+fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let route = call.route;
+    let (Some(name), Some(action)) = (call.param("id"), call.param("action")) else {
         return Err(not_found(ctx, route));
     };
     if !multilingual::is_profile(name) {
         return Err(not_found(ctx, route));
     }
-    match action.as_str() {
+    match action {
         "install" => multilingual::install(ctx, name)?,
         "uninstall" => multilingual::uninstall(ctx, name)?,
         _ => return Err(not_found(ctx, route)),

@@ -5,16 +5,124 @@
 //! `2022-05-05T10:00:00`, with or without an offset; UTC when none) or the CSV export's
 //! `2022/05/05 00:00:00 GMT+0`; anything else is a 400.
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::batching::Batch;
-use super::{json_body, Route};
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use crate::aliases::{self, Alias};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
 use crate::security::Permission;
+
+/// Register the alias routes and the `aliases` component.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@aliases", get)
+            .checked_by_handler()
+            .summary(
+                "The aliases of the object (View), or at the site root of the whole site \
+                 (Manage portal; `Accept: text/csv` exports them as CSV); filtered and batched",
+            )
+            .query::<AliasQuery>()
+            .answers::<AliasList>(),
+    );
+    r.route(
+        RouteDef::post("@aliases", post)
+            .checked_by_handler()
+            .status(201)
+            .summary(
+                "Add aliases: `{items: [{path}]}` redirecting to the object (Modify), or at the \
+                 root `{items: [{path, redirect-to, datetime?}]}` or a CSV file (Manage portal)",
+            )
+            .body::<AliasItems>(),
+    );
+    r.route(
+        RouteDef::delete("@aliases", delete)
+            .checked_by_handler()
+            .status(204)
+            .summary("Remove aliases `{items: [{path}]}` (all must exist, else nothing changes)")
+            .body::<AliasItems>(),
+    );
+    r.component("aliases", None);
+}
+
+/// The filters of an alias listing (plus `b_start` and `b_size`).
+#[derive(Default, Deserialize, JsonSchema)]
+pub struct AliasQuery {
+    /// Text the old or new path contains.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Only manual (`true`) or only automatic (`false`) aliases.
+    #[serde(default)]
+    pub manual: Option<String>,
+    /// Only aliases made at or after this date.
+    #[serde(default)]
+    pub start: Option<String>,
+    /// Only aliases made at or before this date.
+    #[serde(default)]
+    pub end: Option<String>,
+    /// Batch start.
+    #[serde(default)]
+    pub b_start: Option<String>,
+    /// Batch size.
+    #[serde(default)]
+    pub b_size: Option<String>,
+}
+
+/// A list of aliases to add or remove.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AliasItems {
+    /// The aliases.
+    pub items: Option<Vec<AliasItem>>,
+}
+
+/// One alias to add or remove.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AliasItem {
+    /// The old path (a site path or a URL under the site).
+    pub path: Option<String>,
+    /// Where it redirects (site root only).
+    #[serde(rename = "redirect-to", default)]
+    pub redirect_to: Option<String>,
+    /// When it was made (site root only; default now).
+    #[serde(default)]
+    pub datetime: Option<String>,
+}
+
+/// One alias as listed.
+#[derive(Serialize, JsonSchema)]
+pub struct AliasJson {
+    /// When it was made.
+    pub datetime: String,
+    /// Made by hand (true) or by a rename or move (false).
+    pub manual: bool,
+    /// The old path.
+    pub path: String,
+    /// Where it redirects.
+    #[serde(rename = "redirect-to")]
+    pub redirect_to: String,
+}
+
+/// An alias listing.
+#[derive(Serialize, JsonSchema)]
+pub struct AliasList {
+    /// `<object URL>/@aliases`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// This batch.
+    pub items: Vec<AliasJson>,
+    /// How many match in all.
+    pub items_total: usize,
+    /// Links to the other batches, when there are several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batching: Option<serde_json::Value>,
+}
 
 /// Site-wide aliases (at the root) need Manage portal; an object's aliases need `perm` on it.
 fn require_rights(ctx: &Ctx<'_>, obj: &ContentRecord, perm: Permission) -> Result<()> {
@@ -34,13 +142,13 @@ fn shown(path: &str) -> &str {
     }
 }
 
-fn alias_json(a: &Alias) -> Value {
-    json!({
-        "datetime": a.datetime.format("%Y-%m-%dT%H:%M:%S").to_string(),
-        "manual": a.manual,
-        "path": a.path,
-        "redirect-to": shown(&a.redirect_to),
-    })
+fn alias_json(a: &Alias) -> AliasJson {
+    AliasJson {
+        datetime: a.datetime.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        manual: a.manual,
+        path: a.path.clone(),
+        redirect_to: shown(&a.redirect_to).to_string(),
+    }
 }
 
 fn wants_csv(req: &Request) -> bool {
@@ -48,8 +156,8 @@ fn wants_csv(req: &Request) -> bool {
         .is_some_and(|a| a.to_ascii_lowercase().contains("text/csv"))
 }
 
-fn date_filter(route: &Route, name: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
-    match route.query.get(name) {
+fn date_filter(value: Option<&str>, name: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
+    match value {
         None | Some("") => Ok(None),
         Some(s) => aliases::parse_date(s).map(Some).ok_or_else(|| {
             EngineError::bad_request(format!(
@@ -60,16 +168,12 @@ fn date_filter(route: &Route, name: &str) -> Result<Option<chrono::DateTime<chro
 }
 
 /// GET: the aliases of the object (or, at the root, of the whole site), filtered and batched.
-pub fn get(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    route.no_params("<path>/@aliases")?;
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    let (req, route) = (call.req, call.route);
     let site_wide = obj.is_root();
     require_rights(ctx, &obj, Permission::View)?;
-    let manual = match route.query.get("manual") {
+    let q: AliasQuery = call.query()?;
+    let manual = match q.manual.as_deref() {
         None | Some("") => None,
         Some("true") | Some("True") | Some("1") => Some(true),
         Some("false") | Some("False") | Some("0") => Some(false),
@@ -79,9 +183,9 @@ pub fn get(
             )))
         }
     };
-    let start = date_filter(route, "start")?;
-    let end = date_filter(route, "end")?;
-    let query = route.query.get("query").unwrap_or("").to_lowercase();
+    let start = date_filter(q.start.as_deref(), "start")?;
+    let end = date_filter(q.end.as_deref(), "end")?;
+    let query = q.query.as_deref().unwrap_or("").to_lowercase();
     let batch = Batch::for_route(ctx, route)?;
     let list = if site_wide {
         aliases::all(ctx)?
@@ -100,43 +204,49 @@ pub fn get(
         })
         .collect();
     if site_wide && wants_csv(req) {
-        let mut csv = String::from("old path,new path,datetime,manual\n");
-        for a in &matching {
-            csv.push_str(&format!(
-                "{},{},{},{}\n",
-                csv_field(&a.path),
-                csv_field(shown(&a.redirect_to)),
-                a.datetime.format("%Y/%m/%d %H:%M:%S GMT+0"),
-                if a.manual { "True" } else { "False" }
-            ));
-        }
         return Ok(Response {
             status: 200,
             headers: vec![("Content-Type".into(), "text/csv; charset=utf-8".into())],
-            body: csv.into_bytes(),
+            body: export_csv(&matching)?,
         });
     }
     let total = matching.len();
-    let items: Vec<Value> = matching
+    let items: Vec<AliasJson> = matching
         .iter()
         .skip(batch.start)
         .take(batch.size)
         .map(alias_json)
         .collect();
     let url = format!("{}/@aliases", ctx.url(&obj.path));
-    let mut body = json!({"@id": url, "items": items, "items_total": total});
-    if let Some(b) = batch.links(&url, &req.query, &route.query, total) {
-        body["batching"] = b;
-    }
+    let batching = batch.links(&url, &req.query, &route.query, total);
+    let body = AliasList {
+        id: url,
+        items,
+        items_total: total,
+        batching,
+    };
     Ok(Response::json(200, &body))
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// The CSV export: a header row, then `old path,new path,datetime,manual` per alias, quoted
+/// where a field needs it (the import reads the same format back).
+fn export_csv(list: &[Alias]) -> Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let fail = |e: csv::Error| EngineError::Internal(format!("writing CSV: {e}"));
+    w.write_record(["old path", "new path", "datetime", "manual"])
+        .map_err(fail)?;
+    for a in list {
+        let when = a.datetime.format("%Y/%m/%d %H:%M:%S GMT+0").to_string();
+        w.write_record([
+            a.path.as_str(),
+            shown(&a.redirect_to),
+            when.as_str(),
+            if a.manual { "True" } else { "False" },
+        ])
+        .map_err(fail)?;
     }
+    w.into_inner()
+        .map_err(|e| EngineError::Internal(format!("writing CSV: {e}")))
 }
 
 /// A path given as a site path or as an absolute URL under the site.
@@ -144,23 +254,10 @@ fn site_path(ctx: &Ctx<'_>, raw: &str) -> String {
     raw.strip_prefix(&ctx.base_url).unwrap_or(raw).to_string()
 }
 
-fn items(body: &Map<String, Value>) -> Result<&Vec<Value>> {
-    body.get("items").and_then(Value::as_array).ok_or_else(|| {
+fn items(body: AliasItems) -> Result<Vec<AliasItem>> {
+    body.items.ok_or_else(|| {
         EngineError::bad_request("Property 'items' (an array of {\"path\": ...}) is required")
     })
-}
-
-fn item_str<'v>(item: &'v Value, name: &str) -> Result<Option<&'v str>> {
-    let obj = item
-        .as_object()
-        .ok_or_else(|| EngineError::bad_request("Each item must be an object"))?;
-    match obj.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(_) => Err(EngineError::bad_request(format!(
-            "'{name}' must be a string"
-        ))),
-    }
 }
 
 /// One alias to add: (path, target, datetime).
@@ -168,13 +265,8 @@ type NewAlias = (String, String, chrono::DateTime<chrono::Utc>);
 
 /// POST: add aliases. `<path>/@aliases` takes `{items: [{path}]}`; the root takes
 /// `{items: [{path, redirect-to, datetime?}]}` or a CSV file (multipart or text/csv). 201.
-pub fn post(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    route.no_params("<path>/@aliases")?;
+fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    let req = call.req;
     let site_wide = obj.is_root();
     require_rights(ctx, &obj, Permission::Modify)?;
     let now = ctx.now();
@@ -194,18 +286,19 @@ pub fn post(
         };
         parse_csv(ctx, &text, now)?
     } else {
-        let body = json_body(req)?;
+        let body: AliasItems = call.body()?;
         let mut out = Vec::new();
-        for item in items(&body)? {
-            let path = item_str(item, "path")?
+        for item in items(body)? {
+            let path = item
+                .path
                 .ok_or_else(|| EngineError::bad_request("Each item needs a 'path'"))?;
-            let path = aliases::normalize_path(&site_path(ctx, path))?;
+            let path = aliases::normalize_path(&site_path(ctx, &path))?;
             let (target, when) = if site_wide {
-                let t = item_str(item, "redirect-to")?.ok_or_else(|| {
+                let t = item.redirect_to.ok_or_else(|| {
                     EngineError::bad_request("Each item needs a 'redirect-to' at the site root")
                 })?;
-                let t = target_path(&site_path(ctx, t))?;
-                let when = match item_str(item, "datetime")? {
+                let t = target_path(&site_path(ctx, &t))?;
+                let when = match item.datetime.as_deref() {
                     None => now,
                     Some(d) => aliases::parse_date(d).ok_or_else(|| {
                         EngineError::bad_request(format!(
@@ -234,22 +327,33 @@ fn target_path(raw: &str) -> Result<String> {
     aliases::normalize_path(raw)
 }
 
+/// Read a CSV import: `old path,new path[,datetime[,manual]]` per line, an optional header row
+/// (`old path,...`), quoted fields as the export writes them.
 fn parse_csv(
     ctx: &Ctx<'_>,
     text: &str,
     now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Vec<NewAlias>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
     let mut out = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || (n == 0 && line.to_ascii_lowercase().starts_with("old path")) {
+    for (n, record) in reader.records().enumerate() {
+        let line = n + 1;
+        let record = record.map_err(|e| {
+            EngineError::bad_request(format!("CSV line {line}: not readable as CSV: {e}"))
+        })?;
+        let cols: Vec<&str> = record.iter().collect();
+        if cols.iter().all(|c| c.is_empty())
+            || (n == 0 && cols[0].to_ascii_lowercase().starts_with("old path"))
+        {
             continue;
         }
-        let cols: Vec<&str> = line.split(',').map(str::trim).collect();
         if cols.len() < 2 {
             return Err(EngineError::bad_request(format!(
-                "CSV line {}: expected 'old path,new path[,datetime,manual]'",
-                n + 1
+                "CSV line {line}: expected 'old path,new path[,datetime,manual]'"
             )));
         }
         let path = aliases::normalize_path(&site_path(ctx, cols[0]))?;
@@ -257,7 +361,7 @@ fn parse_csv(
         let when = match cols.get(2).filter(|s| !s.is_empty()) {
             None => now,
             Some(d) => aliases::parse_date(d).ok_or_else(|| {
-                EngineError::bad_request(format!("CSV line {}: unreadable date '{d}'", n + 1))
+                EngineError::bad_request(format!("CSV line {line}: unreadable date '{d}'"))
             })?,
         };
         out.push((path, target, when));
@@ -298,21 +402,16 @@ fn multipart_file(content_type: &str, body: &[u8]) -> Result<String> {
 
 /// DELETE `{items: [{path}]}`: remove aliases (of this object, or any at the root); 204. Every
 /// path must be an existing alias (of this object), else a 400 and nothing is removed.
-pub fn delete(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    route.no_params("<path>/@aliases")?;
+fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let site_wide = obj.is_root();
     require_rights(ctx, &obj, Permission::Modify)?;
-    let body = json_body(req)?;
+    let body: AliasItems = call.body()?;
     let mut doomed = Vec::new();
-    for item in items(&body)? {
-        let path = item_str(item, "path")?
+    for item in items(body)? {
+        let path = item
+            .path
             .ok_or_else(|| EngineError::bad_request("Each item needs a 'path'"))?;
-        let path = aliases::normalize_path(&site_path(ctx, path))?;
+        let path = aliases::normalize_path(&site_path(ctx, &path))?;
         let a = aliases::get(ctx, &path)?
             .filter(|a| site_wide || a.redirect_to == obj.path)
             .ok_or_else(|| {
@@ -332,6 +431,25 @@ pub fn delete(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_export_reads_back_through_the_import() {
+        let when = chrono::DateTime::UNIX_EPOCH;
+        let list = vec![Alias {
+            path: "/a,b \"quoted\"".into(),
+            redirect_to: "/target, with comma".into(),
+            datetime: when,
+            manual: true,
+        }];
+        let text = String::from_utf8(export_csv(&list).unwrap()).unwrap();
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .from_reader(text.as_bytes());
+        let row = reader.records().next().unwrap().unwrap();
+        assert_eq!(&row[0], "/a,b \"quoted\"");
+        assert_eq!(&row[1], "/target, with comma");
+        assert_eq!(&row[3], "True");
+    }
 
     #[test]
     fn multipart_boundaries_keep_their_case() {

@@ -1,10 +1,23 @@
 //! Batched listings: `b_start`/`b_size` in, `items_total` and a `batching` links object out, as the
 //! reference's `batching` transcript shows.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::query::{encode_component, Query};
 use crate::error::{EngineError, Result};
+
+/// The batching parameters of a listing's query (an empty value means the default).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct BatchQuery {
+    /// Offset of the first item (default 0).
+    #[serde(default, deserialize_with = "serde_html_form::de::empty_as_none")]
+    pub b_start: Option<usize>,
+    /// Most items returned (default 25; at least 1, at most the configured maximum).
+    #[serde(default, deserialize_with = "serde_html_form::de::empty_as_none")]
+    pub b_size: Option<usize>,
+}
 
 /// The requested window of a listing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,9 +30,9 @@ pub struct Batch {
 
 impl Batch {
     /// Read `b_start`/`b_size` from `query` (defaults: 0 and `default_size`; at most `max_size`).
-    pub fn from_query(query: &Query, default_size: usize, max_size: usize) -> Result<Self> {
-        let start = query.usize("b_start")?.unwrap_or(0);
-        let size = query.usize("b_size")?.unwrap_or(default_size);
+    pub fn from_query(query: &BatchQuery, default_size: usize, max_size: usize) -> Result<Self> {
+        let start = query.b_start.unwrap_or(0);
+        let size = query.b_size.unwrap_or(default_size);
         if size == 0 {
             return Err(EngineError::bad_request(
                 "Query parameter 'b_size' must be at least 1",
@@ -36,7 +49,7 @@ impl Batch {
     /// The window a request asks for, with the engine's configured default and maximum sizes.
     pub fn for_route(ctx: &crate::context::Ctx<'_>, route: &super::Route) -> Result<Self> {
         Self::from_query(
-            &route.query,
+            &super::extract::query(route)?,
             ctx.core.options.default_batch_size,
             ctx.core.options.max_batch_size,
         )
@@ -97,7 +110,11 @@ mod tests {
     #[test]
     fn links_match_the_reference_shape() {
         let q = Query::parse("b_size=5&sort_on=path").unwrap();
-        let b = Batch::from_query(&q, 25, 1000).unwrap();
+        let bq = BatchQuery {
+            b_start: None,
+            b_size: Some(5),
+        };
+        let b = Batch::from_query(&bq, 25, 1000).unwrap();
         let links = b
             .links("http://x/f/@search", "b_size=5&sort_on=path", &q, 8)
             .unwrap();

@@ -1,32 +1,74 @@
 //! `@breadcrumbs`: the path from the navigation root down to the context. Expandable as the
 //! `breadcrumbs` component.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use super::Route;
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::ContentRecord;
 use crate::navigation;
 use crate::security::Permission;
 
-/// GET `<path>/@breadcrumbs`.
-pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    ctx.require(Permission::View, &obj)?;
-    Ok(Response::json(200, &component(ctx, route, &obj)?))
+/// Register `@breadcrumbs` and the `breadcrumbs` component.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@breadcrumbs", get)
+            .requires(Permission::View)
+            .summary("The path from the navigation root down to the object")
+            .answers::<Breadcrumbs>(),
+    );
+    r.component("breadcrumbs", Some(component));
 }
 
-/// The breadcrumbs of `obj` (the `breadcrumbs` component): `{@id, items: [{@id, title}], root}`.
-pub fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
+/// The breadcrumbs of an object.
+#[derive(Serialize, JsonSchema)]
+pub struct Breadcrumbs {
+    /// `<object URL>/@breadcrumbs`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// From below the navigation root down to the object.
+    pub items: Vec<Crumb>,
+    /// The navigation root's URL.
+    pub root: String,
+}
+
+/// One step.
+#[derive(Serialize, JsonSchema)]
+pub struct Crumb {
+    /// Its URL.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// GET `<path>/@breadcrumbs`.
+fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    Ok(Response::json(200, &breadcrumbs(ctx, &obj)?))
+}
+
+fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
+    Ok(serde_json::to_value(breadcrumbs(ctx, obj)?)?)
+}
+
+/// The breadcrumbs of `obj`.
+pub fn breadcrumbs(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Breadcrumbs> {
     let (root, items) = navigation::breadcrumbs(ctx, obj)?;
-    let items: Vec<Value> = items
-        .iter()
-        .map(|r| json!({"@id": ctx.url(&r.path), "title": r.title()}))
-        .collect();
-    Ok(json!({
-        "@id": format!("{}/@breadcrumbs", ctx.url(&obj.path)),
-        "items": items,
-        "root": ctx.url(&root.path),
-    }))
+    Ok(Breadcrumbs {
+        id: format!("{}/@breadcrumbs", ctx.url(&obj.path)),
+        items: items
+            .iter()
+            .map(|r| Crumb {
+                id: ctx.url(&r.path),
+                title: r.title().to_string(),
+            })
+            .collect(),
+        root: ctx.url(&root.path),
+    })
 }

@@ -1,10 +1,14 @@
 //! Content CRUD: GET, POST (add a child), PATCH (edit, reorder children), DELETE (a whole subtree).
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::batching::Batch;
+use super::extract::{self, Call};
+use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
-use super::{json_body, Route};
+use super::{etag, Route};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
@@ -12,6 +16,111 @@ use crate::http::{Request, Response};
 use crate::model::{blocks, ids, ContentRecord, ContentType};
 use crate::security::Permission;
 use crate::tree;
+
+/// Register the content routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("", get)
+            .requires(Permission::View)
+            .summary("The object, with its children batched (`b_start`, `b_size`) if folderish")
+            .query::<ContentQuery>()
+            .answers::<ContentObject>(),
+    );
+    r.route(
+        RouteDef::post("", post)
+            .checked_by_handler()
+            .status(201)
+            .summary("Add a child: `@type`, optional `id`, the type's fields; 201 with `Location`")
+            .body::<ContentObject>()
+            .answers::<ContentObject>(),
+    );
+    r.route(
+        RouteDef::patch("", patch)
+            .requires(Permission::Modify)
+            .conditional()
+            .status(204)
+            .summary(
+                "Edit fields, rename (`id`), reorder (`ordering`) or re-sort (`sort`) the \
+                 children; 204, or 200 with the object for `Prefer: return=representation`",
+            )
+            .body::<ContentPatch>(),
+    );
+    r.route(
+        RouteDef::delete("", delete)
+            .requires(Permission::Delete)
+            .conditional()
+            .status(204)
+            .summary("Delete the object and everything below it"),
+    );
+}
+
+/// A content object: `@id`, `@type`, `UID`, the fields of its type and the computed properties
+/// (`review_state`, `lock`, `items`, ...). Open: each type defines its own fields.
+#[derive(JsonSchema)]
+#[schemars(transparent)]
+pub struct ContentObject(pub serde_json::Map<String, Value>);
+
+/// The query of a content GET.
+#[derive(Deserialize, JsonSchema)]
+pub struct ContentQuery {
+    /// Offset of the first child listed.
+    pub b_start: Option<usize>,
+    /// Most children listed.
+    pub b_size: Option<usize>,
+    /// Catalog metadata added to each listed child (`_all` for every one).
+    pub metadata_fields: Option<Vec<String>>,
+    /// Components to embed in `@components` (comma-separated, repeatable).
+    pub expand: Option<Vec<String>>,
+}
+
+/// A PATCH body: the fields to change, plus these optional operations.
+#[derive(JsonSchema)]
+pub struct ContentPatch {
+    /// A new id: renames the object in place (automatic aliases keep the old URLs working).
+    pub id: Option<String>,
+    /// Move one child within the folder's order.
+    pub ordering: Option<OrderingRequest>,
+    /// Re-sort every child of the folder.
+    pub sort: Option<SortRequest>,
+    /// Field values (open: the type's fields).
+    #[schemars(flatten)]
+    pub fields: serde_json::Map<String, Value>,
+}
+
+/// `ordering`: move `obj_id` by `delta` (`"top"`, `"bottom"` or a signed number of places),
+/// within `subset_ids` when given (which must match the current relative order).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrderingRequest {
+    /// The id of the child to move.
+    pub obj_id: String,
+    /// Where to: `"top"`, `"bottom"` or a signed integer (also as a string).
+    pub delta: Delta,
+    /// The ids the client sees, in its order.
+    #[serde(default)]
+    pub subset_ids: Option<Vec<String>>,
+}
+
+/// How far a child moves.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Delta {
+    /// A signed number of places.
+    Places(i64),
+    /// `"top"`, `"bottom"`, or a number written as a string.
+    Word(String),
+}
+
+/// `sort`: re-sort the children on a catalog field.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SortRequest {
+    /// The field (`sortable_title`, `modified`, `getObjPositionInParent`, any catalog metadata).
+    pub on: String,
+    /// `ascending` (default) or `descending` (`reverse`).
+    #[serde(default)]
+    pub order: Option<String>,
+}
 
 /// Keys of the representation that clients echo back but that are computed, not stored; they are
 /// accepted and ignored on POST and PATCH.
@@ -48,25 +157,14 @@ fn listing<'q>(ctx: &Ctx<'_>, req: &'q Request, route: &'q Route) -> Result<List
 }
 
 /// GET `<path>`: the object.
-pub fn get(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    ctx.require(Permission::View, &obj)?;
-    let body = serialize::full(ctx, &obj, &listing(ctx, req, route)?)?;
-    Ok(Response::json(200, &body))
+pub fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    let body = serialize::full(ctx, &obj, &listing(ctx, call.req, call.route)?)?;
+    Ok(etag::tagged(Response::json(200, &body), &obj))
 }
 
 /// POST `<folder_path>`: add a child; 201 with `Location` and the new object.
-pub fn post(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    mut parent: ContentRecord,
-) -> Result<Response> {
-    let mut body = json_body(req)?;
+pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Result<Response> {
+    let mut body = extract::json_object(call.req)?;
     let parent_type = ctx.type_of(&parent)?;
     if !parent_type.folderish {
         return Err(EngineError::bad_request(format!(
@@ -138,8 +236,9 @@ pub fn post(
     if let Some(source) = &translation_of {
         crate::multilingual::link(ctx, source, &rec)?;
     }
-    let body = serialize::full(ctx, &rec, &listing(ctx, req, route)?)?;
-    Ok(Response::json(201, &body).with_header("Location", &ctx.url(&rec.path)))
+    let body = serialize::full(ctx, &rec, &listing(ctx, call.req, call.route)?)?;
+    let resp = Response::json(201, &body).with_header("Location", &ctx.url(&rec.path));
+    Ok(etag::tagged(resp, &rec))
 }
 
 /// `base`, or `base-1`, `base-2`, ... : the first id not taken in `parent`.
@@ -267,15 +366,9 @@ fn normalize_related(ctx: &Ctx<'_>, value: &Value) -> Result<Value> {
 
 /// PATCH `<path>`: edit fields, reorder (`ordering`) or re-sort (`sort`) the children.
 /// 204, or 200 with the object for `Prefer: return=representation`.
-pub fn patch(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    mut obj: ContentRecord,
-) -> Result<Response> {
-    let mut body = json_body(req)?;
-    ctx.require(Permission::Modify, &obj)?;
-    crate::locking::check_can_change(ctx, req.header_value("lock-token"), &obj)?;
+pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Response> {
+    let mut body = extract::json_object(call.req)?;
+    crate::locking::check_can_change(ctx, call.lock_token(), &obj)?;
     let ty = ctx.type_of(&obj)?;
 
     if let Some(t) = body.remove("@type") {
@@ -294,8 +387,14 @@ pub fn patch(
     if let Some(id) = &new_id {
         check_rename(ctx, &obj, id)?;
     }
-    let ordering = body.remove("ordering");
-    let sort = body.remove("sort");
+    let ordering = match body.remove("ordering") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(sub_body::<OrderingRequest>(v, "ordering")?),
+    };
+    let sort = match body.remove("sort") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(sub_body::<SortRequest>(v, "sort")?),
+    };
 
     let written = apply_fields(ctx, ty, &mut obj, body, false)?;
     if !written.fields.is_empty() || written.change_note.is_some() {
@@ -311,21 +410,18 @@ pub fn patch(
     if let Some(id) = new_id {
         obj = rename(ctx, &obj, &id)?;
     }
-    if let Some(o) = ordering {
-        reorder(ctx, &mut obj, &o)?;
+    if let Some(o) = &ordering {
+        reorder(ctx, &mut obj, o)?;
     }
-    if let Some(s) = sort {
-        resort(ctx, &mut obj, &s)?;
+    if let Some(s) = &sort {
+        resort(ctx, &mut obj, s)?;
     }
 
-    let wants_repr = req
-        .header_value("prefer")
-        .is_some_and(|p| p.split(',').any(|x| x.trim() == "return=representation"));
-    if wants_repr {
-        let body = serialize::full(ctx, &obj, &listing(ctx, req, route)?)?;
-        return Ok(Response::json(200, &body));
+    if call.wants_representation() {
+        let body = serialize::full(ctx, &obj, &listing(ctx, call.req, call.route)?)?;
+        return Ok(etag::tagged(Response::json(200, &body), &obj));
     }
-    Ok(Response::empty(204))
+    Ok(etag::tagged(Response::empty(204), &obj))
 }
 
 /// Refuse a rename that cannot happen: the root, an illegal or taken id, no right to add in the
@@ -371,16 +467,21 @@ fn require_folderish(ctx: &Ctx<'_>, obj: &ContentRecord, what: &str) -> Result<(
     }
 }
 
+/// A nested object of a PATCH body as `T`; a mismatch is a 400 naming `name.<property>`.
+fn sub_body<T: serde::de::DeserializeOwned>(value: Value, name: &str) -> Result<T> {
+    if !value.is_object() {
+        return Err(EngineError::bad_request(format!(
+            "'{name}' must be an object, got {}",
+            crate::model::fields::json_kind(&value)
+        )));
+    }
+    extract::from_value(value, &format!("property of '{name}'"))
+}
+
 /// `ordering: {obj_id, delta: "top" | "bottom" | integer, subset_ids?}`.
-fn reorder(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Value) -> Result<()> {
+fn reorder(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &OrderingRequest) -> Result<()> {
     require_folderish(ctx, folder, "ordering")?;
-    let spec = spec
-        .as_object()
-        .ok_or_else(|| EngineError::bad_request("'ordering' must be an object {obj_id, delta}"))?;
-    let obj_id = spec
-        .get("obj_id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| EngineError::bad_request("'ordering.obj_id' must be a string"))?;
+    let obj_id = spec.obj_id.as_str();
     let kids = tree::children(ctx, &folder.uid, 0, usize::MAX)?;
     let order: Vec<&str> = kids.iter().map(|k| k.id.as_str()).collect();
     if !order.contains(&obj_id) {
@@ -388,14 +489,10 @@ fn reorder(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Value) -> Resul
             "'ordering.obj_id': '{obj_id}' is not an item of this folder"
         )));
     }
-    let subset: Vec<String> = match spec.get("subset_ids") {
-        None | Some(Value::Null) => order.iter().map(|s| s.to_string()).collect(),
-        Some(Value::Array(a)) => {
-            let ids: Option<Vec<String>> =
-                a.iter().map(|v| v.as_str().map(str::to_string)).collect();
-            let ids = ids.ok_or_else(|| {
-                EngineError::bad_request("'ordering.subset_ids' must be an array of ids")
-            })?;
+    let subset: Vec<String> = match &spec.subset_ids {
+        None => order.iter().map(|s| s.to_string()).collect(),
+        Some(ids) => {
+            let ids = ids.clone();
             let server: Vec<&str> = order
                 .iter()
                 .copied()
@@ -408,29 +505,19 @@ fn reorder(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Value) -> Resul
             }
             ids
         }
-        Some(_) => {
-            return Err(EngineError::bad_request(
-                "'ordering.subset_ids' must be an array of ids",
-            ))
-        }
     };
     let from = subset
         .iter()
         .position(|s| s == obj_id)
         .ok_or_else(|| EngineError::bad_request("'ordering.obj_id' must be one of 'subset_ids'"))?;
     let last = subset.len() - 1;
-    let to = match spec.get("delta") {
-        Some(Value::String(s)) if s == "top" => 0,
-        Some(Value::String(s)) if s == "bottom" => last,
-        Some(Value::Number(n)) if n.is_i64() => {
-            let d = n.as_i64().unwrap_or(0);
-            (from as i64 + d).clamp(0, last as i64) as usize
-        }
-        Some(Value::String(s)) if s.parse::<i64>().is_ok() => {
-            let d: i64 = s.parse().unwrap_or(0);
-            (from as i64 + d).clamp(0, last as i64) as usize
-        }
-        _ => {
+    let places = |d: i64| (from as i64).saturating_add(d).clamp(0, last as i64) as usize;
+    let to = match &spec.delta {
+        Delta::Word(s) if s == "top" => 0,
+        Delta::Word(s) if s == "bottom" => last,
+        Delta::Places(d) => places(*d),
+        Delta::Word(s) if s.parse::<i64>().is_ok() => places(s.parse().unwrap_or(0)),
+        Delta::Word(_) => {
             return Err(EngineError::bad_request(
                 "'ordering.delta' must be \"top\", \"bottom\" or an integer",
             ))
@@ -464,12 +551,10 @@ fn reorder(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Value) -> Resul
 }
 
 /// `sort: {on: <catalog field>, order: "ascending" | "descending"}`.
-fn resort(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Value) -> Result<()> {
+fn resort(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &SortRequest) -> Result<()> {
     require_folderish(ctx, folder, "sort")?;
-    let on = spec.get("on").and_then(Value::as_str).ok_or_else(|| {
-        EngineError::bad_request("'sort.on' must name a field, e.g. \"modified\"")
-    })?;
-    let descending = match spec.get("order").and_then(Value::as_str) {
+    let on = spec.on.as_str();
+    let descending = match spec.order.as_deref() {
         None | Some("ascending") => false,
         Some("descending") | Some("reverse") => true,
         Some(o) => {
@@ -487,7 +572,7 @@ fn resort(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Value) -> Result
             _ => serialize::catalog_value(ctx, k, on)?,
         }
         .ok_or_else(|| EngineError::bad_request(format!("'sort.on': cannot sort on '{on}'")))?;
-        keyed.push((sort_key(&v), k.uid.clone()));
+        keyed.push((SortKey::of(&v), k.uid.clone()));
     }
     keyed.sort_by(|a, b| a.0.cmp(&b.0));
     if descending {
@@ -502,29 +587,55 @@ fn resort(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Value) -> Result
     Ok(())
 }
 
-fn sort_key(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.to_lowercase(),
-        Value::Number(n) => format!("{:020}", n.as_f64().unwrap_or(0.0) as i64),
-        other => other.to_string(),
+/// What children are sorted by: nulls first, then booleans, numbers by value (negative and
+/// fractional ones included), strings case-insensitively, anything else by its JSON text.
+#[derive(Debug, Clone, PartialEq)]
+enum SortKey {
+    Null,
+    Bool(bool),
+    Number(f64),
+    Text(String),
+}
+
+impl SortKey {
+    fn of(v: &Value) -> Self {
+        match v {
+            Value::Null => SortKey::Null,
+            Value::Bool(b) => SortKey::Bool(*b),
+            Value::Number(n) => SortKey::Number(n.as_f64().unwrap_or(0.0)),
+            Value::String(s) => SortKey::Text(s.to_lowercase()),
+            other => SortKey::Text(other.to_string()),
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            SortKey::Null => 0,
+            SortKey::Bool(_) => 1,
+            SortKey::Number(_) => 2,
+            SortKey::Text(_) => 3,
+        }
+    }
+
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        match (self, other) {
+            (SortKey::Bool(a), SortKey::Bool(b)) => a.cmp(b),
+            (SortKey::Number(a), SortKey::Number(b)) => a.total_cmp(b),
+            (SortKey::Text(a), SortKey::Text(b)) => a.cmp(b),
+            _ => self.rank().cmp(&other.rank()),
+        }
     }
 }
 
 /// DELETE `<path>`: remove the object and everything below it; 204.
-pub fn delete(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    _route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
+pub fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     if obj.is_root() {
         return Err(EngineError::bad_request("The site root cannot be deleted"));
     }
-    ctx.require(Permission::Delete, &obj)?;
     // A locked object, or a folder holding one, is deleted only with the lock's token.
     let members = tree::subtree(ctx, &obj)?;
     for member in &members {
-        crate::locking::check_can_change(ctx, req.header_value("lock-token"), member)?;
+        crate::locking::check_can_change(ctx, call.lock_token(), member)?;
     }
     tree::remove_members(ctx, &obj, &members)?;
     for rec in members {
@@ -535,4 +646,34 @@ pub fn delete(
         });
     }
     Ok(Response::empty(204))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_sort_by_value_including_negative_and_fractional() {
+        let mut keys: Vec<SortKey> = [json!(10), json!(-2), json!(2.5), json!(-0.5), json!(2)]
+            .iter()
+            .map(SortKey::of)
+            .collect();
+        keys.sort_by(SortKey::cmp);
+        let order: Vec<f64> = keys
+            .iter()
+            .map(|k| match k {
+                SortKey::Number(n) => *n,
+                _ => f64::NAN,
+            })
+            .collect();
+        assert_eq!(order, vec![-2.0, -0.5, 2.0, 2.5, 10.0]);
+        assert_eq!(
+            SortKey::of(&json!("B")).cmp(&SortKey::of(&json!("a"))),
+            std::cmp::Ordering::Greater
+        );
+        assert_eq!(
+            SortKey::of(&Value::Null).cmp(&SortKey::of(&json!(-5))),
+            std::cmp::Ordering::Less
+        );
+    }
 }

@@ -13,66 +13,123 @@
 //! Only on the site root; the Manage portal permission is required. With the `multilingual-content`
 //! profile installed, adding a language creates its root folder.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::{json_body, Route};
+use super::extract::{self, Call};
+use super::router::{Registry, RouteDef};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::{language, ContentRecord};
 use crate::security::Permission;
 use crate::{multilingual, navigation};
+
+/// Register the control panel routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@controlpanels/{name?}", get)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .summary(
+                "The control panels, or one panel with its settings (`language`, `navigation`)",
+            )
+            .answers::<Panel>(),
+    );
+    r.route(
+        RouteDef::patch("@controlpanels/{name}", patch)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .status(204)
+            .summary("Change a panel's settings")
+            .body::<serde_json::Map<String, Value>>(),
+    );
+}
+
+/// A control panel (its settings in `data` when one panel is asked for).
+#[derive(Serialize, JsonSchema)]
+pub struct Panel {
+    /// `/@controlpanels/<name>`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// Its group.
+    pub group: &'static str,
+    /// Its title.
+    pub title: &'static str,
+    /// Its settings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// The language panel's settings, as PATCH takes them.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LanguagePatch {
+    /// The site's languages (codes or `{token}`), the first the default unless one is named.
+    #[serde(default)]
+    pub available_languages: Option<Vec<Value>>,
+    /// The default language (one of them).
+    #[serde(default)]
+    pub default_language: Option<Value>,
+}
 
 const PANELS: &[(&str, &str, &str)] = &[
     ("language", "Language", "General"),
     ("navigation", "Navigation", "General"),
 ];
 
-fn check(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Option<&'static str>> {
+fn check(ctx: &Ctx<'_>, call: &Call<'_>, obj: &ContentRecord) -> Result<Option<&'static str>> {
     let not_found = || EngineError::NotFound {
-        url: route.url(&ctx.base_url),
+        url: call.route.url(&ctx.base_url),
         context: Some(ctx.url(&obj.path)),
     };
-    if !obj.is_root() || route.params.len() > 1 {
-        return Err(not_found());
-    }
-    ctx.require(Permission::ManagePortal, obj)?;
-    match route.params.first() {
+    match call.param("name") {
         None => Ok(None),
         Some(name) => PANELS
             .iter()
-            .find(|(n, _, _)| n == name)
+            .find(|(n, _, _)| *n == name)
             .map(|(n, _, _)| Some(*n))
             .ok_or_else(not_found),
     }
 }
 
-fn language_panel(ctx: &Ctx<'_>) -> Result<Value> {
-    let s = multilingual::settings(ctx)?;
-    let available: Vec<Value> = s
-        .available_languages
-        .iter()
-        .map(|c| language::token_title(c))
-        .collect();
-    Ok(json!({
-        "@id": format!("{}/@controlpanels/language", ctx.base_url),
-        "group": "General",
-        "title": "Language",
-        "data": {
-            "available_languages": available,
-            "default_language": language::token_title(&s.default_language),
-        },
-    }))
+/// The language panel's data.
+#[derive(Serialize)]
+struct LanguageData {
+    available_languages: Vec<Value>,
+    default_language: Value,
 }
 
-fn navigation_panel(ctx: &Ctx<'_>) -> Result<Value> {
+fn panel(ctx: &Ctx<'_>, name: &str, data: Option<Value>) -> Panel {
+    let (title, group) = PANELS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map_or(("", ""), |(_, t, g)| (*t, *g));
+    Panel {
+        id: format!("{}/@controlpanels/{name}", ctx.base_url),
+        group,
+        title,
+        data,
+    }
+}
+
+fn language_panel(ctx: &Ctx<'_>) -> Result<Panel> {
+    let s = multilingual::settings(ctx)?;
+    let data = LanguageData {
+        available_languages: s
+            .available_languages
+            .iter()
+            .map(|c| language::token_title(c))
+            .collect(),
+        default_language: language::token_title(&s.default_language),
+    };
+    Ok(panel(ctx, "language", Some(serde_json::to_value(data)?)))
+}
+
+fn navigation_panel(ctx: &Ctx<'_>) -> Result<Panel> {
     let s = navigation::settings(ctx)?;
-    Ok(json!({
-        "@id": format!("{}/@controlpanels/navigation", ctx.base_url),
-        "group": "General",
-        "title": "Navigation",
-        "data": serde_json::to_value(&s)?,
-    }))
+    Ok(panel(ctx, "navigation", Some(serde_json::to_value(&s)?)))
 }
 
 /// PATCH of the navigation panel: the given properties replace the stored ones.
@@ -94,18 +151,12 @@ fn patch_navigation(ctx: &mut Ctx<'_>, body: serde_json::Map<String, Value>) -> 
 }
 
 /// GET `/@controlpanels` and `/@controlpanels/<name>`.
-pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    match check(ctx, route, &obj)? {
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    match check(ctx, call, &obj)? {
         None => {
-            let list: Vec<Value> = PANELS
+            let list: Vec<Panel> = PANELS
                 .iter()
-                .map(|(name, title, group)| {
-                    json!({
-                        "@id": format!("{}/@controlpanels/{name}", ctx.base_url),
-                        "group": group,
-                        "title": title,
-                    })
-                })
+                .map(|(name, _, _)| panel(ctx, name, None))
                 .collect();
             Ok(Response::json(200, &list))
         }
@@ -115,48 +166,21 @@ pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) ->
 }
 
 /// PATCH `/@controlpanels/<name>`: change a panel's settings; 204.
-pub fn patch(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    let body = json_body(req)?;
-    match check(ctx, route, &obj)? {
-        None => {
-            return Err(EngineError::MethodNotAllowed {
-                method: "PATCH".into(),
-                allowed: vec!["GET"],
-            })
-        }
-        Some("navigation") => {
-            patch_navigation(ctx, body)?;
-            return Ok(Response::empty(204));
-        }
-        Some(_) => {}
+fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    if check(ctx, call, &obj)? == Some("navigation") {
+        patch_navigation(ctx, extract::json_object(call.req)?)?;
+        return Ok(Response::empty(204));
     }
-    for key in body.keys() {
-        if key != "available_languages" && key != "default_language" {
-            return Err(EngineError::bad_request(format!(
-                "Unknown setting '{key}' of the language control panel (known: \
-                 available_languages, default_language)"
-            )));
-        }
-    }
+    let body: LanguagePatch = call.body()?;
     let current = multilingual::settings(ctx)?;
-    let available = match body.get("available_languages") {
+    let available = match &body.available_languages {
         None => current.available_languages.clone(),
-        Some(Value::Array(a)) => a
+        Some(a) => a
             .iter()
             .map(|v| multilingual::parse_code(v, "available_languages"))
             .collect::<Result<Vec<String>>>()?,
-        Some(_) => {
-            return Err(EngineError::bad_request(
-                "'available_languages' must be an array of language codes",
-            ))
-        }
     };
-    let default = match body.get("default_language") {
+    let default = match &body.default_language {
         None | Some(Value::Null) => None,
         Some(v) => Some(multilingual::parse_code(v, "default_language")?),
     };

@@ -7,16 +7,67 @@
 
 use std::collections::HashMap;
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{json_body, Route};
+use super::etag;
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::{ids, ContentRecord};
 use crate::security::Permission;
 use crate::{aliases, locking, tree};
+
+/// Register `@copy` and `@move`.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::post("@copy", copy)
+            .requires(Permission::AddContent)
+            .summary("Copy objects (with their subtrees) into this folder; atomic")
+            .body::<SourceRequest>()
+            .answers::<Vec<Copied>>(),
+    );
+    r.route(
+        RouteDef::post("@move", move_)
+            .requires(Permission::AddContent)
+            .summary(
+                "Move objects (with their subtrees) into this folder (Delete permission on each \
+                 source); `If-Match` lists the ETags the sources must have; atomic",
+            )
+            .body::<SourceRequest>()
+            .answers::<Vec<Copied>>(),
+    );
+}
+
+/// What to copy or move: one URL, site path or UID, or an array of them.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRequest {
+    /// The source(s).
+    pub source: Option<Sources>,
+}
+
+/// One source or several.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Sources {
+    /// One.
+    One(String),
+    /// Several.
+    Many(Vec<String>),
+}
+
+/// Where one source went.
+#[derive(Serialize, JsonSchema)]
+pub struct Copied {
+    /// The source's URL.
+    pub source: String,
+    /// The new object's URL.
+    pub target: String,
+}
 
 /// Resolve a source given as an absolute URL under the site, a site path, or a UID.
 pub fn resolve_source(ctx: &Ctx<'_>, raw: &str) -> Result<Option<ContentRecord>> {
@@ -37,23 +88,12 @@ pub fn resolve_source(ctx: &Ctx<'_>, raw: &str) -> Result<Option<ContentRecord>>
     missing()
 }
 
-fn sources(ctx: &Ctx<'_>, body: &Map<String, Value>) -> Result<Vec<(String, ContentRecord)>> {
-    let raw: Vec<String> = match body.get("source") {
-        Some(Value::String(s)) => vec![s.clone()],
-        Some(Value::Array(a)) if !a.is_empty() => a
-            .iter()
-            .map(|v| v.as_str().map(str::to_string))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| {
-                EngineError::bad_request("'source' must be a string or an array of strings")
-            })?,
-        Some(Value::Array(_)) => {
+fn sources(ctx: &Ctx<'_>, body: SourceRequest) -> Result<Vec<(String, ContentRecord)>> {
+    let raw: Vec<String> = match body.source {
+        Some(Sources::One(s)) => vec![s],
+        Some(Sources::Many(a)) if !a.is_empty() => a,
+        Some(Sources::Many(_)) => {
             return Err(EngineError::bad_request("'source' must not be empty"))
-        }
-        Some(_) => {
-            return Err(EngineError::bad_request(
-                "'source' must be a string or an array of strings",
-            ))
         }
         None => return Err(EngineError::bad_request("Property 'source' is required")),
     };
@@ -118,40 +158,18 @@ fn free_id(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<String> {
 }
 
 /// POST `<destination>/@copy`.
-pub fn copy(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    dest: ContentRecord,
-) -> Result<Response> {
-    run(ctx, req, route, dest, false)
+fn copy(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord) -> Result<Response> {
+    run(ctx, call, dest, false)
 }
 
 /// POST `<destination>/@move`.
-pub fn move_(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    dest: ContentRecord,
-) -> Result<Response> {
-    run(ctx, req, route, dest, true)
+fn move_(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord) -> Result<Response> {
+    run(ctx, call, dest, true)
 }
 
-fn run(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    dest: ContentRecord,
-    moving: bool,
-) -> Result<Response> {
-    if !route.params.is_empty() {
-        return Err(EngineError::bad_request(
-            "Expected <destination>/@copy or <destination>/@move",
-        ));
-    }
-    let body = json_body(req)?;
-    ctx.require(Permission::AddContent, &dest)?;
-    let list = sources(ctx, &body)?;
+fn run(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord, moving: bool) -> Result<Response> {
+    let body: SourceRequest = call.body()?;
+    let list = sources(ctx, body)?;
     // Check everything first; then act (the transaction makes it atomic either way).
     for (raw, obj) in &list {
         check_destination(ctx, &dest, obj)?;
@@ -162,7 +180,8 @@ fn run(
                 )));
             }
             ctx.require(Permission::Delete, obj)?;
-            locking::check_can_change(ctx, req.header_value("lock-token"), obj)?;
+            etag::check_if_match(call.req, obj)?;
+            locking::check_can_change(ctx, call.lock_token(), obj)?;
         } else {
             ctx.require(Permission::View, obj)?;
         }
@@ -177,7 +196,10 @@ fn run(
         } else {
             copy_one(ctx, &obj, &dest_now)?
         };
-        out.push(json!({"source": source_url, "target": ctx.url(&target_path)}));
+        out.push(Copied {
+            source: source_url,
+            target: ctx.url(&target_path),
+        });
     }
     Ok(Response::json(200, &out))
 }

@@ -1,6 +1,6 @@
 //! Expansion: `?expand=workflow,navigation,...` on a content GET embeds each named component's
-//! full answer under `@components.<name>` instead of the bare `{"@id"}` link. Every component that
-//! can be expanded registers its builder in [`builder`]; that is the one place to plug new ones in.
+//! full answer under `@components.<name>` instead of the bare `{"@id"}` link. Families register
+//! their components and expanders with the route table ([`super::router::Registry::component`]).
 
 use serde_json::{Map, Value};
 
@@ -8,21 +8,6 @@ use super::Route;
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::model::ContentRecord;
-
-/// Builds a component's JSON for `obj` (the same body its endpoint's GET answers).
-pub type ComponentBuilder = fn(&Ctx<'_>, &Route, &ContentRecord) -> Result<Value>;
-
-/// The builder for component `name`, if it can be expanded.
-pub fn builder(name: &str) -> Option<ComponentBuilder> {
-    match name {
-        "workflow" => Some(super::workflow::status),
-        "navigation" => Some(super::navigation::component),
-        "breadcrumbs" => Some(super::breadcrumbs::component),
-        "navroot" => Some(super::navroot::component),
-        "translations" => Some(super::translations::status),
-        _ => None,
-    }
-}
 
 /// The component names asked for with `expand` (comma-separated, repeatable).
 pub fn requested(route: &Route) -> Vec<String> {
@@ -35,18 +20,28 @@ pub fn requested(route: &Route) -> Vec<String> {
         .collect()
 }
 
-/// Replace the links in `components` by the full answers of every requested expandable component.
-/// Names that cannot be expanded keep their link, as the reference does.
-pub fn expand(
+/// The `@components` of `obj`: a link for every registered component, replaced by its full
+/// answer for every requested component that can be expanded (names that cannot keep their
+/// link, as the reference does). `route` is `None` where nothing may be expanded.
+pub fn components(
     ctx: &Ctx<'_>,
-    route: &Route,
+    route: Option<&Route>,
     obj: &ContentRecord,
-    components: &mut Map<String, Value>,
-) -> Result<()> {
-    for name in requested(route) {
-        if let Some(build) = builder(&name) {
-            components.insert(name, build(ctx, route, obj)?);
+) -> Result<Map<String, Value>> {
+    let table = super::router::table();
+    let url = ctx.url(&obj.path);
+    let mut out = Map::new();
+    for c in &table.components {
+        let mut link = Map::new();
+        link.insert("@id".into(), Value::String(format!("{url}/@{}", c.name)));
+        out.insert(c.name.to_string(), Value::Object(link));
+    }
+    if let Some(route) = route {
+        for name in requested(route) {
+            if let Some(expand) = table.component_named(&name).and_then(|c| c.expander) {
+                out.insert(name, expand(ctx, route, obj)?);
+            }
         }
     }
-    Ok(())
+    Ok(out)
 }

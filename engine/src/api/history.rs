@@ -1,31 +1,128 @@
 //! `@history`: an object's versions and workflow changes, reading an old version, reverting.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
-use super::{batching::Batch, json_body, Route};
+use super::{batching::Batch, etag};
 use crate::auth::users;
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::locking;
 use crate::model::ContentRecord;
 use crate::security::Permission;
 use crate::{tree, versioning, workflow};
 
-fn actor(ctx: &Ctx<'_>, login: &str) -> Result<Value> {
+/// Register the history routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@history/{version?}", get)
+            .requires(Permission::View)
+            .summary(
+                "The history, newest first (versions and workflow changes); with a version \
+                 number, the object as it was at that version",
+            )
+            .answers::<Vec<HistoryItem>>(),
+    );
+    r.route(
+        RouteDef::patch("@history", patch)
+            .requires(Permission::Modify)
+            .conditional()
+            .summary("Revert to a version (recorded as a new version)")
+            .body::<RevertRequest>()
+            .answers::<Message>(),
+    );
+}
+
+/// Who made a history entry.
+#[derive(Serialize, JsonSchema)]
+pub struct Actor {
+    /// The user's URL.
+    #[serde(rename = "@id")]
+    pub id_url: String,
+    /// Full name (the login when none).
+    pub fullname: String,
+    /// Login.
+    pub id: String,
+    /// Login.
+    pub username: String,
+}
+
+/// One history entry: a version (`type: versioning`) or a workflow change (`type: workflow`).
+#[derive(Serialize, JsonSchema)]
+pub struct HistoryItem {
+    /// Link to that version (versions only).
+    #[serde(rename = "@id", skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `Edited`, `Create`, or the transition id.
+    pub action: String,
+    /// Who.
+    pub actor: Actor,
+    /// The change note or transition comment.
+    pub comments: String,
+    /// Whether the caller may revert to it (versions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub may_revert: Option<bool>,
+    /// The state after it (workflow changes only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review_state: Option<String>,
+    /// The title of that state (workflow changes only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_title: Option<String>,
+    /// When.
+    pub time: String,
+    /// The title of the action.
+    pub transition_title: String,
+    /// `versioning` or `workflow`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The version number (versions only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+}
+
+/// A revert request.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RevertRequest {
+    /// The version to revert to (a number, also written as a string).
+    pub version: VersionNumber,
+}
+
+/// A version number as clients send it.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum VersionNumber {
+    /// A number.
+    Number(u32),
+    /// A number written as a string.
+    Text(String),
+}
+
+/// An answer that is one sentence.
+#[derive(Serialize, JsonSchema)]
+pub struct Message {
+    /// The sentence.
+    pub message: String,
+}
+
+fn actor(ctx: &Ctx<'_>, login: &str) -> Result<Actor> {
     let fullname = users::get(ctx, login)?
         .map(|u| u.fullname)
         .filter(|f| !f.is_empty())
         .unwrap_or_else(|| login.to_string());
-    Ok(json!({
-        "@id": ctx.url(&format!("/@users/{login}")),
-        "fullname": fullname,
-        "id": login,
-        "username": login,
-    }))
+    Ok(Actor {
+        id_url: ctx.url(&format!("/@users/{login}")),
+        fullname,
+        id: login.to_string(),
+        username: login.to_string(),
+    })
 }
 
 fn parse_version(s: &str) -> Result<u32> {
@@ -42,16 +139,11 @@ fn unknown_version(ctx: &Ctx<'_>, obj: &ContentRecord, v: impl std::fmt::Display
 }
 
 /// GET `<path>/@history` (newest first) or `<path>/@history/<version>` (the object at that version).
-pub fn get(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    ctx.require(Permission::View, &obj)?;
-    match route.params.as_slice() {
-        [] => list(ctx, &obj),
-        [v] => {
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    let (req, route) = (call.req, call.route);
+    match call.param("version") {
+        None => list(ctx, &obj),
+        Some(v) => {
             let version = parse_version(v)?;
             let fields = versioning::fields_at(ctx, &obj.uid, version)?
                 .ok_or_else(|| unknown_version(ctx, &obj, version))?;
@@ -67,9 +159,6 @@ pub fn get(
             body["version"] = json!(version);
             Ok(Response::json(200, &body))
         }
-        _ => Err(EngineError::bad_request(
-            "Expected <path>/@history/<version>",
-        )),
     }
 }
 
@@ -77,21 +166,23 @@ fn list(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Response> {
     let url = ctx.url(&obj.path);
     let may_revert = ctx.permitted(Permission::Modify, obj)?;
     // (history sequence, entry): newest first.
-    let mut entries: Vec<(u64, Value)> = Vec::new();
+    let mut entries: Vec<(u64, HistoryItem)> = Vec::new();
     for v in versioning::list(ctx, &obj.uid)? {
         entries.push((
             v.seq,
-            json!({
-                "@id": format!("{url}/@history/{}", v.version),
-                "action": "Edited",
-                "actor": actor(ctx, &v.actor)?,
-                "comments": v.comment,
-                "may_revert": may_revert,
-                "time": iso(&v.time),
-                "transition_title": "Edited",
-                "type": "versioning",
-                "version": v.version,
-            }),
+            HistoryItem {
+                id: Some(format!("{url}/@history/{}", v.version)),
+                action: "Edited".into(),
+                actor: actor(ctx, &v.actor)?,
+                comments: v.comment,
+                may_revert: Some(may_revert),
+                review_state: None,
+                state_title: None,
+                time: iso(&v.time),
+                transition_title: "Edited".into(),
+                kind: "versioning",
+                version: Some(v.version),
+            },
         ));
     }
     let wf = workflow::workflow_of(ctx, obj)?;
@@ -106,52 +197,36 @@ fn list(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Response> {
         };
         entries.push((
             e.seq,
-            json!({
-                "action": action,
-                "actor": actor(ctx, &e.actor)?,
-                "comments": e.comments,
-                "review_state": e.review_state,
-                "state_title": workflow::state_title(ctx, obj, &e.review_state)?,
-                "time": iso(&e.time),
-                "transition_title": title,
-                "type": "workflow",
-            }),
+            HistoryItem {
+                id: None,
+                action,
+                actor: actor(ctx, &e.actor)?,
+                comments: e.comments.clone(),
+                may_revert: None,
+                state_title: Some(workflow::state_title(ctx, obj, &e.review_state)?),
+                review_state: Some(e.review_state),
+                time: iso(&e.time),
+                transition_title: title,
+                kind: "workflow",
+                version: None,
+            },
         ));
     }
     entries.sort_by_key(|e| std::cmp::Reverse(e.0));
-    let out: Vec<Value> = entries.into_iter().map(|(_, v)| v).collect();
+    let out: Vec<HistoryItem> = entries.into_iter().map(|(_, v)| v).collect();
     Ok(Response::json(200, &out))
 }
 
 /// PATCH `<path>/@history {"version": N}`: revert to version N (recorded as a new version).
-pub fn patch(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    mut obj: ContentRecord,
-) -> Result<Response> {
-    if !route.params.is_empty() {
-        return Err(EngineError::bad_request(
-            "Revert with PATCH <path>/@history {\"version\": N}",
-        ));
-    }
-    let body = json_body(req)?;
-    ctx.require(Permission::Modify, &obj)?;
-    let version = match body.get("version") {
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .and_then(|v| u32::try_from(v).ok())
-            .ok_or_else(|| EngineError::bad_request("'version' must be a non-negative integer"))?,
-        Some(Value::String(s)) => parse_version(s)?,
-        _ => {
-            return Err(EngineError::bad_request(
-                "Property 'version' (integer) is required",
-            ))
-        }
+fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Response> {
+    let body: RevertRequest = call.body()?;
+    let version = match body.version {
+        VersionNumber::Number(n) => n,
+        VersionNumber::Text(s) => parse_version(&s)?,
     };
     let fields = versioning::fields_at(ctx, &obj.uid, version)?
         .ok_or_else(|| unknown_version(ctx, &obj, version))?;
-    locking::check_can_change(ctx, req.header_value("lock-token"), &obj)?;
+    locking::check_can_change(ctx, call.lock_token(), &obj)?;
     let ty = ctx.type_of(&obj)?;
     let mut changed = Vec::new();
     for def in &ty.fields {
@@ -186,8 +261,8 @@ pub fn patch(
         fields: changed,
         change_note: Some(format!("Reverted to revision {version}")),
     });
-    Ok(Response::json(
-        200,
-        &json!({"message": format!("{} has been reverted to revision {version}.", obj.title())}),
-    ))
+    let message = Message {
+        message: format!("{} has been reverted to revision {version}.", obj.title()),
+    };
+    Ok(etag::tagged(Response::json(200, &message), &obj))
 }

@@ -1,59 +1,172 @@
 //! `@lock`: lock, read, refresh and unlock an object (the rules are in [`crate::locking`]).
 
-use serde_json::Value;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{json_body, opt_bool, Route};
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use crate::auth::users;
+use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::model::ContentRecord;
 use crate::security::Permission;
 
-fn holds(req: &Request, ctx: &Ctx<'_>, lock: &Lock) -> bool {
-    ctx.principal.login() == Some(lock.creator.as_str())
-        || req.header_value("lock-token").map(str::trim) == Some(lock.token.as_str())
+/// Register the lock routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@lock", get)
+            .requires(Permission::View)
+            .summary("The lock, or `{locked: false, stealable: true}`")
+            .answers::<LockInfo>(),
+    );
+    r.route(
+        RouteDef::post("@lock", post)
+            .checked_by_handler()
+            .conditional()
+            .summary("Lock the object (Modify permission); the answer carries the token")
+            .body::<LockRequest>()
+            .answers::<LockInfo>(),
+    );
+    r.route(
+        RouteDef::patch("@lock", patch)
+            .requires(Permission::Modify)
+            .conditional()
+            .summary("Refresh the caller's lock: its creation time becomes now")
+            .answers::<LockInfo>(),
+    );
+    r.route(
+        RouteDef::delete("@lock", delete)
+            .checked_by_handler()
+            .conditional()
+            .summary(
+                "Unlock (Modify permission); another user's lock needs `force: true` and Modify \
+                 (stealable lock) or Manage portal (non-stealable)",
+            )
+            .body::<UnlockRequest>()
+            .answers::<LockInfo>(),
+    );
 }
 
-/// POST `<path>/@lock {stealable?, timeout?}`: lock the object; 200 with the lock and its token.
-pub fn post(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    route.no_params("<path>/@lock")?;
-    let body = json_body(req)?;
+/// The lock status of an object. Unlocked objects show only `locked: false, stealable: true`;
+/// the token is shown to the lock's owner only.
+#[derive(Serialize, JsonSchema)]
+pub struct LockInfo {
+    /// When it was taken or last refreshed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// Login of its owner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creator: Option<String>,
+    /// Full name of its owner (the login when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creator_name: Option<String>,
+    /// URL of its owner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creator_url: Option<String>,
+    /// Whether the object is locked.
+    pub locked: bool,
+    /// The lock type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'static str>,
+    /// Whether others with edit rights may break it.
+    pub stealable: bool,
+    /// When it was taken, in seconds since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<f64>,
+    /// Seconds it lasts from `created`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// The token changes to the object must send in `Lock-Token` (owner only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+impl LockInfo {
+    /// What the caller of `ctx` may see of `lock`.
+    pub fn new(ctx: &Ctx<'_>, lock: Option<&Lock>) -> Self {
+        let Some(l) = lock else {
+            return LockInfo {
+                created: None,
+                creator: None,
+                creator_name: None,
+                creator_url: None,
+                locked: false,
+                name: None,
+                stealable: true,
+                time: None,
+                timeout: None,
+                token: None,
+            };
+        };
+        let name = if l.creator_name.is_empty() {
+            &l.creator
+        } else {
+            &l.creator_name
+        };
+        LockInfo {
+            created: Some(iso(&l.created)),
+            creator: Some(l.creator.clone()),
+            creator_name: Some(name.clone()),
+            creator_url: Some(ctx.url(&format!("/author/{}", l.creator))),
+            locked: true,
+            name: Some("plone.locking.stealable"),
+            stealable: l.stealable,
+            time: Some(l.created.timestamp_millis() as f64 / 1000.0),
+            timeout: Some(l.timeout),
+            token: (ctx.principal.login() == Some(l.creator.as_str())).then(|| l.token.clone()),
+        }
+    }
+}
+
+/// The body of a lock request.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LockRequest {
+    /// Whether other users with edit rights may break it (default true).
+    #[serde(default)]
+    pub stealable: Option<bool>,
+    /// Seconds it lasts (default 600, at most 86,400).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+}
+
+/// The body of an unlock request.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UnlockRequest {
+    /// Break another user's lock.
+    #[serde(default)]
+    pub force: Option<bool>,
+}
+
+fn holds(call: &Call<'_>, ctx: &Ctx<'_>, lock: &Lock) -> bool {
+    ctx.principal.login() == Some(lock.creator.as_str())
+        || call.lock_token().map(str::trim) == Some(lock.token.as_str())
+}
+
+fn answer(ctx: &Ctx<'_>, lock: Option<&Lock>) -> Response {
+    Response::json(200, &LockInfo::new(ctx, lock))
+}
+
+/// POST `<path>/@lock {stealable?, timeout?}`.
+fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    let body: LockRequest = call.body()?;
     ctx.require(Permission::Modify, &obj)?;
-    let stealable = opt_bool(&body, "stealable", true)?;
-    let timeout = match body.get("timeout") {
-        None | Some(Value::Null) => DEFAULT_TIMEOUT,
-        Some(Value::Number(n)) => n
-            .as_u64()
-            .filter(|t| (1..=MAX_TIMEOUT).contains(t))
-            .ok_or_else(|| {
-                EngineError::bad_request(format!(
-                    "'timeout' must be a whole number of seconds from 1 to {MAX_TIMEOUT}"
-                ))
-            })?,
+    let timeout = match body.timeout {
+        None => DEFAULT_TIMEOUT,
+        Some(t) if (1..=MAX_TIMEOUT).contains(&t) => t,
         Some(_) => {
-            return Err(EngineError::bad_request(
-                "'timeout' must be a number of seconds",
-            ))
+            return Err(EngineError::bad_request(format!(
+                "'timeout' must be a whole number of seconds from 1 to {MAX_TIMEOUT}"
+            )))
         }
     };
-    if let Some(k) = body
-        .keys()
-        .find(|k| !["stealable", "timeout"].contains(&k.as_str()))
-    {
-        return Err(EngineError::bad_request(format!(
-            "Unknown property '{k}'; a lock takes stealable and timeout"
-        )));
-    }
     if let Some(existing) = locking::current(ctx, &obj)? {
-        if !holds(req, ctx, &existing) {
+        if !holds(call, ctx, &existing) {
             return Err(EngineError::Locked(format!(
                 "Resource is locked. '{}' is already locked by '{}'.",
                 ctx.url(&obj.path),
@@ -71,40 +184,31 @@ pub fn post(
         creator_name,
         created: ctx.now(),
         timeout,
-        stealable,
+        stealable: body.stealable.unwrap_or(true),
     };
     locking::put(ctx, &obj, &lock)?;
     ctx.emit(Event::Locked {
         uid: obj.uid.clone(),
         path: obj.path.clone(),
     });
-    Ok(Response::json(200, &locking::info(ctx, Some(&lock))))
+    Ok(answer(ctx, Some(&lock)))
 }
 
-/// GET `<path>/@lock`: the lock, or `{locked: false, stealable: true}`.
-pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    route.no_params("<path>/@lock")?;
-    ctx.require(Permission::View, &obj)?;
+/// GET `<path>/@lock`.
+fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let lock = locking::current(ctx, &obj)?;
-    Ok(Response::json(200, &locking::info(ctx, lock.as_ref())))
+    Ok(answer(ctx, lock.as_ref()))
 }
 
-/// PATCH `<path>/@lock`: refresh the caller's lock (its creation time becomes now).
-pub fn patch(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    route.no_params("<path>/@lock")?;
-    ctx.require(Permission::Modify, &obj)?;
+/// PATCH `<path>/@lock`: refresh the caller's lock.
+fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let mut lock = locking::current(ctx, &obj)?.ok_or_else(|| {
         EngineError::bad_request(format!(
             "'{}' is not locked; POST @lock to lock it",
             ctx.url(&obj.path)
         ))
     })?;
-    if !holds(req, ctx, &lock) {
+    if !holds(call, ctx, &lock) {
         return Err(EngineError::Locked(format!(
             "Resource is locked. Only '{}' (or the holder of the lock token) can refresh this lock.",
             lock.creator
@@ -112,23 +216,16 @@ pub fn patch(
     }
     lock.created = ctx.now();
     locking::put(ctx, &obj, &lock)?;
-    Ok(Response::json(200, &locking::info(ctx, Some(&lock))))
+    Ok(answer(ctx, Some(&lock)))
 }
 
-/// DELETE `<path>/@lock {force?}`: unlock. Another user's lock needs `force: true` and the right to
-/// break it: Modify for a stealable lock, Manage portal for a non-stealable one.
-pub fn delete(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    obj: ContentRecord,
-) -> Result<Response> {
-    route.no_params("<path>/@lock")?;
-    let body = json_body(req)?;
+/// DELETE `<path>/@lock {force?}`.
+fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    let body: UnlockRequest = call.body()?;
     ctx.require(Permission::Modify, &obj)?;
-    let force = opt_bool(&body, "force", false)?;
+    let force = body.force.unwrap_or(false);
     if let Some(lock) = locking::current(ctx, &obj)? {
-        if !holds(req, ctx, &lock) {
+        if !holds(call, ctx, &lock) {
             if !force {
                 return Err(EngineError::Locked(format!(
                     "Resource is locked by '{}'; send {{\"force\": true}} to unlock it.",
@@ -157,5 +254,5 @@ pub fn delete(
         // An expired lock may still be stored: clean it up.
         locking::remove(ctx, &obj)?;
     }
-    Ok(Response::json(200, &locking::info(ctx, None)))
+    Ok(answer(ctx, None))
 }

@@ -1,32 +1,72 @@
 //! `@login`, `@login-renew` and `@logout`: JWT sessions.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{json_body, Route};
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use crate::auth::{self, Credentials};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::ContentRecord;
 
+/// Register the session routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::post("@login", login)
+            .reads()
+            .summary(
+                "Log in with `login` and `password`; answers a token for `Authorization: Bearer`",
+            )
+            .body::<LoginRequest>()
+            .answers::<TokenAnswer>(),
+    );
+    r.route(
+        RouteDef::post("@login-renew", renew)
+            .summary("A fresh token for a valid one (which is revoked)")
+            .answers::<TokenAnswer>(),
+    );
+    r.route(
+        RouteDef::post("@logout", logout)
+            .status(204)
+            .summary("Revoke the token sent"),
+    );
+}
+
+/// Login credentials.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoginRequest {
+    /// The login name.
+    pub login: Option<String>,
+    /// The password.
+    pub password: Option<String>,
+}
+
+/// A token.
+#[derive(Serialize, JsonSchema)]
+pub struct TokenAnswer {
+    /// A JWT for `Authorization: Bearer`.
+    pub token: String,
+}
+
 /// POST `/@login` `{login, password}` → `{token}`.
-pub fn login(ctx: &mut Ctx<'_>, req: &Request, _: &Route, _: ContentRecord) -> Result<Response> {
-    let body = json_body(req)?;
-    let (Some(Value::String(login)), Some(Value::String(password))) =
-        (body.get("login"), body.get("password"))
-    else {
+fn login(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let body: LoginRequest = call.body()?;
+    let (Some(login), Some(password)) = (body.login, body.password) else {
         return Err(EngineError::bad_request(
             "Login and password must be provided in the body as strings: {\"login\": ..., \"password\": ...}",
         ));
     };
-    let user = auth::check_password(ctx, login, password)?
+    let user = auth::check_password(ctx, &login, &password)?
         .ok_or_else(|| EngineError::Unauthorized("Wrong login and/or password.".into()))?;
     let token = auth::issue_token(ctx, &user)?;
-    Ok(Response::json(200, &json!({ "token": token })))
+    Ok(Response::json(200, &TokenAnswer { token }))
 }
 
-fn bearer(req: &Request) -> Result<String> {
-    match auth::credentials(req)? {
+fn bearer(call: &Call<'_>) -> Result<String> {
+    match auth::credentials(call.req)? {
         Credentials::Bearer(t) => Ok(t),
         _ => Err(EngineError::Unauthorized(
             "This needs a login token: send it as 'Authorization: Bearer <token>'".into(),
@@ -35,19 +75,19 @@ fn bearer(req: &Request) -> Result<String> {
 }
 
 /// POST `/@login-renew` with a valid token → a fresh `{token}`; the old one is revoked.
-pub fn renew(ctx: &mut Ctx<'_>, req: &Request, _: &Route, _: ContentRecord) -> Result<Response> {
-    let token = bearer(req)?;
+fn renew(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let token = bearer(call)?;
     let claims = auth::verify_token(ctx, &token)?;
     let user = auth::users::get(ctx, &claims.sub)?
         .ok_or_else(|| EngineError::Unauthorized("The token's user no longer exists".into()))?;
     let fresh = auth::issue_token(ctx, &user)?;
     auth::revoke(ctx, &claims)?;
-    Ok(Response::json(200, &json!({ "token": fresh })))
+    Ok(Response::json(200, &TokenAnswer { token: fresh }))
 }
 
 /// POST `/@logout` with a valid token: the token stops working; 204.
-pub fn logout(ctx: &mut Ctx<'_>, req: &Request, _: &Route, _: ContentRecord) -> Result<Response> {
-    let token = bearer(req)?;
+fn logout(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let token = bearer(call)?;
     let claims = auth::verify_token(ctx, &token)?;
     auth::revoke(ctx, &claims)?;
     Ok(Response::empty(204))

@@ -1,26 +1,64 @@
 //! `@navigation`: the top navigation of a context (the items of its navigation root), one level
 //! deep unless `expand.navigation.depth` asks for more. Expandable as the `navigation` component.
 
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 #[cfg(test)]
 use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::serialize::{iso, json_len};
 use super::Route;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::ContentRecord;
 use crate::navigation::{self, NavItem};
 use crate::security::Permission;
 
+/// Register `@navigation` and the `navigation` component.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@navigation", get)
+            .requires(Permission::View)
+            .summary(
+                "The top navigation: the items of the navigation root, one level deep unless \
+                 `expand.navigation.depth` asks for more, plus the control panel's links",
+            )
+            .query::<NavigationQuery>()
+            .answers::<NavigationDoc>(),
+    );
+    r.component("navigation", Some(component));
+}
+
 /// The query parameter naming the depth.
 pub const DEPTH_PARAM: &str = "expand.navigation.depth";
 
+/// The query of `@navigation`.
+#[derive(Deserialize, JsonSchema)]
+pub struct NavigationQuery {
+    /// How many levels (a positive integer; default 1).
+    #[serde(rename = "expand.navigation.depth", default)]
+    pub depth: Option<String>,
+}
+
+/// The answer of `@navigation` (for the documentation): `{@id, items}`, each item a catalog item
+/// plus `description`, `markdown`, `items`, `start`, `end`, `recurrence`.
+#[derive(JsonSchema)]
+pub struct NavigationDoc {
+    /// `<object URL>/@navigation`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The items.
+    pub items: Vec<serde_json::Map<String, Value>>,
+}
+
 /// The requested depth: 1 unless `expand.navigation.depth` is given (a positive integer).
 pub fn depth(route: &Route) -> Result<usize> {
-    match route.query.get(DEPTH_PARAM) {
+    let q: NavigationQuery = super::extract::query(route)?;
+    match q.depth.as_deref() {
         None => Ok(1),
         Some(raw) => raw
             .trim()
@@ -36,9 +74,8 @@ pub fn depth(route: &Route) -> Result<usize> {
 }
 
 /// GET `<path>/@navigation`.
-pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    ctx.require(Permission::View, &obj)?;
-    let (root, items, settings) = walk(ctx, route, &obj)?;
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    let (root, items, settings) = walk(ctx, call.route, &obj)?;
     Ok(Response::json(
         200,
         &Answer::new(ctx, &obj, &root, &items, &settings)?,
@@ -46,7 +83,7 @@ pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) ->
 }
 
 /// The navigation of `obj` (the `navigation` component): `{@id, items}`.
-pub fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
+fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
     let (root, items, settings) = walk(ctx, route, obj)?;
     Ok(serde_json::to_value(Answer::new(
         ctx, obj, &root, &items, &settings,

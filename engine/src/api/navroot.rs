@@ -1,28 +1,52 @@
 //! `@navroot`: the navigation root of a context (the site root, or the language root folder in a
 //! multilingual site) in full. Expandable as the `navroot` component.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
 
 use super::batching::Batch;
+use super::extract::Call;
 use super::query::Query;
+use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
 use super::Route;
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::ContentRecord;
 use crate::multilingual;
 use crate::security::Permission;
 
+/// Register `@navroot` and the `navroot` component.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@navroot", get)
+            .requires(Permission::View)
+            .summary("The navigation root of the object (site root, or its language root folder)")
+            .answers::<NavRoot>(),
+    );
+    r.component("navroot", Some(component));
+}
+
+/// The navigation root of an object.
+#[derive(Serialize, JsonSchema)]
+pub struct NavRoot {
+    /// `<object URL>/@navroot`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The root, serialized like a content GET without `items` and `@components`.
+    pub navroot: serde_json::Map<String, Value>,
+}
+
 /// GET `<path>/@navroot`.
-pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    ctx.require(Permission::View, &obj)?;
-    Ok(Response::json(200, &component(ctx, route, &obj)?))
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    Ok(Response::json(200, &component(ctx, call.route, &obj)?))
 }
 
 /// The `navroot` component of `obj`: `{@id, navroot}`, the root serialized like a content GET
 /// without its `items` and `@components` (as the reference shows it).
-pub fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
+fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
     let root = multilingual::navigation_root(ctx, obj)?;
     let query = Query::default();
     let listing = ListingRequest {
@@ -31,12 +55,13 @@ pub fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value>
         raw_query: "",
         route: None,
     };
-    let mut body = serialize::full_without_items(ctx, &root, &listing)?;
-    if let Some(m) = body.as_object_mut() {
-        m.remove("@components");
-    }
-    Ok(json!({
-        "@id": format!("{}/@navroot", ctx.url(&obj.path)),
-        "navroot": body,
-    }))
+    let mut navroot = match serialize::full_without_items(ctx, &root, &listing)? {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    navroot.remove("@components");
+    Ok(serde_json::to_value(NavRoot {
+        id: format!("{}/@navroot", ctx.url(&obj.path)),
+        navroot,
+    })?)
 }

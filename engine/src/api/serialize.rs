@@ -14,22 +14,6 @@ use crate::security::Permission;
 use crate::store::{prefix_end, Direction};
 use crate::tree;
 
-/// Component names listed under `@components` (the spec's names plus `aliases`, as the reference).
-pub const COMPONENTS: &[&str] = &[
-    "actions",
-    "aliases",
-    "breadcrumbs",
-    "catalog",
-    "contextnavigation",
-    "inherit",
-    "navigation",
-    "navroot",
-    "related",
-    "translations",
-    "types",
-    "workflow",
-];
-
 /// How a listing of children was asked for.
 pub struct ListingRequest<'q> {
     /// The window.
@@ -67,13 +51,7 @@ fn full_with(
     let url = ctx.url(&obj.path);
     let mut out = Map::new();
 
-    let mut components = Map::new();
-    for name in COMPONENTS {
-        components.insert(name.to_string(), json!({"@id": format!("{url}/@{name}")}));
-    }
-    if let Some(route) = listing.route {
-        super::expansion::expand(ctx, route, obj, &mut components)?;
-    }
+    let components = super::expansion::components(ctx, listing.route, obj)?;
     out.insert("@components".into(), Value::Object(components));
 
     for f in &ty.fields {
@@ -113,7 +91,10 @@ fn full_with(
     out.insert("review_state".into(), json!(obj.review_state));
     out.insert("type_title".into(), json!(ty.title));
     let lock = crate::locking::current(ctx, obj)?;
-    out.insert("lock".into(), crate::locking::info(ctx, lock.as_ref()));
+    out.insert(
+        "lock".into(),
+        serde_json::to_value(super::locking::LockInfo::new(ctx, lock.as_ref()))?,
+    );
     if !obj.is_root() {
         out.insert("version".into(), json!("current"));
     }

@@ -2,29 +2,67 @@
 //! contract scenarios over HTTP can test expiry. Only routed when the engine was built with
 //! [`crate::EngineOptions::test_clock`] (deterministic test mode); production engines answer 404.
 
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{json_body, Route};
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use crate::clock::iso;
 use crate::context::Ctx;
+use crate::engine::Core;
 use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::fields::parse_datetime;
 use crate::model::ContentRecord;
 
+/// Register `@test-clock` (present only on engines with a test clock).
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::post("@test-clock", clock)
+            .reads()
+            .only_if(has_test_clock)
+            .summary("Tests only: move the fixed clock (`advance` seconds, or `set` a time)")
+            .body::<ClockRequest>()
+            .answers::<ClockAnswer>(),
+    );
+}
+
+fn has_test_clock(core: &Core) -> bool {
+    core.options.test_clock.is_some()
+}
+
+/// How to move the clock: one of the two.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClockRequest {
+    /// Seconds to move it on (or back, when negative).
+    #[serde(default)]
+    pub advance: Option<i64>,
+    /// The time to set it to.
+    #[serde(default)]
+    pub set: Option<String>,
+}
+
+/// The clock's time now.
+#[derive(Serialize, JsonSchema)]
+pub struct ClockAnswer {
+    /// ISO 8601.
+    pub now: String,
+}
+
 /// Move the test clock; answers `{"now": ...}`.
-pub fn clock(ctx: &mut Ctx<'_>, req: &Request, _: &Route, _: ContentRecord) -> Result<Response> {
+fn clock(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let clock = ctx
         .core
         .options
         .test_clock
         .clone()
         .ok_or_else(|| EngineError::Internal("test clock not configured".into()))?;
-    let body = json_body(req)?;
-    match (body.get("advance"), body.get("set")) {
-        (Some(Value::Number(n)), None) if n.is_i64() => clock.advance(n.as_i64().unwrap_or(0)),
-        (None, Some(Value::String(s))) => clock.set(
-            parse_datetime(s)
+    let body: ClockRequest = call.body()?;
+    match (body.advance, body.set) {
+        (Some(n), None) => clock.advance(n),
+        (None, Some(s)) => clock.set(
+            parse_datetime(&s)
                 .ok_or_else(|| EngineError::bad_request("'set' must be a timestamp"))?,
         ),
         _ => {
@@ -33,5 +71,10 @@ pub fn clock(ctx: &mut Ctx<'_>, req: &Request, _: &Route, _: ContentRecord) -> R
             ))
         }
     }
-    Ok(Response::json(200, &json!({ "now": iso(&ctx.now()) })))
+    Ok(Response::json(
+        200,
+        &ClockAnswer {
+            now: iso(&ctx.now()),
+        },
+    ))
 }

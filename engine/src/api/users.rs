@@ -1,15 +1,140 @@
 //! `@users`: user accounts. Managers list, create, edit and delete users; a user may read and edit
 //! their own account (but not their roles).
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::{json_body, Route};
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
 use crate::auth::{password, users, users::UserRecord};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::ContentRecord;
 use crate::security::{Permission, Principal, ROLES};
+
+/// Register the user routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@users/{id?}", get)
+            .root_only()
+            .checked_by_handler()
+            .summary("The users (Manage portal; `query` filters), or one user (managers, the user)")
+            .query::<UserQuery>()
+            .answers::<UserJson>(),
+    );
+    r.route(
+        RouteDef::post("@users", post)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .status(201)
+            .summary("Create a user")
+            .body::<UserBody>()
+            .answers::<UserJson>(),
+    );
+    r.route(
+        RouteDef::patch("@users/{id}", patch)
+            .root_only()
+            .checked_by_handler()
+            .status(204)
+            .summary("Edit a user (managers; the user itself, except roles)")
+            .body::<UserBody>(),
+    );
+    r.route(
+        RouteDef::delete("@users/{id}", delete)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .status(204)
+            .summary("Delete a user (not oneself)"),
+    );
+}
+
+/// The query of the user list.
+#[derive(Deserialize, JsonSchema)]
+pub struct UserQuery {
+    /// Text the login, full name or e-mail contains.
+    #[serde(default)]
+    pub query: Option<String>,
+}
+
+/// A user's properties, as POST and PATCH take them.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserBody {
+    /// Login name (letters, digits, `-_.@`; cannot change).
+    #[serde(default)]
+    pub username: Option<String>,
+    /// Password (at least 8 characters).
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Full name.
+    #[serde(default)]
+    pub fullname: Option<String>,
+    /// E-mail address.
+    #[serde(default)]
+    pub email: Option<String>,
+    /// Description.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Home page.
+    #[serde(default)]
+    pub home_page: Option<String>,
+    /// Location.
+    #[serde(default)]
+    pub location: Option<String>,
+    /// Global roles (managers only).
+    #[serde(default)]
+    pub roles: Option<Vec<String>>,
+}
+
+/// A user as served.
+#[derive(Serialize, JsonSchema)]
+pub struct UserJson {
+    /// `/@users/<login>`.
+    #[serde(rename = "@id")]
+    pub url: String,
+    /// Login.
+    pub id: String,
+    /// Login.
+    pub username: String,
+    /// Full name.
+    pub fullname: String,
+    /// E-mail address.
+    pub email: String,
+    /// Description.
+    pub description: String,
+    /// Home page.
+    pub home_page: String,
+    /// Location.
+    pub location: String,
+    /// Always null (no portraits yet).
+    pub portrait: Option<String>,
+    /// Global roles.
+    pub roles: Vec<String>,
+    /// Groups.
+    pub groups: GroupList,
+}
+
+/// The groups of a user.
+#[derive(Serialize, JsonSchema)]
+pub struct GroupList {
+    /// `/@users`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The groups.
+    pub items: Vec<GroupRef>,
+    /// How many.
+    pub items_total: usize,
+}
+
+/// A group a user belongs to.
+#[derive(Serialize, JsonSchema)]
+pub struct GroupRef {
+    /// Its id.
+    pub id: &'static str,
+    /// Its title.
+    pub title: &'static str,
+}
 
 /// Shortest password accepted.
 pub const MIN_PASSWORD_LEN: usize = 8;
@@ -19,49 +144,31 @@ fn grantable(role: &str) -> bool {
     ROLES.contains(&role) && !matches!(role, "Anonymous" | "Authenticated" | "Owner")
 }
 
-fn user_json(ctx: &Ctx<'_>, u: &UserRecord) -> Value {
-    json!({
-        "@id": ctx.url(&format!("/@users/{}", u.login)),
-        "id": u.login,
-        "username": u.login,
-        "fullname": u.fullname,
-        "email": u.email,
-        "description": u.description,
-        "home_page": u.home_page,
-        "location": u.location,
-        "portrait": null,
-        "roles": u.roles,
-        "groups": {
-            "@id": ctx.url("/@users"),
-            "items": [{"id": "AuthenticatedUsers", "title": "AuthenticatedUsers"}],
-            "items_total": 1
-        }
-    })
+fn user_json(ctx: &Ctx<'_>, u: &UserRecord) -> UserJson {
+    UserJson {
+        url: ctx.url(&format!("/@users/{}", u.login)),
+        id: u.login.clone(),
+        username: u.login.clone(),
+        fullname: u.fullname.clone(),
+        email: u.email.clone(),
+        description: u.description.clone(),
+        home_page: u.home_page.clone(),
+        location: u.location.clone(),
+        portrait: None,
+        roles: u.roles.clone(),
+        groups: GroupList {
+            id: ctx.url("/@users"),
+            items: vec![GroupRef {
+                id: "AuthenticatedUsers",
+                title: "AuthenticatedUsers",
+            }],
+            items_total: 1,
+        },
+    }
 }
 
 fn is_manager(ctx: &Ctx<'_>, root: &ContentRecord) -> Result<bool> {
     ctx.permitted(Permission::ManagePortal, root)
-}
-
-fn require_root(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<()> {
-    if obj.is_root() {
-        Ok(())
-    } else {
-        Err(EngineError::NotFound {
-            url: ctx.url(&format!("{}/@users", obj.path)),
-            context: Some(ctx.url(&obj.path)),
-        })
-    }
-}
-
-fn target(route: &Route) -> Result<Option<&str>> {
-    match route.params.as_slice() {
-        [] => Ok(None),
-        [one] => Ok(Some(one.as_str())),
-        _ => Err(EngineError::bad_request(
-            "Expected /@users or /@users/<username>",
-        )),
-    }
 }
 
 fn load(ctx: &Ctx<'_>, login: &str) -> Result<UserRecord> {
@@ -72,16 +179,16 @@ fn load(ctx: &Ctx<'_>, login: &str) -> Result<UserRecord> {
 }
 
 /// GET `/@users` (managers) or `/@users/<id>` (managers and the user).
-pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, root: ContentRecord) -> Result<Response> {
-    require_root(ctx, &root)?;
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
     let manager = is_manager(ctx, &root)?;
-    match target(route)? {
+    match call.param("id") {
         None => {
             if !manager {
                 return Err(ctx.denied(Permission::ManagePortal));
             }
-            let query = route.query.get("query").unwrap_or("").to_lowercase();
-            let list: Vec<Value> = users::all(ctx)?
+            let q: UserQuery = call.query()?;
+            let query = q.query.unwrap_or_default().to_lowercase();
+            let list: Vec<UserJson> = users::all(ctx)?
                 .iter()
                 .filter(|u| {
                     query.is_empty()
@@ -103,25 +210,13 @@ pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, root: ContentRecord) -
     }
 }
 
-fn string_field(body: &Map<String, Value>, name: &str) -> Result<Option<String>> {
-    match body.get(name) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(EngineError::bad_request(format!(
-            "'{name}' must be a string"
-        ))),
-    }
-}
-
-fn roles_field(body: &Map<String, Value>) -> Result<Option<Vec<String>>> {
-    match body.get("roles") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::Array(a)) => {
-            let mut out = Vec::new();
+fn roles_field(body: &UserBody) -> Result<Option<Vec<String>>> {
+    match &body.roles {
+        None => Ok(None),
+        Some(a) => {
+            let mut out: Vec<String> = Vec::new();
             for r in a {
-                let r = r.as_str().ok_or_else(|| {
-                    EngineError::bad_request("'roles' must be an array of role names")
-                })?;
+                let r = r.as_str();
                 if !grantable(r) {
                     return Err(EngineError::bad_request(format!(
                         "Unknown or non-grantable role '{r}'"
@@ -133,9 +228,6 @@ fn roles_field(body: &Map<String, Value>) -> Result<Option<Vec<String>>> {
             }
             Ok(Some(out))
         }
-        Some(_) => Err(EngineError::bad_request(
-            "'roles' must be an array of role names",
-        )),
     }
 }
 
@@ -148,46 +240,12 @@ fn check_password(pw: &str) -> Result<()> {
     Ok(())
 }
 
-const USER_FIELDS: &[&str] = &[
-    "username",
-    "password",
-    "fullname",
-    "email",
-    "description",
-    "home_page",
-    "location",
-    "roles",
-];
-
-fn reject_unknown(body: &Map<String, Value>) -> Result<()> {
-    if let Some(k) = body.keys().find(|k| !USER_FIELDS.contains(&k.as_str())) {
-        return Err(EngineError::bad_request(format!(
-            "Unknown user property '{k}'"
-        )));
-    }
-    Ok(())
-}
-
 /// POST `/@users`: create a user (managers); 201 with the user.
-pub fn post(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    root: ContentRecord,
-) -> Result<Response> {
-    require_root(ctx, &root)?;
-    if target(route)?.is_some() {
-        return Err(EngineError::MethodNotAllowed {
-            method: "POST".into(),
-            allowed: vec!["GET", "PATCH", "DELETE"],
-        });
-    }
-    if !is_manager(ctx, &root)? {
-        return Err(ctx.denied(Permission::ManagePortal));
-    }
-    let body = json_body(req)?;
-    reject_unknown(&body)?;
-    let login = string_field(&body, "username")?
+fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let body: UserBody = call.body()?;
+    let login = body
+        .username
+        .clone()
         .filter(|s| !s.is_empty())
         .ok_or_else(|| EngineError::bad_request("Property 'username' is required"))?;
     if !login
@@ -204,7 +262,9 @@ pub fn post(
             "The username '{login}' is taken"
         )));
     }
-    let pw = string_field(&body, "password")?
+    let pw = body
+        .password
+        .clone()
         .ok_or_else(|| EngineError::bad_request("Property 'password' is required"))?;
     check_password(&pw)?;
     let hash = password::hash(
@@ -214,13 +274,13 @@ pub fn post(
     )?;
     let user = UserRecord {
         login: login.clone(),
-        fullname: string_field(&body, "fullname")?.unwrap_or_default(),
-        email: string_field(&body, "email")?.unwrap_or_default(),
-        description: string_field(&body, "description")?.unwrap_or_default(),
-        home_page: string_field(&body, "home_page")?.unwrap_or_default(),
-        location: string_field(&body, "location")?.unwrap_or_default(),
         password_hash: hash,
         roles: roles_field(&body)?.unwrap_or_else(|| vec!["Member".into()]),
+        fullname: body.fullname.unwrap_or_default(),
+        email: body.email.unwrap_or_default(),
+        description: body.description.unwrap_or_default(),
+        home_page: body.home_page.unwrap_or_default(),
+        location: body.location.unwrap_or_default(),
     };
     users::put(ctx, &user)?;
     let url = ctx.url(&format!("/@users/{login}"));
@@ -228,25 +288,16 @@ pub fn post(
 }
 
 /// PATCH `/@users/<id>`: edit (managers, or the user without `roles`); 204.
-pub fn patch(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    root: ContentRecord,
-) -> Result<Response> {
-    require_root(ctx, &root)?;
-    let login = target(route)?
-        .ok_or_else(|| EngineError::bad_request("PATCH needs /@users/<username>"))?
-        .to_string();
+fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
+    let login = call.param("id").unwrap_or_default().to_string();
     let manager = is_manager(ctx, &root)?;
     if !manager && ctx.principal.login() != Some(login.as_str()) {
         return Err(ctx.denied(Permission::ManagePortal));
     }
-    let body = json_body(req)?;
-    reject_unknown(&body)?;
+    let body: UserBody = call.body()?;
     let mut user = load(ctx, &login)?;
-    if let Some(u) = string_field(&body, "username")? {
-        if u != login {
+    if let Some(u) = &body.username {
+        if *u != login {
             return Err(EngineError::bad_request("A username cannot be changed"));
         }
     }
@@ -258,22 +309,22 @@ pub fn patch(
         }
         user.roles = roles;
     }
-    if let Some(pw) = string_field(&body, "password")? {
-        check_password(&pw)?;
+    if let Some(pw) = &body.password {
+        check_password(pw)?;
         user.password_hash = password::hash(
-            &pw,
+            pw,
             ctx.core.options.password_cost,
             ctx.core.entropy.as_ref(),
         )?;
     }
-    for (name, slot) in [
-        ("fullname", &mut user.fullname),
-        ("email", &mut user.email),
-        ("description", &mut user.description),
-        ("home_page", &mut user.home_page),
-        ("location", &mut user.location),
+    for (value, slot) in [
+        (body.fullname, &mut user.fullname),
+        (body.email, &mut user.email),
+        (body.description, &mut user.description),
+        (body.home_page, &mut user.home_page),
+        (body.location, &mut user.location),
     ] {
-        if let Some(v) = string_field(&body, name)? {
+        if let Some(v) = value {
             *slot = v;
         }
     }
@@ -282,19 +333,8 @@ pub fn patch(
 }
 
 /// DELETE `/@users/<id>` (managers; not oneself); 204.
-pub fn delete(
-    ctx: &mut Ctx<'_>,
-    _: &Request,
-    route: &Route,
-    root: ContentRecord,
-) -> Result<Response> {
-    require_root(ctx, &root)?;
-    let login = target(route)?
-        .ok_or_else(|| EngineError::bad_request("DELETE needs /@users/<username>"))?
-        .to_string();
-    if !is_manager(ctx, &root)? {
-        return Err(ctx.denied(Permission::ManagePortal));
-    }
+fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let login = call.param("id").unwrap_or_default().to_string();
     if let Principal::User(u) = &ctx.principal {
         if u.login == login {
             return Err(EngineError::bad_request(

@@ -1,152 +1,202 @@
-//! `@workflow`: the workflow status of an object and taking transitions.
+//! `@workflow`: the workflow status of an object and taking transitions (the rules are in
+//! [`crate::workflow`]).
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
-use super::{json_body, opt_bool, Route};
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
+use super::Route;
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
+use crate::http::Response;
 use crate::model::fields::{FieldDef, FieldKind};
 use crate::model::ContentRecord;
 use crate::security::Permission;
 use crate::tree;
 use crate::workflow::{self, HistoryEntry, TransitionOptions};
 
-fn entry_json(ctx: &Ctx<'_>, obj: &ContentRecord, e: &HistoryEntry) -> Result<Value> {
-    Ok(json!({
-        "action": e.action,
-        "actor": e.actor,
-        "comments": e.comments,
-        "review_state": e.review_state,
-        "time": iso(&e.time),
-        "title": workflow::state_title(ctx, obj, &e.review_state)?,
-    }))
+/// Register the workflow routes and the `workflow` component.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@workflow", get)
+            .requires(Permission::View)
+            .summary("History, current state and the transitions the caller may take")
+            .answers::<WorkflowStatus>(),
+    );
+    r.route(
+        RouteDef::post("@workflow/{transition?}", post)
+            .requires(Permission::View)
+            .conditional()
+            .summary(
+                "Take a transition (the transition's guard permission is checked), optionally \
+                 on every descendant that offers it too (`include_children`)",
+            )
+            .body::<TransitionRequest>()
+            .answers::<TransitionResult>(),
+    );
+    r.component("workflow", Some(component));
 }
 
-/// GET `<path>/@workflow`: history, current state and the transitions the caller may take.
-pub fn get(ctx: &mut Ctx<'_>, _: &Request, route: &Route, obj: ContentRecord) -> Result<Response> {
-    ctx.require(Permission::View, &obj)?;
-    if !route.params.is_empty() {
-        return Err(EngineError::MethodNotAllowed {
-            method: "GET".into(),
-            allowed: vec!["POST"],
-        });
+/// The workflow status of an object.
+#[derive(Serialize, JsonSchema)]
+pub struct WorkflowStatus {
+    /// `<object URL>/@workflow`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// Every state change, oldest first.
+    pub history: Vec<TransitionResult>,
+    /// The current state (`null` for objects without workflow).
+    pub state: Option<StateInfo>,
+    /// The transitions the caller may take now.
+    pub transitions: Vec<TransitionLink>,
+}
+
+/// A workflow state.
+#[derive(Serialize, JsonSchema)]
+pub struct StateInfo {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// A transition the caller may take.
+#[derive(Serialize, JsonSchema)]
+pub struct TransitionLink {
+    /// `<object URL>/@workflow/<transition>`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// One state change (the answer to a transition, and an entry of the status's history).
+#[derive(Serialize, JsonSchema)]
+pub struct TransitionResult {
+    /// The transition id (`null` for the creation entry).
+    pub action: Option<String>,
+    /// Login of who made it.
+    pub actor: String,
+    /// The comment given.
+    pub comments: String,
+    /// The state after it.
+    pub review_state: String,
+    /// When.
+    pub time: String,
+    /// The title of that state.
+    pub title: String,
+}
+
+/// The body of a transition (all optional).
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransitionRequest {
+    /// A comment for the history.
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// A new effective date (ISO 8601).
+    #[serde(default)]
+    pub effective: Option<Value>,
+    /// A new expiry date (ISO 8601).
+    #[serde(default)]
+    pub expires: Option<Value>,
+    /// Take the transition on every descendant that offers it and is not locked, too.
+    #[serde(default)]
+    pub include_children: Option<bool>,
+}
+
+impl TransitionResult {
+    fn new(ctx: &Ctx<'_>, obj: &ContentRecord, e: &HistoryEntry) -> Result<Self> {
+        Ok(TransitionResult {
+            action: e.action.clone(),
+            actor: e.actor.clone(),
+            comments: e.comments.clone(),
+            review_state: e.review_state.clone(),
+            time: iso(&e.time),
+            title: workflow::state_title(ctx, obj, &e.review_state)?,
+        })
     }
-    Ok(Response::json(200, &status(ctx, route, &obj)?))
 }
 
-/// The workflow status of `obj` (the `@workflow` component).
-pub fn status(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
-    let obj = obj.clone();
+/// GET `<path>/@workflow`.
+fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    Ok(Response::json(200, &status(ctx, &obj)?))
+}
+
+/// The workflow status of `obj`.
+pub fn status(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<WorkflowStatus> {
     let url = ctx.url(&obj.path);
-    let history: Result<Vec<Value>> = workflow::history(ctx, &obj.uid)?
+    let history = workflow::history(ctx, &obj.uid)?
         .iter()
-        .map(|e| entry_json(ctx, &obj, e))
-        .collect();
+        .map(|e| TransitionResult::new(ctx, obj, e))
+        .collect::<Result<Vec<_>>>()?;
     let state = match &obj.review_state {
-        Some(s) => json!({"id": s, "title": workflow::state_title(ctx, &obj, s)?}),
-        None => Value::Null,
+        Some(s) => Some(StateInfo {
+            id: s.clone(),
+            title: workflow::state_title(ctx, obj, s)?,
+        }),
+        None => None,
     };
-    let transitions: Vec<Value> = workflow::available(ctx, &obj)?
+    let transitions = workflow::available(ctx, obj)?
         .into_iter()
-        .map(|(id, t)| json!({"@id": format!("{url}/@workflow/{id}"), "title": t.title}))
+        .map(|(id, t)| TransitionLink {
+            id: format!("{url}/@workflow/{id}"),
+            title: t.title.clone(),
+        })
         .collect();
-    Ok(json!({
-        "@id": format!("{url}/@workflow"),
-        "history": history?,
-        "state": state,
-        "transitions": transitions,
-    }))
+    Ok(WorkflowStatus {
+        id: format!("{url}/@workflow"),
+        history,
+        state,
+        transitions,
+    })
 }
 
-fn options(body: &Map<String, Value>) -> Result<(TransitionOptions, bool)> {
-    let comment = match body.get("comment") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(_) => return Err(EngineError::bad_request("'comment' must be a string")),
+/// The `workflow` component.
+fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
+    Ok(serde_json::to_value(status(ctx, obj)?)?)
+}
+
+fn date(name: &str, v: Option<&Value>) -> Result<Option<Value>> {
+    let Some(v) = v else {
+        return Ok(None);
     };
-    let date = |name: &str| -> Result<Option<Value>> {
-        match body.get(name) {
-            None => Ok(None),
-            Some(v) => {
-                let def = FieldDef {
-                    name: name.to_string(),
-                    kind: FieldKind::Datetime,
-                    required: false,
-                    default: None,
-                    transient: false,
-                };
-                def.validate(v).map(Some)
-            }
-        }
+    let def = FieldDef {
+        name: name.to_string(),
+        kind: FieldKind::Datetime,
+        required: false,
+        default: None,
+        transient: false,
     };
-    let include_children = opt_bool(body, "include_children", false)?;
-    if let Some(k) = body
-        .keys()
-        .find(|k| !["comment", "effective", "expires", "include_children"].contains(&k.as_str()))
-    {
-        return Err(EngineError::bad_request(format!(
-            "Unknown property '{k}'; a transition takes comment, effective, expires, include_children"
-        )));
-    }
-    Ok((
-        TransitionOptions {
-            comment,
-            effective: date("effective")?,
-            expires: date("expires")?,
-        },
-        include_children,
-    ))
+    def.validate(v).map(Some)
 }
 
 /// POST `<path>/@workflow/<transition>`: take the transition (optionally on every descendant too).
-pub fn post(
-    ctx: &mut Ctx<'_>,
-    req: &Request,
-    route: &Route,
-    mut obj: ContentRecord,
-) -> Result<Response> {
-    let transition = match route.params.as_slice() {
-        [t] => t.clone(),
-        [] => {
-            return Err(EngineError::bad_request(
-                "Name the transition: POST <path>/@workflow/<transition>",
-            ))
-        }
-        _ => {
-            return Err(EngineError::bad_request(
-                "Expected <path>/@workflow/<transition>",
-            ))
-        }
+fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Response> {
+    let transition = call.param("transition").ok_or_else(|| {
+        EngineError::bad_request("Name the transition: POST <path>/@workflow/<transition>")
+    })?;
+    let body: TransitionRequest = call.body()?;
+    let opts = TransitionOptions {
+        comment: body.comment.unwrap_or_default(),
+        effective: date("effective", body.effective.as_ref())?,
+        expires: date("expires", body.expires.as_ref())?,
     };
-    ctx.require(Permission::View, &obj)?;
-    let body = json_body(req)?;
-    let (opts, include_children) = options(&body)?;
-    let entry = workflow::take(
-        ctx,
-        req.header_value("lock-token"),
-        &mut obj,
-        &transition,
-        &opts,
-    )?;
-    if include_children {
+    let entry = workflow::take(ctx, call.lock_token(), &mut obj, transition, &opts)?;
+    if body.include_children.unwrap_or(false) {
         for mut member in tree::subtree(ctx, &obj)?.into_iter().skip(1) {
             let offered = workflow::available(ctx, &member)?
                 .iter()
                 .any(|(id, _)| *id == transition);
             let unlocked = crate::locking::current(ctx, &member)?.is_none();
             if offered && unlocked {
-                workflow::take(
-                    ctx,
-                    req.header_value("lock-token"),
-                    &mut member,
-                    &transition,
-                    &opts,
-                )?;
+                workflow::take(ctx, call.lock_token(), &mut member, transition, &opts)?;
             }
         }
     }
-    let out = entry_json(ctx, &obj, &entry)?;
-    Ok(Response::json(200, &out))
+    let out = TransitionResult::new(ctx, &obj, &entry)?;
+    Ok(super::etag::tagged(Response::json(200, &out), &obj))
 }

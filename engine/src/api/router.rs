@@ -1,0 +1,401 @@
+//! The one route table.
+//!
+//! Every endpoint family declares its routes, `@components` entries and expanders in its own
+//! `register` function (one line per family in [`super::FAMILIES`]); this module knows nothing of
+//! any family. From the table it derives what no handler writes by hand: 404 for an unknown
+//! endpoint or path shape, 405 with `Allow` for a known path with another method, `HEAD` (a GET
+//! without the body), `OPTIONS` (204 with `Allow`), the permission check on the context object,
+//! `If-Match` preconditions (412), and the OpenAPI document ([`super::openapi`]).
+
+use std::sync::OnceLock;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+
+use super::extract::Call;
+use super::Route;
+use crate::context::Ctx;
+use crate::engine::Core;
+use crate::error::{EngineError, Result};
+use crate::http::{Method, Response};
+use crate::model::ContentRecord;
+use crate::security::Permission;
+
+/// A handler: the context object is resolved and the route's access rule is satisfied.
+pub type Handler = fn(&mut Ctx<'_>, &Call<'_>, ContentRecord) -> Result<Response>;
+
+/// Builds a component's JSON for an object (the body its endpoint's GET answers), for
+/// `?expand=<name>`.
+pub type Expander = fn(&Ctx<'_>, &Route, &ContentRecord) -> Result<serde_json::Value>;
+
+/// Adds a type's JSON Schema to a generator and returns a reference to it (OpenAPI).
+pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
+
+/// The schema of `T`, as a [`SchemaFn`].
+pub fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
+    g.subschema_for::<T>()
+}
+
+/// Who may call a route, checked on the context object before the handler runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone (the handler may still refuse, e.g. wrong credentials at login).
+    Public,
+    /// The caller must hold this permission on the context object (401 anonymous, 403 else).
+    Permission(Permission),
+    /// The handler decides (documented in the route's description), because the rule depends on
+    /// the body or on other objects.
+    Handler,
+}
+
+/// One segment of a route's path pattern after the endpoint name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamSpec {
+    /// Its name (`transition` in `@workflow/{transition}`).
+    pub name: &'static str,
+    /// Whether it may be left out (`{comment_id?}`); only trailing parameters may.
+    pub optional: bool,
+}
+
+/// One route: method, path pattern, who may call it, whether it writes, its handler and its
+/// documentation.
+#[derive(Clone)]
+pub struct RouteDef {
+    /// The family that registered it (OpenAPI tag).
+    pub family: &'static str,
+    /// The method.
+    pub method: Method,
+    /// The pattern after the object path: `""` (the object itself), `@lock`,
+    /// `@workflow/{transition?}`.
+    pub pattern: &'static str,
+    /// The endpoint name (`""` for the object itself).
+    pub endpoint: &'static str,
+    /// The parameters after the endpoint name.
+    pub params: Vec<ParamSpec>,
+    /// Who may call it.
+    pub access: Access,
+    /// Whether it runs in the write transaction.
+    pub writes: bool,
+    /// Only on the site root: elsewhere the route does not exist (404).
+    pub root_only: bool,
+    /// `If-Match` is checked against the context object's `ETag` (412 when it does not match).
+    pub conditional: bool,
+    /// Present only when this holds for the engine (e.g. the test clock).
+    pub available: fn(&Core) -> bool,
+    /// One line for the documentation.
+    pub summary: &'static str,
+    /// Success status.
+    pub status: u16,
+    /// Schema of the JSON body, if it takes one.
+    pub body: Option<SchemaFn>,
+    /// Schema of the query parameters, if it takes any.
+    pub query: Option<SchemaFn>,
+    /// Schema of the success answer's JSON body, if it has one.
+    pub response: Option<SchemaFn>,
+    /// The handler.
+    pub handler: Handler,
+}
+
+fn always(_: &Core) -> bool {
+    true
+}
+
+impl RouteDef {
+    fn new(method: Method, pattern: &'static str, handler: Handler) -> Self {
+        let mut segs = pattern.split('/').filter(|s| !s.is_empty());
+        let endpoint = segs
+            .next()
+            .map(|s| s.strip_prefix('@').unwrap_or(s))
+            .unwrap_or("");
+        let params: Vec<ParamSpec> = segs
+            .map(|s| {
+                let inner = s.trim_start_matches('{').trim_end_matches('}');
+                match inner.strip_suffix('?') {
+                    Some(name) => ParamSpec {
+                        name,
+                        optional: true,
+                    },
+                    None => ParamSpec {
+                        name: inner,
+                        optional: false,
+                    },
+                }
+            })
+            .collect();
+        RouteDef {
+            family: "",
+            writes: !method.is_safe(),
+            method,
+            pattern,
+            endpoint,
+            params,
+            access: Access::Public,
+            root_only: false,
+            conditional: false,
+            available: always,
+            summary: "",
+            status: 200,
+            body: None,
+            query: None,
+            response: None,
+            handler,
+        }
+    }
+
+    /// A GET route.
+    pub fn get(pattern: &'static str, handler: Handler) -> Self {
+        Self::new(Method::Get, pattern, handler)
+    }
+    /// A POST route (writes unless [`RouteDef::reads`]).
+    pub fn post(pattern: &'static str, handler: Handler) -> Self {
+        Self::new(Method::Post, pattern, handler)
+    }
+    /// A PATCH route.
+    pub fn patch(pattern: &'static str, handler: Handler) -> Self {
+        Self::new(Method::Patch, pattern, handler)
+    }
+    /// A DELETE route.
+    pub fn delete(pattern: &'static str, handler: Handler) -> Self {
+        Self::new(Method::Delete, pattern, handler)
+    }
+
+    /// Requires `perm` on the context object.
+    pub fn requires(mut self, perm: Permission) -> Self {
+        self.access = Access::Permission(perm);
+        self
+    }
+    /// The handler checks access itself.
+    pub fn checked_by_handler(mut self) -> Self {
+        self.access = Access::Handler;
+        self
+    }
+    /// Runs in a read transaction although the method is not safe (e.g. `@login`).
+    pub fn reads(mut self) -> Self {
+        self.writes = false;
+        self
+    }
+    /// Exists only on the site root.
+    pub fn root_only(mut self) -> Self {
+        self.root_only = true;
+        self
+    }
+    /// Honours `If-Match` against the context object's `ETag`.
+    pub fn conditional(mut self) -> Self {
+        self.conditional = true;
+        self
+    }
+    /// Present only when `f` holds for the engine.
+    pub fn only_if(mut self, f: fn(&Core) -> bool) -> Self {
+        self.available = f;
+        self
+    }
+    /// The one-line documentation.
+    pub fn summary(mut self, s: &'static str) -> Self {
+        self.summary = s;
+        self
+    }
+    /// The success status (default 200).
+    pub fn status(mut self, s: u16) -> Self {
+        self.status = s;
+        self
+    }
+    /// Takes a JSON body of type `T`.
+    pub fn body<T: JsonSchema>(mut self) -> Self {
+        self.body = Some(schema_of::<T>);
+        self
+    }
+    /// Takes query parameters of type `T`.
+    pub fn query<T: JsonSchema>(mut self) -> Self {
+        self.query = Some(schema_of::<T>);
+        self
+    }
+    /// Answers a JSON body of type `T`.
+    pub fn answers<T: JsonSchema>(mut self) -> Self {
+        self.response = Some(schema_of::<T>);
+        self
+    }
+
+    /// Whether `n` path parameters fit this route.
+    fn takes(&self, n: usize) -> bool {
+        let required = self.params.iter().filter(|p| !p.optional).count();
+        (required..=self.params.len()).contains(&n)
+    }
+}
+
+/// A `@components` entry: every content object links it; `expander` (when set) embeds it for
+/// `?expand=<name>`.
+#[derive(Clone, Copy)]
+pub struct Component {
+    /// Its name.
+    pub name: &'static str,
+    /// Builds its expanded form.
+    pub expander: Option<Expander>,
+}
+
+/// What the families register.
+#[derive(Default)]
+pub struct Registry {
+    /// Every route, in registration order.
+    pub routes: Vec<RouteDef>,
+    /// Every component, in registration order.
+    pub components: Vec<Component>,
+    family: &'static str,
+}
+
+impl Registry {
+    /// Register `route` for the family being registered.
+    pub fn route(&mut self, mut route: RouteDef) {
+        route.family = self.family;
+        self.routes.push(route);
+    }
+
+    /// Register a `@components` entry.
+    pub fn component(&mut self, name: &'static str, expander: Option<Expander>) {
+        self.components.push(Component { name, expander });
+    }
+
+    /// The routes that may answer `route` on this engine (same endpoint, fitting parameters).
+    fn candidates<'a>(
+        &'static self,
+        route: &'a Route,
+        core: &'a Core,
+    ) -> impl Iterator<Item = &'static RouteDef> + 'a {
+        let name = route.endpoint.as_deref().unwrap_or("");
+        self.routes.iter().filter(move |r| {
+            r.endpoint == name && r.takes(route.params.len()) && (r.available)(core)
+        })
+    }
+
+    /// The component `name`, if registered.
+    pub fn component_named(&self, name: &str) -> Option<&Component> {
+        self.components.iter().find(|c| c.name == name)
+    }
+}
+
+/// The table, built once from [`super::FAMILIES`].
+pub fn table() -> &'static Registry {
+    static TABLE: OnceLock<Registry> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut r = Registry::default();
+        for (family, register) in super::FAMILIES {
+            r.family = family;
+            register(&mut r);
+        }
+        r
+    })
+}
+
+/// The route chosen for a request: the definition, or the derived OPTIONS answer.
+#[derive(Clone, Copy)]
+pub enum Endpoint {
+    /// A declared route.
+    Route(&'static RouteDef),
+    /// `OPTIONS` on a known path: 204 with `Allow`.
+    Options,
+}
+
+impl Endpoint {
+    /// Whether it needs the write transaction.
+    pub fn writes(&self) -> bool {
+        match self {
+            Endpoint::Route(r) => r.writes,
+            Endpoint::Options => false,
+        }
+    }
+}
+
+/// The `Allow` header value for the routes in `matching`: their methods in table order, `HEAD`
+/// when GET is among them, and `OPTIONS`.
+fn allow<'a>(matching: impl Iterator<Item = &'a RouteDef>) -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for r in matching {
+        let m = static_method(&r.method);
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    if out.contains(&"GET") {
+        out.push("HEAD");
+    }
+    out.push("OPTIONS");
+    out
+}
+
+fn static_method(m: &Method) -> &'static str {
+    match m {
+        Method::Get => "GET",
+        Method::Head => "HEAD",
+        Method::Post => "POST",
+        Method::Put => "PUT",
+        Method::Patch => "PATCH",
+        Method::Delete => "DELETE",
+        Method::Options | Method::Other(_) => "OPTIONS",
+    }
+}
+
+/// Find the endpoint for `route` and `method`: 404 for an unknown endpoint or path shape, 405
+/// (with `Allow`) for a known one with another method.
+pub fn lookup(route: &Route, method: &Method, core: &Core, base_url: &str) -> Result<Endpoint> {
+    let table = table();
+    let not_found = || EngineError::NotFound {
+        url: route.url(base_url.trim_end_matches('/')),
+        context: None,
+    };
+    if table.candidates(route, core).next().is_none() {
+        return Err(not_found());
+    }
+    if *method == Method::Options {
+        return Ok(Endpoint::Options);
+    }
+    let wanted = if *method == Method::Head {
+        &Method::Get
+    } else {
+        method
+    };
+    table
+        .candidates(route, core)
+        .find(|r| r.method == *wanted)
+        .map(Endpoint::Route)
+        .ok_or_else(|| EngineError::MethodNotAllowed {
+            method: method.as_str().to_string(),
+            allowed: allow(table.candidates(route, core)),
+        })
+}
+
+/// Run `endpoint` for `call` on the resolved context object `obj`: the route's root-only rule,
+/// its access rule and its `If-Match` precondition, then the handler.
+pub fn run(
+    ctx: &mut Ctx<'_>,
+    call: &Call<'_>,
+    endpoint: Endpoint,
+    obj: ContentRecord,
+) -> Result<Response> {
+    let def = match endpoint {
+        Endpoint::Options => {
+            let allowed = allow(table().candidates(call.route, ctx.core));
+            return Ok(Response::empty(204).with_header("Allow", &allowed.join(", ")));
+        }
+        Endpoint::Route(def) => def,
+    };
+    if def.root_only && !obj.is_root() {
+        return Err(EngineError::NotFound {
+            url: call.route.url(&ctx.base_url),
+            context: Some(ctx.url(&obj.path)),
+        });
+    }
+    if let Access::Permission(p) = def.access {
+        ctx.require(p, &obj)?;
+    }
+    if def.conditional {
+        super::etag::check_if_match(call.req, &obj)?;
+    }
+    (def.handler)(ctx, call, obj)
+}
+
+/// The named parameters of `def` for the path parameters of `route`.
+pub fn bind<'r>(def: &'static RouteDef, route: &'r Route) -> Vec<(&'static str, &'r str)> {
+    def.params
+        .iter()
+        .zip(&route.params)
+        .map(|(spec, value)| (spec.name, value.as_str()))
+        .collect()
+}
