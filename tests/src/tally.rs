@@ -34,6 +34,9 @@ impl Tally {
                 Err(f) => self.failures.push(f.to_string()),
             }
         }
+        if let Some(name) = only {
+            assert!(!out.is_empty(), "no scenario is named {name:?}");
+        }
         out
     }
 

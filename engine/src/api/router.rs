@@ -385,7 +385,9 @@ pub fn run(
     if let Access::Permission(p) = def.access {
         ctx.require(p, &obj)?;
     }
-    if def.conditional {
+    if def.conditional && !super::etag::matches(call.req, &obj) {
+        // The 412 names the current ETag: only to callers who may see the object.
+        ctx.require(Permission::View, &obj)?;
         super::etag::check_if_match(call.req, &obj)?;
     }
     (def.handler)(ctx, call, obj)
