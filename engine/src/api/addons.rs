@@ -17,6 +17,7 @@ use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
 use crate::multilingual::{self, LanguageSettings, PROFILES};
+use crate::permissions::Access;
 use crate::security::Permission;
 
 fn not_found(ctx: &Ctx<'_>, route: &Route) -> EngineError {

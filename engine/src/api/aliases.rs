@@ -14,6 +14,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
 
 /// Site-wide aliases (at the root) need Manage portal; an object's aliases need `perm` on it.

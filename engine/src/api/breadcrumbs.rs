@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
 use crate::navigation;
+use crate::permissions::Access;
 use crate::security::Permission;
 
 /// GET `<path>/@breadcrumbs`.

@@ -10,6 +10,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
 
 fn comment_url(ctx: &Ctx<'_>, obj: &ContentRecord, id: &str) -> String {

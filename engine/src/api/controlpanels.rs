@@ -20,6 +20,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::{language, ContentRecord};
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::{multilingual, navigation};
 

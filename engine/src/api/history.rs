@@ -8,10 +8,10 @@ use crate::auth::users;
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::events::Event;
 use crate::http::{Request, Response};
 use crate::locking;
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::{tree, versioning, workflow};
 
@@ -179,13 +179,14 @@ pub fn patch(
         changed = obj.fields.keys().cloned().collect();
     }
     obj.modified = ctx.now();
-    tree::save(ctx, &mut obj)?;
-    ctx.emit(Event::Modified {
-        uid: obj.uid.clone(),
-        path: obj.path.clone(),
-        fields: changed,
-        change_note: Some(format!("Reverted to revision {version}")),
-    });
+    tree::save(
+        ctx,
+        &mut obj,
+        tree::Change::Edit {
+            fields: changed,
+            change_note: Some(format!("Reverted to revision {version}")),
+        },
+    )?;
     Ok(Response::json(
         200,
         &json!({"message": format!("{} has been reverted to revision {version}.", obj.title())}),

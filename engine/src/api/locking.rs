@@ -6,10 +6,10 @@ use super::{json_body, opt_bool, Route};
 use crate::auth::users;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::events::Event;
 use crate::http::{Request, Response};
 use crate::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
 
 fn holds(req: &Request, ctx: &Ctx<'_>, lock: &Lock) -> bool {
@@ -74,10 +74,6 @@ pub fn post(
         stealable,
     };
     locking::put(ctx, &obj, &lock)?;
-    ctx.emit(Event::Locked {
-        uid: obj.uid.clone(),
-        path: obj.path.clone(),
-    });
     Ok(Response::json(200, &locking::info(ctx, Some(&lock))))
 }
 
@@ -149,10 +145,6 @@ pub fn delete(
             }
         }
         locking::remove(ctx, &obj)?;
-        ctx.emit(Event::Unlocked {
-            uid: obj.uid.clone(),
-            path: obj.path.clone(),
-        });
     } else {
         // An expired lock may still be stored: clean it up.
         locking::remove(ctx, &obj)?;

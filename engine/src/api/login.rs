@@ -26,7 +26,7 @@ pub fn login(ctx: &mut Ctx<'_>, req: &Request, _: &Route, _: ContentRecord) -> R
 }
 
 fn bearer(req: &Request) -> Result<String> {
-    match auth::credentials(req)? {
+    match req.credentials().map_err(EngineError::Unauthorized)? {
         Credentials::Bearer(t) => Ok(t),
         _ => Err(EngineError::Unauthorized(
             "This needs a login token: send it as 'Authorization: Bearer <token>'".into(),

@@ -26,7 +26,7 @@ pub mod users;
 pub mod workflow;
 
 use crate::context::Ctx;
-use crate::engine::Core;
+use crate::core::Core;
 use crate::error::{EngineError, Result};
 use crate::http::{Method, Request, Response};
 use crate::model::ContentRecord;

@@ -13,6 +13,7 @@ use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
 use crate::navigation::{self, NavItem};
+use crate::permissions::Access;
 use crate::security::Permission;
 
 /// The query parameter naming the depth.

@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
 use crate::multilingual;
+use crate::permissions::Access;
 use crate::security::Permission;
 
 /// GET `<path>/@navroot`.

@@ -9,6 +9,7 @@ use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
 use crate::multilingual;
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::tree;
 

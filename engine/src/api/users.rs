@@ -9,6 +9,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::{Permission, Principal, ROLES};
 
 /// Shortest password accepted.
