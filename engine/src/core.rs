@@ -1,7 +1,8 @@
 //! Engine-wide state shared by every request: the options, the registries (content types,
 //! workflows), the sources of time and randomness, and the caches that rest on the store
 //! generation. It sits below the request context ([`crate::context::Ctx`] holds a `&Core`) and
-//! knows nothing of the store, the api or the event subscribers (the [`crate::Engine`] holds those).
+//! knows nothing of the store, the api or the event subscribers (the [`crate::Engine`] holds
+//! those).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,9 +1,9 @@
 //! Domain events: what a request changed in the stored state. The layer that makes a change emits
 //! its event ([`crate::context::Ctx::emit`]): the tree for content objects (added, edited,
-//! transitioned, removed, moved, reordered), and each service for its own records (settings, users,
-//! locks, comments, translations, aliases, revoked tokens). After the handler, the engine delivers them to
-//! the subscribers ([`crate::subscriber`]) inside the same transaction, so their writes commit or
-//! roll back with the request.
+//! transitioned, removed, moved, reordered), and each service for its own records (settings,
+//! users, locks, comments, translations, aliases, revoked tokens). After the handler, the engine
+//! delivers them to the subscribers ([`crate::subscriber`]) inside the same transaction, so their
+//! writes commit or roll back with the request.
 //!
 //! Events name what changed precisely enough to tell which records were written: every content
 //! record (`o:<uid>`) a request creates, changes or deletes is named by one of its events

@@ -1,9 +1,10 @@
 //! Authentication: turning a request's credentials into a [`Principal`].
 //!
 //! The credentials themselves are read from the request's headers by the HTTP layer
-//! ([`crate::http::Request::credentials`]). Accepted, in this order: `Authorization: Bearer <JWT>` (from `POST /@login`), `Authorization:
-//! Basic`, and the `auth_token` cookie that Volto sets. No credentials means anonymous; credentials
-//! that do not check out are a 401, never a silent downgrade to anonymous.
+//! ([`crate::http::Request::credentials`]). Accepted, in this order: `Authorization: Bearer
+//! <JWT>` (from `POST /@login`), `Authorization: Basic`, and the `auth_token` cookie that Volto
+//! sets. No credentials means anonymous; credentials that do not check out are a 401, never a
+//! silent downgrade to anonymous.
 //!
 //! HTTP Basic would cost one slow argon2 verification per request; a verified (login, password,
 //! stored hash) triple is remembered as a SHA-256 digest, so a changed password or hash misses the
