@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
+use crate::events::Event;
 use crate::keys;
 use crate::model::fields::parse_datetime;
 use crate::tree;
@@ -66,16 +67,25 @@ pub fn get(ctx: &Ctx<'_>, path: &str) -> Result<Option<Alias>> {
     ctx.get_json(&keys::alias(path))
 }
 
+/// Store `a` ([`Event::AliasAdded`]).
 fn put(ctx: &mut Ctx<'_>, a: &Alias) -> Result<()> {
     ctx.put_json(&keys::alias(&a.path), a)?;
-    ctx.put(&keys::alias_target(&a.redirect_to, &a.path), b"")
+    ctx.put(&keys::alias_target(&a.redirect_to, &a.path), b"")?;
+    ctx.emit(Event::AliasAdded {
+        path: a.path.clone(),
+        redirect_to: a.redirect_to.clone(),
+    });
+    Ok(())
 }
 
-/// Remove the alias at `path` (no error when absent).
+/// Remove the alias at `path` (no error when absent; [`Event::AliasRemoved`] when present).
 pub fn remove(ctx: &mut Ctx<'_>, path: &str) -> Result<()> {
     if let Some(a) = get(ctx, path)? {
         ctx.delete(&keys::alias(path))?;
         ctx.delete(&keys::alias_target(&a.redirect_to, path))?;
+        ctx.emit(Event::AliasRemoved {
+            path: path.to_string(),
+        });
     }
     Ok(())
 }

@@ -1,10 +1,10 @@
 //! The response cache: answers to repeated safe requests (GET, HEAD) without running them again.
 //!
-//! Correctness rests on the **store generation**, a counter under [`GENERATION`] that every
-//! write transaction which changes anything increments (in [`crate::context::Ctx::commit`]). A
-//! read request reads the generation from its own snapshot, so an answer computed at generation
-//! `g` is exactly what any later request reading generation `g` would compute — as long as nothing
-//! else it depends on changed. The other inputs are all part of the key:
+//! Correctness rests on the **store generation** ([`crate::generation`]), a counter under
+//! [`GENERATION`] that every write transaction which changes anything increments (in
+//! [`crate::context::Ctx::commit`]). A read request reads the generation from its own snapshot,
+//! so an answer computed at generation `g` is exactly what any later request reading generation
+//! `g` would compute — as long as nothing else it depends on changed. The other inputs are all part of the key:
 //!
 //! - the request: method, path, query, base URL and every header except `Authorization` and
 //!   `Cookie`, which only carry credentials;
@@ -20,23 +20,12 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::context::Ctx;
-use crate::error::Result;
 use crate::http::{Method, Request, Response};
 
-/// Key of the store generation (decimal text; absent means 0). See the module documentation.
-pub const GENERATION: &[u8] = b"s:generation";
+pub use crate::generation::GENERATION;
 
 /// Generation and second an entry is valid for.
 pub type Epoch = (u64, i64);
-
-/// The store generation as seen by `ctx`'s transaction.
-pub fn generation(ctx: &Ctx<'_>) -> Result<u64> {
-    Ok(ctx
-        .get(GENERATION)?
-        .and_then(|v| std::str::from_utf8(&v).ok()?.parse().ok())
-        .unwrap_or(0))
-}
 
 /// Cached answers of one epoch.
 #[derive(Default)]

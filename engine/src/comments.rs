@@ -12,10 +12,12 @@ use serde_json::Value;
 
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::events::{Event, Subscriber};
+use crate::events::Event;
 use crate::keys;
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
+use crate::subscriber::Subscriber;
 use crate::tree;
 
 /// Longest comment text accepted (characters).
@@ -143,9 +145,15 @@ pub fn add(
     Ok(c)
 }
 
-/// Write back an edited comment.
+/// Write back an edited comment ([`Event::CommentModified`]).
 pub fn save(ctx: &mut Ctx<'_>, obj: &ContentRecord, c: &Comment) -> Result<()> {
-    ctx.put_json(&keys::comment(&obj.uid, c.seq), c)
+    ctx.put_json(&keys::comment(&obj.uid, c.seq), c)?;
+    ctx.emit(Event::CommentModified {
+        uid: obj.uid.clone(),
+        path: obj.path.clone(),
+        comment_id: c.comment_id.clone(),
+    });
+    Ok(())
 }
 
 /// Remove `comment_id` and every reply below it.
@@ -173,7 +181,7 @@ pub fn remove_thread(ctx: &mut Ctx<'_>, obj: &ContentRecord, comment_id: &str) -
     Ok(())
 }
 
-/// Drops the comments of removed objects.
+/// Drops the comments of removed objects (the comments `m:<uid>:` are this module's record).
 pub struct CommentsSubscriber;
 
 impl Subscriber for CommentsSubscriber {

@@ -1,18 +1,19 @@
 //! The per-request context: the open transaction, the caller, the base URL, pending events and the
-//! helpers every handler uses (typed reads and writes, time, ids, permission checks).
+//! helpers every handler uses (typed reads and writes, time, ids). Permission decisions, which read
+//! the ancestors of an object, are in [`crate::permissions`].
 
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::engine::Core;
+use crate::core::Core;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
+use crate::generation;
 use crate::model::{ContentRecord, ContentType};
-use crate::security::{granting_roles, Permission, Principal};
+use crate::security::Principal;
 use crate::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
-use crate::tree;
 
 /// The transaction of a request: read-only for safe methods, read-write otherwise.
 pub enum Txn<'a> {
@@ -177,14 +178,19 @@ impl<'a> Ctx<'a> {
     pub fn commit(mut self) -> Result<Option<u64>> {
         let mut moved = None;
         if self.dirty && self.is_write() {
-            let next = crate::cache::generation(&self)?.wrapping_add(1);
-            self.put(crate::cache::GENERATION, next.to_string().as_bytes())?;
+            let next = generation::next(self.generation()?);
+            self.put(generation::GENERATION, next.to_string().as_bytes())?;
             moved = Some(next);
         }
         if let Txn::Write(t) = self.txn {
             t.commit()?;
         }
         Ok(moved)
+    }
+
+    /// The store generation as seen by this transaction ([`crate::generation`]).
+    pub fn generation(&self) -> Result<u64> {
+        generation::read(self.reader())
     }
 
     /// The current time.
@@ -225,61 +231,5 @@ impl<'a> Ctx<'a> {
     /// The type of `obj`.
     pub fn type_of(&self, obj: &ContentRecord) -> Result<&'a ContentType> {
         self.core.types.require(&obj.type_name)
-    }
-
-    /// Whether the caller holds `perm` on `obj`.
-    pub fn permitted(&self, perm: Permission, obj: &ContentRecord) -> Result<bool> {
-        let mut ancestors = None;
-        self.permitted_within(perm, obj, &mut ancestors)
-    }
-
-    /// Whether the caller holds `perm` on `obj`, where `ancestors` caches the ancestors of `obj`
-    /// (root first): read on first need when `None`, and then reused by the caller for siblings
-    /// of `obj` (which share them).
-    pub fn permitted_within(
-        &self,
-        perm: Permission,
-        obj: &ContentRecord,
-        ancestors: &mut Option<Vec<ContentRecord>>,
-    ) -> Result<bool> {
-        let ty = self.type_of(obj)?;
-        let allowed = granting_roles(perm, obj, ty.workflow.as_deref(), &self.core.workflows);
-        // The caller's roles here are its global roles plus its local roles on `obj` and on every
-        // ancestor; a union, so the first part that grants `perm` settles it. Global roles and
-        // the object's own local roles first: most checks end there without reading (and
-        // decoding) the ancestors.
-        if self.principal.holds_any(allowed, obj, &[]) {
-            return Ok(true);
-        }
-        if self.principal.is_anonymous() {
-            return Ok(false);
-        }
-        let chain = match ancestors {
-            Some(a) => a,
-            None => ancestors.insert(tree::ancestors(self, obj)?),
-        };
-        Ok(self.principal.holds_any(allowed, obj, chain))
-    }
-
-    /// Fail with 401 (anonymous) or 403 (logged in) unless the caller holds `perm` on `obj`.
-    pub fn require(&self, perm: Permission, obj: &ContentRecord) -> Result<()> {
-        if self.permitted(perm, obj)? {
-            return Ok(());
-        }
-        Err(self.denied(perm))
-    }
-
-    /// The error for a missing permission: 401 for anonymous callers, 403 otherwise.
-    pub fn denied(&self, perm: Permission) -> EngineError {
-        match &self.principal {
-            Principal::Anonymous => {
-                EngineError::Unauthorized("You are not authorized to access this resource.".into())
-            }
-            Principal::User(u) => EngineError::Forbidden(format!(
-                "User '{}' lacks the permission '{}' here.",
-                u.login,
-                perm.name()
-            )),
-        }
     }
 }

@@ -1,285 +1,52 @@
-//! The [`Engine`]: configuration, the store, and the one entry point [`Engine::handle`].
-
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-
-use sha2::{Digest, Sha256};
+//! The [`Engine`]: the facade on top of everything. It holds the store, the engine-wide state
+//! ([`Core`]) and the event subscribers ([`Registry`]), and offers the one entry point
+//! [`Engine::handle`] (plus site creation and bulk writes).
 
 use crate::api;
-use crate::auth::password::PasswordCost;
-use crate::cache::{self, ResponseCache};
-use crate::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
+use crate::auth::Credentials;
+use crate::cache::ResponseCache;
 use crate::context::{Ctx, Txn};
+pub use crate::core::{Core, EngineOptions};
 use crate::error::{EngineError, Result};
-use crate::events::Subscriber;
 use crate::http::{Request, Response};
 use crate::keys;
-use crate::model::TypeRegistry;
 use crate::security::Principal;
-use crate::site::{self, SiteSetup};
+use crate::setup::{self, SiteSetup};
 use crate::store::{Savepoint, Store, StoreError};
-use crate::workflow::Workflows;
-
-/// How an engine is set up. Production hosts use [`EngineOptions::production`]; tests use
-/// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing).
-#[derive(Clone)]
-pub struct EngineOptions {
-    /// Source of time.
-    pub clock: Arc<dyn Clock>,
-    /// Source of randomness.
-    pub entropy: Arc<dyn Entropy>,
-    /// Largest request body accepted (bytes); larger is a 413.
-    pub max_body_bytes: usize,
-    /// Lifetime of login tokens (seconds).
-    pub token_ttl_secs: i64,
-    /// argon2id cost for new password hashes.
-    pub password_cost: PasswordCost,
-    /// When set, `POST /@test-clock` moves this clock (contract tests over HTTP). Never in production.
-    pub test_clock: Option<Arc<FixedClock>>,
-    /// Default `b_size` of batched listings.
-    pub default_batch_size: usize,
-    /// Largest `b_size` a client may ask for.
-    pub max_batch_size: usize,
-    /// Bytes of answers the response cache may hold ([`crate::cache`]); 0 (the default) turns
-    /// it off, and with it the cache of verified bearer tokens. Both rest on the store
-    /// generation, so turn them on only where this engine is the store's only writer (the
-    /// server's lock file guarantees it; several browser tabs sharing one database do not).
-    /// Engines with a `test_clock` never cache.
-    pub response_cache_bytes: usize,
-}
-
-impl EngineOptions {
-    /// Real clock, OS randomness, production password cost.
-    pub fn production() -> Self {
-        EngineOptions {
-            clock: Arc::new(SystemClock),
-            entropy: Arc::new(SystemEntropy),
-            max_body_bytes: 16 * 1024 * 1024,
-            token_ttl_secs: 12 * 3600,
-            password_cost: PasswordCost::PRODUCTION,
-            test_clock: None,
-            default_batch_size: 25,
-            max_batch_size: 1000,
-            response_cache_bytes: 0,
-        }
-    }
-
-    /// Deterministic: a fixed clock at 2026-01-01T12:00:00Z (movable via `@test-clock`), ids from
-    /// seed 42, cheap password hashing.
-    pub fn for_tests() -> Self {
-        let clock = Arc::new(FixedClock::default());
-        EngineOptions {
-            clock: clock.clone(),
-            entropy: Arc::new(SeededEntropy::new(42)),
-            password_cost: PasswordCost::TESTING,
-            test_clock: Some(clock),
-            response_cache_bytes: 0,
-            ..Self::production()
-        }
-    }
-}
-
-/// Engine-wide state shared by every request (everything but the store).
-pub struct Core {
-    /// Options.
-    pub options: EngineOptions,
-    /// Content types.
-    pub types: TypeRegistry,
-    /// Workflows.
-    pub workflows: Workflows,
-    /// Event subscribers, in registration order.
-    pub subscribers: Vec<Box<dyn Subscriber>>,
-    /// Clock (from the options).
-    pub clock: Arc<dyn Clock>,
-    /// Randomness (from the options).
-    pub entropy: Arc<dyn Entropy>,
-    basic_cache: Mutex<HashSet<[u8; 32]>>,
-    token_cache: Mutex<HashMap<String, VerifiedToken>>,
-    /// Basic credentials (SHA-256 of `login\0password`) found valid at a store generation.
-    basic_callers: Mutex<HashMap<[u8; 32], (u64, Principal)>>,
-    /// The latest store generation this engine committed, plus one (0: not known). Lets a
-    /// cached answer be served without opening a store transaction ([`Engine::handle`]).
-    committed: AtomicU64,
-    /// Answers of repeated safe requests ([`crate::cache`]).
-    pub responses: ResponseCache,
-}
-
-/// Most verified Basic credentials remembered before the cache is cleared.
-const BASIC_CACHE_MAX: usize = 4096;
-
-/// A bearer token found valid at a store generation: its expiry and whom it names.
-#[derive(Clone)]
-struct VerifiedToken {
-    generation: u64,
-    exp: i64,
-    principal: Principal,
-}
-
-impl Core {
-    /// Whether a verified-credentials digest is cached.
-    pub fn basic_cache_contains(&self, digest: &[u8; 32]) -> bool {
-        self.basic_cache
-            .lock()
-            .map(|c| c.contains(digest))
-            .unwrap_or(false)
-    }
-
-    /// The caller a bearer `token` stands for, if it was verified at store `generation` and has
-    /// not expired by `now`. Everything else a verification reads (the site secret, revoked
-    /// tokens, the user and its roles) is in the store, so it cannot have changed while the
-    /// generation has not.
-    pub fn token_cache_get(&self, token: &str, generation: u64, now: i64) -> Option<Principal> {
-        if !self.caches_enabled() {
-            return None;
-        }
-        let cache = self.token_cache.lock().ok()?;
-        let v = cache.get(token)?;
-        (v.generation == generation && v.exp > now).then(|| v.principal.clone())
-    }
-
-    /// Remember that `token` (expiring at `exp`) was verified at `generation` as `principal`.
-    pub fn token_cache_insert(
-        &self,
-        token: &str,
-        generation: u64,
-        exp: i64,
-        principal: &Principal,
-    ) {
-        if !self.caches_enabled() {
-            return;
-        }
-        insert_bounded(
-            &self.token_cache,
-            token.to_string(),
-            VerifiedToken {
-                generation,
-                exp,
-                principal: principal.clone(),
-            },
-        );
-    }
-
-    /// The caller that Basic credentials `login`/`password` stand for, if they were verified at
-    /// store `generation` (a password or role change moves the generation on).
-    pub fn basic_caller_get(
-        &self,
-        login: &str,
-        password: &str,
-        generation: u64,
-    ) -> Option<Principal> {
-        if !self.caches_enabled() {
-            return None;
-        }
-        let digest = basic_digest(login, password);
-        let cache = self.basic_callers.lock().ok()?;
-        let (g, principal) = cache.get(&digest)?;
-        (*g == generation).then(|| principal.clone())
-    }
-
-    /// Remember that `login`/`password` were verified at `generation` as `principal`.
-    pub fn basic_caller_insert(
-        &self,
-        login: &str,
-        password: &str,
-        generation: u64,
-        principal: &Principal,
-    ) {
-        if !self.caches_enabled() {
-            return;
-        }
-        insert_bounded(
-            &self.basic_callers,
-            basic_digest(login, password),
-            (generation, principal.clone()),
-        );
-    }
-
-    /// The latest store generation committed through this engine, if known.
-    pub fn committed_generation(&self) -> Option<u64> {
-        self.committed.load(Ordering::Acquire).checked_sub(1)
-    }
-
-    /// Whether the caches that rest on the store generation are on
-    /// ([`EngineOptions::response_cache_bytes`]).
-    pub fn caches_enabled(&self) -> bool {
-        self.responses.enabled()
-    }
-
-    /// Remember a verified-credentials digest.
-    pub fn basic_cache_insert(&self, digest: [u8; 32]) {
-        if let Ok(mut c) = self.basic_cache.lock() {
-            if c.len() >= BASIC_CACHE_MAX {
-                c.clear();
-            }
-            c.insert(digest);
-        }
-    }
-}
-
-/// Insert into a credentials cache, emptying it first when it holds [`BASIC_CACHE_MAX`] entries.
-fn insert_bounded<K: std::hash::Hash + Eq, V>(cache: &Mutex<HashMap<K, V>>, key: K, value: V) {
-    if let Ok(mut c) = cache.lock() {
-        if c.len() >= BASIC_CACHE_MAX {
-            c.clear();
-        }
-        c.insert(key, value);
-    }
-}
-
-/// SHA-256 of Basic credentials, so the cache holds no password.
-fn basic_digest(login: &str, password: &str) -> [u8; 32] {
-    let mut h = Sha256::new();
-    for part in [login, "\0", password] {
-        h.update(part.as_bytes());
-    }
-    h.finalize().into()
-}
+use crate::subscriber::{Registry, Subscriber};
 
 /// The content engine over a store `S`.
 pub struct Engine<S: Store> {
     store: S,
     core: Core,
+    subscribers: Registry,
 }
 
 impl<S: Store> Engine<S> {
     /// An engine over `store`. Refuses a store written by a newer (or unknown) schema version.
     pub fn new(store: S, options: EngineOptions) -> Result<Self> {
-        let cache_bytes = if options.test_clock.is_some() {
-            0
-        } else {
-            options.response_cache_bytes
+        let engine = Engine {
+            store,
+            core: Core::new(options),
+            subscribers: crate::registry::builtin(),
         };
-        let core = Core {
-            clock: options.clock.clone(),
-            entropy: options.entropy.clone(),
-            options,
-            types: TypeRegistry::builtin(),
-            workflows: Workflows::builtin(),
-            subscribers: vec![
-                Box::new(crate::workflow::WorkflowSubscriber),
-                Box::new(crate::versioning::VersioningSubscriber),
-                Box::new(crate::comments::CommentsSubscriber),
-                Box::new(crate::multilingual::TranslationSubscriber),
-            ],
-            basic_cache: Mutex::new(HashSet::new()),
-            token_cache: Mutex::new(HashMap::new()),
-            basic_callers: Mutex::new(HashMap::new()),
-            committed: AtomicU64::new(0),
-            responses: ResponseCache::new(cache_bytes),
-        };
-        let engine = Engine { store, core };
         engine.check_schema()?;
         if engine.core.caches_enabled() {
             let ctx = Ctx::new(&engine.core, Txn::Read(engine.store.begin_read()?), "");
-            engine.publish(Some(cache::generation(&ctx)?));
+            engine.publish(Some(ctx.generation()?));
         }
         Ok(engine)
     }
 
-    /// Register an event subscriber (before serving requests).
+    /// Register an event subscriber after the built-in ones ([`crate::registry::builtin`]),
+    /// before serving requests.
     pub fn subscribe(&mut self, s: Box<dyn Subscriber>) {
-        self.core.subscribers.push(s);
+        self.subscribers.register(s);
+    }
+
+    /// The names of the event subscribers, in delivery order.
+    pub fn subscriber_names(&self) -> Vec<&'static str> {
+        self.subscribers.names()
     }
 
     /// The store.
@@ -325,8 +92,8 @@ impl<S: Store> Engine<S> {
     pub fn create_site(&self, setup: &SiteSetup) -> Result<()> {
         let txn = self.store.begin_write()?;
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
-        site::create(&mut ctx, setup)?;
-        crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
+        setup::create(&mut ctx, setup)?;
+        self.subscribers.dispatch(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(())
     }
@@ -336,17 +103,22 @@ impl<S: Store> Engine<S> {
         let txn = self.store.begin_write()?;
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         let out = f(&mut ctx)?;
-        crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
+        self.subscribers.dispatch(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(out)
     }
 
-    /// Make `generation`, just committed, the one cached answers are served for. The value only
-    /// moves forward, so a commit that reports late cannot set it back.
+    /// Configure the languages and install profiles on an existing site, in one transaction (see
+    /// [`crate::multilingual::configure`]): what a host does for `--profile` / `--languages` when
+    /// the site already exists.
+    pub fn configure_languages(&self, profiles: &[String], languages: &[String]) -> Result<()> {
+        self.with_write(|ctx| crate::multilingual::configure(ctx, profiles, languages))
+    }
+
+    /// Make `generation`, just committed, the one cached answers are served for
+    /// ([`Core::publish`]).
     fn publish(&self, generation: Option<u64>) {
-        if let Some(g) = generation {
-            self.core.committed.fetch_max(g + 1, Ordering::AcqRel);
-        }
+        self.core.publish(generation);
     }
 
     /// The cached answer to `req` at the latest committed generation, found without opening a
@@ -359,12 +131,10 @@ impl<S: Store> Engine<S> {
         }
         let generation = self.core.committed_generation()?;
         let now = self.core.clock.now().timestamp();
-        let principal = match crate::auth::credentials(req).ok()? {
-            crate::auth::Credentials::None => Principal::Anonymous,
-            crate::auth::Credentials::Bearer(token) => {
-                self.core.token_cache_get(&token, generation, now)?
-            }
-            crate::auth::Credentials::Basic(login, password) => {
+        let principal = match req.credentials().ok()? {
+            Credentials::None => Principal::Anonymous,
+            Credentials::Bearer(token) => self.core.token_cache_get(&token, generation, now)?,
+            Credentials::Basic(login, password) => {
                 self.core.basic_caller_get(&login, &password, generation)?
             }
         };
@@ -477,12 +247,11 @@ impl<S: Store> Engine<S> {
         txn: Txn<'_>,
     ) -> Result<(Response, Option<u64>)> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
-        ctx.principal = crate::auth::authenticate(&ctx, req)?;
+        let credentials = req.credentials().map_err(EngineError::Unauthorized)?;
+        ctx.principal = crate::auth::authenticate(&ctx, credentials)?;
         let cached = if !ctx.is_write() && self.core.responses.applies(req) {
-            let epoch = (cache::generation(&ctx)?, ctx.now().timestamp());
-            if let Ok(crate::auth::Credentials::Basic(login, password)) =
-                crate::auth::credentials(req)
-            {
+            let epoch = (ctx.generation()?, ctx.now().timestamp());
+            if let Ok(Credentials::Basic(login, password)) = req.credentials() {
                 // Verified above at this generation: later requests may skip the transaction.
                 self.core
                     .basic_caller_insert(&login, &password, epoch.0, &ctx.principal);
@@ -500,7 +269,7 @@ impl<S: Store> Engine<S> {
             self.core.responses.insert(epoch, key, &resp);
         }
         if ctx.is_write() {
-            crate::events::dispatch(&mut ctx, &self.core.subscribers)?;
+            self.subscribers.dispatch(&mut ctx)?;
         }
         let moved = ctx.commit()?;
         Ok((resp, moved))

@@ -1,14 +1,22 @@
-//! Domain events. Every write emits events inside its transaction (object added, modified, removed,
-//! ...); subscribers registered on the engine (history, content rules, catalog indexes) react to them
-//! in the same transaction, so their writes commit or roll back with the request.
+//! Domain events: what a request changed in the stored state. The layer that makes a change emits
+//! its event ([`crate::context::Ctx::emit`]): the tree for content objects (added, edited,
+//! transitioned, removed, moved, reordered), and each service for its own records (settings,
+//! users, locks, comments, translations, aliases, revoked tokens). After the handler, the engine
+//! delivers them to the subscribers ([`crate::subscriber`]) inside the same transaction, so their
+//! writes commit or roll back with the request.
+//!
+//! Events name what changed precisely enough to tell which records were written: every content
+//! record (`o:<uid>`) a request creates, changes or deletes is named by one of its events
+//! ([`Event::objects`]); `tests/tests/events.rs` checks that for every contract scenario.
+//!
+//! This module is plain data at the bottom of the engine, so that the request context can queue
+//! events without knowing who receives them.
 
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-
-/// Something that happened to content during a request.
+/// Something that happened during a request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// An object was created (by POST, copy, ...).
+    /// An object was created (by POST, copy, a language root folder, ...); its parent's child
+    /// counters changed with it.
     Added {
         /// Its uid.
         uid: String,
@@ -16,10 +24,12 @@ pub enum Event {
         path: String,
         /// Its type.
         type_name: String,
+        /// Its parent's uid (`None` for the site root).
+        parent: Option<String>,
         /// The change note sent with the creation (`changeNote`), if any.
         change_note: Option<String>,
     },
-    /// Fields of an object changed.
+    /// Fields of an object were edited (also by a revert to an older version).
     Modified {
         /// Its uid.
         uid: String,
@@ -38,8 +48,11 @@ pub enum Event {
         path: String,
         /// Its type.
         type_name: String,
+        /// The uid of the parent it had (for the top of the subtree: the folder whose child
+        /// counters changed).
+        parent: Option<String>,
     },
-    /// A workflow transition was taken.
+    /// A workflow transition was taken (the object's state, and maybe its dates, changed).
     Transitioned {
         /// The object's uid.
         uid: String,
@@ -60,9 +73,32 @@ pub enum Event {
         old_path: String,
         /// The path it has now.
         new_path: String,
+        /// The uid of the parent it had.
+        old_parent: Option<String>,
+        /// The uid of the parent it has now (the same as `old_parent` for a rename and for the
+        /// descendants of the moved object).
+        new_parent: Option<String>,
+    },
+    /// The order of a folder's children changed.
+    OrderChanged {
+        /// The folder's uid.
+        uid: String,
+        /// The folder's path.
+        path: String,
+        /// Uids of the children whose position changed.
+        children: Vec<String>,
     },
     /// A comment was added to an object.
     CommentAdded {
+        /// The object's uid.
+        uid: String,
+        /// The object's path.
+        path: String,
+        /// The comment's id.
+        comment_id: String,
+    },
+    /// A comment's text was edited.
+    CommentModified {
         /// The object's uid.
         uid: String,
         /// The object's path.
@@ -86,49 +122,120 @@ pub enum Event {
         /// Its path.
         path: String,
     },
-    /// An object was unlocked (by its owner, by force, or because it was removed).
+    /// The lock on an object was refreshed (its timeout starts again).
+    LockRefreshed {
+        /// Its uid.
+        uid: String,
+        /// Its path.
+        path: String,
+    },
+    /// An object was unlocked (by its owner, by force, or because its lock had expired).
     Unlocked {
         /// Its uid.
         uid: String,
         /// Its path.
         path: String,
     },
-    /// The order of a folder's children changed.
-    OrderChanged {
-        /// The folder's uid.
-        uid: String,
-        /// The folder's path.
+    /// Site-wide settings changed.
+    SettingsChanged {
+        /// Which: `"site"` (default language), `"language"` (languages and profiles) or
+        /// `"navigation"`.
+        settings: String,
+    },
+    /// A user was created.
+    UserAdded {
+        /// The login.
+        login: String,
+    },
+    /// A user's properties, password or roles changed.
+    UserModified {
+        /// The login.
+        login: String,
+    },
+    /// A user was removed.
+    UserRemoved {
+        /// The login.
+        login: String,
+    },
+    /// An alias (a redirect from an old path) was added, by a move or rename or by hand.
+    AliasAdded {
+        /// The path that redirects.
         path: String,
+        /// The path it redirects to.
+        redirect_to: String,
+    },
+    /// An alias was removed.
+    AliasRemoved {
+        /// The path that no longer redirects.
+        path: String,
+    },
+    /// A login token was revoked (logout).
+    TokenRevoked {
+        /// The token's id (`jti`).
+        jti: String,
+    },
+    /// An object joined a translation group.
+    TranslationLinked {
+        /// The object's uid.
+        uid: String,
+        /// The group.
+        group: String,
+        /// The language slot it takes.
+        language: String,
+    },
+    /// An object left a translation group.
+    TranslationUnlinked {
+        /// The object's uid.
+        uid: String,
+        /// The group.
+        group: String,
+        /// The language slot it had.
+        language: String,
     },
 }
 
-/// Reacts to events inside the request's transaction. An error aborts the whole request.
-pub trait Subscriber: Send + Sync {
-    /// A short name, for error messages.
-    fn name(&self) -> &'static str;
-    /// Handle one event; may write through `ctx` and emit further events.
-    fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()>;
-}
-
-/// Most rounds of events emitted by subscribers in reaction to events, before giving up (a
-/// subscriber loop is a bug, not an infinite request).
-const MAX_ROUNDS: usize = 16;
-
-/// Deliver every pending event of `ctx` to every subscriber, including events they emit in turn.
-pub fn dispatch(ctx: &mut Ctx<'_>, subscribers: &[Box<dyn Subscriber>]) -> Result<()> {
-    for _ in 0..MAX_ROUNDS {
-        let batch = ctx.take_events();
-        if batch.is_empty() {
-            return Ok(());
-        }
-        for event in &batch {
-            for s in subscribers {
-                s.on_event(ctx, event)?;
+impl Event {
+    /// Uids of the content records (`o:<uid>`) this event says were created, changed or deleted:
+    /// the object itself, and for structural changes the parents whose child counters changed
+    /// and the children whose positions changed. Empty for events about other records.
+    pub fn objects(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        match self {
+            Event::Added { uid, parent, .. } | Event::Removed { uid, parent, .. } => {
+                out.push(uid);
+                out.extend(parent.as_deref());
             }
+            Event::Modified { uid, .. } | Event::Transitioned { uid, .. } => out.push(uid),
+            Event::Moved {
+                uid,
+                old_parent,
+                new_parent,
+                ..
+            } => {
+                out.push(uid);
+                out.extend(old_parent.as_deref());
+                out.extend(new_parent.as_deref());
+            }
+            Event::OrderChanged { uid, children, .. } => {
+                out.push(uid);
+                out.extend(children.iter().map(String::as_str));
+            }
+            Event::CommentAdded { .. }
+            | Event::CommentModified { .. }
+            | Event::CommentRemoved { .. }
+            | Event::Locked { .. }
+            | Event::LockRefreshed { .. }
+            | Event::Unlocked { .. }
+            | Event::SettingsChanged { .. }
+            | Event::UserAdded { .. }
+            | Event::UserModified { .. }
+            | Event::UserRemoved { .. }
+            | Event::AliasAdded { .. }
+            | Event::AliasRemoved { .. }
+            | Event::TokenRevoked { .. }
+            | Event::TranslationLinked { .. }
+            | Event::TranslationUnlinked { .. } => {}
         }
-        ctx.record_delivered(batch);
+        out
     }
-    Err(EngineError::Internal(
-        "event subscribers kept emitting events".into(),
-    ))
 }

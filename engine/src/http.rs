@@ -1,6 +1,8 @@
 //! HTTP-shaped request and response values: what hosts hand to [`crate::Engine::handle`] and get back.
 //! No HTTP library is involved, so the engine builds for every target.
 
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
 use serde::Serialize;
 
 /// An HTTP method the API knows about; anything else is carried as `Other` and answered with 405.
@@ -165,5 +167,56 @@ impl Response {
     /// The body parsed as JSON (`Null` when empty or not JSON).
     pub fn json_body(&self) -> serde_json::Value {
         serde_json::from_slice(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Credentials found on a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    /// None.
+    None,
+    /// A bearer token (header or cookie).
+    Bearer(String),
+    /// Basic login and password.
+    Basic(String, String),
+}
+
+impl Request {
+    /// The credentials this request presents: `Authorization: Bearer`, `Authorization: Basic`,
+    /// or the `auth_token` cookie. A malformed `Authorization` header is an error whose message
+    /// says what is wrong (the engine answers it with a 401).
+    pub fn credentials(&self) -> Result<Credentials, String> {
+        if let Some(h) = self.header_value("authorization") {
+            let h = h.trim();
+            let (scheme, rest) = h.split_once(' ').unwrap_or((h, ""));
+            let rest = rest.trim();
+            if scheme.eq_ignore_ascii_case("bearer") && !rest.is_empty() {
+                return Ok(Credentials::Bearer(rest.to_string()));
+            }
+            if scheme.eq_ignore_ascii_case("basic") {
+                let decoded = B64
+                    .decode(rest)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .ok_or_else(|| String::from("Malformed Basic credentials"))?;
+                let (login, pw) = decoded
+                    .split_once(':')
+                    .ok_or_else(|| String::from("Malformed Basic credentials"))?;
+                return Ok(Credentials::Basic(login.to_string(), pw.to_string()));
+            }
+            return Err(String::from(
+                "Unsupported Authorization scheme (use Bearer or Basic)",
+            ));
+        }
+        if let Some(cookies) = self.header_value("cookie") {
+            for c in cookies.split(';') {
+                if let Some(tok) = c.trim().strip_prefix("auth_token=") {
+                    if !tok.is_empty() {
+                        return Ok(Credentials::Bearer(tok.to_string()));
+                    }
+                }
+            }
+        }
+        Ok(Credentials::None)
     }
 }

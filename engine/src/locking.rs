@@ -6,16 +6,23 @@
 //! it was created or last refreshed; an expired lock reads as unlocked and is removed by the next
 //! write that looks at it. A refused write answers 403 `Forbidden` "Resource is locked.", as the
 //! reference does.
+//!
+//! Changes announce themselves: [`put`] emits `Locked` (a new lock) or `LockRefreshed` (the same
+//! token again), [`remove`] emits `Unlocked`. [`LockingSubscriber`] drops the lock of a removed
+//! object.
+//!
+//! [`info`] still builds the API's JSON for a lock; it belongs in the api layer (a typed answer in
+//! `api/locking.rs`) and moves there with the api rewrite.
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
-use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
+use crate::events::Event;
 use crate::keys;
 use crate::model::ContentRecord;
+use crate::subscriber::Subscriber;
 
 /// Lock timeout when the request gives none (seconds).
 pub const DEFAULT_TIMEOUT: u64 = 600;
@@ -52,14 +59,32 @@ pub fn current(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<Lock>> {
     Ok(lock.filter(|l| !l.expired(ctx.now())))
 }
 
-/// Store a lock on `obj`.
+/// Store a lock on `obj`: [`Event::LockRefreshed`] when it replaces a lock with the same token,
+/// [`Event::Locked`] otherwise.
 pub fn put(ctx: &mut Ctx<'_>, obj: &ContentRecord, lock: &Lock) -> Result<()> {
-    ctx.put_json(&keys::lock(&obj.uid), lock)
+    let key = keys::lock(&obj.uid);
+    let before: Option<Lock> = ctx.get_json(&key)?;
+    ctx.put_json(&key, lock)?;
+    let (uid, path) = (obj.uid.clone(), obj.path.clone());
+    ctx.emit(match before {
+        Some(b) if b.token == lock.token => Event::LockRefreshed { uid, path },
+        _ => Event::Locked { uid, path },
+    });
+    Ok(())
 }
 
-/// Remove any lock on `obj`.
+/// Remove any lock on `obj` (valid or expired); [`Event::Unlocked`] when there was one.
 pub fn remove(ctx: &mut Ctx<'_>, obj: &ContentRecord) -> Result<()> {
-    ctx.delete(&keys::lock(&obj.uid))
+    let key = keys::lock(&obj.uid);
+    if ctx.get(&key)?.is_none() {
+        return Ok(());
+    }
+    ctx.delete(&key)?;
+    ctx.emit(Event::Unlocked {
+        uid: obj.uid.clone(),
+        path: obj.path.clone(),
+    });
+    Ok(())
 }
 
 /// Fail with 403 "Resource is locked." unless `obj` is unlocked or `lock_token` (what the
@@ -87,27 +112,19 @@ pub fn check_can_change(
     )))
 }
 
-/// The lock information the API reports. The token is shown only to the lock's owner.
-pub fn info(ctx: &Ctx<'_>, lock: Option<&Lock>) -> Value {
-    match lock {
-        None => json!({"locked": false, "stealable": true}),
-        Some(l) => {
-            let mut v = json!({
-                "created": iso(&l.created),
-                "creator": l.creator,
-                "creator_name": if l.creator_name.is_empty() { &l.creator } else { &l.creator_name },
-                "creator_url": ctx.url(&format!("/author/{}", l.creator)),
-                "locked": true,
-                "name": "plone.locking.stealable",
-                "stealable": l.stealable,
-                "time": l.created.timestamp_millis() as f64 / 1000.0,
-                "timeout": l.timeout,
-            });
-            if ctx.principal.login() == Some(l.creator.as_str()) {
-                v["token"] = json!(l.token);
-            }
-            v
+/// Drops the lock of a removed object (the lock `l:<uid>` is this module's record).
+pub struct LockingSubscriber;
+
+impl Subscriber for LockingSubscriber {
+    fn name(&self) -> &'static str {
+        "locking"
+    }
+
+    fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()> {
+        if let Event::Removed { uid, .. } = event {
+            ctx.delete(&keys::lock(uid))?;
         }
+        Ok(())
     }
 }
 

@@ -25,11 +25,13 @@ use serde_json::{json, Map, Value};
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::events::{Event, Subscriber};
+use crate::events::Event;
 use crate::keys;
 use crate::model::{ancestor_paths, language, ContentRecord};
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::store::{prefix_end, Direction};
+use crate::subscriber::Subscriber;
 use crate::{site, tree};
 
 /// Profile id: multilingual support (translations, the language control panel).
@@ -110,17 +112,20 @@ pub fn settings(ctx: &Ctx<'_>) -> Result<LanguageSettings> {
 
 fn save_settings(ctx: &mut Ctx<'_>, s: &LanguageSettings) -> Result<()> {
     ctx.put_json(keys::MULTILINGUAL, s)?;
+    ctx.emit(Event::SettingsChanged {
+        settings: "language".into(),
+    });
     let mut site_settings = site::settings(ctx)?;
     if site_settings.default_language != s.default_language {
         site_settings.default_language = s.default_language.clone();
-        ctx.put_json(keys::SITE, &site_settings)?;
+        site::save_settings(ctx, &site_settings)?;
     }
     // The site root speaks the default language.
     let mut root = tree::root(ctx)?;
     if language_of(&root) != s.default_language {
         root.fields
             .insert("language".into(), json!(s.default_language));
-        tree::save(ctx, &mut root)?;
+        tree::save(ctx, &mut root, language_changed())?;
     }
     Ok(())
 }
@@ -255,11 +260,11 @@ pub fn configure(ctx: &mut Ctx<'_>, profiles: &[String], languages: &[String]) -
     Ok(())
 }
 
-impl<S: crate::store::Store> crate::Engine<S> {
-    /// Configure the languages and install profiles on an existing site, in one transaction (see
-    /// [`configure`]): what a host does for `--profile` / `--languages` when the site already exists.
-    pub fn configure_languages(&self, profiles: &[String], languages: &[String]) -> Result<()> {
-        self.with_write(|ctx| configure(ctx, profiles, languages))
+/// The change of a save that sets an object's `language` (no change note).
+fn language_changed() -> tree::Change {
+    tree::Change::Edit {
+        fields: vec!["language".into()],
+        change_note: None,
     }
 }
 
@@ -286,13 +291,7 @@ fn ensure_language_roots(ctx: &mut Ctx<'_>, s: &mut LanguageSettings) -> Result<
                 }
                 if language_of(&existing) != code {
                     existing.fields.insert("language".into(), json!(code));
-                    tree::save(ctx, &mut existing)?;
-                    ctx.emit(Event::Modified {
-                        uid: existing.uid.clone(),
-                        path: existing.path.clone(),
-                        fields: vec!["language".into()],
-                        change_note: None,
-                    });
+                    tree::save(ctx, &mut existing, language_changed())?;
                 }
                 existing
             }
@@ -458,14 +457,28 @@ pub fn group_members(ctx: &Ctx<'_>, group: &str) -> Result<Vec<(String, String)>
         .collect())
 }
 
+/// Put `uid` in `group` as its `lang` translation ([`Event::TranslationLinked`]).
 fn put_member(ctx: &mut Ctx<'_>, group: &str, lang: &str, uid: &str) -> Result<()> {
     ctx.put(&keys::translation(group, lang), uid.as_bytes())?;
-    ctx.put(&keys::translation_group_of(uid), group.as_bytes())
+    ctx.put(&keys::translation_group_of(uid), group.as_bytes())?;
+    ctx.emit(Event::TranslationLinked {
+        uid: uid.to_string(),
+        group: group.to_string(),
+        language: lang.to_string(),
+    });
+    Ok(())
 }
 
+/// Take `uid` out of `group` ([`Event::TranslationUnlinked`]).
 fn remove_member(ctx: &mut Ctx<'_>, group: &str, lang: &str, uid: &str) -> Result<()> {
     ctx.delete(&keys::translation(group, lang))?;
-    ctx.delete(&keys::translation_group_of(uid))
+    ctx.delete(&keys::translation_group_of(uid))?;
+    ctx.emit(Event::TranslationUnlinked {
+        uid: uid.to_string(),
+        group: group.to_string(),
+        language: lang.to_string(),
+    });
+    Ok(())
 }
 
 /// After a member left `group`: a group of one is no group.

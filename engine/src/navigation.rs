@@ -98,7 +98,11 @@ pub fn settings(ctx: &Ctx<'_>) -> Result<NavigationSettings> {
 
 /// Store the navigation settings.
 pub fn save_settings(ctx: &mut Ctx<'_>, s: &NavigationSettings) -> Result<()> {
-    ctx.put_json(crate::keys::NAVIGATION, s)
+    ctx.put_json(crate::keys::NAVIGATION, s)?;
+    ctx.emit(crate::events::Event::SettingsChanged {
+        settings: "navigation".into(),
+    });
+    Ok(())
 }
 
 /// One navigation entry and the entries below it (empty beyond the requested depth).

@@ -8,8 +8,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::model::workflows::Workflows;
 use crate::model::ContentRecord;
-use crate::workflow::Workflows;
 
 /// A permission, named as the reference names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

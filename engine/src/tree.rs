@@ -1,9 +1,13 @@
 //! The content tree in the keyspace: finding objects by uid and path, listing children in order,
 //! inserting, saving and removing objects (whole subtrees), and rewriting a folder's order.
-//! Only this module writes the `o:`, `p:` and `c:` keys, so the three stay consistent.
+//! Only this module writes the `o:`, `p:` and `c:` keys, so the three stay consistent, and every
+//! function that writes them emits the events that announce the change ([`Event`]): `Added`,
+//! `Modified` or `Transitioned` ([`save`] with its [`Change`]), `Removed`, `Moved` and
+//! `OrderChanged`, each naming the parents and children whose records changed with it.
 
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
+use crate::events::Event;
 use crate::keys;
 use crate::model::{ancestor_paths, ContentRecord};
 use crate::store::{prefix_end, Direction};
@@ -143,22 +147,14 @@ pub fn has_child(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<bool
     Ok(ctx.get(&keys::path(&child_path(parent, id)))?.is_some())
 }
 
-/// Store a new object as the last child of `parent` (whose counters are updated and saved).
-/// Fills in the record's `path`, `parent` and `pos`.
+/// Store a new object as the last child of `parent` (whose counters are updated and saved),
+/// with no change note: [`add`].
 pub fn insert(
     ctx: &mut Ctx<'_>,
     parent: &mut ContentRecord,
     rec: &mut ContentRecord,
 ) -> Result<()> {
-    rec.path = child_path(parent, &rec.id);
-    rec.parent = Some(parent.uid.clone());
-    rec.pos = parent.next_pos;
-    parent.next_pos += 1;
-    parent.child_count += 1;
-    ctx.put(&keys::child(&parent.uid, rec.pos), rec.uid.as_bytes())?;
-    ctx.put(&keys::path(&rec.path), rec.uid.as_bytes())?;
-    save(ctx, rec)?;
-    save(ctx, parent)
+    add(ctx, parent, rec, None)
 }
 
 /// A new object of type `ty`, not yet stored: a fresh uid, created and modified now, the initial
@@ -194,32 +190,104 @@ pub fn new_record(
     }
 }
 
-/// Store a new object as the last child of `parent` (see [`insert`]) and announce it with an
-/// [`crate::events::Event::Added`] event, which the subscribers (history, workflow, ...) handle.
+/// Store a new object as the last child of `parent` (whose counters are updated and saved) and
+/// announce it with an [`Event::Added`] event, which the subscribers (history, workflow, ...)
+/// handle. Fills in the record's `path`, `parent` and `pos`.
 pub fn add(
     ctx: &mut Ctx<'_>,
     parent: &mut ContentRecord,
     rec: &mut ContentRecord,
     change_note: Option<String>,
 ) -> Result<()> {
-    insert(ctx, parent, rec)?;
-    ctx.emit(crate::events::Event::Added {
+    rec.path = child_path(parent, &rec.id);
+    rec.parent = Some(parent.uid.clone());
+    rec.pos = parent.next_pos;
+    parent.next_pos += 1;
+    parent.child_count += 1;
+    ctx.put(&keys::child(&parent.uid, rec.pos), rec.uid.as_bytes())?;
+    ctx.put(&keys::path(&rec.path), rec.uid.as_bytes())?;
+    write(ctx, rec)?;
+    write(ctx, parent)?;
+    ctx.emit(Event::Added {
         uid: rec.uid.clone(),
         path: rec.path.clone(),
         type_name: rec.type_name.clone(),
+        parent: Some(parent.uid.clone()),
         change_note,
     });
     Ok(())
 }
 
-/// Store the root object of a new site.
+/// Store the root object of a new site ([`Event::Added`] with no parent).
 pub fn insert_root(ctx: &mut Ctx<'_>, rec: &mut ContentRecord) -> Result<()> {
     ctx.put(&keys::path(""), rec.uid.as_bytes())?;
-    save(ctx, rec)
+    write(ctx, rec)?;
+    ctx.emit(Event::Added {
+        uid: rec.uid.clone(),
+        path: rec.path.clone(),
+        type_name: rec.type_name.clone(),
+        parent: None,
+        change_note: None,
+    });
+    Ok(())
 }
 
-/// Write `rec` back as its next revision (`rev` goes up by one).
-pub fn save(ctx: &mut Ctx<'_>, rec: &mut ContentRecord) -> Result<()> {
+/// What a [`save`] of an existing object changes, and so which event announces it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Fields were written (an edit, a revert, a language change): [`Event::Modified`], from
+    /// which versioning records a version of the written fields.
+    Edit {
+        /// Names of the fields written.
+        fields: Vec<String>,
+        /// The change note sent with the edit, if any.
+        change_note: Option<String>,
+    },
+    /// A workflow transition changed the state (and maybe the dates):
+    /// [`Event::Transitioned`]. The workflow service ([`crate::workflow::take`]) decides it and
+    /// keeps the history.
+    Transition {
+        /// The transition id.
+        transition: String,
+        /// The state before.
+        from: String,
+        /// The state after.
+        to: String,
+    },
+}
+
+/// Write `rec` back as its next revision and announce the change.
+pub fn save(ctx: &mut Ctx<'_>, rec: &mut ContentRecord, change: Change) -> Result<()> {
+    write(ctx, rec)?;
+    let (uid, path) = (rec.uid.clone(), rec.path.clone());
+    ctx.emit(match change {
+        Change::Edit {
+            fields,
+            change_note,
+        } => Event::Modified {
+            uid,
+            path,
+            fields,
+            change_note,
+        },
+        Change::Transition {
+            transition,
+            from,
+            to,
+        } => Event::Transitioned {
+            uid,
+            path,
+            transition,
+            from,
+            to,
+        },
+    });
+    Ok(())
+}
+
+/// Write `rec` back as its next revision (`rev` goes up by one), announcing nothing: the caller
+/// in this module emits the event that covers it.
+fn write(ctx: &mut Ctx<'_>, rec: &mut ContentRecord) -> Result<()> {
     rec.rev += 1;
     ctx.put_json(&keys::object(&rec.uid), &*rec)?;
     ctx.remember_saved(rec);
@@ -227,7 +295,8 @@ pub fn save(ctx: &mut Ctx<'_>, rec: &mut ContentRecord) -> Result<()> {
 }
 
 /// Remove `obj` and everything below it: `members` is its subtree as [`subtree`] lists it (callers
-/// inspect it first, e.g. for locks, and announce the removals); `obj` is unlinked from its parent.
+/// inspect it first, e.g. for locks); `obj` is unlinked from its parent. Emits [`Event::Removed`]
+/// for every member, `obj` first.
 pub fn remove_members(
     ctx: &mut Ctx<'_>,
     obj: &ContentRecord,
@@ -241,12 +310,21 @@ pub fn remove_members(
     if let Some(mut parent) = parent(ctx, obj)? {
         ctx.delete(&keys::child(&parent.uid, obj.pos))?;
         parent.child_count = parent.child_count.saturating_sub(1);
-        save(ctx, &mut parent)?;
+        write(ctx, &mut parent)?;
+    }
+    for rec in members {
+        ctx.emit(Event::Removed {
+            uid: rec.uid.clone(),
+            path: rec.path.clone(),
+            type_name: rec.type_name.clone(),
+            parent: rec.parent.clone(),
+        });
     }
     Ok(())
 }
 
-/// Rewrite the order of `parent`'s children to `order` (uids, a permutation of the current children).
+/// Rewrite the order of `parent`'s children to `order` (uids, a permutation of the current
+/// children); emits [`Event::OrderChanged`] naming the children whose position changed.
 pub fn set_order(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, order: &[String]) -> Result<()> {
     let prefix = keys::children_prefix(&parent.uid);
     let old = ctx.scan(
@@ -263,6 +341,7 @@ pub fn set_order(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, order: &[String]
     for (k, _) in &old {
         ctx.delete(k)?;
     }
+    let mut moved = Vec::new();
     for (pos, uid) in order.iter().enumerate() {
         let pos = pos as u64;
         let mut rec = load(ctx, uid)?.ok_or_else(|| {
@@ -271,11 +350,18 @@ pub fn set_order(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, order: &[String]
         ctx.put(&keys::child(&parent.uid, pos), uid.as_bytes())?;
         if rec.pos != pos {
             rec.pos = pos;
-            save(ctx, &mut rec)?;
+            write(ctx, &mut rec)?;
+            moved.push(rec.uid);
         }
     }
     parent.next_pos = order.len() as u64;
-    save(ctx, parent)
+    write(ctx, parent)?;
+    ctx.emit(Event::OrderChanged {
+        uid: parent.uid.clone(),
+        path: parent.path.clone(),
+        children: moved,
+    });
+    Ok(())
 }
 
 /// Every object of the subtree rooted at `obj`, `obj` first (pre-order).
@@ -312,7 +398,8 @@ pub struct Relocation {
 
 /// Move `obj` (and its subtree) into `new_parent` under `new_id`, keeping uids, fields and history.
 /// A rename within the same parent keeps the object's position; a move appends it to the new
-/// parent. Returns every path change, `obj` first. The caller checks ids and permissions.
+/// parent. Returns every path change, `obj` first, each also announced as an [`Event::Moved`].
+/// The caller checks ids and permissions.
 pub fn relocate(
     ctx: &mut Ctx<'_>,
     obj: &ContentRecord,
@@ -330,14 +417,14 @@ pub fn relocate(
             .ok_or_else(|| EngineError::Internal("old parent missing".into()))?;
         ctx.delete(&keys::child(&old_parent.uid, obj.pos))?;
         old_parent.child_count = old_parent.child_count.saturating_sub(1);
-        save(ctx, &mut old_parent)?;
+        write(ctx, &mut old_parent)?;
         let mut new_parent = load(ctx, new_parent_uid)?
             .ok_or_else(|| EngineError::Internal("new parent missing".into()))?;
         top.pos = new_parent.next_pos;
         new_parent.next_pos += 1;
         new_parent.child_count += 1;
         ctx.put(&keys::child(&new_parent.uid, top.pos), top.uid.as_bytes())?;
-        save(ctx, &mut new_parent)?;
+        write(ctx, &mut new_parent)?;
         top.parent = Some(new_parent.uid.clone());
         top.path = child_path(&new_parent, new_id);
     } else {
@@ -350,6 +437,7 @@ pub fn relocate(
     let mut moves = Vec::with_capacity(members.len());
     for mut rec in members {
         let old_path = rec.path.clone();
+        let old_parent = rec.parent.clone();
         if rec.uid == top.uid {
             rec = top.clone();
         } else {
@@ -358,10 +446,17 @@ pub fn relocate(
         ctx.delete(&keys::path(&old_path))?;
         moves.push(Relocation {
             uid: rec.uid.clone(),
-            old_path,
+            old_path: old_path.clone(),
             new_path: rec.path.clone(),
         });
-        save(ctx, &mut rec)?;
+        write(ctx, &mut rec)?;
+        ctx.emit(Event::Moved {
+            uid: rec.uid.clone(),
+            old_path,
+            new_path: rec.path.clone(),
+            old_parent,
+            new_parent: rec.parent.clone(),
+        });
     }
     for m in &moves {
         ctx.put(&keys::path(&m.new_path), m.uid.as_bytes())?;
@@ -395,7 +490,7 @@ mod tests {
                 ctx.put_json(&keys::object(&rec.uid), &other)?;
                 assert_eq!(ctx.saved_record(&rec.uid), None);
                 assert_eq!(load(ctx, &rec.uid)?, Some(other));
-                save(ctx, &mut rec)?;
+                write(ctx, &mut rec)?;
                 ctx.delete(&keys::object(&rec.uid))?;
                 assert_eq!(load(ctx, &rec.uid)?, None);
                 Ok(())

@@ -12,10 +12,11 @@ use serde_json::{Map, Value};
 
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::events::{Event, Subscriber};
+use crate::events::Event;
 use crate::keys;
 use crate::model::{ContentRecord, ContentType};
 use crate::store::Direction;
+use crate::subscriber::Subscriber;
 use crate::tree;
 
 /// One stored version.
@@ -115,8 +116,9 @@ pub fn remove_all(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
     ctx.delete_prefix(&keys::versions_prefix(uid))
 }
 
-/// Records versions on `Added` and `Modified`; drops history, workflow history and the lock of
-/// removed objects.
+/// Records versions on `Added` and `Modified`; drops the versions of removed objects (the
+/// versions `v:<uid>:` are this module's record; the workflow history, the lock and the comments
+/// belong to their own modules' subscribers).
 pub struct VersioningSubscriber;
 
 impl Subscriber for VersioningSubscriber {
@@ -158,8 +160,8 @@ impl Subscriber for VersioningSubscriber {
             }
             Event::Removed { uid, .. } => {
                 remove_all(ctx, uid)?;
-                crate::workflow::remove_history(ctx, uid)?;
-                ctx.delete(&keys::lock(uid))?;
+                // MERGE NOTE: the `q:<uid>` history counter moves to the counters module (keys
+                // `n:...`), which cleans it itself; delete this line then.
                 ctx.delete(&keys::history_seq(uid))?;
             }
             _ => {}

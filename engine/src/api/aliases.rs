@@ -16,6 +16,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
 
 /// Register the alias routes and the `aliases` component.

@@ -12,6 +12,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
 
 /// Register the comment routes.

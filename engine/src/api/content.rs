@@ -11,9 +11,9 @@ use super::serialize::{self, ListingRequest};
 use super::{etag, Route};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::events::Event;
 use crate::http::{Request, Response};
 use crate::model::{blocks, ids, ContentRecord, ContentType};
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::tree;
 
@@ -399,13 +399,14 @@ pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Resu
     let written = apply_fields(ctx, ty, &mut obj, body, false)?;
     if !written.fields.is_empty() || written.change_note.is_some() {
         obj.modified = ctx.now();
-        tree::save(ctx, &mut obj)?;
-        ctx.emit(Event::Modified {
-            uid: obj.uid.clone(),
-            path: obj.path.clone(),
-            fields: written.fields,
-            change_note: written.change_note,
-        });
+        tree::save(
+            ctx,
+            &mut obj,
+            tree::Change::Edit {
+                fields: written.fields,
+                change_note: written.change_note,
+            },
+        )?;
     }
     if let Some(id) = new_id {
         obj = rename(ctx, &obj, &id)?;
@@ -445,13 +446,6 @@ fn rename(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<ContentRec
     let parent_uid = obj.parent.clone().unwrap_or_default();
     let moves = tree::relocate(ctx, obj, &parent_uid, id)?;
     crate::aliases::record_moves(ctx, &moves)?;
-    for m in &moves {
-        ctx.emit(Event::Moved {
-            uid: m.uid.clone(),
-            old_path: m.old_path.clone(),
-            new_path: m.new_path.clone(),
-        });
-    }
     tree::load(ctx, &obj.uid)?
         .ok_or_else(|| EngineError::Internal("renamed object vanished".into()))
 }
@@ -542,12 +536,7 @@ fn reorder(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &OrderingRequest
         .iter()
         .filter_map(|id| kids.iter().find(|k| &k.id == id).map(|k| k.uid.clone()))
         .collect();
-    tree::set_order(ctx, folder, &uids)?;
-    ctx.emit(Event::OrderChanged {
-        uid: folder.uid.clone(),
-        path: folder.path.clone(),
-    });
-    Ok(())
+    tree::set_order(ctx, folder, &uids)
 }
 
 /// `sort: {on: <catalog field>, order: "ascending" | "descending"}`.
@@ -579,12 +568,7 @@ fn resort(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &SortRequest) -> 
         keyed.reverse();
     }
     let uids: Vec<String> = keyed.into_iter().map(|(_, u)| u).collect();
-    tree::set_order(ctx, folder, &uids)?;
-    ctx.emit(Event::OrderChanged {
-        uid: folder.uid.clone(),
-        path: folder.path.clone(),
-    });
-    Ok(())
+    tree::set_order(ctx, folder, &uids)
 }
 
 /// What children are sorted by: nulls first, then booleans, numbers by value (negative and
@@ -638,13 +622,6 @@ pub fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<
         crate::locking::check_can_change(ctx, call.lock_token(), member)?;
     }
     tree::remove_members(ctx, &obj, &members)?;
-    for rec in members {
-        ctx.emit(Event::Removed {
-            uid: rec.uid,
-            path: rec.path,
-            type_name: rec.type_name,
-        });
-    }
     Ok(Response::empty(204))
 }
 

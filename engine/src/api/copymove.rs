@@ -15,9 +15,9 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::events::Event;
 use crate::http::Response;
 use crate::model::{ids, ContentRecord};
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::{aliases, locking, tree};
 
@@ -211,13 +211,6 @@ fn move_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Res
     let id = free_id(ctx, dest, &obj.id)?;
     let moves = tree::relocate(ctx, obj, &dest.uid, &id)?;
     aliases::record_moves(ctx, &moves)?;
-    for m in &moves {
-        ctx.emit(Event::Moved {
-            uid: m.uid.clone(),
-            old_path: m.old_path.clone(),
-            new_path: m.new_path.clone(),
-        });
-    }
     Ok(moves
         .first()
         .map(|m| m.new_path.clone())

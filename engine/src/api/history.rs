@@ -12,10 +12,10 @@ use crate::auth::users;
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::events::Event;
 use crate::http::Response;
 use crate::locking;
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::{tree, versioning, workflow};
 
@@ -254,13 +254,14 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<R
         changed = obj.fields.keys().cloned().collect();
     }
     obj.modified = ctx.now();
-    tree::save(ctx, &mut obj)?;
-    ctx.emit(Event::Modified {
-        uid: obj.uid.clone(),
-        path: obj.path.clone(),
-        fields: changed,
-        change_note: Some(format!("Reverted to revision {version}")),
-    });
+    tree::save(
+        ctx,
+        &mut obj,
+        tree::Change::Edit {
+            fields: changed,
+            change_note: Some(format!("Reverted to revision {version}")),
+        },
+    )?;
     let message = Message {
         message: format!("{} has been reverted to revision {version}.", obj.title()),
     };

@@ -9,10 +9,10 @@ use crate::auth::users;
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::events::Event;
 use crate::http::Response;
 use crate::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::Permission;
 
 /// Register the lock routes.
@@ -187,10 +187,6 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respon
         stealable: body.stealable.unwrap_or(true),
     };
     locking::put(ctx, &obj, &lock)?;
-    ctx.emit(Event::Locked {
-        uid: obj.uid.clone(),
-        path: obj.path.clone(),
-    });
     Ok(answer(ctx, Some(&lock)))
 }
 
@@ -246,10 +242,6 @@ fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Resp
             }
         }
         locking::remove(ctx, &obj)?;
-        ctx.emit(Event::Unlocked {
-            uid: obj.uid.clone(),
-            path: obj.path.clone(),
-        });
     } else {
         // An expired lock may still be stored: clean it up.
         locking::remove(ctx, &obj)?;

@@ -66,7 +66,7 @@ fn login(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
 }
 
 fn bearer(call: &Call<'_>) -> Result<String> {
-    match auth::credentials(call.req)? {
+    match call.req.credentials().map_err(EngineError::Unauthorized)? {
         Credentials::Bearer(t) => Ok(t),
         _ => Err(EngineError::Unauthorized(
             "This needs a login token: send it as 'Authorization: Bearer <token>'".into(),

@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::keys;
 use crate::model::fields::FieldKind;
 use crate::model::{language, ContentRecord};
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::store::{prefix_end, Direction};
 use crate::tree;

@@ -9,7 +9,7 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::clock::iso;
 use crate::context::Ctx;
-use crate::engine::Core;
+use crate::core::Core;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::fields::parse_datetime;

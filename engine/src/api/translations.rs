@@ -15,6 +15,7 @@ use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::ContentRecord;
 use crate::multilingual;
+use crate::permissions::Access;
 use crate::security::Permission;
 use crate::tree;
 

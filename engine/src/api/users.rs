@@ -11,6 +11,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::ContentRecord;
+use crate::permissions::Access;
 use crate::security::{Permission, Principal, ROLES};
 
 /// Register the user routes.

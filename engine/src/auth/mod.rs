@@ -1,8 +1,10 @@
 //! Authentication: turning a request's credentials into a [`Principal`].
 //!
-//! Accepted, in this order: `Authorization: Bearer <JWT>` (from `POST /@login`), `Authorization:
-//! Basic`, and the `auth_token` cookie that Volto sets. No credentials means anonymous; credentials
-//! that do not check out are a 401, never a silent downgrade to anonymous.
+//! The credentials themselves are read from the request's headers by the HTTP layer
+//! ([`crate::http::Request::credentials`]). Accepted, in this order: `Authorization: Bearer
+//! <JWT>` (from `POST /@login`), `Authorization: Basic`, and the `auth_token` cookie that Volto
+//! sets. No credentials means anonymous; credentials that do not check out are a 401, never a
+//! silent downgrade to anonymous.
 //!
 //! HTTP Basic would cost one slow argon2 verification per request; a verified (login, password,
 //! stored hash) triple is remembered as a SHA-256 digest, so a changed password or hash misses the
@@ -12,81 +14,26 @@ pub mod jwt;
 pub mod password;
 pub mod users;
 
-use base64::engine::general_purpose::STANDARD as B64;
-use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
-use crate::http::Request;
+use crate::events::Event;
+pub use crate::http::Credentials;
 use crate::keys;
 use crate::security::Principal;
 use crate::site;
 
-/// Credentials found on a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Credentials {
-    /// None.
-    None,
-    /// A bearer token (header or cookie).
-    Bearer(String),
-    /// Basic login and password.
-    Basic(String, String),
-}
-
-/// Extract the credentials of `req`; a malformed `Authorization` header is a 401.
-pub fn credentials(req: &Request) -> Result<Credentials> {
-    if let Some(h) = req.header_value("authorization") {
-        let h = h.trim();
-        let (scheme, rest) = h.split_once(' ').unwrap_or((h, ""));
-        let rest = rest.trim();
-        if scheme.eq_ignore_ascii_case("bearer") && !rest.is_empty() {
-            return Ok(Credentials::Bearer(rest.to_string()));
-        }
-        if scheme.eq_ignore_ascii_case("basic") {
-            let decoded = B64
-                .decode(rest)
-                .ok()
-                .and_then(|b| String::from_utf8(b).ok())
-                .ok_or_else(|| unauthorized("Malformed Basic credentials"))?;
-            let (login, pw) = decoded
-                .split_once(':')
-                .ok_or_else(|| unauthorized("Malformed Basic credentials"))?;
-            return Ok(Credentials::Basic(login.to_string(), pw.to_string()));
-        }
-        return Err(unauthorized(
-            "Unsupported Authorization scheme (use Bearer or Basic)",
-        ));
-    }
-    if let Some(cookies) = req.header_value("cookie") {
-        for c in cookies.split(';') {
-            if let Some(tok) = c.trim().strip_prefix("auth_token=") {
-                if !tok.is_empty() {
-                    return Ok(Credentials::Bearer(tok.to_string()));
-                }
-            }
-        }
-    }
-    Ok(Credentials::None)
-}
-
-fn unauthorized(msg: &str) -> EngineError {
-    EngineError::Unauthorized(msg.to_string())
-}
-
-/// Who makes `req`.
-pub fn authenticate(ctx: &Ctx<'_>, req: &Request) -> Result<Principal> {
-    match credentials(req)? {
+/// Who the caller presenting `credentials` (found on the request by
+/// [`crate::http::Request::credentials`]) is.
+pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal> {
+    match credentials {
         Credentials::None => Ok(Principal::Anonymous),
         Credentials::Bearer(token) => {
             // Verified tokens are remembered per store generation (see `Core::token_cache_get`),
             // learnt only from read transactions: those see committed states alone.
             let cached = ctx.core.caches_enabled() && !ctx.is_write();
-            let generation = if cached {
-                crate::cache::generation(ctx)?
-            } else {
-                0
-            };
+            let generation = if cached { ctx.generation()? } else { 0 };
             let now = ctx.now().timestamp();
             if cached {
                 if let Some(p) = ctx.core.token_cache_get(&token, generation, now) {
@@ -169,5 +116,13 @@ pub fn revoke(ctx: &mut Ctx<'_>, claims: &jwt::Claims) -> Result<()> {
     ctx.put(
         &keys::revoked_token(&claims.jti),
         claims.exp.to_string().as_bytes(),
-    )
+    )?;
+    ctx.emit(Event::TokenRevoked {
+        jti: claims.jti.clone(),
+    });
+    Ok(())
+}
+
+fn unauthorized(msg: &str) -> EngineError {
+    EngineError::Unauthorized(msg.to_string())
 }

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::Ctx;
 use crate::error::Result;
+use crate::events::Event;
 use crate::keys;
 use crate::security::User;
 
@@ -55,12 +56,25 @@ pub fn all(ctx: &Ctx<'_>) -> Result<Vec<UserRecord>> {
     ctx.values_with_prefix(keys::USER_PREFIX)
 }
 
-/// Remove a user.
+/// Remove a user ([`Event::UserRemoved`]).
 pub fn remove(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
-    ctx.delete(&keys::user(login))
+    ctx.delete(&keys::user(login))?;
+    ctx.emit(Event::UserRemoved {
+        login: login.to_string(),
+    });
+    Ok(())
 }
 
-/// Create or replace a user.
+/// Create ([`Event::UserAdded`]) or replace ([`Event::UserModified`]) a user.
 pub fn put(ctx: &mut Ctx<'_>, user: &UserRecord) -> Result<()> {
-    ctx.put_json(&keys::user(&user.login), user)
+    let key = keys::user(&user.login);
+    let existed = ctx.get(&key)?.is_some();
+    ctx.put_json(&key, user)?;
+    let login = user.login.clone();
+    ctx.emit(if existed {
+        Event::UserModified { login }
+    } else {
+        Event::UserAdded { login }
+    });
+    Ok(())
 }

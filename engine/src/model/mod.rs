@@ -6,6 +6,7 @@ pub mod fields;
 pub mod ids;
 pub mod language;
 pub mod types;
+pub mod workflows;
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,23 @@
+//! The one list of the event subscribers the engine runs ([`builtin`]), above the domain
+//! services that define them. Hosts and tests may add their own with [`crate::Engine::subscribe`].
+
+use crate::subscriber::Registry;
+
+/// Every built-in subscriber, in delivery order:
+///
+/// | subscriber | reacts to | owns (and cleans on `Removed`) |
+/// |---|---|---|
+/// | `workflow` ([`crate::workflow::WorkflowSubscriber`]) | `Added`: the creation entry | workflow history `w:<uid>:` |
+/// | `versioning` ([`crate::versioning::VersioningSubscriber`]) | `Added`, `Modified`: a version | versions `v:<uid>:` (and, for now, the history counter `q:<uid>`) |
+/// | `locking` ([`crate::locking::LockingSubscriber`]) | — | the lock `l:<uid>` |
+/// | `comments` ([`crate::comments::CommentsSubscriber`]) | — | comments `m:<uid>:` |
+/// | `translations` ([`crate::multilingual::TranslationSubscriber`]) | `Modified` of `language`: the group slot | `t:<group>:<lang>`, `g:<uid>` |
+pub fn builtin() -> Registry {
+    let mut r = Registry::new();
+    r.register(Box::new(crate::workflow::WorkflowSubscriber));
+    r.register(Box::new(crate::versioning::VersioningSubscriber));
+    r.register(Box::new(crate::locking::LockingSubscriber));
+    r.register(Box::new(crate::comments::CommentsSubscriber));
+    r.register(Box::new(crate::multilingual::TranslationSubscriber));
+    r
+}

@@ -1,0 +1,116 @@
+//! Removing an object removes every record about it: each subscriber of the registry cleans its
+//! own (versions, workflow history, lock, comments, translation entries), and together they leave
+//! no key that names the removed uid.
+
+use engine::{Direction, Engine, EngineOptions, MemStore, Method, Request, Response, SiteSetup};
+use serde_json::{json, Value};
+
+const BASE: &str = "http://localhost:8080";
+const ADMIN: &str = "Basic YWRtaW46c2VjcmV0";
+
+fn call(
+    e: &Engine<MemStore>,
+    m: Method,
+    path: &str,
+    body: Value,
+    extra: &[(&str, &str)],
+) -> Response {
+    let mut r = Request::new(m, path, BASE)
+        .header("Authorization", ADMIN)
+        .json(&body);
+    for (k, v) in extra {
+        r = r.header(k, v);
+    }
+    e.handle(r)
+}
+
+/// Every stored key that contains `uid`, as text.
+fn keys_naming(e: &Engine<MemStore>, uid: &str) -> Vec<String> {
+    use engine::Store as _;
+    let txn = e.store().begin_read().unwrap();
+    txn.scan(b"", &[0xff; 4], Direction::Forward, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
+        .filter(|k| k.contains(uid))
+        .collect()
+}
+
+#[test]
+fn the_registry_lists_one_subscriber_per_owner_of_records() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    assert_eq!(
+        e.subscriber_names(),
+        [
+            "workflow",
+            "versioning",
+            "locking",
+            "comments",
+            "translations"
+        ]
+    );
+}
+
+#[test]
+fn deleting_an_object_leaves_no_record_about_it() {
+    let mut setup = SiteSetup::new("secret");
+    setup.profiles = vec!["multilingual".into()];
+    setup.languages = vec!["en".into(), "de".into()];
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&setup).unwrap();
+
+    let page = call(
+        &e,
+        Method::Post,
+        "/",
+        json!({"@type": "Page", "title": "Doc"}),
+        &[],
+    );
+    assert_eq!(page.status, 201);
+    let uid = page.json_body()["UID"].as_str().unwrap().to_string();
+    // A second version, a workflow entry, a comment, a translation and a lock.
+    let edit = call(&e, Method::Patch, "/doc", json!({"title": "Doc 2"}), &[]);
+    assert_eq!(edit.status, 204);
+    let publish = call(&e, Method::Post, "/doc/@workflow/publish", json!({}), &[]);
+    assert_eq!(publish.status, 200);
+    let on = json!({"allow_discussion": true});
+    assert_eq!(call(&e, Method::Patch, "/", on.clone(), &[]).status, 204);
+    assert_eq!(call(&e, Method::Patch, "/doc", on, &[]).status, 204);
+    let comment = call(
+        &e,
+        Method::Post,
+        "/doc/@comments",
+        json!({"text": "hi"}),
+        &[],
+    );
+    assert_eq!(
+        comment.status,
+        204,
+        "{}",
+        String::from_utf8_lossy(&comment.body)
+    );
+    let de = json!({"@type": "Page", "title": "Dok", "language": "de", "translation_of": uid});
+    let translation = call(&e, Method::Post, "/", de, &[]);
+    assert_eq!(translation.status, 201);
+    let lock = call(&e, Method::Post, "/doc/@lock", json!({}), &[]);
+    assert_eq!(lock.status, 200);
+    let token = lock.json_body()["token"].as_str().unwrap().to_string();
+
+    let before = keys_naming(&e, &uid);
+    for prefix in ["o:", "v:", "w:", "l:", "m:", "g:"] {
+        assert!(
+            before.iter().any(|k| k.starts_with(prefix)),
+            "expected a {prefix} key about the page before deleting it: {before:?}"
+        );
+    }
+
+    let deleted = call(
+        &e,
+        Method::Delete,
+        "/doc",
+        json!({}),
+        &[("Lock-Token", &token)],
+    );
+    assert_eq!(deleted.status, 204);
+    assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
+}
