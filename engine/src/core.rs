@@ -4,7 +4,7 @@
 //! knows nothing of the store, the api or the event subscribers (the [`crate::Engine`] holds
 //! those).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -43,7 +43,13 @@ pub struct EngineOptions {
     /// server's lock file guarantees it; several browser tabs sharing one database do not).
     /// Engines with a `test_clock` never cache.
     pub response_cache_bytes: usize,
+    /// Where the detail of failures inside the service goes (a store error, a record that does
+    /// not decode, a bug): the client only learns that the request failed. Hosts log it.
+    pub error_log: Option<ErrorLog>,
 }
+
+/// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
+pub type ErrorLog = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl EngineOptions {
     /// Real clock, OS randomness, production password cost.
@@ -58,6 +64,7 @@ impl EngineOptions {
             default_batch_size: 25,
             max_batch_size: 1000,
             response_cache_bytes: 0,
+            error_log: None,
         }
     }
 
@@ -88,10 +95,10 @@ pub struct Core {
     pub clock: Arc<dyn Clock>,
     /// Randomness (from the options).
     pub entropy: Arc<dyn Entropy>,
-    basic_cache: Mutex<HashSet<[u8; 32]>>,
     token_cache: Mutex<HashMap<String, VerifiedToken>>,
-    /// Basic credentials (SHA-256 of `login\0password`) found valid at a store generation.
-    basic_callers: Mutex<HashMap<[u8; 32], (u64, Principal)>>,
+    /// Verified Basic credentials, by SHA-256 of `login\0password` (the password itself is never
+    /// kept): the one cache of them ([`VerifiedBasic`]).
+    basic: Mutex<HashMap<[u8; 32], VerifiedBasic>>,
     /// The latest store generation this engine committed, plus one (0: not known). Lets a
     /// cached answer be served without opening a store transaction ([`crate::Engine::handle`]).
     committed: AtomicU64,
@@ -101,6 +108,15 @@ pub struct Core {
 
 /// Most verified Basic credentials remembered before the cache is cleared.
 const BASIC_CACHE_MAX: usize = 4096;
+
+/// Basic credentials found valid: against which stored password hash (so a changed password
+/// misses), and, when the generation caches are on, at which store generation and as whom (so a
+/// cached answer can be served without opening a transaction; any write moves the generation).
+#[derive(Clone)]
+struct VerifiedBasic {
+    password_hash: String,
+    seen: Option<(u64, Principal)>,
+}
 
 /// A bearer token found valid at a store generation: its expiry and whom it names.
 #[derive(Clone)]
@@ -125,9 +141,8 @@ impl Core {
             options,
             types: TypeRegistry::builtin(),
             workflows: Workflows::builtin(),
-            basic_cache: Mutex::new(HashSet::new()),
             token_cache: Mutex::new(HashMap::new()),
-            basic_callers: Mutex::new(HashMap::new()),
+            basic: Mutex::new(HashMap::new()),
             committed: AtomicU64::new(0),
             responses: ResponseCache::new(cache_bytes),
         }
@@ -141,12 +156,28 @@ impl Core {
         }
     }
 
-    /// Whether a verified-credentials digest is cached.
-    pub fn basic_cache_contains(&self, digest: &[u8; 32]) -> bool {
-        self.basic_cache
+    /// Whether `login`/`password` were verified against `password_hash` (the user's current
+    /// stored hash) before.
+    pub fn basic_verified(&self, login: &str, password: &str, password_hash: &str) -> bool {
+        self.basic
             .lock()
-            .map(|c| c.contains(digest))
+            .map(|c| {
+                c.get(&basic_digest(login, password))
+                    .is_some_and(|v| v.password_hash == password_hash)
+            })
             .unwrap_or(false)
+    }
+
+    /// Remember that `login`/`password` match `password_hash`.
+    pub fn basic_remember(&self, login: &str, password: &str, password_hash: &str) {
+        insert_bounded(
+            &self.basic,
+            basic_digest(login, password),
+            VerifiedBasic {
+                password_hash: password_hash.to_string(),
+                seen: None,
+            },
+        );
     }
 
     /// The caller a bearer `token` stands for, if it was verified at store `generation` and has
@@ -195,13 +226,13 @@ impl Core {
         if !self.caches_enabled() {
             return None;
         }
-        let digest = basic_digest(login, password);
-        let cache = self.basic_callers.lock().ok()?;
-        let (g, principal) = cache.get(&digest)?;
+        let cache = self.basic.lock().ok()?;
+        let (g, principal) = cache.get(&basic_digest(login, password))?.seen.as_ref()?;
         (*g == generation).then(|| principal.clone())
     }
 
-    /// Remember that `login`/`password` were verified at `generation` as `principal`.
+    /// Remember that `login`/`password`, verified before ([`Core::basic_remember`]), stood for
+    /// `principal` at `generation`.
     pub fn basic_caller_insert(
         &self,
         login: &str,
@@ -212,11 +243,11 @@ impl Core {
         if !self.caches_enabled() {
             return;
         }
-        insert_bounded(
-            &self.basic_callers,
-            basic_digest(login, password),
-            (generation, principal.clone()),
-        );
+        if let Ok(mut c) = self.basic.lock() {
+            if let Some(v) = c.get_mut(&basic_digest(login, password)) {
+                v.seen = Some((generation, principal.clone()));
+            }
+        }
     }
 
     /// The latest store generation committed through this engine, if known.
@@ -228,16 +259,6 @@ impl Core {
     /// ([`EngineOptions::response_cache_bytes`]).
     pub fn caches_enabled(&self) -> bool {
         self.responses.enabled()
-    }
-
-    /// Remember a verified-credentials digest.
-    pub fn basic_cache_insert(&self, digest: [u8; 32]) {
-        if let Ok(mut c) = self.basic_cache.lock() {
-            if c.len() >= BASIC_CACHE_MAX {
-                c.clear();
-            }
-            c.insert(digest);
-        }
     }
 }
 

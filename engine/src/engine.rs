@@ -146,7 +146,7 @@ impl<S: Store> Engine<S> {
     /// and a failed request changes nothing.
     pub fn handle(&self, req: Request) -> Response {
         let result = self.try_handle(&req);
-        finish(&req, result)
+        finish(&self.core, &req, result)
     }
 
     /// Whether `req` would run in the write transaction (a host may route such requests to
@@ -175,7 +175,7 @@ impl<S: Store> Engine<S> {
                 let e = EngineError::from(e);
                 return reqs
                     .iter()
-                    .map(|r| finish(r, Err(clone_store_error(&e))))
+                    .map(|r| finish(&self.core, r, Err(clone_store_error(&e))))
                     .collect();
             }
         };
@@ -203,8 +203,8 @@ impl<S: Store> Engine<S> {
         reqs.iter()
             .zip(results)
             .map(|(req, (result, ok))| match (&committed, ok) {
-                (Err(e), true) => finish(req, Err(clone_store_error(e))),
-                _ => finish(req, result),
+                (Err(e), true) => finish(&self.core, req, Err(clone_store_error(e))),
+                _ => finish(&self.core, req, result),
             })
             .collect()
     }
@@ -276,12 +276,16 @@ impl<S: Store> Engine<S> {
     }
 }
 
-/// The response for `req` given the outcome of running it: errors become their JSON answers,
-/// HEAD loses its body (keeping the announced length).
-fn finish(req: &Request, result: Result<Response>) -> Response {
+/// The response for `req` given the outcome of running it: errors become their JSON answers (a
+/// failure inside the service is reported to the host's error log, never to the client), HEAD
+/// loses its body (keeping the announced length).
+fn finish(core: &Core, req: &Request, result: Result<Response>) -> Response {
     let mut resp = match result {
         Ok(r) => r,
         Err(e) => {
+            if let (Some(detail), Some(log)) = (e.log_detail(), &core.options.error_log) {
+                log(&format!("{} {}: {detail}", req.method.as_str(), req.path));
+            }
             let context = api::Route::parse(req)
                 .ok()
                 .map(|r| format!("{}{}", req.base_url.trim_end_matches('/'), r.object_path));

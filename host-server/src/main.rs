@@ -133,7 +133,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     }
     .validated()?;
 
-    let options = if cli.deterministic {
+    let mut options = if cli.deterministic {
         warn!(
             "--deterministic: fixed clock, predictable ids and secrets, weak password hashing. \
              This mode exists for contract tests only; NEVER use it for real data."
@@ -145,6 +145,10 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             ..EngineOptions::production()
         }
     };
+    // Failures inside the service answer a bare 500; their detail goes to the log only.
+    options.error_log = Some(Arc::new(|detail: &str| {
+        error!(detail, "a request failed inside the service");
+    }));
     // Reads run on the async workers (one per core) unless --blocking-reads: keep a connection
     // for each, so a worker never waits for a pooled reader.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);

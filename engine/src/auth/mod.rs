@@ -14,8 +14,6 @@ pub mod jwt;
 pub mod password;
 pub mod users;
 
-use sha2::{Digest, Sha256};
-
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
@@ -80,18 +78,15 @@ pub fn check_password(
     let Some(user) = users::get(ctx, login)? else {
         return Ok(None);
     };
-    let digest: [u8; 32] = {
-        let mut h = Sha256::new();
-        for part in [login, "\0", password, "\0", &user.password_hash] {
-            h.update(part.as_bytes());
-        }
-        h.finalize().into()
-    };
-    if ctx.core.basic_cache_contains(&digest) {
+    if ctx
+        .core
+        .basic_verified(login, password, &user.password_hash)
+    {
         return Ok(Some(user));
     }
     if password::verify(password, &user.password_hash) {
-        ctx.core.basic_cache_insert(digest);
+        ctx.core
+            .basic_remember(login, password, &user.password_hash);
         return Ok(Some(user));
     }
     Ok(None)
