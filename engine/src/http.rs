@@ -44,6 +44,14 @@ impl Method {
     /// The method token.
     pub fn as_str(&self) -> &str {
         match self {
+            Method::Other(s) => s,
+            known => known.known_token().unwrap_or(""),
+        }
+    }
+
+    /// The token of a method the API knows (`None` for [`Method::Other`]).
+    pub fn known_token(&self) -> Option<&'static str> {
+        Some(match self {
             Method::Get => "GET",
             Method::Head => "HEAD",
             Method::Post => "POST",
@@ -51,8 +59,8 @@ impl Method {
             Method::Patch => "PATCH",
             Method::Delete => "DELETE",
             Method::Options => "OPTIONS",
-            Method::Other(s) => s,
-        }
+            Method::Other(_) => return None,
+        })
     }
 
     /// Methods that never change state.

@@ -309,7 +309,7 @@ impl Endpoint {
 fn allow<'a>(matching: impl Iterator<Item = &'a RouteDef>) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for r in matching {
-        let m = static_method(&r.method);
+        let m = r.method.known_token().unwrap_or("OPTIONS");
         if !out.contains(&m) {
             out.push(m);
         }
@@ -319,18 +319,6 @@ fn allow<'a>(matching: impl Iterator<Item = &'a RouteDef>) -> Vec<&'static str> 
     }
     out.push("OPTIONS");
     out
-}
-
-fn static_method(m: &Method) -> &'static str {
-    match m {
-        Method::Get => "GET",
-        Method::Head => "HEAD",
-        Method::Post => "POST",
-        Method::Put => "PUT",
-        Method::Patch => "PATCH",
-        Method::Delete => "DELETE",
-        Method::Options | Method::Other(_) => "OPTIONS",
-    }
 }
 
 /// Find the endpoint for `route` and `method`: 404 for an unknown endpoint or path shape, 405
