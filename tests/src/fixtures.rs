@@ -3,6 +3,9 @@
 
 use serde_json::Value;
 
+/// Key/value pairs of a stored site.
+pub type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// `fresh-site.json`: a freshly created schema-1 site (admin `admin` / `secret`, entropy seed 7).
 pub const SCHEMA_V1_FRESH_SITE: &str = include_str!("../fixtures/schema-v1/fresh-site.json");
 
@@ -11,7 +14,7 @@ pub const SCHEMA_V1_CONTENT_SITE: &str = include_str!("../fixtures/schema-v1/con
 
 /// The key/value pairs of a fixture (`{"schema": N, "pairs": [{"k": <hex>, "v": <text>}]}`), in
 /// the order stored; an `Err` says what is malformed.
-pub fn pairs(text: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
+pub fn pairs(text: &str) -> Result<Pairs, String> {
     let doc: Value = serde_json::from_str(text).map_err(|e| format!("fixture: {e}"))?;
     let rows = doc["pairs"]
         .as_array()
@@ -26,7 +29,7 @@ pub fn pairs(text: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, String> {
 }
 
 fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err(format!("fixture: odd-length hex key {hex:?}"));
     }
     (0..hex.len())
