@@ -110,17 +110,15 @@ pub fn validate_text(text: &str, mime: &str) -> Result<String> {
     Ok(text.to_string())
 }
 
-/// Store a new comment on `obj`; returns it.
+/// Store a new comment on `obj`; returns it. Its position comes from the counter `n:<uid>:m`
+/// ([`crate::counters`]): never one an earlier comment had, even a deleted one.
 pub fn add(
     ctx: &mut Ctx<'_>,
     obj: &ContentRecord,
     in_reply_to: Option<String>,
     text: String,
 ) -> Result<Comment> {
-    let seq = match ctx.last_with_prefix(&keys::comments_prefix(&obj.uid))? {
-        Some((_, v)) => serde_json::from_slice::<Comment>(&v)?.seq + 1,
-        None => 0,
-    };
+    let seq = crate::counters::next(ctx, &keys::comment_counter(&obj.uid))?;
     let login = ctx.principal.login().unwrap_or("").to_string();
     let author_name = crate::auth::users::get(ctx, &login)?
         .map(|u| u.fullname)

@@ -20,17 +20,22 @@ pub struct Engine<S: Store> {
     store: S,
     core: Core,
     subscribers: Registry,
+    migrated: crate::migrations::Report,
 }
 
 impl<S: Store> Engine<S> {
-    /// An engine over `store`. Refuses a store written by a newer (or unknown) schema version.
+    /// An engine over `store`. A site of an older schema version is upgraded in place first
+    /// ([`crate::migrations`], one write transaction; see [`Engine::migration_report`]); a store
+    /// written by a newer (or unknown) schema version is refused.
     pub fn new(store: S, options: EngineOptions) -> Result<Self> {
         let engine = Engine {
             store,
             core: Core::new(options),
             subscribers: crate::registry::builtin(),
+            migrated: crate::migrations::Report::default(),
         };
-        engine.check_schema()?;
+        let mut engine = engine;
+        engine.migrated = engine.migrate()?;
         if engine.core.caches_enabled() {
             let ctx = Ctx::new(&engine.core, Txn::Read(engine.store.begin_read()?), "");
             engine.publish(Some(ctx.generation()?));
@@ -59,28 +64,31 @@ impl<S: Store> Engine<S> {
         &self.core
     }
 
-    fn check_schema(&self) -> Result<()> {
-        let txn = self.store.begin_read()?;
-        if let Some(v) = txn.get(keys::SCHEMA)? {
-            let text = String::from_utf8_lossy(&v);
-            match text.parse::<u32>() {
-                Ok(n) if n == keys::SCHEMA_VERSION => {}
-                Ok(n) if n > keys::SCHEMA_VERSION => {
-                    return Err(EngineError::Internal(format!(
-                    "the data was written by a newer version (schema {n}; this build reads {}); \
-                         upgrade the program",
-                    keys::SCHEMA_VERSION
-                )))
-                }
-                _ => {
-                    return Err(EngineError::Internal(format!(
-                        "unknown schema version {text:?}; this build reads {}",
-                        keys::SCHEMA_VERSION
-                    )))
-                }
+    /// Upgrade the store's site to this build's schema if it is older (see
+    /// [`crate::migrations`]); refuse a newer or unknown one. [`Engine::new`] does this; a host
+    /// may call it again (say, after reloading the store from elsewhere): it does nothing to a
+    /// current store.
+    pub fn migrate(&self) -> Result<crate::migrations::Report> {
+        {
+            let ctx = Ctx::new(&self.core, Txn::Read(self.store.begin_read()?), "");
+            if !crate::migrations::needed(&ctx)? {
+                let v = crate::migrations::check(&ctx)?;
+                return Ok(crate::migrations::Report {
+                    from: v,
+                    to: v,
+                    steps: Vec::new(),
+                });
             }
         }
-        Ok(())
+        let mut ctx = Ctx::new(&self.core, Txn::Write(self.store.begin_write()?), "");
+        let report = crate::migrations::run(&mut ctx)?;
+        self.publish(ctx.commit()?);
+        Ok(report)
+    }
+
+    /// What [`Engine::new`] migrated when it opened the store (hosts log it).
+    pub fn migration_report(&self) -> &crate::migrations::Report {
+        &self.migrated
     }
 
     /// Whether a site exists in the store.

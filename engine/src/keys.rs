@@ -15,18 +15,23 @@
 //! | `a:` | `a:<alias path>` | a URL alias (JSON: target path, datetime, manual) |
 //! | `b:` | `b:<target path>\0<alias path>` | reverse index: the aliases that redirect to a path |
 //! | `m:` | `m:<uid>:<seq u64 BE>` | one comment on an object |
-//! | `q:` | `q:<uid>` | last history sequence number of an object (orders versions and workflow entries) |
+//! | `n:` | `n:<uid>:h` | next number of the object's combined history of versions and workflow entries (decimal text; [`crate::counters`]) |
+//! | `n:` | `n:<uid>:v` | next version number of the object (decimal text) |
+//! | `n:` | `n:<uid>:m` | next comment position of the object (decimal text) |
 //! | `s:` | `s:navigation` | navigation settings (JSON, [`crate::navigation::NavigationSettings`]) |
 //! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
+//! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
+//! by `n:<uid>:h` in schema 2; [`crate::migrations`] moves it.
+//!
 //! Keys are compared bytewise, so `c:<uid>:` followed by a big-endian position lists a folder's
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -170,9 +175,46 @@ pub fn translation_group_of(uid: &str) -> Vec<u8> {
     cat(b"g:", uid.as_bytes())
 }
 
-/// `q:<uid>`
-pub fn history_seq(uid: &str) -> Vec<u8> {
-    cat(b"q:", uid.as_bytes())
+/// Prefix of every schema-1 history sequence key (`q:<uid>`), retired in schema 2.
+pub const V1_HISTORY_SEQ_PREFIX: &[u8] = b"q:";
+
+/// `q:<uid>`: the last history sequence number of an object in schema 1 (read only by the
+/// migration to schema 2, which replaces it with [`history_counter`]).
+pub fn v1_history_seq(uid: &str) -> Vec<u8> {
+    cat(V1_HISTORY_SEQ_PREFIX, uid.as_bytes())
+}
+
+/// Prefix of every counter of `uid` (`n:<uid>:`).
+pub fn counters_prefix(uid: &str) -> Vec<u8> {
+    let mut k = cat(b"n:", uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `n:<uid>:h`: the next number of `uid`'s combined history (versions and workflow entries).
+pub fn history_counter(uid: &str) -> Vec<u8> {
+    let mut k = counters_prefix(uid);
+    k.push(b'h');
+    k
+}
+
+/// `n:<uid>:v`: the next version number of `uid`.
+pub fn version_counter(uid: &str) -> Vec<u8> {
+    let mut k = counters_prefix(uid);
+    k.push(b'v');
+    k
+}
+
+/// `n:<uid>:m`: the next comment position of `uid`.
+pub fn comment_counter(uid: &str) -> Vec<u8> {
+    let mut k = counters_prefix(uid);
+    k.push(b'm');
+    k
+}
+
+/// The big-endian u64 at the end of a key (a comment's position), if well-formed.
+pub fn trailing_u64(key: &[u8]) -> Option<u64> {
+    child_pos(key)
 }
 
 /// The big-endian u32 at the end of a key, if well-formed.

@@ -8,10 +8,11 @@ use crate::subscriber::Registry;
 /// | subscriber | reacts to | owns (and cleans on `Removed`) |
 /// |---|---|---|
 /// | `workflow` ([`crate::workflow::WorkflowSubscriber`]) | `Added`: the creation entry | workflow history `w:<uid>:` |
-/// | `versioning` ([`crate::versioning::VersioningSubscriber`]) | `Added`, `Modified`: a version | versions `v:<uid>:` (and, for now, the history counter `q:<uid>`) |
+/// | `versioning` ([`crate::versioning::VersioningSubscriber`]) | `Added`, `Modified`: a version | versions `v:<uid>:` |
 /// | `locking` ([`crate::locking::LockingSubscriber`]) | — | the lock `l:<uid>` |
 /// | `comments` ([`crate::comments::CommentsSubscriber`]) | — | comments `m:<uid>:` |
 /// | `translations` ([`crate::multilingual::TranslationSubscriber`]) | `Modified` of `language`: the group slot | `t:<group>:<lang>`, `g:<uid>` |
+/// | `counters` ([`crate::counters::CountersSubscriber`]) | — | the object's counters `n:<uid>:` |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(crate::workflow::WorkflowSubscriber));
@@ -19,5 +20,6 @@ pub fn builtin() -> Registry {
     r.register(Box::new(crate::locking::LockingSubscriber));
     r.register(Box::new(crate::comments::CommentsSubscriber));
     r.register(Box::new(crate::multilingual::TranslationSubscriber));
+    r.register(Box::new(crate::counters::CountersSubscriber));
     r
 }

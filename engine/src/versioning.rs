@@ -38,15 +38,10 @@ pub struct VersionRecord {
 }
 
 /// The next number in `uid`'s combined history of versions and workflow entries, which orders the
-/// two kinds of entries among each other even when their timestamps are equal.
+/// two kinds of entries among each other even when their timestamps are equal (the counter
+/// `n:<uid>:h`, [`crate::counters`]).
 pub fn next_history_seq(ctx: &mut Ctx<'_>, uid: &str) -> Result<u64> {
-    let key = keys::history_seq(uid);
-    let next = match ctx.get(&key)? {
-        Some(b) => String::from_utf8_lossy(&b).parse::<u64>().unwrap_or(0) + 1,
-        None => 1,
-    };
-    ctx.put(&key, next.to_string().as_bytes())?;
-    Ok(next)
+    crate::counters::next(ctx, &keys::history_counter(uid))
 }
 
 /// Whether objects of `ty` keep a version history (types with the versioning behavior).
@@ -87,17 +82,18 @@ pub fn fields_at(ctx: &Ctx<'_>, uid: &str, version: u32) -> Result<Option<Map<St
     Ok(Some(fields))
 }
 
-/// Record the next version of `obj` holding `changes`.
+/// Record the next version of `obj` holding `changes`. Its number comes from the counter
+/// `n:<uid>:v` ([`crate::counters`]), so two writers never record the same version number.
 pub fn record(
     ctx: &mut Ctx<'_>,
     obj: &ContentRecord,
     changes: Map<String, Value>,
     comment: String,
 ) -> Result<u32> {
-    let version = match latest(ctx, &obj.uid)? {
-        Some(v) => v + 1,
-        None => 0,
-    };
+    let n = crate::counters::next(ctx, &keys::version_counter(&obj.uid))?;
+    let version = u32::try_from(n).map_err(|_| {
+        crate::error::EngineError::Internal(format!("{} has too many versions", obj.uid))
+    })?;
     let seq = next_history_seq(ctx, &obj.uid)?;
     let rec = VersionRecord {
         seq,
@@ -160,9 +156,6 @@ impl Subscriber for VersioningSubscriber {
             }
             Event::Removed { uid, .. } => {
                 remove_all(ctx, uid)?;
-                // MERGE NOTE: the `q:<uid>` history counter moves to the counters module (keys
-                // `n:...`), which cleans it itself; delete this line then.
-                ctx.delete(&keys::history_seq(uid))?;
             }
             _ => {}
         }

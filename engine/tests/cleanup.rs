@@ -46,7 +46,8 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "versioning",
             "locking",
             "comments",
-            "translations"
+            "translations",
+            "counters"
         ]
     );
 }

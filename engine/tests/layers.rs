@@ -32,7 +32,10 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("request context", &["context"]),
     ("event delivery", &["subscriber"]),
     ("content tree", &["tree"]),
-    ("basic services", &["permissions", "site", "auth::users"]),
+    (
+        "basic services",
+        &["permissions", "site", "auth::users", "counters"],
+    ),
     (
         "domain services",
         &[
@@ -46,7 +49,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "navigation",
         ],
     ),
-    ("wiring of the services", &["registry", "setup"]),
+    (
+        "wiring of the services",
+        &["registry", "setup", "migrations"],
+    ),
     ("HTTP-shaped api", &["api"]),
     ("facade", &["engine"]),
 ];

@@ -164,6 +164,16 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         readers = cli.readers,
         "database open"
     );
+    let report = engine.migration_report();
+    if report.steps_run() > 0 {
+        info!(
+            from = ?report.from,
+            to = ?report.to,
+            steps = report.steps_run(),
+            "schema migrated: {}",
+            report.steps.join("; ")
+        );
+    }
 
     let languages: Vec<String> = cli
         .languages

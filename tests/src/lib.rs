@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod fixtures;
 pub mod matcher;
 pub mod runner;
 pub mod scenario;

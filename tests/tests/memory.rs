@@ -1,4 +1,5 @@
-//! Runner 1: every scenario in process, against the engine over the memory store.
+//! Runner 1: every scenario in process, against the engine over the memory store: on a new site,
+//! and on a schema-1 site upgraded at open.
 //!
 //! `SCENARIO=<name>` runs one scenario; `CONTRACT_TRACE=1` prints every request and response.
 
@@ -16,6 +17,20 @@ impl Memory {
         engine
             .create_site(&SiteSetup::new("secret"))
             .expect("create site");
+        Memory(engine)
+    }
+
+    /// The schema-1 `fresh-site.json` fixture, upgraded by opening it.
+    fn migrated() -> Self {
+        let pairs = tests::fixtures::pairs(tests::fixtures::SCHEMA_V1_FRESH_SITE).expect("fixture");
+        let engine = Engine::new(MemStore::from_pairs(pairs), EngineOptions::for_tests())
+            .expect("engine over the schema-1 fixture");
+        assert_eq!(
+            engine.migration_report().steps_run(),
+            1,
+            "the fixture was not migrated: {:?}",
+            engine.migration_report()
+        );
         Memory(engine)
     }
 }
@@ -46,6 +61,20 @@ fn every_scenario_passes_in_memory() {
     let only = std::env::var("SCENARIO").ok();
     for s in tally.select(only.as_deref()) {
         let outcome = pollster::block_on(run_scenario(&mut Memory::new(), &s));
+        tally.record(outcome.map_err(|f| f.to_string()));
+    }
+    eprintln!("{}", tally.summary());
+    tally.assert_all_passed();
+}
+
+/// The same scenarios on a site that was created at schema 1 (`tests/fixtures/schema-v1`) and
+/// upgraded when the engine opened it.
+#[test]
+fn every_scenario_passes_on_a_migrated_schema_1_site() {
+    let mut tally = Tally::new("memory (migrated schema-1 site)");
+    let only = std::env::var("SCENARIO").ok();
+    for s in tally.select(only.as_deref()) {
+        let outcome = pollster::block_on(run_scenario(&mut Memory::migrated(), &s));
         tally.record(outcome.map_err(|f| f.to_string()));
     }
     eprintln!("{}", tally.summary());

@@ -5,6 +5,9 @@
 //! The binary is `$HOST_SERVER_BIN`, else `<target dir>/debug/host-server`; build it first with
 //! `cargo build -p host-server`. A missing binary fails the test: it is never skipped.
 //!
+//! A second run does the same on data directories whose database already holds a site written at
+//! schema 1 (`tests/fixtures/schema-v1/fresh-site.json`): the server upgrades it at start.
+//!
 //! `SCENARIO=<name>` runs one scenario.
 
 use std::io::{BufRead, BufReader, Read};
@@ -56,7 +59,9 @@ struct Server {
 }
 
 impl Server {
-    fn start(bin: &PathBuf, scenario: &str) -> Server {
+    /// Start on a fresh data directory; with `seed`, its database first holds those pairs (a
+    /// site written by an earlier schema version, which the server upgrades when it opens it).
+    fn start(bin: &PathBuf, scenario: &str, seed: Option<&[(Vec<u8>, Vec<u8>)]>) -> Server {
         let data = std::env::temp_dir().join(format!(
             "contract-{}-{scenario}-{}",
             std::process::id(),
@@ -66,11 +71,15 @@ impl Server {
                 .unwrap_or(0)
         ));
         std::fs::create_dir_all(&data).expect("create temp data dir");
+        if let Some(pairs) = seed {
+            write_database(&data, pairs);
+        }
         let mut child = Command::new(bin)
             .args(["--deterministic", "--listen", "127.0.0.1:0", "--data"])
             .arg(&data)
             .env("ADMIN_PASSWORD", "secret")
-            .env("RUST_LOG", "warn")
+            // info for upgraded sites: the test reads the line that reports the migration
+            .env("RUST_LOG", if seed.is_some() { "info" } else { "warn" })
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -137,6 +146,21 @@ impl Server {
             .unwrap_or_default()
     }
 }
+
+/// Write `pairs` into the database of data directory `data`, as a server would have stored them.
+fn write_database(data: &std::path::Path, pairs: &[(Vec<u8>, Vec<u8>)]) {
+    use engine::Store;
+    let store = host_server::SqliteStore::open(
+        host_server::db_path(data),
+        host_server::SqliteOptions::default(),
+    )
+    .expect("open the seed database");
+    let mut txn = store.begin_write().expect("begin write");
+    for (k, v) in pairs {
+        txn.put(k, v).expect("put");
+    }
+    txn.commit().expect("commit the seed database");
+} // dropped: lock released for the server
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -207,8 +231,7 @@ impl Target for Server {
     }
 }
 
-#[test]
-fn every_scenario_passes_against_the_server() {
+fn run_all(host: &'static str, seed: Option<&[(Vec<u8>, Vec<u8>)]>) {
     let bin = server_binary();
     assert!(
         bin.is_file(),
@@ -216,17 +239,27 @@ fn every_scenario_passes_against_the_server() {
          (with the same CARGO_TARGET_DIR), or point HOST_SERVER_BIN at it",
         bin.display()
     );
-    let mut tally = Tally::new("server");
+    let mut tally = Tally::new(host);
     let only = std::env::var("SCENARIO").ok();
     for s in tally.select(only.as_deref()) {
-        let mut server = Server::start(&bin, &s.name);
+        let mut server = Server::start(&bin, &s.name, seed);
         let result = pollster::block_on(run_scenario(&mut server, &s));
         let stderr = server.stop();
+        let result = result.map_err(|f| f.to_string()).and_then(|()| {
+            if seed.is_some() && !stderr.contains("schema migrated") {
+                Err(format!(
+                    "{}: the server did not report migrating the schema-1 site",
+                    s.name
+                ))
+            } else {
+                Ok(())
+            }
+        });
         tally.record(result.map_err(|f| {
             let tail: Vec<&str> = stderr.lines().rev().take(10).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             if tail.is_empty() {
-                f.to_string()
+                f
             } else {
                 format!(
                     "{f}\n    server stderr (last lines):\n      {}",
@@ -237,4 +270,17 @@ fn every_scenario_passes_against_the_server() {
     }
     eprintln!("{}", tally.summary());
     tally.assert_all_passed();
+}
+
+#[test]
+fn every_scenario_passes_against_the_server() {
+    run_all("server", None);
+}
+
+/// The same scenarios on a data directory holding a site written at schema 1
+/// (`tests/fixtures/schema-v1/fresh-site.json`), which the server upgrades at start.
+#[test]
+fn every_scenario_passes_against_the_server_on_a_migrated_schema_1_site() {
+    let pairs = tests::fixtures::pairs(tests::fixtures::SCHEMA_V1_FRESH_SITE).expect("fixture");
+    run_all("server (migrated schema-1 site)", Some(&pairs));
 }

@@ -1,0 +1,172 @@
+//! Schema migrations: a store written by an earlier schema version is upgraded in place when an
+//! engine opens it.
+//!
+//! [`STEPS`] is an ordered list; each step upgrades the keyspace from one version to the next.
+//! [`run`] applies every step from the store's `s:schema` up to [`keys::SCHEMA_VERSION`] in the
+//! write transaction it is given, then writes the new version, so an upgrade commits whole or not
+//! at all (a crash mid-way leaves the old schema, and the next open runs it again). A store
+//! without a site is left alone; a newer or unknown version is refused with a message that says
+//! so ([`check`]).
+//!
+//! [`crate::Engine::new`] runs the migrations, and [`crate::Engine::migration_report`] tells hosts
+//! what ran.
+
+use crate::context::Ctx;
+use crate::counters;
+use crate::error::{EngineError, Result};
+use crate::keys;
+
+/// One upgrade step: from schema `from` to `from + 1`.
+pub struct Step {
+    /// The schema version this step upgrades.
+    pub from: u32,
+    /// What it does, for logs.
+    pub description: &'static str,
+    /// The upgrade, in the migration's write transaction. Must not write `s:schema` ([`run`]
+    /// does).
+    pub run: fn(&mut Ctx<'_>) -> Result<()>,
+}
+
+/// Every step, in order: `STEPS[i].from` is the first version plus `i`.
+pub const STEPS: &[Step] = &[Step {
+    from: 1,
+    description: "per-object counters: q:<uid> becomes n:<uid>:h; n:<uid>:v and n:<uid>:m \
+                  continue the version and comment numbering",
+    run: v1_to_v2,
+}];
+
+/// What opening a store migrated.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// The schema version the store had (`None`: no site, nothing to migrate).
+    pub from: Option<u32>,
+    /// The schema version it has now (`None`: no site).
+    pub to: Option<u32>,
+    /// The descriptions of the steps that ran, in order (empty: the store was current).
+    pub steps: Vec<&'static str>,
+}
+
+impl Report {
+    /// How many steps ran.
+    pub fn steps_run(&self) -> usize {
+        self.steps.len()
+    }
+}
+
+/// The schema version of the store `ctx` reads: `None` when it has no site. A version newer than
+/// this build's, or one that is not a number, is an error that says so.
+pub fn check(ctx: &Ctx<'_>) -> Result<Option<u32>> {
+    let Some(v) = ctx.get(keys::SCHEMA)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&v);
+    match text.parse::<u32>() {
+        Ok(n) if n > keys::SCHEMA_VERSION => Err(EngineError::Internal(format!(
+            "the data was written by a newer version (schema {n}; this build reads {}); \
+             upgrade the program",
+            keys::SCHEMA_VERSION
+        ))),
+        Ok(n) if n >= first_supported() => Ok(Some(n)),
+        _ => Err(EngineError::Internal(format!(
+            "unknown schema version {text:?}; this build reads {} (and upgrades {} and later)",
+            keys::SCHEMA_VERSION,
+            first_supported()
+        ))),
+    }
+}
+
+/// The oldest schema version the steps start from.
+fn first_supported() -> u32 {
+    STEPS.first().map_or(keys::SCHEMA_VERSION, |s| s.from)
+}
+
+/// Whether the store `ctx` reads needs [`run`] (it has a site of an older schema). Errors as
+/// [`check`].
+pub fn needed(ctx: &Ctx<'_>) -> Result<bool> {
+    Ok(check(ctx)?.is_some_and(|v| v < keys::SCHEMA_VERSION))
+}
+
+/// Upgrade the store of `ctx` (a write transaction) to [`keys::SCHEMA_VERSION`]; the caller
+/// commits. Does nothing to a store without a site or one already current.
+pub fn run(ctx: &mut Ctx<'_>) -> Result<Report> {
+    let Some(from) = check(ctx)? else {
+        return Ok(Report::default());
+    };
+    let mut report = Report {
+        from: Some(from),
+        to: Some(from),
+        steps: Vec::new(),
+    };
+    let mut version = from;
+    while version < keys::SCHEMA_VERSION {
+        let step = STEPS
+            .iter()
+            .find(|s| s.from == version)
+            .ok_or_else(|| EngineError::Internal(format!("no migration from schema {version}")))?;
+        (step.run)(ctx)?;
+        report.steps.push(step.description);
+        version += 1;
+    }
+    if version != from {
+        ctx.put(keys::SCHEMA, version.to_string().as_bytes())?;
+    }
+    report.to = Some(version);
+    Ok(report)
+}
+
+/// Schema 1 → 2: the per-object counters of [`crate::counters`].
+///
+/// For every object (every uid under `p:`): the history counter `n:<uid>:h` continues after the
+/// schema-1 `q:<uid>` (the last history number handed out; every schema-1 allocation wrote it);
+/// the version counter `n:<uid>:v` after the newest version; the comment counter `n:<uid>:m`
+/// after the last comment. Then every `q:` key is deleted. A counter that already holds a larger
+/// value keeps it, so running the step twice changes nothing more.
+fn v1_to_v2(ctx: &mut Ctx<'_>) -> Result<()> {
+    let uids: Vec<String> = ctx
+        .scan_prefix(b"p:")?
+        .into_iter()
+        .map(|(_, v)| String::from_utf8_lossy(&v).into_owned())
+        .collect();
+    for uid in &uids {
+        let history = match ctx.get(&keys::v1_history_seq(uid))? {
+            Some(b) => {
+                let last = std::str::from_utf8(&b)
+                    .ok()
+                    .and_then(|t| t.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        EngineError::Internal(format!(
+                            "q:{uid} holds {:?}, not a number",
+                            String::from_utf8_lossy(&b)
+                        ))
+                    })?;
+                Some(last.saturating_add(1))
+            }
+            // Entries written before the history sequence existed carry number 0.
+            None if ctx.last_with_prefix(&keys::versions_prefix(uid))?.is_some()
+                || ctx
+                    .last_with_prefix(&keys::workflow_history_prefix(uid))?
+                    .is_some() =>
+            {
+                Some(1)
+            }
+            None => None,
+        };
+        let version = crate::versioning::latest(ctx, uid)?.map(|v| u64::from(v) + 1);
+        let comment = ctx
+            .last_with_prefix(&keys::comments_prefix(uid))?
+            .and_then(|(k, _)| keys::trailing_u64(&k))
+            .map(|s| s.saturating_add(1));
+        for (key, next) in [
+            (keys::history_counter(uid), history),
+            (keys::version_counter(uid), version),
+            (keys::comment_counter(uid), comment),
+        ] {
+            if let Some(next) = next {
+                if counters::peek(ctx, &key)? < next {
+                    counters::set(ctx, &key, next)?;
+                }
+            }
+        }
+    }
+    ctx.delete_prefix(keys::V1_HISTORY_SEQ_PREFIX)
+}
