@@ -179,7 +179,8 @@ fn js_err(msg: impl AsRef<str>) -> JsValue {
 }
 
 /// Open the site stored in the IndexedDB database `name`, creating the site (root and admin user)
-/// when the database holds none. Rejects (with an `Error` saying why) when IndexedDB is not
+/// when the database holds none. A site stored by an earlier schema version is upgraded, in
+/// memory and in IndexedDB, before the promise resolves. Rejects (with an `Error` saying why) when IndexedDB is not
 /// available, the data was written by a newer version, or a new site has no `adminPassword`.
 #[wasm_bindgen(js_name = openSite, unchecked_return_type = "Site")]
 pub async fn open_site(
@@ -250,10 +251,14 @@ impl Site {
         } else {
             EngineOptions::production()
         };
-        let engine =
-            Engine::new(store.clone(), options).map_err(|e| js_err(format!("openSite: {e}")))?;
+        // The hook goes in before the engine opens the store: a schema upgrade that
+        // `Engine::new` commits to memory is recorded like any write, and persisted below.
         let pending: Pending = Arc::default();
         install_hook(&store, pending.clone());
+        let engine = Engine::new(store.clone(), options).map_err(|e| {
+            store.set_commit_hook(None); // the hook holds a clone of the store
+            js_err(format!("openSite: {e}"))
+        })?;
         let onchange: Rc<RefCell<Option<Function>>> = Rc::default();
         let stale: Rc<Cell<bool>> = Rc::default();
         let channel = if persistent {
@@ -284,12 +289,44 @@ impl Site {
                 fail_next_write: RefCell::new(None),
             }),
         };
+        site.persist_migration().await?;
         site.ensure_site(&opts).await?;
         {
             let _turn = site.inner.queue.acquire().await;
             site.inner.refresh_snapshot().await;
         }
         Ok(site)
+    }
+
+    /// Write the schema upgrade that `Engine::new` made in memory (if any) to IndexedDB, so the
+    /// database is upgraded too, not only this handle's copy. When another tab wrote first (it
+    /// may have upgraded the database itself), catch up and upgrade what it left, then retry.
+    async fn persist_migration(&self) -> Result<(), JsValue> {
+        let inner = &self.inner;
+        let _turn = inner.queue.acquire().await;
+        for _ in 0..MAX_ATTEMPTS {
+            match inner.persist().await {
+                Ok(()) => return Ok(()),
+                Err(idb::WriteError::Conflict) => {
+                    inner
+                        .catch_up()
+                        .await
+                        .map_err(|e| js_err(format!("openSite: {e}")))?;
+                    inner
+                        .engine
+                        .migrate()
+                        .map_err(|e| js_err(format!("openSite: {e}")))?;
+                }
+                Err(idb::WriteError::Store(e)) => {
+                    return Err(js_err(format!(
+                        "openSite: cannot save the schema upgrade: {e}"
+                    )))
+                }
+            }
+        }
+        Err(js_err(
+            "openSite: gave up saving the schema upgrade (other tabs kept writing)",
+        ))
     }
 
     /// Create the site on first open (racing tabs: the loser sees the winner's site and stops).

@@ -353,3 +353,79 @@ async fn a_write_that_fails_on_stale_memory_is_rerun_on_current_data() {
     let r = call(&b, "GET", "/new-folder/inside", None, true).await;
     assert_eq!(r.status, 200, "{}", r.body);
 }
+
+/// The pairs of IndexedDB's `kv` store of database `name`, as a map.
+async fn kv_of(name: &str) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
+    let db = host_wasm::idb::open_db(name).await.expect("open db");
+    let (pairs, _) = host_wasm::idb::load_all(&db).await.expect("load");
+    db.close();
+    pairs.into_iter().collect()
+}
+
+#[wasm_bindgen_test]
+async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
+    let name = unique("schema1");
+    // a site written at schema 1 (the content fixture: it has q: keys and comments to move)
+    let pairs = tests::fixtures::pairs(tests::fixtures::SCHEMA_V1_CONTENT_SITE).expect("fixture");
+    let first_uid = pairs
+        .iter()
+        .find(|(k, _)| k.as_slice() == b"p:/news/first")
+        .map(|(_, v)| String::from_utf8(v.clone()).expect("uid"))
+        .expect("/news/first in the fixture");
+    {
+        let db = host_wasm::idb::open_db(&name).await.expect("open db");
+        let changes: host_wasm::ChangeSet = pairs.into_iter().map(|(k, v)| (k, Some(v))).collect();
+        host_wasm::idb::write_changes(&db, 0.0, &changes)
+            .await
+            .map_err(|_| "write failed")
+            .expect("seed the database");
+        db.close();
+    }
+    assert_eq!(
+        kv_of(&name).await.get(&b"s:schema"[..]),
+        Some(&b"1".to_vec())
+    );
+
+    // opening upgrades memory, and the upgrade reaches IndexedDB's pairs (not only memory, and
+    // not only the snapshot written at open)
+    let mut opts = options("indexeddb");
+    opts.admin_password = None;
+    let site = open(&name, opts).await;
+    let r = call(&site, "GET", "/news/first", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["title"], "First, edited");
+    drop(site);
+    let kv = kv_of(&name).await;
+    assert_eq!(kv.get(&b"s:schema"[..]), Some(&b"2".to_vec()));
+    assert!(
+        !kv.keys().any(|k| k.starts_with(b"q:")),
+        "q: keys left in IndexedDB"
+    );
+    let counter = |kind: u8| {
+        let mut k = format!("n:{first_uid}:").into_bytes();
+        k.push(kind);
+        kv.get(&k).map(|v| String::from_utf8_lossy(v).into_owned())
+    };
+    assert_eq!(counter(b'h').as_deref(), Some("5"));
+    assert_eq!(counter(b'v').as_deref(), Some("2"));
+    assert_eq!(counter(b'm').as_deref(), Some("1"));
+
+    // reopened (from the snapshot or the pairs): already current, numbering continues
+    let mut opts = options("indexeddb");
+    opts.admin_password = None;
+    let site = open(&name, opts).await;
+    let r = call(
+        &site,
+        "PATCH",
+        "/news/first",
+        Some(json!({"title": "First, again"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    let r = call(&site, "GET", "/news/first/@history", None, true).await;
+    assert_eq!(r.body[0]["version"], 2, "{}", r.body);
+    drop(site);
+    let kv = kv_of(&name).await;
+    assert_eq!(kv.get(&b"s:schema"[..]), Some(&b"2".to_vec()));
+}
