@@ -122,7 +122,7 @@ pub struct AliasList {
     pub items_total: usize,
     /// Links to the other batches, when there are several.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub batching: Option<serde_json::Value>,
+    pub batching: Option<super::batching::BatchLinks>,
 }
 
 /// Site-wide aliases (at the root) need Manage portal; an object's aliases need `perm` on it.

@@ -2,8 +2,7 @@
 //! reference's `batching` transcript shows.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use super::query::{encode_component, Query};
 use crate::error::{EngineError, Result};
@@ -17,6 +16,24 @@ pub struct BatchQuery {
     /// Most items returned (default 25; at least 1, at most the configured maximum).
     #[serde(default, deserialize_with = "serde_html_form::de::empty_as_none")]
     pub b_size: Option<usize>,
+}
+
+/// Links to the other batches of a listing.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct BatchLinks {
+    /// This batch.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The first batch.
+    pub first: String,
+    /// The last batch.
+    pub last: String,
+    /// The next batch, unless this is the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// The previous batch, unless this is the first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prev: Option<String>,
 }
 
 /// The requested window of a listing.
@@ -57,7 +74,13 @@ impl Batch {
 
     /// The `batching` object for a listing of `total` items at `url` (without query), or `None`
     /// when everything fits in one batch.
-    pub fn links(&self, url: &str, raw_query: &str, query: &Query, total: usize) -> Option<Value> {
+    pub fn links(
+        &self,
+        url: &str,
+        raw_query: &str,
+        query: &Query,
+        total: usize,
+    ) -> Option<BatchLinks> {
         if total <= self.size && self.start == 0 {
             return None;
         }
@@ -88,18 +111,13 @@ impl Batch {
         } else {
             format!("{url}?{raw_query}")
         };
-        let mut b = json!({
-            "@id": current,
-            "first": link(0),
-            "last": link(last),
-        });
-        if self.start + self.size < total {
-            b["next"] = json!(link(self.start + self.size));
-        }
-        if self.start > 0 {
-            b["prev"] = json!(link(self.start.saturating_sub(self.size)));
-        }
-        Some(b)
+        Some(BatchLinks {
+            id: current,
+            first: link(0),
+            last: link(last),
+            next: (self.start + self.size < total).then(|| link(self.start + self.size)),
+            prev: (self.start > 0).then(|| link(self.start.saturating_sub(self.size))),
+        })
     }
 }
 
@@ -119,18 +137,18 @@ mod tests {
             .links("http://x/f/@search", "b_size=5&sort_on=path", &q, 8)
             .unwrap();
         assert_eq!(
-            links["first"],
+            links.first,
             "http://x/f/@search?b_start=0&b_size=5&sort_on=path"
         );
         assert_eq!(
-            links["last"],
+            links.last,
             "http://x/f/@search?b_start=5&b_size=5&sort_on=path"
         );
         assert_eq!(
-            links["next"],
-            "http://x/f/@search?b_start=5&b_size=5&sort_on=path"
+            links.next.as_deref(),
+            Some("http://x/f/@search?b_start=5&b_size=5&sort_on=path")
         );
-        assert!(links.get("prev").is_none());
+        assert!(links.prev.is_none());
         assert!(b.links("http://x", "", &q, 5).is_none());
     }
 }

@@ -138,7 +138,7 @@ pub struct CommentList {
     pub permissions: CommentPermissions,
     /// Links to the other batches, when there are several.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub batching: Option<serde_json::Value>,
+    pub batching: Option<super::batching::BatchLinks>,
 }
 
 /// What the caller may do with the comments.

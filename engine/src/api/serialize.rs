@@ -131,7 +131,7 @@ fn full_with(
             .batch
             .links(&url, listing.raw_query, listing.query, total)
         {
-            out.insert("batching".into(), b);
+            out.insert("batching".into(), serde_json::to_value(b)?);
         }
     }
     Ok(Value::Object(out))
