@@ -62,6 +62,10 @@ fn show(bytes: &[u8]) -> String {
     format!("\"{s}\"")
 }
 
+fn show_opt(bytes: Option<&[u8]>) -> String {
+    bytes.map_or_else(|| "absent".to_string(), show)
+}
+
 fn show_rows(rows: &[KeyValue]) -> String {
     let items: Vec<String> = rows
         .iter()
@@ -137,10 +141,10 @@ fn check_against_model<T: ReadTxn + ?Sized>(
         check!(
             property,
             got == want,
-            "get({}) returned {:?}, expected {:?}",
+            "get({}) returned {}, expected {}",
             show(k),
-            got.as_deref().map(show),
-            want.as_deref().map(show)
+            show_opt(got.as_deref()),
+            show_opt(want.as_deref())
         );
     }
     let n = model.len();
@@ -265,10 +269,10 @@ pub fn snapshot_isolation<S: Store>(new_store: impl Fn() -> S) {
             check!(
                 P,
                 got == before.get(k).cloned(),
-                "{name}: get({}) returned {:?} after later commits, expected {:?}",
+                "{name}: get({}) returned {} after later commits, expected {}",
                 show(k),
-                got.as_deref().map(show),
-                before.get(k).map(|v| show(v))
+                show_opt(got.as_deref()),
+                show_opt(before.get(k).map(Vec::as_slice))
             );
         }
         check_against_model(P, r.as_ref(), &before, &probe);
@@ -344,10 +348,10 @@ pub fn read_your_own_writes<S: Store>(new_store: impl Fn() -> S) {
         check!(
             P,
             got.as_deref() == v,
-            "step {i}: get({}) right after writing it returned {:?}, expected {:?}",
+            "step {i}: get({}) right after writing it returned {}, expected {}",
             show(k),
-            got.as_deref().map(show),
-            v.map(show)
+            show_opt(got.as_deref()),
+            show_opt(v)
         );
         if i % 4 == 3 {
             check_against_model(P, w.as_ref(), &model, &probe);
@@ -428,8 +432,8 @@ pub fn rollback_on_drop<S: Store>(new_store: impl Fn() -> S) {
     check!(
         P,
         got.as_deref() == Some(&b"4"[..]),
-        "a commit after rolled-back writers left get(\"new\") = {:?}",
-        got.as_deref().map(show)
+        "a commit after rolled-back writers left get(\"new\") = {}",
+        show_opt(got.as_deref())
     );
 }
 
@@ -561,9 +565,9 @@ pub fn arbitrary_bytes<S: Store>(new_store: impl Fn() -> S) {
         check!(
             P,
             got.as_ref() == Some(v),
-            "get({}) returned {:?}, expected {}",
+            "get({}) returned {}, expected {}",
             show(k),
-            got.as_deref().map(show),
+            show_opt(got.as_deref()),
             show(v)
         );
     }
@@ -612,8 +616,8 @@ pub fn arbitrary_bytes<S: Store>(new_store: impl Fn() -> S) {
     check!(
         P,
         empty == Some(Vec::new()),
-        "the empty value read back as {:?} (must be present and empty)",
-        empty
+        "the empty value read back as {} (must be present and empty)",
+        show_opt(empty.as_deref())
     );
 }
 
@@ -722,8 +726,8 @@ pub fn large_values_and_many_keys<S: Store>(new_store: impl Fn() -> S) {
     check!(
         P,
         mid == Some(format!("{}", N / 2).into_bytes()),
-        "get of a middle key among {N} returned {:?}",
-        mid.as_deref().map(show)
+        "get of a middle key among {N} returned {}",
+        show_opt(mid.as_deref())
     );
 }
 
@@ -778,8 +782,8 @@ pub fn reader_not_blocked_by_writer<S: Store + ReaderNotBlockedBound>(new_store:
     check!(
         P,
         seen.0.as_deref() == Some(&b"old"[..]) && seen.1 == vec![(b"x".to_vec(), b"old".to_vec())],
-        "a reader during an open write transaction saw get(\"x\") = {:?} and scan {}",
-        seen.0.as_deref().map(show),
+        "a reader during an open write transaction saw get(\"x\") = {} and scan {}",
+        show_opt(seen.0.as_deref()),
         show_rows(&seen.1)
     );
 }
@@ -884,8 +888,8 @@ pub fn concurrent_disjoint_writers<S: Store + Sync>(new_store: impl Fn() -> S) {
                 check!(
                     P,
                     got == Some(vec![t as u8, n as u8]),
-                    "key {key} holds {:?}",
-                    got.as_deref().map(show)
+                    "key {key} holds {}",
+                    show_opt(got.as_deref())
                 );
             }
         }
@@ -939,8 +943,8 @@ pub fn concurrent_readers_see_whole_commits<S: Store + Sync>(new_store: impl Fn(
                         check!(
                             P,
                             got.as_ref() == Some(&round),
-                            "a get after the scan in the same read transaction returned {:?}, the scan saw {}",
-                            got.as_deref().map(show),
+                            "a get after the scan in the same read transaction returned {}, the scan saw {}",
+                            show_opt(got.as_deref()),
                             show(&round)
                         );
                     }
