@@ -428,6 +428,54 @@ mod tests {
         assert_eq!(r.get(b"d").unwrap(), Some(b"y".to_vec()));
     }
 
+    /// (keys with older versions, tombstones, garbage queue length)
+    fn leftovers(s: &MemStore) -> (usize, usize, usize) {
+        let d = s.inner.data.read().unwrap();
+        let older = d.map.values().filter(|v| !v.older.is_empty()).count();
+        let tombstones = d.map.values().filter(|v| v.newest.value.is_none()).count();
+        (older, tombstones, d.garbage.len())
+    }
+
+    #[test]
+    fn versions_no_reader_can_see_are_dropped() {
+        let s = MemStore::new();
+        let mut w = s.begin_write().unwrap();
+        for k in [b"a", b"b", b"c"] {
+            w.put(k, b"1").unwrap();
+        }
+        w.commit().unwrap();
+        // no reader open: a commit keeps nothing old
+        let mut w = s.begin_write().unwrap();
+        w.put(b"a", b"2").unwrap();
+        w.delete(b"c").unwrap();
+        w.commit().unwrap();
+        assert_eq!(leftovers(&s), (0, 0, 0));
+        assert_eq!(s.len(), 2);
+
+        let r = s.begin_read().unwrap();
+        let mut w = s.begin_write().unwrap();
+        w.put(b"a", b"3").unwrap();
+        w.delete(b"b").unwrap();
+        w.commit().unwrap();
+        // the reader still needs the old versions of a and b
+        assert_eq!(leftovers(&s), (2, 1, 2));
+        assert_eq!(s.len(), 1);
+        assert_eq!(r.get(b"a").unwrap(), Some(b"2".to_vec()));
+        assert_eq!(r.get(b"b").unwrap(), Some(b"1".to_vec()));
+        drop(r);
+        // the next commit drops them
+        let mut w = s.begin_write().unwrap();
+        w.put(b"d", b"1").unwrap();
+        w.commit().unwrap();
+        assert_eq!(leftovers(&s), (0, 0, 0));
+        let rows = s
+            .begin_read()
+            .unwrap()
+            .scan(b"", b"", Direction::Forward, 10)
+            .unwrap();
+        assert_eq!(keys(&rows), vec![&b"a"[..], b"d"]);
+    }
+
     #[test]
     fn failing_commit_hook_aborts_the_commit() {
         let s = MemStore::new();
