@@ -1,7 +1,7 @@
 //! The store conformance suite on [`MemStore`], and proof that the suite catches broken stores.
 
 use engine::store::conformance;
-use engine::store::KeyValue;
+use engine::store::{KeyValue, Overlay};
 use engine::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};
 
 #[test]
@@ -93,6 +93,68 @@ impl Store for ReverseFromTheStart {
     }
 }
 
+/// A store that lets writers run at once, like an optimistic one, but never detects a conflict:
+/// each commit is applied blindly over whatever the others committed.
+struct NoConflictDetection(MemStore);
+
+struct BlindWrite<'a> {
+    store: &'a MemStore,
+    snapshot: Box<dyn ReadTxn + 'a>,
+    overlay: Overlay,
+}
+
+impl ReadTxn for BlindWrite<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        match self.overlay.lookup(key) {
+            Some(v) => Ok(v.map(<[u8]>::to_vec)),
+            None => self.snapshot.get(key),
+        }
+    }
+
+    fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        dir: Direction,
+        limit: usize,
+    ) -> Result<Vec<KeyValue>, StoreError> {
+        self.overlay.merge_scan(start, end, dir, limit, |n| {
+            self.snapshot.scan(start, end, dir, n)
+        })
+    }
+}
+
+impl WriteTxn for BlindWrite<'_> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.overlay.put(key, value);
+        Ok(())
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.overlay.delete(key);
+        Ok(())
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        let BlindWrite { store, overlay, .. } = *self;
+        store.apply(&overlay.into_changes())
+    }
+}
+
+impl Store for NoConflictDetection {
+    fn begin_read(&self) -> Result<Box<dyn ReadTxn + '_>, StoreError> {
+        self.0.begin_read()
+    }
+
+    fn begin_write(&self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
+        Ok(Box::new(BlindWrite {
+            store: &self.0,
+            snapshot: self.0.begin_read()?,
+            overlay: Overlay::default(),
+        }))
+    }
+}
+
 /// The panic message of `f`, which must panic.
 fn failure_of(f: impl FnOnce()) -> String {
     let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
@@ -118,6 +180,16 @@ fn the_suite_rejects_wrong_reverse_scans() {
         failure_of(|| conformance::scan_order_and_limits(|| ReverseFromTheStart(MemStore::new())));
     assert!(
         msg.starts_with("store conformance: scan order, bounds and limits:"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn the_suite_rejects_lost_updates() {
+    let msg =
+        failure_of(|| conformance::concurrent_conflicts(|| NoConflictDetection(MemStore::new())));
+    assert!(
+        msg.starts_with("store conformance: concurrent writers: conflicting interleavings:"),
         "{msg}"
     );
 }

@@ -958,6 +958,116 @@ pub fn concurrent_readers_see_whole_commits<S: Store + Sync>(new_store: impl Fn(
     });
 }
 
+/// The interleavings the contract says must conflict, forced on two threads: transaction A
+/// begins and reads (or writes) key `k`, then B, on another thread, reads and writes `k` and
+/// commits, then A writes `k` and commits. On an optimistic backend B commits while A is open,
+/// so A must fail with [`StoreError::Conflict`]; on a serialized one B waits in `begin_write`
+/// until A has ended (the suite gives it a second, then lets A go on) and both commit one after
+/// the other. Either way: (read-write) the counter equals the number of increments that
+/// committed, and (write-write) A and B never both commit a write of `k` while both were open.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn concurrent_conflicts<S: Store + Sync>(new_store: impl Fn() -> S) {
+    const P: &str = "concurrent writers: conflicting interleavings";
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// Run `b` on another thread while `a_first` has begun transaction A; then finish A with
+    /// `a_last`. Returns (A committed, B committed, B had committed before A's commit).
+    fn interleave<S: Store + Sync>(
+        store: &S,
+        a_first: impl FnOnce(&mut dyn WriteTxn) -> Result<(), StoreError>,
+        b: impl FnOnce(&mut dyn WriteTxn) -> Result<(), StoreError> + Send,
+        a_last: impl FnOnce(&mut dyn WriteTxn) -> Result<(), StoreError>,
+    ) -> (bool, bool, bool) {
+        let outcome = |r: Result<(), StoreError>| match r {
+            Ok(()) => true,
+            Err(StoreError::Conflict(_)) => false,
+            Err(e) => fail(
+                P,
+                format_args!("a transaction failed with {e}, not Conflict"),
+            ),
+        };
+        let mut a = ok(P, "begin_write", store.begin_write());
+        let first = a_first(a.as_mut());
+        std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel();
+            let handle = scope.spawn(move || {
+                let r = store.begin_write().and_then(|mut w| {
+                    b(w.as_mut())?;
+                    w.commit()
+                });
+                let _ = tx.send(());
+                r
+            });
+            // a serialized store keeps B waiting until A ends: give B a second, then go on
+            let b_done_first = rx.recv_timeout(Duration::from_secs(1)).is_ok();
+            let a_result = first
+                .and_then(|()| a_last(a.as_mut()))
+                .and_then(|()| a.commit());
+            let b_result = match handle.join() {
+                Ok(r) => r,
+                Err(_) => fail(P, format_args!("transaction B's thread panicked")),
+            };
+            (outcome(a_result), outcome(b_result), b_done_first)
+        })
+    }
+
+    let read_n = |w: &dyn WriteTxn| -> Result<u64, StoreError> { Ok(counter(P, w.get(b"k")?)) };
+
+    // read-write: both read k and write k + 1
+    let store = new_store();
+    let (a, b, _) = interleave(
+        &store,
+        |w| read_n(w).map(|_| ()),
+        |w| {
+            let n = read_n(w)?;
+            w.put(b"k", &(n + 1).to_le_bytes())
+        },
+        |w| {
+            let n = read_n(w)?;
+            w.put(b"k", &(n + 1).to_le_bytes())
+        },
+    );
+    let r = ok(P, "begin_read", store.begin_read());
+    let n = counter(P, ok(P, "get", r.get(b"k")));
+    let committed = u64::from(a) + u64::from(b);
+    check!(
+        P,
+        n == committed,
+        "two read-increment-write transactions overlapped: {committed} committed (A {a}, B {b}) but the counter is {n}: an update was lost"
+    );
+    check!(
+        P,
+        committed >= 1,
+        "neither of two overlapping increments committed"
+    );
+
+    // write-write: both write k (blind), each also a key of its own
+    let store = new_store();
+    let (a, b, b_first) = interleave(
+        &store,
+        |w| w.put(b"k", b"A"),
+        |w| {
+            w.put(b"k", b"B")?;
+            w.put(b"b-only", b"B")
+        },
+        |w| w.put(b"a-only", b"A"),
+    );
+    check!(
+        P,
+        !(a && b && b_first),
+        "B wrote k and committed while A, which had written k, was open, and A committed too"
+    );
+    let r = ok(P, "begin_read", store.begin_read());
+    let a_only = ok(P, "get", r.get(b"a-only")).is_some();
+    let b_only = ok(P, "get", r.get(b"b-only")).is_some();
+    check!(
+        P,
+        a_only == a && b_only == b,
+        "commit outcomes A {a}, B {b} but their own keys are present: A {a_only}, B {b_only}"
+    );
+}
+
 /// Every property, each on fresh stores from `new_store` (which must return an empty store each
 /// time it is called).
 #[cfg(not(target_arch = "wasm32"))]
@@ -966,6 +1076,7 @@ pub fn run_all<S: Store + Sync>(new_store: impl Fn() -> S) {
     reader_not_blocked_by_writer(&new_store);
     concurrent_counter(&new_store);
     concurrent_disjoint_writers(&new_store);
+    concurrent_conflicts(&new_store);
     concurrent_readers_see_whole_commits(&new_store);
 }
 
