@@ -48,8 +48,9 @@
 //!   request again in a new transaction, a bounded number of times. The backend must refuse (with
 //!   `Conflict`) to commit a transaction `T` when another transaction `U` committed after `T`
 //!   began and `U` wrote (put or deleted) a key that `T` wrote, or a key that `T` read: a key `T`
-//!   got (present or not), or a key within the part of a range `T` scanned that the scan covered
-//!   (from its start to the last pair returned, or the whole range when fewer than `limit` pairs
+//!   asked for with `get` (present or not), or a key within the part of a range that a scan of
+//!   `T` covered (from the bound the scan started at, the range's start going forward and its end
+//!   in reverse, to the last pair it returned, or the whole range when fewer than `limit` pairs
 //!   came back; keys `U` inserted there count too). So of two transactions that both write a
 //!   key, or one of which writes a key the other read, at most one commits, and no update is
 //!   lost. Reporting more conflicts than these (per page or per table, say) is allowed: it only
