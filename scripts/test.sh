@@ -150,7 +150,7 @@ if [ "$SETUP_OK" = 1 ]; then
   stage "cargo build wasm32 (engine, host-wasm)" \
     cargo build --target wasm32-unknown-unknown -p engine -p host-wasm
   stage "cargo test wasm32 host-wasm (Node + headless Chromium)" \
-    cargo test --target wasm32-unknown-unknown -p host-wasm --test node --test browser
+    cargo test --target wasm32-unknown-unknown -p host-wasm --test node --test browser --test store
   stage "contract scenarios on wasm/IndexedDB (headless Chromium)" \
     cargo test --target wasm32-unknown-unknown -p host-wasm --test contract
   if [ "$NPM_OK" = 1 ]; then

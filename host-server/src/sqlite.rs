@@ -10,6 +10,12 @@
 //! reads comes from the state committed before it began. The connection returns to the pool when the
 //! transaction is dropped.
 //!
+//! Writers are serialized (see "Writers" in [`engine::store`]): the one writer connection, and the
+//! exclusive lock on `<db>.lock` that keeps a second process off the database, mean a commit never
+//! competes with another writer, so `SQLITE_BUSY` cannot come from one and nothing here reports
+//! [`StoreError::Conflict`]. (Readers in WAL mode and the passive checkpointer never make a commit
+//! busy.) A busy or locked error, should one still come, stays a backend error.
+//!
 //! Durability: see [`SyncMode`].
 
 use std::fmt;
@@ -195,7 +201,9 @@ fn open_error(path: &Path, e: rusqlite::Error) -> StoreError {
     let e = store_error(e);
     let (wrap, text): (fn(String) -> StoreError, String) = match e {
         StoreError::QuotaExceeded(t) => (StoreError::QuotaExceeded, t),
-        StoreError::Backend(t) | StoreError::Misuse(t) => (StoreError::Backend, t),
+        StoreError::Backend(t) | StoreError::Misuse(t) | StoreError::Conflict(t) => {
+            (StoreError::Backend, t)
+        }
     };
     wrap(format!("{}: {text}{hint}", path.display()))
 }

@@ -253,8 +253,7 @@ impl Site {
         };
         // The hook goes in before the engine opens the store: a schema upgrade that
         // `Engine::new` commits to memory is recorded like any write, and persisted below.
-        let pending: Pending = Arc::default();
-        install_hook(&store, pending.clone());
+        let Recorder(pending) = record_commits(&store);
         let engine = Engine::new(store.clone(), options).map_err(|e| {
             store.set_commit_hook(None); // the hook holds a clone of the store
             js_err(format!("openSite: {e}"))
@@ -425,7 +424,49 @@ impl Site {
     }
 }
 
-fn install_hook(store: &MemStore, pending: Pending) {
+/// The change sets a site's store committed since IndexedDB was last written to, as its commit
+/// hook recorded them (see [`site_store`]).
+#[derive(Clone, Default)]
+pub struct Recorder(Pending);
+
+impl Recorder {
+    /// Take everything recorded so far, merged in commit order into the one change set that the
+    /// next IndexedDB write carries (see [`idb::write_changes`]).
+    pub fn take_merged(&self) -> ChangeSet {
+        let recorded = self
+            .0
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        merge(&recorded)
+    }
+}
+
+/// The store a site runs on, built as [`Site::open`] builds it: a [`MemStore`] holding `pairs`
+/// (what [`idb::load`] returned) with the site's commit hook, which records every committed change
+/// set and its before-image for the write to IndexedDB. Public so that tests
+/// run the store conformance suite on exactly this store and write what it records to
+/// IndexedDB. Clear the hook (`set_commit_hook(None)`) when done: it holds a clone of the store.
+pub fn site_store(pairs: Vec<(Vec<u8>, Vec<u8>)>) -> (MemStore, Recorder) {
+    let store = MemStore::from_pairs(pairs);
+    let recorder = record_commits(&store);
+    (store, recorder)
+}
+
+/// Several recorded change sets as one, later writes of a key winning.
+fn merge(recorded: &[Recorded]) -> ChangeSet {
+    let mut merged = ChangeSet::new();
+    for r in recorded {
+        merged.extend(r.changes.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    merged
+}
+
+/// Install the commit hook of a site's store: it records each committed change set with its
+/// before-image, for [`SiteInner::persist`] to write to IndexedDB (or to undo in memory).
+fn record_commits(store: &MemStore) -> Recorder {
+    let pending: Pending = Arc::default();
+    let recorder = Recorder(pending.clone());
     // The hook runs inside the commit, before the change set is applied: read the before-image.
     // It holds a clone of the store (a reference cycle), which `Site::close` / drop breaks.
     let reader = store.clone();
@@ -444,6 +485,7 @@ fn install_hook(store: &MemStore, pending: Pending) {
             });
         Ok(())
     })));
+    recorder
 }
 
 fn open_channel(
@@ -573,10 +615,7 @@ impl SiteInner {
             return Ok(());
         }
         let Some(db) = &self.db else { return Ok(()) };
-        let mut merged = ChangeSet::new();
-        for r in &recorded {
-            merged.extend(r.changes.iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
+        let merged = merge(&recorded);
         let injected = self.fail_next_write.borrow_mut().take();
         let result = match injected {
             Some(e) => Err(idb::WriteError::Store(e)),

@@ -59,6 +59,9 @@ impl Overlay {
         limit: usize,
         base: impl FnOnce(usize) -> Result<Vec<KeyValue>, StoreError>,
     ) -> Result<Vec<KeyValue>, StoreError> {
+        if limit == 0 || (!end.is_empty() && start >= end) {
+            return Ok(Vec::new()); // empty range (a `BTreeMap` range would panic on start > end)
+        }
         let upper = if end.is_empty() {
             Bound::Unbounded
         } else {
