@@ -170,24 +170,41 @@ impl<S: Store> Engine<S> {
     /// [`Engine::handle`] would, in order, inside its own [`Savepoint`], so a failing request
     /// undoes only its own writes and later requests see the writes of earlier ones. The store
     /// commits once at the end; only then are the answers valid. If that commit fails, every
-    /// request that had succeeded answers with the storage error instead (none of the group's
-    /// writes happened). Requests that do not write ([`Engine::writes`]) are answered from their
+    /// request answers with the storage error instead (none of the group's writes happened);
+    /// when it fails with a conflict (an optimistic store), the whole group runs again, at most
+    /// [`MAX_ATTEMPTS`] times in all. Requests that do not write ([`Engine::writes`]) are answered from their
     /// own read transaction, outside the group.
     ///
     /// Hosts use this to pay for one durable commit (one fsync) per group of concurrent writes
     /// instead of one per request, and to load data in bulk through the API itself.
     pub fn handle_group(&self, reqs: &[Request]) -> Vec<Response> {
-        let mut outer = match self.store.begin_write() {
-            Ok(t) => t,
-            Err(e) => {
-                let e = EngineError::from(e);
-                return reqs
-                    .iter()
-                    .map(|r| finish(&self.core, r, Err(clone_store_error(&e))))
-                    .collect();
+        let mut attempt = 1;
+        loop {
+            match self.try_group(reqs) {
+                Err(e) if is_conflict(&e) && attempt < MAX_ATTEMPTS => attempt += 1,
+                Err(e) => {
+                    return reqs
+                        .iter()
+                        .map(|r| finish(&self.core, r, Err(clone_store_error(&e))))
+                        .collect()
+                }
+                Ok(answers) => {
+                    return reqs
+                        .iter()
+                        .zip(answers)
+                        .map(|(req, result)| finish(&self.core, req, result))
+                        .collect()
+                }
             }
-        };
-        let mut results: Vec<(Result<Response>, bool)> = Vec::with_capacity(reqs.len());
+        }
+    }
+
+    /// One attempt at a group: the outcome of each request, or the error that failed the whole
+    /// group before any request ran (its transaction could not begin) or that makes it run again
+    /// (a conflict, met by a request or by the commit).
+    fn try_group(&self, reqs: &[Request]) -> Result<Vec<Result<Response>>> {
+        let mut outer = self.store.begin_write()?;
+        let mut results: Vec<Result<Response>> = Vec::with_capacity(reqs.len());
         // The generation after the last request that moved it (each sees the ones before).
         let mut generation = None;
         for req in reqs {
@@ -201,20 +218,26 @@ impl<S: Store> Engine<S> {
                 generation = generation.max(moved);
                 Ok(resp)
             });
-            let ok = result.is_ok();
-            results.push((result, ok));
+            if let Err(e) = &result {
+                if is_conflict(e) {
+                    return Err(clone_store_error(e));
+                }
+            }
+            results.push(result);
         }
-        let committed = outer.commit().map_err(EngineError::from);
-        if committed.is_ok() {
-            self.publish(generation);
+        match outer.commit().map_err(EngineError::from) {
+            Ok(()) => {
+                self.publish(generation);
+                Ok(results)
+            }
+            Err(e) if is_conflict(&e) => Err(e),
+            // Nothing of the group happened: the requests that had succeeded answer with the
+            // storage error; those that had failed keep their own answer.
+            Err(e) => Ok(results
+                .into_iter()
+                .map(|r| r.and_then(|_| Err(clone_store_error(&e))))
+                .collect()),
         }
-        reqs.iter()
-            .zip(results)
-            .map(|(req, (result, ok))| match (&committed, ok) {
-                (Err(e), true) => finish(&self.core, req, Err(clone_store_error(e))),
-                _ => finish(&self.core, req, result),
-            })
-            .collect()
     }
 
     fn prepare(&self, req: &Request) -> Result<(api::Route, api::Endpoint)> {
@@ -234,14 +257,24 @@ impl<S: Store> Engine<S> {
             return Ok(resp);
         }
         let (route, endpoint) = self.prepare(req)?;
-        let txn = if endpoint.writes() {
-            Txn::Write(self.store.begin_write()?)
-        } else {
-            Txn::Read(self.store.begin_read()?)
-        };
-        let (resp, moved) = self.run(req, &route, endpoint, txn)?;
-        self.publish(moved);
-        Ok(resp)
+        let mut attempt = 1;
+        loop {
+            let txn = if endpoint.writes() {
+                Txn::Write(self.store.begin_write()?)
+            } else {
+                Txn::Read(self.store.begin_read()?)
+            };
+            match self.run(req, &route, endpoint, txn) {
+                // Another writer committed a conflicting change first (optimistic stores):
+                // nothing of this attempt was applied, so the whole request runs again.
+                Err(e) if is_conflict(&e) && attempt < MAX_ATTEMPTS => attempt += 1,
+                Err(e) => return Err(e),
+                Ok((resp, moved)) => {
+                    self.publish(moved);
+                    return Ok(resp);
+                }
+            }
+        }
     }
 
     /// Authenticate, dispatch, deliver events and commit `txn`; also returns the store
@@ -310,8 +343,17 @@ fn finish(core: &Core, req: &Request, result: Result<Response>) -> Response {
 }
 
 /// The same storage failure again (for every request of a group whose commit failed).
+/// How often a request (or a group) runs when an optimistic store reports a conflict.
+pub const MAX_ATTEMPTS: usize = 5;
+
+/// Whether `e` is an optimistic store's conflict (the request may run again).
+fn is_conflict(e: &EngineError) -> bool {
+    matches!(e, EngineError::Store(StoreError::Conflict(_)))
+}
+
 fn clone_store_error(e: &EngineError) -> EngineError {
     EngineError::Store(match e {
+        EngineError::Store(StoreError::Conflict(t)) => StoreError::Conflict(t.clone()),
         EngineError::Store(StoreError::QuotaExceeded(t)) => StoreError::QuotaExceeded(t.clone()),
         EngineError::Store(StoreError::Backend(t)) => StoreError::Backend(t.clone()),
         EngineError::Store(StoreError::Misuse(t)) => StoreError::Misuse(t.clone()),

@@ -127,6 +127,7 @@ impl EngineError {
             EngineError::UnsupportedMediaType(_) => 415,
             EngineError::Locked(_) => 403,
             EngineError::Store(StoreError::QuotaExceeded(_)) => 507,
+            EngineError::Store(StoreError::Conflict(_)) => 503,
             EngineError::Store(_) | EngineError::Internal(_) => 500,
         }
     }
@@ -146,6 +147,7 @@ impl EngineError {
             EngineError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             EngineError::Locked(_) => "Forbidden",
             EngineError::Store(StoreError::QuotaExceeded(_)) => "InsufficientStorage",
+            EngineError::Store(StoreError::Conflict(_)) => "Busy",
             EngineError::Store(_) => "StorageError",
             EngineError::Internal(_) => "InternalError",
         }
@@ -161,6 +163,11 @@ impl EngineError {
             }
             EngineError::Store(StoreError::QuotaExceeded(_)) => {
                 "The storage is full; the request changed nothing".to_string()
+            }
+            EngineError::Store(StoreError::Conflict(_)) => {
+                "The site is busy with other changes to the same content; the request changed \
+                 nothing. Try again."
+                    .to_string()
             }
             EngineError::Store(_) => {
                 "Storage error: the request could not be completed and changed nothing".to_string()
@@ -212,6 +219,9 @@ impl EngineError {
             }
             EngineError::PreconditionFailed { etag } => {
                 resp = resp.with_header("ETag", etag);
+            }
+            EngineError::Store(StoreError::Conflict(_)) => {
+                resp = resp.with_header("Retry-After", "1");
             }
             EngineError::Unauthorized(_) => {
                 resp = resp.with_header(
