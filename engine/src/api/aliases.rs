@@ -370,35 +370,45 @@ fn parse_csv(
     Ok(out)
 }
 
-/// The content of the `file` part of a multipart/form-data body.
+/// The content of the `file` part of a multipart/form-data body (parsed by `multer`; the body is
+/// in memory, so its future completes on the first poll and needs no runtime).
 fn multipart_file(content_type: &str, body: &[u8]) -> Result<String> {
-    let boundary = content_type
-        .split(';')
-        .filter_map(|p| {
-            let p = p.trim();
-            p.get(..9)
-                .filter(|k| k.eq_ignore_ascii_case("boundary="))
-                .map(|_| &p[9..])
-        })
-        .next()
-        .map(|b| b.trim_matches('"').to_string())
-        .ok_or_else(|| EngineError::bad_request("multipart/form-data without a boundary"))?;
-    let text = String::from_utf8_lossy(body);
-    let delim = format!("--{boundary}");
-    for part in text.split(delim.as_str()) {
-        let Some((head, content)) = part
-            .split_once("\r\n\r\n")
-            .or_else(|| part.split_once("\n\n"))
-        else {
-            continue;
-        };
-        if head.to_ascii_lowercase().contains("name=\"file\"") {
-            return Ok(content.trim_end_matches("--").trim_end().to_string());
+    let bad = |what: String| EngineError::bad_request(format!("Unreadable multipart body: {what}"));
+    let boundary = multer::parse_boundary(content_type).map_err(|e| bad(e.to_string()))?;
+    let chunk: std::result::Result<bytes::Bytes, std::convert::Infallible> =
+        Ok(bytes::Bytes::copy_from_slice(body));
+    let mut parts = multer::Multipart::new(futures_util::stream::iter([chunk]), boundary);
+    let found = complete(async move {
+        while let Some(field) = parts.next_field().await? {
+            if field.name() == Some("file") {
+                return field.text().await.map(Some);
+            }
+        }
+        Ok(None)
+    });
+    match found {
+        Some(Ok(Some(text))) => Ok(text),
+        Some(Ok(None)) => Err(EngineError::bad_request(
+            "The multipart body has no 'file' part",
+        )),
+        Some(Err(e)) => Err(bad(e.to_string())),
+        None => Err(EngineError::Internal(
+            "the multipart parser waited on an in-memory body".into(),
+        )),
+    }
+}
+
+/// Drive `fut` to completion when it never waits (it only reads memory); `None` if it would.
+fn complete<T>(fut: impl std::future::Future<Output = T>) -> Option<T> {
+    let mut fut = std::pin::pin!(fut);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    // A future over an in-memory stream finishes within a few polls; never loop forever.
+    for _ in 0..64 {
+        if let std::task::Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+            return Some(v);
         }
     }
-    Err(EngineError::bad_request(
-        "The multipart body has no 'file' part",
-    ))
+    None
 }
 
 /// DELETE `{items: [{path}]}`: remove aliases (of this object, or any at the root); 204. Every
