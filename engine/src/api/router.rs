@@ -358,18 +358,26 @@ pub fn run(
     endpoint: Endpoint,
     obj: ContentRecord,
 ) -> Result<Response> {
+    let not_here = |ctx: &Ctx<'_>| EngineError::NotFound {
+        url: call.route.url(&ctx.base_url),
+        context: Some(ctx.url(&obj.path)),
+    };
     let def = match endpoint {
         Endpoint::Options => {
-            let allowed = allow(table().candidates(call.route, ctx.core));
+            let here: Vec<&RouteDef> = table()
+                .candidates(call.route, ctx.core)
+                .filter(|r| !r.root_only || obj.is_root())
+                .collect();
+            if here.is_empty() {
+                return Err(not_here(ctx));
+            }
+            let allowed = allow(here.into_iter());
             return Ok(Response::empty(204).with_header("Allow", &allowed.join(", ")));
         }
         Endpoint::Route(def) => def,
     };
     if def.root_only && !obj.is_root() {
-        return Err(EngineError::NotFound {
-            url: call.route.url(&ctx.base_url),
-            context: Some(ctx.url(&obj.path)),
-        });
+        return Err(not_here(ctx));
     }
     if let Access::Permission(p) = def.access {
         ctx.require(p, &obj)?;
