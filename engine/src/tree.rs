@@ -137,6 +137,34 @@ pub fn children_for_listing(
         .collect()
 }
 
+/// The children of `parent_uid` just before and just after position `pos` (either may be absent).
+pub fn neighbours(
+    ctx: &Ctx<'_>,
+    parent_uid: &str,
+    pos: u64,
+) -> Result<(Option<ContentRecord>, Option<ContentRecord>)> {
+    let prefix = keys::children_prefix(parent_uid);
+    let before = ctx.scan(
+        &prefix,
+        &keys::child(parent_uid, pos),
+        Direction::Reverse,
+        1,
+    )?;
+    let after = ctx.scan(
+        &keys::child(parent_uid, pos.saturating_add(1)),
+        &prefix_end(&prefix),
+        Direction::Forward,
+        1,
+    )?;
+    let record = |rows: Vec<(Vec<u8>, Vec<u8>)>| -> Result<Option<ContentRecord>> {
+        match rows.into_iter().next() {
+            Some((_, uid)) => load(ctx, &String::from_utf8_lossy(&uid)),
+            None => Ok(None),
+        }
+    };
+    Ok((record(before)?, record(after)?))
+}
+
 /// The path a child called `id` has inside `parent`.
 pub fn child_path(parent: &ContentRecord, id: &str) -> String {
     format!("{}/{}", parent.path, id)

@@ -209,6 +209,13 @@ fn modules_only_use_their_own_layer_or_lower_ones_and_form_no_cycle() {
             if to == unit {
                 continue;
             }
+            // The api layer works through the domain and the tree, never on keys or the store.
+            if unit == "api" && matches!(to, "keys" | "store" | "generation") {
+                problems.push(format!(
+                    "{module} (the api) uses crate::{}: the keyspace belongs to the layers below",
+                    path.join("::")
+                ));
+            }
             if to_layer > layer {
                 problems.push(format!(
                     "{module} (layer \"{}\") uses crate::{} (layer \"{}\"), a layer above it",

@@ -7,12 +7,10 @@ use super::batching::Batch;
 use super::query::Query;
 use crate::context::Ctx;
 use crate::error::Result;
-use crate::keys;
 use crate::model::fields::FieldKind;
 use crate::model::{language, ContentRecord};
 use crate::permissions::Access;
 use crate::security::Permission;
-use crate::store::{prefix_end, Direction};
 use crate::tree;
 
 /// How a listing of children was asked for.
@@ -370,31 +368,16 @@ fn neighbours(
     let Some(parent) = parent.filter(|_| enabled) else {
         return Ok((json!({}), json!({})));
     };
-    let prefix = keys::children_prefix(&parent.uid);
-    let before = ctx.scan(
-        &prefix,
-        &keys::child(&parent.uid, obj.pos),
-        Direction::Reverse,
-        1,
-    )?;
-    let after = ctx.scan(
-        &keys::child(&parent.uid, obj.pos.saturating_add(1)),
-        &prefix_end(&prefix),
-        Direction::Forward,
-        1,
-    )?;
-    let sib = |rows: Vec<(Vec<u8>, Vec<u8>)>| -> Result<Value> {
-        match rows.into_iter().next() {
-            Some((_, uid)) => match tree::load(ctx, &String::from_utf8_lossy(&uid))? {
-                Some(rec) => {
-                    let mut s = summary(ctx, &rec, &[])?;
-                    if let Some(m) = s.as_object_mut() {
-                        m.remove("review_state");
-                    }
-                    Ok(s)
+    let (before, after) = tree::neighbours(ctx, &parent.uid, obj.pos)?;
+    let sib = |rec: Option<ContentRecord>| -> Result<Value> {
+        match rec {
+            Some(rec) => {
+                let mut s = summary(ctx, &rec, &[])?;
+                if let Some(m) = s.as_object_mut() {
+                    m.remove("review_state");
                 }
-                None => Ok(json!({})),
-            },
+                Ok(s)
+            }
             None => Ok(json!({})),
         }
     };
