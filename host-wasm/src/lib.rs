@@ -16,7 +16,10 @@
 //! its before-image (the values the keys had before). [`Site::fetch`] then writes the change set to
 //! IndexedDB in one readwrite transaction and resolves only after that transaction completes.
 //! If the write fails, the before-image is applied to the memory copy, so memory equals IndexedDB
-//! again, and the response becomes a JSON error (507 for quota, 500 otherwise).
+//! again, and the response becomes a JSON error (507 for quota, 500 otherwise). The detail of such
+//! a failure, and of any other failure inside the service (a record that does not decode, a bug),
+//! is not in the response: it goes to the browser console (`console.error`), naming the site and
+//! the request.
 //!
 //! Requests of one site handle run one at a time, in the order `fetch` was called (an async
 //! queue), so no request ever sees data that is not yet durable, and a rollback never undoes
@@ -45,6 +48,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
+use engine::core::ErrorLog;
 use engine::store::StoreError;
 use engine::{
     Direction, Engine, EngineError, EngineOptions, MemStore, Response as EngineResponse, SiteSetup,
@@ -246,11 +250,12 @@ impl Site {
             (None, Vec::new(), 0.0, None, 0.0)
         };
         let store = MemStore::from_pairs(pairs);
-        let options = if opts.deterministic {
+        let mut options = if opts.deterministic {
             EngineOptions::for_tests()
         } else {
             EngineOptions::production()
         };
+        options.error_log = Some(console_error_log(&name));
         // The hook goes in before the engine opens the store: a schema upgrade that
         // `Engine::new` commits to memory is recorded like any write, and persisted below.
         let Recorder(pending) = record_commits(&store);
@@ -510,9 +515,13 @@ fn open_channel(
     Some(channel)
 }
 
-/// A JSON error response in the engine's error shape.
-fn error_response(e: EngineError) -> EngineResponse {
-    e.into_response()
+/// The error log of the site `name`'s engine: the detail of failures inside the service (which
+/// the client only sees as a bare 500 or 507) goes to the browser console, `console.error`.
+fn console_error_log(name: &str) -> ErrorLog {
+    let prefix = format!("host-wasm site {name:?}: ");
+    Arc::new(move |detail: &str| {
+        web_sys::console::error_1(&JsValue::from_str(&format!("{prefix}{detail}")));
+    })
 }
 
 fn unavailable(message: &str) -> EngineResponse {
@@ -523,6 +532,17 @@ fn unavailable(message: &str) -> EngineResponse {
 }
 
 impl SiteInner {
+    /// The JSON error response for a storage failure of this host (reading or writing IndexedDB)
+    /// while answering `req`; its detail goes to the engine's error log, as the engine's own
+    /// failures do, since the response only says that storage failed.
+    fn storage_failure(&self, req: &engine::Request, e: StoreError) -> EngineResponse {
+        let e = EngineError::Store(e);
+        if let (Some(detail), Some(log)) = (e.log_detail(), &self.engine.core().options.error_log) {
+            log(&format!("{} {}: {detail}", req.method.as_str(), req.path));
+        }
+        e.into_response()
+    }
+
     fn has_pending(&self) -> bool {
         self.pending.lock().map(|p| !p.is_empty()).unwrap_or(true)
     }
@@ -706,7 +726,7 @@ impl SiteInner {
                     if must_catch_up || !self.fresh(now) {
                         self.stale.set(false);
                         if let Err(e) = self.catch_up().await {
-                            return error_response(EngineError::Store(e));
+                            return self.storage_failure(req, e);
                         }
                         self.last_check.set(now);
                         checked = true;
@@ -721,7 +741,7 @@ impl SiteInner {
                     must_catch_up = true; // another tab won: catch up, re-run
                     continue;
                 }
-                Err(idb::WriteError::Store(e)) => return error_response(EngineError::Store(e)),
+                Err(idb::WriteError::Store(e)) => return self.storage_failure(req, e),
             }
             if !wrote && !checked && !req.method.is_safe() {
                 // An unsafe request that changed nothing (an error, say) answered from memory
@@ -733,7 +753,7 @@ impl SiteInner {
                         must_catch_up = true;
                         continue;
                     }
-                    Err(e) => return error_response(EngineError::Store(e)),
+                    Err(e) => return self.storage_failure(req, e),
                 }
             }
             if self.snapshot_due.get() {

@@ -1,4 +1,5 @@
-//! host-wasm in headless Chromium on real IndexedDB: persistence, several handles, failed writes.
+//! host-wasm in headless Chromium on real IndexedDB: persistence, several handles, failed writes,
+//! the error log.
 
 mod common;
 
@@ -428,4 +429,106 @@ async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
     drop(site);
     let kv = kv_of(&name).await;
     assert_eq!(kv.get(&b"s:schema"[..]), Some(&b"2".to_vec()));
+}
+
+/// While alive, `console.error` records its calls (each as its arguments joined by spaces)
+/// instead of printing them; dropping it puts the original back.
+struct ConsoleErrors {
+    console: JsValue,
+    original: JsValue,
+    seen: js_sys::Array,
+}
+
+impl ConsoleErrors {
+    fn capture() -> Self {
+        let console = js_sys::Reflect::get(&js_sys::global(), &"console".into()).expect("console");
+        let original = js_sys::Reflect::get(&console, &"error".into()).expect("console.error");
+        let seen = js_sys::Array::new();
+        let make = js_sys::Function::new_with_args(
+            "seen",
+            "return (...args) => { seen.push(args.map(String).join(' ')); };",
+        );
+        let recorder = make.call1(&JsValue::NULL, &seen).expect("recorder");
+        js_sys::Reflect::set(&console, &"error".into(), &recorder).expect("set console.error");
+        ConsoleErrors {
+            console,
+            original,
+            seen,
+        }
+    }
+
+    /// What was logged since the last call.
+    fn take(&self) -> Vec<String> {
+        let out = self.seen.iter().filter_map(|v| v.as_string()).collect();
+        self.seen.set_length(0);
+        out
+    }
+}
+
+impl Drop for ConsoleErrors {
+    fn drop(&mut self) {
+        let _ = js_sys::Reflect::set(&self.console, &"error".into(), &self.original);
+    }
+}
+
+#[wasm_bindgen_test]
+async fn internal_failures_go_to_the_console_not_to_the_client() {
+    let name = unique("errlog");
+    let site = open(&name, options("indexeddb")).await;
+    let r = call(
+        &site,
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "doc", "title": "x"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    // a failure of host-wasm itself: the IndexedDB write fails
+    let console = ConsoleErrors::capture();
+    site.fail_next_write_for_tests(false);
+    let r = call(&site, "PATCH", "/doc", Some(json!({"title": "y"})), true).await;
+    let logged = console.take();
+    drop(console);
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(!r.body.to_string().contains("injected"), "{}", r.body);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(
+        logged[0].contains(&name)
+            && logged[0].contains("PATCH /doc")
+            && logged[0].contains("injected by a test"),
+        "{logged:?}"
+    );
+    drop(site);
+
+    // a failure inside the engine: the page's record in IndexedDB does not decode
+    let db = host_wasm::idb::open_db(&name).await.expect("open db");
+    let (pairs, version) = host_wasm::idb::load_all(&db).await.expect("load");
+    let uid = pairs
+        .iter()
+        .find(|(k, _)| k.as_slice() == b"p:/doc")
+        .map(|(_, v)| String::from_utf8(v.clone()).expect("uid"))
+        .expect("p:/doc");
+    let mut changes = host_wasm::ChangeSet::new();
+    changes.insert(format!("o:{uid}").into_bytes(), Some(b"not json".to_vec()));
+    host_wasm::idb::write_changes(&db, version, &changes)
+        .await
+        .unwrap_or_else(|_| panic!("corrupting the record failed"));
+    db.close();
+    let mut opts = options("indexeddb");
+    opts.admin_password = None;
+    let site = open(&name, opts).await;
+    let console = ConsoleErrors::capture();
+    let r = call(&site, "GET", "/doc", None, true).await;
+    let logged = console.take();
+    drop(console);
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert_eq!(r.body["type"], "InternalError", "{}", r.body);
+    assert!(!r.body.to_string().contains("corrupt"), "{}", r.body);
+    assert_eq!(logged.len(), 1, "{logged:?}");
+    assert!(
+        logged[0].contains(&name) && logged[0].contains("GET /doc: "),
+        "{logged:?}"
+    );
 }
