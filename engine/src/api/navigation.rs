@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
@@ -113,8 +113,19 @@ struct Answer<'a> {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Entry<'a> {
-    Link(Value),
+    Link(NavLink),
     Item(ItemJson<'a>),
+}
+
+/// A navigation entry that is not content: the Home link and the control panel's extra links.
+#[derive(Serialize)]
+struct NavLink {
+    #[serde(rename = "@id")]
+    id: String,
+    description: String,
+    items: [(); 0],
+    review_state: Option<String>,
+    title: String,
 }
 
 impl<'a> Answer<'a> {
@@ -127,22 +138,22 @@ impl<'a> Answer<'a> {
     ) -> Result<Self> {
         let mut out = Vec::new();
         if settings.show_home {
-            out.push(Entry::Link(json!({
-                "@id": ctx.url(&root.path),
-                "description": "",
-                "items": [],
-                "review_state": null,
-                "title": "Home",
-            })));
+            out.push(Entry::Link(NavLink {
+                id: ctx.url(&root.path),
+                description: String::new(),
+                items: [],
+                review_state: None,
+                title: "Home".into(),
+            }));
         }
         for extra in &settings.extra_items {
-            out.push(Entry::Link(json!({
-                "@id": navigation::NavigationSettings::item_url(ctx, extra),
-                "description": extra.description,
-                "items": [],
-                "review_state": null,
-                "title": extra.title,
-            })));
+            out.push(Entry::Link(NavLink {
+                id: navigation::NavigationSettings::item_url(ctx, extra),
+                description: extra.description.clone(),
+                items: [],
+                review_state: None,
+                title: extra.title.clone(),
+            }));
         }
         for item in items {
             out.push(Entry::Item(ItemJson::new(ctx, item)?));
@@ -257,6 +268,7 @@ impl Serialize for ItemJson<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// An item as `catalog_value` builds it, name by name (the reference for [`ItemJson`]).
     fn reference(ctx: &Ctx<'_>, item: &NavItem) -> Value {
