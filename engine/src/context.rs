@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::core::Core;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::generation;
 use crate::model::{ContentRecord, ContentType};
 use crate::security::Principal;
+use crate::state::Core;
 use crate::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
 
 /// The transaction of a request: read-only for safe methods, read-write otherwise.

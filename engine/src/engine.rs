@@ -6,12 +6,12 @@ use crate::api;
 use crate::auth::Credentials;
 use crate::cache::ResponseCache;
 use crate::context::{Ctx, Txn};
-pub use crate::core::{Core, EngineOptions};
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
 use crate::keys;
 use crate::security::Principal;
 use crate::setup::{self, SiteSetup};
+pub use crate::state::{Core, EngineOptions};
 use crate::store::{Savepoint, Store, StoreError};
 use crate::subscriber::{Registry, Subscriber};
 

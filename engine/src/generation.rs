@@ -1,6 +1,6 @@
 //! The store generation: a counter under [`GENERATION`] that every write transaction which
 //! changes anything increments as it commits ([`crate::context::Ctx::commit`]). Caches of
-//! answers and of verified credentials ([`crate::cache`], [`crate::core::Core`]) are valid for
+//! answers and of verified credentials ([`crate::cache`], [`crate::state::Core`]) are valid for
 //! one generation. It lives at the keyspace level, below the request context, so that both the
 //! context and the caches can use it without knowing each other.
 

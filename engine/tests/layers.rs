@@ -28,7 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         ],
     ),
     ("model and rules as data", &["model", "security", "cache"]),
-    ("engine-wide state", &["core"]),
+    ("engine-wide state", &["state"]),
     ("request context", &["context"]),
     ("event delivery", &["subscriber"]),
     ("content tree", &["tree"]),

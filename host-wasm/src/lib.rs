@@ -48,7 +48,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use engine::core::ErrorLog;
+use engine::state::ErrorLog;
 use engine::store::StoreError;
 use engine::{
     Direction, Engine, EngineError, EngineOptions, MemStore, Response as EngineResponse, SiteSetup,

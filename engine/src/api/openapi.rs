@@ -33,7 +33,7 @@ fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
 }
 
 /// The OpenAPI document for the routes this engine serves, with `server` as the server URL.
-pub fn document(core: &crate::core::Core, server: &str) -> Value {
+pub fn document(core: &crate::state::Core, server: &str) -> Value {
     let mut generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "/components/schemas".into())
         .into_generator();

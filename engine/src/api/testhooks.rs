@@ -9,11 +9,11 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::clock::iso;
 use crate::context::Ctx;
-use crate::core::Core;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::fields::parse_datetime;
 use crate::model::ContentRecord;
+use crate::state::Core;
 
 /// Register `@test-clock` (present only on engines with a test clock).
 pub fn register(r: &mut Registry) {
