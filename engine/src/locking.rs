@@ -51,6 +51,17 @@ impl Lock {
     pub fn expired(&self, now: DateTime<Utc>) -> bool {
         now >= self.created + Duration::seconds(self.timeout as i64)
     }
+
+    /// Whether `lock_token` (what a request sent in `Lock-Token`) is this lock's token.
+    pub fn opened_by(&self, lock_token: Option<&str>) -> bool {
+        lock_token.map(str::trim) == Some(self.token.as_str())
+    }
+
+    /// Whether a request by `login` presenting `lock_token` holds this lock (to refresh, unlock
+    /// or re-lock it): its owner does, and so does whoever presents its token.
+    pub fn held_by(&self, login: Option<&str>, lock_token: Option<&str>) -> bool {
+        login == Some(self.creator.as_str()) || self.opened_by(lock_token)
+    }
 }
 
 /// The valid (unexpired) lock on `obj`, if any.
@@ -102,7 +113,7 @@ pub fn check_can_change(
         // Clean up lazily; this request writes anyway.
         return remove(ctx, obj);
     }
-    if lock_token.map(str::trim) == Some(lock.token.as_str()) {
+    if lock.opened_by(lock_token) {
         return Ok(());
     }
     Err(EngineError::Locked(format!(

@@ -144,8 +144,7 @@ pub struct UnlockRequest {
 }
 
 fn holds(call: &Call<'_>, ctx: &Ctx<'_>, lock: &Lock) -> bool {
-    ctx.principal.login() == Some(lock.creator.as_str())
-        || call.lock_token().map(str::trim) == Some(lock.token.as_str())
+    lock.held_by(ctx.principal.login(), call.lock_token())
 }
 
 fn answer(ctx: &Ctx<'_>, lock: Option<&Lock>) -> Response {
