@@ -353,10 +353,7 @@ fn is_conflict(e: &EngineError) -> bool {
 
 fn clone_store_error(e: &EngineError) -> EngineError {
     EngineError::Store(match e {
-        EngineError::Store(StoreError::Conflict(t)) => StoreError::Conflict(t.clone()),
-        EngineError::Store(StoreError::QuotaExceeded(t)) => StoreError::QuotaExceeded(t.clone()),
-        EngineError::Store(StoreError::Backend(t)) => StoreError::Backend(t.clone()),
-        EngineError::Store(StoreError::Misuse(t)) => StoreError::Misuse(t.clone()),
+        EngineError::Store(s) => s.clone(),
         other => StoreError::Backend(other.to_string()),
     })
 }

@@ -70,7 +70,7 @@ pub use overlay::Overlay;
 pub use savepoint::Savepoint;
 
 /// A storage failure (I/O, corruption, quota, ...). Surfaces to clients as a 500/503 error.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// The backend failed; the text says how.
     #[error("storage backend error: {0}")]
