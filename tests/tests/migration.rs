@@ -8,28 +8,14 @@ use serde_json::{json, Value};
 const BASE: &str = "http://localhost:8080";
 const ADMIN: (&str, &str) = ("Authorization", "Basic YWRtaW46c2VjcmV0"); // admin:secret
 
-/// The key/value pairs of a schema-1 fixture (`{"pairs": [{"k": hex, "v": text}]}`).
+/// The key/value pairs of a schema-1 fixture, by file name.
 fn fixture(name: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let path = format!(
-        "{}/../tests/fixtures/schema-v1/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let doc: Value = serde_json::from_str(&text).expect("fixture is JSON");
-    assert_eq!(doc["schema"], 1);
-    doc["pairs"]
-        .as_array()
-        .expect("pairs")
-        .iter()
-        .map(|p| {
-            let hex = p["k"].as_str().expect("k");
-            let key = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex key"))
-                .collect();
-            (key, p["v"].as_str().expect("v").as_bytes().to_vec())
-        })
-        .collect()
+    let text = match name {
+        "content-site.json" => tests::fixtures::SCHEMA_V1_CONTENT_SITE,
+        "fresh-site.json" => tests::fixtures::SCHEMA_V1_FRESH_SITE,
+        other => panic!("no fixture {other}"),
+    };
+    tests::fixtures::pairs(text).expect("the fixture decodes")
 }
 
 fn get(e: &Engine<MemStore>, path: &str) -> Response {
