@@ -65,6 +65,14 @@ pub enum Event {
         /// The state after.
         to: String,
     },
+    /// The local roles on an object, or whether it inherits roles from above, changed (sharing).
+    /// Who may see the object and everything below it may have changed with them.
+    LocalRolesChanged {
+        /// Its uid.
+        uid: String,
+        /// Its path.
+        path: String,
+    },
     /// An object moved or was renamed (once per object of the moved subtree, the top first).
     Moved {
         /// Its uid.
@@ -205,7 +213,9 @@ impl Event {
                 out.push(uid);
                 out.extend(parent.as_deref());
             }
-            Event::Modified { uid, .. } | Event::Transitioned { uid, .. } => out.push(uid),
+            Event::Modified { uid, .. }
+            | Event::Transitioned { uid, .. }
+            | Event::LocalRolesChanged { uid, .. } => out.push(uid),
             Event::Moved {
                 uid,
                 old_parent,

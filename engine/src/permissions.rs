@@ -8,6 +8,8 @@
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::model::ContentRecord;
+use std::collections::BTreeSet;
+
 use crate::security::{granting_roles, Permission, Principal};
 use crate::tree;
 
@@ -83,4 +85,36 @@ impl Access for Ctx<'_> {
             )),
         }
     }
+}
+
+/// The catalog's `allowedRolesAndUsers` for `obj`, given its ancestors (root first): the roles
+/// granted View on it, and `user:<login>` for every principal that holds one of those roles
+/// locally on `obj` or an ancestor. A caller may view `obj` exactly when one of its
+/// [`Principal::search_tokens`] is among them: the same answer as [`Access::permitted`] for
+/// [`Permission::View`], decided inside the index.
+pub fn allowed_roles_and_users(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    ancestors: &[ContentRecord],
+) -> Result<BTreeSet<String>> {
+    let ty = ctx.type_of(obj)?;
+    let viewing = granting_roles(
+        Permission::View,
+        obj,
+        ty.workflow.as_deref(),
+        &ctx.core.workflows,
+    );
+    let mut out = BTreeSet::new();
+    viewing.any(|role| {
+        out.insert(role.to_string());
+        false
+    });
+    for o in ancestors.iter().chain(std::iter::once(obj)) {
+        for (principal, roles) in &o.local_roles {
+            if roles.iter().any(|r| viewing.any(|v| v == r)) {
+                out.insert(format!("user:{principal}"));
+            }
+        }
+    }
+    Ok(out)
 }

@@ -132,6 +132,18 @@ impl Principal {
         matches!(self, Principal::Anonymous)
     }
 
+    /// What the catalog matches against an object's `allowedRolesAndUsers`
+    /// ([`crate::permissions::allowed_roles_and_users`]): the roles held everywhere, and
+    /// `user:<login>` for the user itself. The caller may view an object exactly when one of
+    /// these is among the object's.
+    pub fn search_tokens(&self) -> Vec<String> {
+        let mut tokens: Vec<String> = self.global_roles().into_iter().collect();
+        if let Principal::User(u) = self {
+            tokens.push(format!("user:{}", u.login));
+        }
+        tokens
+    }
+
     /// Roles held everywhere (before local roles).
     fn global_roles(&self) -> BTreeSet<String> {
         let mut roles = BTreeSet::from(["Anonymous".to_string()]);

@@ -282,6 +282,9 @@ pub enum Change {
         /// The state after.
         to: String,
     },
+    /// The local roles, or the flag that blocks inheriting them, changed (sharing):
+    /// [`Event::LocalRolesChanged`].
+    LocalRoles,
 }
 
 /// Write `rec` back as its next revision and announce the change.
@@ -309,6 +312,7 @@ pub fn save(ctx: &mut Ctx<'_>, rec: &mut ContentRecord, change: Change) -> Resul
             from,
             to,
         },
+        Change::LocalRoles => Event::LocalRolesChanged { uid, path },
     });
     Ok(())
 }

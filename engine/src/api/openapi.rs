@@ -91,6 +91,11 @@ fn path_of(def: &RouteDef, n: usize) -> (String, Vec<&'static str>) {
         key.push_str(def.endpoint);
     }
     for p in &def.params[..n] {
+        if p.literal {
+            key.push('/');
+            key.push_str(p.name);
+            continue;
+        }
         key.push_str("/{");
         key.push_str(p.name);
         key.push('}');

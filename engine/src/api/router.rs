@@ -55,6 +55,10 @@ pub struct ParamSpec {
     pub name: &'static str,
     /// Whether it may be left out (`{comment_id?}`); only trailing parameters may.
     pub optional: bool,
+    /// A fixed segment (`dexterity-types` in `@controlpanels/dexterity-types/{type}`), written
+    /// without braces: the request's segment must equal `name`. Where several routes fit a
+    /// request, those with the most fixed segments answer it.
+    pub literal: bool,
 }
 
 /// One route: method, path pattern, who may call it, whether it writes, its handler and its
@@ -109,15 +113,18 @@ impl RouteDef {
             .unwrap_or("");
         let params: Vec<ParamSpec> = segs
             .map(|s| {
+                let literal = !s.starts_with('{');
                 let inner = s.trim_start_matches('{').trim_end_matches('}');
                 match inner.strip_suffix('?') {
-                    Some(name) => ParamSpec {
+                    Some(name) if !literal => ParamSpec {
                         name,
                         optional: true,
+                        literal,
                     },
-                    None => ParamSpec {
+                    _ => ParamSpec {
                         name: inner,
                         optional: false,
+                        literal,
                     },
                 }
             })
@@ -153,6 +160,10 @@ impl RouteDef {
     /// A PATCH route.
     pub fn patch(pattern: &'static str, handler: Handler) -> Self {
         Self::new(Method::Patch, pattern, handler)
+    }
+    /// A PUT route.
+    pub fn put(pattern: &'static str, handler: Handler) -> Self {
+        Self::new(Method::Put, pattern, handler)
     }
     /// A DELETE route.
     pub fn delete(pattern: &'static str, handler: Handler) -> Self {
@@ -215,10 +226,20 @@ impl RouteDef {
         self
     }
 
-    /// Whether `n` path parameters fit this route.
-    fn takes(&self, n: usize) -> bool {
+    /// Whether the path parameters `given` fit this route: their number, and its fixed segments.
+    fn takes(&self, given: &[String]) -> bool {
         let required = self.params.iter().filter(|p| !p.optional).count();
-        (required..=self.params.len()).contains(&n)
+        (required..=self.params.len()).contains(&given.len())
+            && self
+                .params
+                .iter()
+                .zip(given)
+                .all(|(spec, seg)| !spec.literal || spec.name == seg)
+    }
+
+    /// How many fixed segments the pattern has (more answers before fewer).
+    fn fixed_segments(&self) -> usize {
+        self.params.iter().filter(|p| p.literal).count()
     }
 }
 
@@ -254,16 +275,28 @@ impl Registry {
         self.components.push(Component { name, expander });
     }
 
-    /// The routes that may answer `route` on this engine (same endpoint, fitting parameters).
+    /// The routes that may answer `route` on this engine: same endpoint, fitting parameters, and
+    /// among those the ones with the most fixed segments.
     fn candidates<'a>(
         &'static self,
         route: &'a Route,
         core: &'a Core,
     ) -> impl Iterator<Item = &'static RouteDef> + 'a {
         let name = route.endpoint.as_deref().unwrap_or("");
-        self.routes.iter().filter(move |r| {
-            r.endpoint == name && r.takes(route.params.len()) && (r.available)(core)
-        })
+        let fits = move |r: &&'static RouteDef| {
+            r.endpoint == name && r.takes(&route.params) && (r.available)(core)
+        };
+        let most_fixed = self
+            .routes
+            .iter()
+            .filter(fits)
+            .map(RouteDef::fixed_segments)
+            .max()
+            .unwrap_or(0);
+        self.routes
+            .iter()
+            .filter(fits)
+            .filter(move |r| r.fixed_segments() == most_fixed)
     }
 
     /// The component `name`, if registered.
@@ -395,6 +428,43 @@ pub fn bind<'r>(def: &'static RouteDef, route: &'r Route) -> Vec<(&'static str, 
     def.params
         .iter()
         .zip(&route.params)
+        .filter(|(spec, _)| !spec.literal)
         .map(|(spec, value)| (spec.name, value.as_str()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn noop(_: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+        Ok(Response::empty(204))
+    }
+
+    fn segs(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn fixed_segments_must_match_and_answer_first() {
+        let general = RouteDef::get("@controlpanels/{name?}", noop);
+        let fixed = RouteDef::get("@controlpanels/dexterity-types/{type}", noop);
+        assert_eq!(fixed.fixed_segments(), 1);
+        assert!(fixed.takes(&segs(&["dexterity-types", "Page"])));
+        assert!(!fixed.takes(&segs(&["language", "Page"])));
+        assert!(!fixed.takes(&segs(&["dexterity-types"])));
+        assert!(general.takes(&segs(&["dexterity-types"])));
+        assert!(!general.takes(&segs(&["dexterity-types", "Page"])));
+        let route = Route {
+            object_path: String::new(),
+            endpoint: Some("controlpanels".into()),
+            params: segs(&["dexterity-types", "Page"]),
+            query: Default::default(),
+        };
+        let bound = {
+            let def: &'static RouteDef = Box::leak(Box::new(fixed));
+            bind(def, &route)
+        };
+        assert_eq!(bound, vec![("type", "Page")]);
+    }
 }
