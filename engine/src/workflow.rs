@@ -112,7 +112,8 @@ pub struct TransitionOptions {
 }
 
 /// Take `transition` on `obj`: checks that the state offers it (400), that the caller may take it
-/// (401/403) and that no lock stands in the way (403); then changes the state (the tree announces
+/// (401/403) and that no lock stands in the way (403; the lock's owner may go ahead without its
+/// token, [`locking::check_can_transition`]); then changes the state (the tree announces
 /// it as [`Event::Transitioned`]) and records the history entry.
 pub fn take(
     ctx: &mut Ctx<'_>,
@@ -151,7 +152,7 @@ pub fn take(
         let perm = Permission::from_name(&tr.guard_permission).unwrap_or(Permission::Review);
         return Err(ctx.denied(perm));
     }
-    locking::check_can_change(ctx, lock_token, obj)?;
+    locking::check_can_transition(ctx, lock_token, obj)?;
 
     obj.review_state = Some(tr.new_state.clone());
     if let Some(e) = &opts.effective {
