@@ -78,7 +78,7 @@ fn fields_of(behavior: &str) -> Vec<String> {
 pub struct Inherited {
     /// The object that has it.
     pub from: ContentRecord,
-    /// Its fields' values there (fields without a value are left out).
+    /// Its fields' values there (a field never set reads as its type's default).
     pub data: Map<String, Value>,
 }
 
@@ -98,9 +98,16 @@ pub fn inherit(
             if has_behavior(&candidate.type_name, b)
                 && ctx.permitted(Permission::View, candidate)?
             {
+                let ty = ctx.type_of(candidate)?;
                 let data = fields_of(b)
                     .into_iter()
-                    .filter_map(|f| candidate.fields.get(&f).map(|v| (f, v.clone())))
+                    .filter_map(|f| {
+                        let v = match candidate.fields.get(&f) {
+                            Some(v) => v.clone(),
+                            None => ty.field(&f)?.default_value(),
+                        };
+                        Some((f, v))
+                    })
                     .collect();
                 found = Some(Inherited {
                     from: candidate.clone(),

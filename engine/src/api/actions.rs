@@ -4,7 +4,7 @@
 //!
 //! | method | path | query | answer |
 //! |---|---|---|---|
-//! | GET | `<path>/@actions` | `categories` (repeatable or comma-separated; default all) | 200, `{object, object_buttons, portal_tabs, site_actions, user, document_actions}`, each `[{icon, id, title}]` |
+//! | GET | `<path>/@actions` | `categories` (repeatable or comma-separated; default all; `expand.actions.categories` in an expansion) | 200, `{object, object_buttons, portal_tabs, site_actions, user, document_actions}`, each `[{icon, id, title}]` |
 //!
 //! The actions are stored data (the configuration record `plone.actions`, see
 //! [`crate::actions`]), filtered by the permission each needs on the context and by whether the
@@ -42,6 +42,9 @@ pub struct ActionsQuery {
     /// Only these categories (default: all).
     #[serde(default)]
     pub categories: Vec<String>,
+    /// The same, when the actions are expanded in a content GET (`?expand=actions`).
+    #[serde(rename = "expand.actions.categories", default)]
+    pub expand_categories: Vec<String>,
 }
 
 /// One action as clients see it.
@@ -94,6 +97,7 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<ActionsAn
     let asked: Vec<String> = q
         .categories
         .iter()
+        .chain(&q.expand_categories)
         .flat_map(|c| c.split(','))
         .map(|c| c.trim().to_string())
         .filter(|c| !c.is_empty())
