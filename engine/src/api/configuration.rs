@@ -13,7 +13,9 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+use super::controlpanels::FieldSchema;
 
 use super::batching::{Batch, BatchLinks};
 use super::extract::{self, Call};
@@ -67,9 +69,16 @@ pub struct RecordItem {
     /// Its name.
     pub name: &'static str,
     /// `{properties: <the field's JSON Schema>}`.
-    pub schema: Value,
+    pub schema: RecordSchema,
     /// Its value.
     pub value: Value,
+}
+
+/// A record's schema, as the reference nests it.
+#[derive(Serialize, JsonSchema)]
+pub struct RecordSchema {
+    /// The field's JSON Schema.
+    pub properties: FieldSchema,
 }
 
 /// The listing.
@@ -108,7 +117,9 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
     for d in matching.iter().skip(batch.start).take(batch.size) {
         items.push(RecordItem {
             name: d.name,
-            schema: json!({"properties": super::controlpanels::field_schema(ctx, d)}),
+            schema: RecordSchema {
+                properties: super::controlpanels::field_schema(ctx, d),
+            },
             value: configuration::read(ctx, d)?,
         });
     }

@@ -18,11 +18,13 @@
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
 
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::configuration::{Kind, RecordDef};
+use crate::configuration::{Kind, RecordDef, Source};
 use crate::context::Ctx;
 use crate::controlpanels::{self, PanelDef, PANELS};
 use crate::error::{EngineError, Result};
@@ -61,7 +63,7 @@ pub struct Panel {
     pub title: &'static str,
     /// The JSON Schema of its settings: `{fieldsets, properties, required}`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub schema: Option<Value>,
+    pub schema: Option<PanelSchema>,
     /// Its settings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub data: Option<Map<String, Value>>,
@@ -77,104 +79,206 @@ fn link(ctx: &Ctx<'_>, p: &PanelDef) -> Panel {
     }
 }
 
-fn vocabulary(ctx: &Ctx<'_>, name: &str) -> Value {
-    json!({"@id": format!("{}/@vocabularies/{name}", ctx.base_url)})
+/// A link to a vocabulary.
+#[derive(Serialize, JsonSchema, Clone)]
+pub struct VocabularyLink {
+    /// `<site>/@vocabularies/<name>`.
+    #[serde(rename = "@id")]
+    pub id: String,
 }
 
-/// The JSON Schema of one field.
-pub fn field_schema(ctx: &Ctx<'_>, d: &RecordDef) -> Value {
-    let mut s = Map::new();
-    s.insert("title".into(), json!(d.title));
-    s.insert("description".into(), json!(d.description));
-    s.insert("factory".into(), json!(d.kind.factory()));
-    s.insert("type".into(), json!(d.kind.json_type()));
-    if let crate::configuration::Source::Stored = d.source {
-        s.insert("default".into(), d.default.value());
-    }
+fn vocabulary(ctx: &Ctx<'_>, name: &str) -> Option<VocabularyLink> {
+    Some(VocabularyLink {
+        id: format!("{}/@vocabularies/{name}", ctx.base_url),
+    })
+}
+
+/// The schema of a list's items.
+#[derive(Serialize, JsonSchema)]
+pub struct ItemSchema {
+    /// `string` or `object`.
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    /// Where the values come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vocabulary: Option<VocabularyLink>,
+    /// An object's properties: name → `{type}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<BTreeMap<&'static str, TypeOnly>>,
+    /// An object's required properties.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required: Option<Vec<&'static str>>,
+}
+
+/// `{type}`.
+#[derive(Serialize, JsonSchema)]
+pub struct TypeOnly {
+    /// The JSON type.
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+}
+
+/// The JSON Schema of one field (of a panel, or of a registry record).
+#[derive(Serialize, JsonSchema)]
+pub struct FieldSchema {
+    /// Its label.
+    pub title: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// The reference's field factory (`Yes/No`, `Int`, `List`, `Choice`, ...).
+    pub factory: &'static str,
+    /// The JSON type(s) of its value.
+    #[serde(rename = "type")]
+    pub ty: JsonType,
+    /// The value until set (records stored by the registry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// A list's items.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<ItemSchema>,
+    /// The allowed values, as `[token, title]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Vec<[&'static str; 2]>>,
+    /// Where the allowed values come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vocabulary: Option<VocabularyLink>,
+}
+
+/// A JSON Schema `type`: one name, or a name and `null`.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum JsonType {
+    /// One type.
+    One(&'static str),
+    /// A type or `null`.
+    OrNull([&'static str; 2]),
+}
+
+/// One fieldset of a panel's schema.
+#[derive(Serialize, JsonSchema)]
+pub struct Fieldset {
+    /// `default`.
+    pub id: &'static str,
+    /// `Default`.
+    pub title: &'static str,
+    /// Its fields, in order.
+    pub fields: Vec<&'static str>,
+}
+
+/// A panel's JSON Schema.
+#[derive(Serialize, JsonSchema)]
+pub struct PanelSchema {
+    /// The fieldsets (one, with every field).
+    pub fieldsets: Vec<Fieldset>,
+    /// Each field's schema.
+    pub properties: BTreeMap<&'static str, FieldSchema>,
+    /// Required fields (none: a PATCH may send any of them).
+    pub required: Vec<&'static str>,
+    /// `object`.
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+}
+
+fn items(ty: &'static str, vocabulary: Option<VocabularyLink>) -> Option<ItemSchema> {
+    Some(ItemSchema {
+        ty,
+        vocabulary,
+        properties: None,
+        required: None,
+    })
+}
+
+/// The JSON Schema of one record's field.
+pub fn field_schema(ctx: &Ctx<'_>, d: &RecordDef) -> FieldSchema {
+    let mut s = FieldSchema {
+        title: d.title,
+        description: d.description,
+        factory: d.kind.factory(),
+        ty: JsonType::One(d.kind.json_type()),
+        default: match d.source {
+            Source::Stored => Some(d.default.value()),
+            Source::Owned { .. } => None,
+        },
+        items: None,
+        choices: None,
+        vocabulary: None,
+    };
     match d.kind {
-        Kind::TextList => {
-            s.insert("items".into(), json!({"type": "string"}));
-        }
-        Kind::Choice(options) => {
-            s.insert(
-                "choices".into(),
-                json!(options.iter().map(|o| [o, o]).collect::<Vec<_>>()),
-            );
-        }
-        Kind::TextOrNull => {
-            s.insert("type".into(), json!(["string", "null"]));
-        }
+        Kind::TextList => s.items = items("string", None),
+        Kind::Choice(options) => s.choices = Some(options.iter().map(|o| [*o, *o]).collect()),
+        Kind::TextOrNull => s.ty = JsonType::OrNull(["string", "null"]),
         _ => {}
     }
-    // Fields whose values live in other services: their shapes and vocabularies.
-    let lists = |s: &mut Map<String, Value>, items: Value| {
-        s.insert("type".into(), json!("array"));
-        s.insert("factory".into(), json!("List"));
-        s.insert("items".into(), items);
-    };
+    // Fields whose values live in other services, and choices from a vocabulary.
     match d.name {
-        "plone.available_languages" => lists(
-            &mut s,
-            json!({"type": "string", "vocabulary":
-                vocabulary(ctx, "plone.app.vocabularies.SupportedContentLanguages")}),
-        ),
-        "plone.default_language" => {
-            s.insert("type".into(), json!("string"));
-            s.insert("factory".into(), json!("Choice"));
-            s.insert(
-                "vocabulary".into(),
+        "plone.available_languages" => {
+            s.ty = JsonType::One("array");
+            s.factory = "List";
+            s.items = items(
+                "string",
                 vocabulary(ctx, "plone.app.vocabularies.SupportedContentLanguages"),
             );
         }
-        "plone.displayed_types" => {
-            lists(
-                &mut s,
-                json!({"type": "string", "vocabulary":
-                    vocabulary(ctx, "plone.app.vocabularies.ReallyUserFriendlyTypes")}),
-            );
-            s.insert("type".into(), json!(["array", "null"]));
+        "plone.default_language" => {
+            s.ty = JsonType::One("string");
+            s.factory = "Choice";
+            s.vocabulary = vocabulary(ctx, "plone.app.vocabularies.SupportedContentLanguages");
         }
-        "plone.navigation.extra_items" => lists(
-            &mut s,
-            json!({"type": "object", "properties": {
-                "title": {"type": "string"}, "url": {"type": "string"},
-                "description": {"type": "string"}}, "required": ["title", "url"]}),
-        ),
-        "plone.portal_timezone" => {
-            s.remove("choices");
-            s.insert(
-                "vocabulary".into(),
-                vocabulary(ctx, "plone.app.vocabularies.CommonTimezones"),
+        "plone.displayed_types" => {
+            s.ty = JsonType::OrNull(["array", "null"]);
+            s.factory = "List";
+            s.items = items(
+                "string",
+                vocabulary(ctx, "plone.app.vocabularies.ReallyUserFriendlyTypes"),
             );
+        }
+        "plone.navigation.extra_items" => {
+            s.ty = JsonType::One("array");
+            s.factory = "List";
+            s.items = Some(ItemSchema {
+                ty: "object",
+                vocabulary: None,
+                properties: Some(
+                    [
+                        ("title", "string"),
+                        ("url", "string"),
+                        ("description", "string"),
+                    ]
+                    .into_iter()
+                    .map(|(n, t)| (n, TypeOnly { ty: t }))
+                    .collect(),
+                ),
+                required: Some(vec!["title", "url"]),
+            });
+        }
+        "plone.portal_timezone" => {
+            s.choices = None;
+            s.vocabulary = vocabulary(ctx, "plone.app.vocabularies.CommonTimezones");
         }
         "plone.default_editor" => {
-            s.remove("choices");
-            s.insert(
-                "vocabulary".into(),
-                vocabulary(ctx, "plone.app.vocabularies.AvailableEditors"),
-            );
+            s.choices = None;
+            s.vocabulary = vocabulary(ctx, "plone.app.vocabularies.AvailableEditors");
         }
         _ => {}
     }
-    Value::Object(s)
+    s
 }
 
 /// The panel's JSON Schema: one fieldset with every field.
-fn schema(ctx: &Ctx<'_>, p: &PanelDef) -> Value {
-    let mut properties = Map::new();
-    for (field, d) in p.records() {
-        properties.insert(field.to_string(), field_schema(ctx, d));
-    }
-    json!({
-        "fieldsets": [{
-            "id": "default",
-            "title": "Default",
-            "fields": p.fields.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+fn schema(ctx: &Ctx<'_>, p: &PanelDef) -> PanelSchema {
+    PanelSchema {
+        fieldsets: vec![Fieldset {
+            id: "default",
+            title: "Default",
+            fields: p.fields.iter().map(|(f, _)| *f).collect(),
         }],
-        "properties": properties,
-        "required": [],
-        "type": "object",
-    })
+        properties: p
+            .records()
+            .map(|(field, d)| (field, field_schema(ctx, d)))
+            .collect(),
+        required: Vec::new(),
+        ty: "object",
+    }
 }
 
 /// The panel's data as clients see it (languages as `{token, title}`).
