@@ -4,7 +4,8 @@
 //! them, so the two always agree.
 //!
 //! Each record is declared once in [`RECORDS`]: its name, title, description, [`Kind`] and
-//! default. Its value is either stored under `k:<name>` (absent: the default) or, for settings
+//! default. Its value is either stored under `k:<name>` (written with its default when the site
+//! is created, [`seed`]; a record a later build adds reads as its default until written) or, for settings
 //! another domain service already owns, read and written through that service ([`Source::Owned`]:
 //! the site title is the root object's title; the languages are [`crate::multilingual`]'s; the
 //! navigation settings are [`crate::navigation`]'s). A value of the wrong kind is a 400 naming the
@@ -561,6 +562,24 @@ pub fn read(ctx: &Ctx<'_>, d: &RecordDef) -> Result<Value> {
             .unwrap_or_else(|| d.default.value())),
         Source::Owned { read, .. } => read(ctx),
     }
+}
+
+/// Store the default of every stored record that has no value yet (a new site; an upgraded
+/// one), so the site's settings are data in its store from the start. Emits
+/// [`Event::SettingsChanged`] `registry:<name>` for each record written.
+pub fn seed(ctx: &mut Ctx<'_>) -> Result<()> {
+    for d in RECORDS {
+        if let Source::Stored = d.source {
+            let key = keys::config_record(d.name);
+            if ctx.get(&key)?.is_none() {
+                ctx.put_json(&key, &d.default.value())?;
+                ctx.emit(Event::SettingsChanged {
+                    settings: format!("registry:{}", d.name),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A boolean record's value (`false` when it holds anything else).

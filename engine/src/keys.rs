@@ -22,7 +22,7 @@
 //! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
-//! | `k:` | `k:<record name>` | a configuration registry record's value, once written (JSON; [`crate::configuration`]; absent: the record's default) |
+//! | `k:` | `k:<record name>` | a configuration registry record's value (JSON; [`crate::configuration`]; written with its default when the site is created; absent: the default) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced

@@ -37,9 +37,9 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         from: 2,
-        description: "the site-wide discussion switch moves from the site root's \
-                      allow_discussion to the configuration record \
-                      plone.app.discussion.globally_enabled (k:)",
+        description: "the configuration registry (k:<name>): every stored record gets its \
+                      default; the site-wide discussion switch moves from the site root's \
+                      allow_discussion to plone.app.discussion.globally_enabled",
         run: discussion_switch_to_registry,
     },
 ];
@@ -185,11 +185,12 @@ fn v1_to_v2(ctx: &mut Ctx<'_>) -> Result<()> {
     ctx.delete_prefix(keys::V1_HISTORY_SEQ_PREFIX)
 }
 
-/// Schema 2 → 3: comments were enabled for the site by the site root's `allow_discussion` field;
-/// now by the configuration record [`crate::configuration::DISCUSSION_ENABLED`] (the discussion
-/// control panel). A site whose root allowed discussion gets the record set to `true`; the
-/// root's field stays (it is also the root object's own switch). Running it twice changes
-/// nothing more.
+/// Schema 2 → 3: the configuration registry. Every stored record gets its default
+/// ([`crate::configuration::seed`]), as a new site does. Comments were enabled for the site by the
+/// site root's `allow_discussion` field; now by the record
+/// [`crate::configuration::DISCUSSION_ENABLED`] (the discussion control panel): a site whose root
+/// allowed discussion gets it set to `true`; the root's field stays (it is also the root
+/// object's own switch). Running it twice changes nothing more.
 fn discussion_switch_to_registry(ctx: &mut Ctx<'_>) -> Result<()> {
     let Some(root) = crate::tree::at_path(ctx, "")? else {
         return Ok(());
@@ -203,5 +204,5 @@ fn discussion_switch_to_registry(ctx: &mut Ctx<'_>) -> Result<()> {
     if allowed && ctx.get(&key)?.is_none() {
         ctx.put_json(&key, &serde_json::Value::Bool(true))?;
     }
-    Ok(())
+    crate::configuration::seed(ctx)
 }

@@ -288,13 +288,18 @@ fn fresh_site_fixture_upgrades_and_serves() {
         e.migration_report().steps_run(),
         engine::migrations::STEPS.len()
     );
-    // Its root never allowed discussion: the switch stays at its default (off, not stored).
+    // Its root never allowed discussion: the switch has its default (off); every stored record
+    // of the configuration registry now has a value.
     assert_eq!(
         raw(
             &e,
             &keys::config_record(engine::configuration::DISCUSSION_ENABLED)
         ),
-        None
+        Some("false".to_string())
+    );
+    assert_eq!(
+        raw(&e, &keys::config_record("plone.smtp_port")),
+        Some("25".to_string())
     );
     let r = e.handle(
         Request::new(Method::Post, "/", BASE)
