@@ -60,6 +60,7 @@ use Permission::{Modify, View};
 pub const VOCABULARIES: &[Vocabulary] = &[
     voc("Behaviors", View, behaviors),
     voc("Fields", View, fields),
+    voc("actions", View, actions),
     voc("availableLanguages", View, available_languages),
     voc("behaviors", View, behaviors),
     voc("boolean", View, boolean),
@@ -180,6 +181,19 @@ fn fields(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     .into_iter()
     .map(|(t, l)| term(t, l))
     .collect())
+}
+
+/// The site's actions (every category), by id: what content rules and forms may name.
+fn actions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = Vec::new();
+    for cat in crate::model::actions::CATEGORIES {
+        for a in crate::actions::stored(ctx)?.get(*cat).into_iter().flatten() {
+            if !out.iter().any(|t| t.token == a.id) {
+                out.push(term(&a.id, &a.title));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn boolean(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
