@@ -655,10 +655,12 @@ function commentsPanel(obj, data) {
       el(
         "div",
         { className: "notice", id: "discussion-off" },
-        el("p", {}, "Discussion is off for this page: comments need allow_discussion on the site and on the page."),
+        el("p", {}, "Discussion is off for this page: comments need discussion enabled for the site (the discussion control panel) and on the page."),
         button("Enable discussion", { id: "enable-discussion", className: "primary" }, async () => {
-          const root = (await api("GET", "/")).body;
-          if (!root.allow_discussion) await api("PATCH", "/", { allow_discussion: true });
+          const panel = (await api("GET", "/@controlpanels/discussion")).body;
+          if (!panel.data.globally_enabled) {
+            await api("PATCH", "/@controlpanels/discussion", { globally_enabled: true });
+          }
           await api("PATCH", path, { allow_discussion: true });
           await refresh();
         }),

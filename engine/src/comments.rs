@@ -1,8 +1,9 @@
 //! Where discussion is decided: whether an object takes comments, who may reply, edit and delete,
 //! and how comments are stored (`m:<uid>:<seq>`, in creation order).
 //!
-//! Discussion is off by default. It is on for an object when it is enabled for the site (the site
-//! root's `allow_discussion`), for the object's type (`allow_discussion` in the type registry) and
+//! Discussion is off by default. It is on for an object when it is enabled for the site (the
+//! discussion control panel's `globally_enabled`, the configuration record
+//! [`crate::configuration::DISCUSSION_ENABLED`]), for the object's type (`allow_discussion` in the type registry) and
 //! for the object itself (its `allow_discussion` field). Comment text is plain text only, so nothing
 //! a client sends is ever stored or served as markup.
 
@@ -18,7 +19,6 @@ use crate::model::ContentRecord;
 use crate::permissions::Access;
 use crate::security::Permission;
 use crate::subscriber::Subscriber;
-use crate::tree;
 
 /// Longest comment text accepted (characters).
 pub const MAX_TEXT_CHARS: usize = 20_000;
@@ -54,8 +54,10 @@ pub fn enabled(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<bool> {
     if !ty.allow_discussion {
         return Ok(false);
     }
-    let root = tree::root(ctx)?;
-    Ok(flag(root.fields.get("allow_discussion")) && flag(obj.fields.get("allow_discussion")))
+    Ok(
+        crate::configuration::flag(ctx, crate::configuration::DISCUSSION_ENABLED)?
+            && flag(obj.fields.get("allow_discussion")),
+    )
 }
 
 /// Whether the caller may add comments to `obj` (logged in, may view it, discussion enabled).

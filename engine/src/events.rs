@@ -146,8 +146,10 @@ pub enum Event {
     },
     /// Site-wide settings changed.
     SettingsChanged {
-        /// Which: `"site"` (default language), `"language"` (languages and profiles) or
-        /// `"navigation"`.
+        /// Which: `"site"` (default language), `"language"` (languages and profiles),
+        /// `"navigation"`, or `"registry:<record name>"` (a configuration registry record,
+        /// [`crate::configuration`]; for records another service owns, that service's event
+        /// comes too).
         settings: String,
     },
     /// A user was created.

@@ -22,6 +22,7 @@
 //! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
+//! | `k:` | `k:<record name>` | a configuration registry record's value (JSON; [`crate::configuration`]; written with its default when the site is created; absent: the default) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -31,7 +32,7 @@
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -173,6 +174,14 @@ pub fn translation(group: &str, language: &str) -> Vec<u8> {
 /// `g:<uid>`
 pub fn translation_group_of(uid: &str) -> Vec<u8> {
     cat(b"g:", uid.as_bytes())
+}
+
+/// Prefix of every configuration registry record.
+pub const CONFIG_PREFIX: &[u8] = b"k:";
+
+/// `k:<name>`: the value of configuration registry record `name`.
+pub fn config_record(name: &str) -> Vec<u8> {
+    cat(CONFIG_PREFIX, name.as_bytes())
 }
 
 /// Prefix of every schema-1 history sequence key (`q:<uid>`), retired in schema 2.

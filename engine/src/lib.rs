@@ -14,19 +14,23 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod actions;
 pub mod aliases;
 pub mod api;
 pub mod auth;
 pub mod cache;
 pub mod clock;
 pub mod comments;
+pub mod configuration;
 pub mod context;
+pub mod controlpanels;
 pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod events;
 pub mod generation;
 pub mod http;
+pub mod inherit;
 pub mod keys;
 pub mod locking;
 pub mod migrations;
@@ -39,10 +43,12 @@ pub mod security;
 pub mod setup;
 pub mod site;
 pub mod state;
+pub mod statistics;
 pub mod store;
 pub mod subscriber;
 pub mod tree;
 pub mod versioning;
+pub mod vocabularies;
 pub mod workflow;
 
 pub use crate::engine::Engine;

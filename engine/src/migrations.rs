@@ -28,12 +28,26 @@ pub struct Step {
 }
 
 /// Every step, in order: `STEPS[i].from` is the first version plus `i`.
-pub const STEPS: &[Step] = &[Step {
-    from: 1,
-    description: "per-object counters: q:<uid> becomes n:<uid>:h; n:<uid>:v and n:<uid>:m \
-                  continue the version and comment numbering",
-    run: v1_to_v2,
-}];
+pub const STEPS: &[Step] = &[
+    Step {
+        from: 1,
+        description: "per-object counters: q:<uid> becomes n:<uid>:h; n:<uid>:v and n:<uid>:m \
+                      continue the version and comment numbering",
+        run: v1_to_v2,
+    },
+    Step {
+        from: 2,
+        description: "the configuration registry (k:<name>): every stored record gets its \
+                      default; the site-wide discussion switch moves from the site root's \
+                      allow_discussion to plone.app.discussion.globally_enabled",
+        run: discussion_switch_to_registry,
+    },
+];
+
+/// The schema version this build reads and writes.
+pub fn current_version() -> u32 {
+    keys::SCHEMA_VERSION
+}
 
 /// What opening a store migrated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -169,4 +183,26 @@ fn v1_to_v2(ctx: &mut Ctx<'_>) -> Result<()> {
         }
     }
     ctx.delete_prefix(keys::V1_HISTORY_SEQ_PREFIX)
+}
+
+/// Schema 2 → 3: the configuration registry. Every stored record gets its default
+/// ([`crate::configuration::seed`]), as a new site does. Comments were enabled for the site by the
+/// site root's `allow_discussion` field; now by the record
+/// [`crate::configuration::DISCUSSION_ENABLED`] (the discussion control panel): a site whose root
+/// allowed discussion gets it set to `true`; the root's field stays (it is also the root
+/// object's own switch). Running it twice changes nothing more.
+fn discussion_switch_to_registry(ctx: &mut Ctx<'_>) -> Result<()> {
+    let Some(root) = crate::tree::at_path(ctx, "")? else {
+        return Ok(());
+    };
+    let allowed = root
+        .fields
+        .get("allow_discussion")
+        .and_then(serde_json::Value::as_bool)
+        .unwrap_or(false);
+    let key = keys::config_record(crate::configuration::DISCUSSION_ENABLED);
+    if allowed && ctx.get(&key)?.is_none() {
+        ctx.put_json(&key, &serde_json::Value::Bool(true))?;
+    }
+    crate::configuration::seed(ctx)
 }

@@ -107,5 +107,6 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
         rev: 0,
     };
     tree::insert_root(ctx, &mut root)?;
+    crate::configuration::seed(ctx)?;
     crate::multilingual::configure(ctx, &setup.profiles, &setup.languages)
 }

@@ -46,6 +46,8 @@ pub struct EngineOptions {
     /// Where the detail of failures inside the service goes (a store error, a record that does
     /// not decode, a bug): the client only learns that the request failed. Hosts log it.
     pub error_log: Option<ErrorLog>,
+    /// What stores the data, as `@system` names it (hosts set it: `SQLite 3.x`, `IndexedDB`).
+    pub store_backend: String,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -65,6 +67,7 @@ impl EngineOptions {
             max_batch_size: 1000,
             response_cache_bytes: 0,
             error_log: None,
+            store_backend: "memory (MemStore)".into(),
         }
     }
 

@@ -75,7 +75,18 @@ fn deleting_an_object_leaves_no_record_about_it() {
     let publish = call(&e, Method::Post, "/doc/@workflow/publish", json!({}), &[]);
     assert_eq!(publish.status, 200);
     let on = json!({"allow_discussion": true});
-    assert_eq!(call(&e, Method::Patch, "/", on.clone(), &[]).status, 204);
+    let site_wide = json!({"globally_enabled": true});
+    assert_eq!(
+        call(
+            &e,
+            Method::Patch,
+            "/@controlpanels/discussion",
+            site_wide,
+            &[]
+        )
+        .status,
+        204
+    );
     assert_eq!(call(&e, Method::Patch, "/doc", on, &[]).status, 204);
     let comment = call(
         &e,

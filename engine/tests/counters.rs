@@ -11,9 +11,9 @@ fn engine() -> Engine<MemStore> {
     let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).expect("engine");
     e.create_site(&SiteSetup::new("secret")).expect("site");
     let r = e.handle(
-        Request::new(Method::Patch, "/", BASE)
+        Request::new(Method::Patch, "/@controlpanels/discussion", BASE)
             .header(ADMIN.0, ADMIN.1)
-            .json(&json!({"allow_discussion": true})),
+            .json(&json!({"globally_enabled": true})),
     );
     assert!(r.status < 300, "{}", String::from_utf8_lossy(&r.body));
     e

@@ -34,7 +34,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("content tree", &["tree"]),
     (
         "basic services",
-        &["permissions", "site", "auth::users", "counters"],
+        &[
+            "permissions",
+            "site",
+            "auth::users",
+            "counters",
+            "statistics",
+        ],
     ),
     (
         "domain services",
@@ -47,6 +53,11 @@ const LAYERS: &[(&str, &[&str])] = &[
             "aliases",
             "multilingual",
             "navigation",
+            "configuration",
+            "actions",
+            "controlpanels",
+            "vocabularies",
+            "inherit",
         ],
     ),
     (

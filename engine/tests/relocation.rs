@@ -126,8 +126,8 @@ fn comments_need_discussion_enabled() {
         call(
             &e,
             Method::Patch,
-            "/",
-            Some(json!({"allow_discussion": true}))
+            "/@controlpanels/discussion",
+            Some(json!({"globally_enabled": true}))
         )
         .status,
         204

@@ -33,8 +33,9 @@ pub fn db_path(data_dir: &Path) -> PathBuf {
 pub fn open_engine(
     data_dir: &Path,
     sqlite: SqliteOptions,
-    options: EngineOptions,
+    mut options: EngineOptions,
 ) -> Result<Engine<SqliteStore>, ServerError> {
+    options.store_backend = format!("SQLite {}", rusqlite::version());
     std::fs::create_dir_all(data_dir).map_err(|source| ServerError::DataDir {
         path: data_dir.to_path_buf(),
         source,

@@ -256,6 +256,11 @@ impl Site {
             EngineOptions::production()
         };
         options.error_log = Some(console_error_log(&name));
+        options.store_backend = if persistent {
+            "IndexedDB (MemStore persisted)".into()
+        } else {
+            "memory (MemStore)".into()
+        };
         // The hook goes in before the engine opens the store: a schema upgrade that
         // `Engine::new` commits to memory is recorded like any write, and persisted below.
         let Recorder(pending) = record_commits(&store);

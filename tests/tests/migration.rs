@@ -61,9 +61,24 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
     let report = e.migration_report();
     assert_eq!(report.from, Some(1));
     assert_eq!(report.to, Some(keys::SCHEMA_VERSION));
-    assert_eq!(report.steps_run(), 1, "{report:?}");
-    assert_eq!(raw(&e, keys::SCHEMA), Some("2".to_string()));
+    assert_eq!(
+        report.steps_run(),
+        engine::migrations::STEPS.len(),
+        "{report:?}"
+    );
+    assert_eq!(
+        raw(&e, keys::SCHEMA),
+        Some(keys::SCHEMA_VERSION.to_string())
+    );
     assert!(keys_with_prefix(&e, b"q:").is_empty(), "q: keys remain");
+    // The root allowed discussion in schema 1: the discussion control panel's switch is on.
+    assert_eq!(
+        raw(
+            &e,
+            &keys::config_record(engine::configuration::DISCUSSION_ENABLED)
+        ),
+        Some("true".to_string())
+    );
 
     // the folder and its pages, in order
     let news = ok_json(&get(&e, "/news"));
@@ -190,7 +205,7 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
     // reopening a migrated store runs nothing
     let again = Engine::new(store, EngineOptions::for_tests()).expect("reopen");
     assert_eq!(again.migration_report().steps_run(), 0);
-    assert_eq!(again.migration_report().from, Some(2));
+    assert_eq!(again.migration_report().from, Some(keys::SCHEMA_VERSION));
 }
 
 #[test]
@@ -228,8 +243,10 @@ fn every_object_gets_the_counters_schema_1_implied() {
 
 #[test]
 fn a_store_of_a_newer_or_unknown_schema_is_refused_and_left_unchanged() {
+    let newer = (keys::SCHEMA_VERSION + 1).to_string();
+    let newer_words = format!("newer version (schema {newer}");
     for (value, words) in [
-        ("3", "newer version (schema 3"),
+        (newer.as_str(), newer_words.as_str()),
         ("x1", "unknown schema version"),
     ] {
         let mut pairs = fixture("fresh-site.json");
@@ -267,7 +284,23 @@ fn fresh_site_fixture_upgrades_and_serves() {
         EngineOptions::for_tests(),
     )
     .expect("open and migrate");
-    assert_eq!(e.migration_report().steps_run(), 1);
+    assert_eq!(
+        e.migration_report().steps_run(),
+        engine::migrations::STEPS.len()
+    );
+    // Its root never allowed discussion: the switch has its default (off); every stored record
+    // of the configuration registry now has a value.
+    assert_eq!(
+        raw(
+            &e,
+            &keys::config_record(engine::configuration::DISCUSSION_ENABLED)
+        ),
+        Some("false".to_string())
+    );
+    assert_eq!(
+        raw(&e, &keys::config_record("plone.smtp_port")),
+        Some("25".to_string())
+    );
     let r = e.handle(
         Request::new(Method::Post, "/", BASE)
             .header(ADMIN.0, ADMIN.1)

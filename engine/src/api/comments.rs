@@ -228,7 +228,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
 fn require_reply(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<()> {
     if !comments::enabled(ctx, obj)? {
         return Err(EngineError::Forbidden(format!(
-            "Discussion is not enabled for '{}' (it needs allow_discussion on the site, the type and the object)",
+            "Discussion is not enabled for '{}' (it needs comments enabled for the site in the discussion control panel, and allow_discussion on the type and the object)",
             ctx.url(&obj.path)
         )));
     }

@@ -1,30 +1,36 @@
-//! `@controlpanels`: site settings panels: `language` (the site's languages and default language,
-//! as the reference's language control panel) and `navigation` (what the top navigation shows
-//! besides content):
+//! `@controlpanels`: the site settings panels, each declared once in [`crate::controlpanels`]
+//! (name, group, title, and its fields, each a configuration registry record):
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
-//! | GET | `/@controlpanels` | | 200, `[{@id, group, title}]` |
-//! | GET | `/@controlpanels/language` | | 200, `{@id, group, title, data: {available_languages: [{token, title}], default_language: {token, title}}}` |
-//! | PATCH | `/@controlpanels/language` | `{available_languages?: [code], default_language?: code}` | 204 |
-//! | GET | `/@controlpanels/navigation` | | 200, `{@id, group, title, data: {show_home, nonfolderish_tabs, displayed_types, extra_items: [{title, url, description}]}}` |
-//! | PATCH | `/@controlpanels/navigation` | any of the `data` properties | 204 |
+//! | GET | `/@controlpanels` | | 200, `[{@id, group, title}]`: every panel, also those other modules serve (`dexterity-types`, `security`, `usergroup`) |
+//! | GET | `/@controlpanels/<name>` | | 200, `{@id, group, title, schema: {fieldsets, properties, required}, data}` |
+//! | PATCH | `/@controlpanels/<name>` | any of the `data` fields | 204 |
 //!
-//! Only on the site root; the Manage portal permission is required. With the `multilingual-content`
-//! profile installed, adding a language creates its root folder.
+//! Panels: `discussion` (`globally_enabled`: comments for the whole site), `editing`, `form`,
+//! `language` (the site's languages; `data` shows them as `{token, title}`), `mail` (settings
+//! only), `markup`, `navigation` (Home entry, extra links, folder-only tabs, displayed types),
+//! `search`, `site` (title, logo, robots.txt, time zone), `social`.
+//!
+//! Only on the site root; the Manage portal permission is required. An unknown field, or a value
+//! of the wrong type, is a 400 naming the field, and nothing changes. With the
+//! `multilingual-content` profile installed, adding a language creates its root folder.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
 
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
+use crate::configuration::{Kind, RecordDef, Source};
 use crate::context::Ctx;
+use crate::controlpanels::{self, PanelDef, PANELS};
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::{language, ContentRecord};
 use crate::security::Permission;
-use crate::{multilingual, navigation};
 
 /// Register the control panel routes.
 pub fn register(r: &mut Registry) {
@@ -32,9 +38,7 @@ pub fn register(r: &mut Registry) {
         RouteDef::get("@controlpanels/{name?}", get)
             .root_only()
             .requires(Permission::ManagePortal)
-            .summary(
-                "The control panels, or one panel with its settings (`language`, `navigation`)",
-            )
+            .summary("The control panels, or one panel with its schema and settings")
             .answers::<Panel>(),
     );
     r.route(
@@ -42,12 +46,12 @@ pub fn register(r: &mut Registry) {
             .root_only()
             .requires(Permission::ManagePortal)
             .status(204)
-            .summary("Change a panel's settings")
-            .body::<serde_json::Map<String, Value>>(),
+            .summary("Change a panel's settings (any of its fields)")
+            .body::<Map<String, Value>>(),
     );
 }
 
-/// A control panel (its settings in `data` when one panel is asked for).
+/// A control panel (its schema and settings when one panel is asked for).
 #[derive(Serialize, JsonSchema)]
 pub struct Panel {
     /// `/@controlpanels/<name>`.
@@ -57,133 +61,271 @@ pub struct Panel {
     pub group: &'static str,
     /// Its title.
     pub title: &'static str,
+    /// The JSON Schema of its settings: `{fieldsets, properties, required}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schema: Option<PanelSchema>,
     /// Its settings.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
+    pub data: Option<Map<String, Value>>,
 }
 
-/// The language panel's settings, as PATCH takes them.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct LanguagePatch {
-    /// The site's languages (codes or `{token}`), the first the default unless one is named.
-    #[serde(default)]
-    pub available_languages: Option<Vec<Value>>,
-    /// The default language (one of them).
-    #[serde(default)]
-    pub default_language: Option<Value>,
-}
-
-const PANELS: &[(&str, &str, &str)] = &[
-    ("language", "Language", "General"),
-    ("navigation", "Navigation", "General"),
-];
-
-fn check(ctx: &Ctx<'_>, call: &Call<'_>, obj: &ContentRecord) -> Result<Option<&'static str>> {
-    let not_found = || EngineError::NotFound {
-        url: call.route.url(&ctx.base_url),
-        context: Some(ctx.url(&obj.path)),
-    };
-    match call.param("name") {
-        None => Ok(None),
-        Some(name) => PANELS
-            .iter()
-            .find(|(n, _, _)| *n == name)
-            .map(|(n, _, _)| Some(*n))
-            .ok_or_else(not_found),
-    }
-}
-
-/// The language panel's data.
-#[derive(Serialize)]
-struct LanguageData {
-    available_languages: Vec<Value>,
-    default_language: Value,
-}
-
-fn panel(ctx: &Ctx<'_>, name: &str, data: Option<Value>) -> Panel {
-    let (title, group) = PANELS
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map_or(("", ""), |(_, t, g)| (*t, *g));
+fn link(ctx: &Ctx<'_>, p: &PanelDef) -> Panel {
     Panel {
-        id: format!("{}/@controlpanels/{name}", ctx.base_url),
-        group,
-        title,
-        data,
+        id: format!("{}/@controlpanels/{}", ctx.base_url, p.name),
+        group: p.group,
+        title: p.title,
+        schema: None,
+        data: None,
     }
 }
 
-fn language_panel(ctx: &Ctx<'_>) -> Result<Panel> {
-    let s = multilingual::settings(ctx)?;
-    let data = LanguageData {
-        available_languages: s
-            .available_languages
-            .iter()
-            .map(|c| language::token_title(c))
-            .collect(),
-        default_language: language::token_title(&s.default_language),
+/// A link to a vocabulary.
+#[derive(Serialize, JsonSchema, Clone)]
+pub struct VocabularyLink {
+    /// `<site>/@vocabularies/<name>`.
+    #[serde(rename = "@id")]
+    pub id: String,
+}
+
+fn vocabulary(ctx: &Ctx<'_>, name: &str) -> Option<VocabularyLink> {
+    Some(VocabularyLink {
+        id: format!("{}/@vocabularies/{name}", ctx.base_url),
+    })
+}
+
+/// The schema of a list's items.
+#[derive(Serialize, JsonSchema)]
+pub struct ItemSchema {
+    /// `string` or `object`.
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+    /// Where the values come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vocabulary: Option<VocabularyLink>,
+    /// An object's properties: name → `{type}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub properties: Option<BTreeMap<&'static str, TypeOnly>>,
+    /// An object's required properties.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub required: Option<Vec<&'static str>>,
+}
+
+/// `{type}`.
+#[derive(Serialize, JsonSchema)]
+pub struct TypeOnly {
+    /// The JSON type.
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+}
+
+/// The JSON Schema of one field (of a panel, or of a registry record).
+#[derive(Serialize, JsonSchema)]
+pub struct FieldSchema {
+    /// Its label.
+    pub title: &'static str,
+    /// What it does.
+    pub description: &'static str,
+    /// The reference's field factory (`Yes/No`, `Int`, `List`, `Choice`, ...).
+    pub factory: &'static str,
+    /// The JSON type(s) of its value.
+    #[serde(rename = "type")]
+    pub ty: JsonType,
+    /// The value until set (records stored by the registry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// A list's items.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<ItemSchema>,
+    /// The allowed values, as `[token, title]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choices: Option<Vec<[&'static str; 2]>>,
+    /// Where the allowed values come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vocabulary: Option<VocabularyLink>,
+}
+
+/// A JSON Schema `type`: one name, or a name and `null`.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum JsonType {
+    /// One type.
+    One(&'static str),
+    /// A type or `null`.
+    OrNull([&'static str; 2]),
+}
+
+/// One fieldset of a panel's schema.
+#[derive(Serialize, JsonSchema)]
+pub struct Fieldset {
+    /// `default`.
+    pub id: &'static str,
+    /// `Default`.
+    pub title: &'static str,
+    /// Its fields, in order.
+    pub fields: Vec<&'static str>,
+}
+
+/// A panel's JSON Schema.
+#[derive(Serialize, JsonSchema)]
+pub struct PanelSchema {
+    /// The fieldsets (one, with every field).
+    pub fieldsets: Vec<Fieldset>,
+    /// Each field's schema.
+    pub properties: BTreeMap<&'static str, FieldSchema>,
+    /// Required fields (none: a PATCH may send any of them).
+    pub required: Vec<&'static str>,
+    /// `object`.
+    #[serde(rename = "type")]
+    pub ty: &'static str,
+}
+
+fn items(ty: &'static str, vocabulary: Option<VocabularyLink>) -> Option<ItemSchema> {
+    Some(ItemSchema {
+        ty,
+        vocabulary,
+        properties: None,
+        required: None,
+    })
+}
+
+/// The JSON Schema of one record's field.
+pub fn field_schema(ctx: &Ctx<'_>, d: &RecordDef) -> FieldSchema {
+    let mut s = FieldSchema {
+        title: d.title,
+        description: d.description,
+        factory: d.kind.factory(),
+        ty: JsonType::One(d.kind.json_type()),
+        default: match d.source {
+            Source::Stored => Some(d.default.value()),
+            Source::Owned { .. } => None,
+        },
+        items: None,
+        choices: None,
+        vocabulary: None,
     };
-    Ok(panel(ctx, "language", Some(serde_json::to_value(data)?)))
-}
-
-fn navigation_panel(ctx: &Ctx<'_>) -> Result<Panel> {
-    let s = navigation::settings(ctx)?;
-    Ok(panel(ctx, "navigation", Some(serde_json::to_value(&s)?)))
-}
-
-/// PATCH of the navigation panel: the given properties replace the stored ones.
-fn patch_navigation(ctx: &mut Ctx<'_>, body: serde_json::Map<String, Value>) -> Result<()> {
-    let mut merged = serde_json::to_value(navigation::settings(ctx)?)?;
-    for (key, value) in body {
-        if merged.get(&key).is_none() {
-            return Err(EngineError::bad_request(format!(
-                "Unknown setting '{key}' of the navigation control panel (known: show_home, \
-                 nonfolderish_tabs, displayed_types, extra_items)"
-            )));
-        }
-        merged[key] = value;
+    match d.kind {
+        Kind::TextList => s.items = items("string", None),
+        Kind::Choice(options) => s.choices = Some(options.iter().map(|o| [*o, *o]).collect()),
+        Kind::TextOrNull => s.ty = JsonType::OrNull(["string", "null"]),
+        _ => {}
     }
-    let settings: navigation::NavigationSettings = serde_json::from_value(merged)
-        .map_err(|e| EngineError::bad_request(format!("Invalid navigation settings: {e}")))?;
-    settings.validate(ctx)?;
-    navigation::save_settings(ctx, &settings)
+    // Fields whose values live in other services, and choices from a vocabulary.
+    match d.name {
+        "plone.available_languages" => {
+            s.ty = JsonType::One("array");
+            s.factory = "List";
+            s.items = items(
+                "string",
+                vocabulary(ctx, "plone.app.vocabularies.SupportedContentLanguages"),
+            );
+        }
+        "plone.default_language" => {
+            s.ty = JsonType::One("string");
+            s.factory = "Choice";
+            s.vocabulary = vocabulary(ctx, "plone.app.vocabularies.SupportedContentLanguages");
+        }
+        "plone.displayed_types" => {
+            s.ty = JsonType::OrNull(["array", "null"]);
+            s.factory = "List";
+            s.items = items(
+                "string",
+                vocabulary(ctx, "plone.app.vocabularies.ReallyUserFriendlyTypes"),
+            );
+        }
+        "plone.navigation.extra_items" => {
+            s.ty = JsonType::One("array");
+            s.factory = "List";
+            s.items = Some(ItemSchema {
+                ty: "object",
+                vocabulary: None,
+                properties: Some(
+                    [
+                        ("title", "string"),
+                        ("url", "string"),
+                        ("description", "string"),
+                    ]
+                    .into_iter()
+                    .map(|(n, t)| (n, TypeOnly { ty: t }))
+                    .collect(),
+                ),
+                required: Some(vec!["title", "url"]),
+            });
+        }
+        "plone.portal_timezone" => {
+            s.choices = None;
+            s.vocabulary = vocabulary(ctx, "plone.app.vocabularies.CommonTimezones");
+        }
+        "plone.default_editor" => {
+            s.choices = None;
+            s.vocabulary = vocabulary(ctx, "plone.app.vocabularies.AvailableEditors");
+        }
+        _ => {}
+    }
+    s
+}
+
+/// The panel's JSON Schema: one fieldset with every field.
+fn schema(ctx: &Ctx<'_>, p: &PanelDef) -> PanelSchema {
+    PanelSchema {
+        fieldsets: vec![Fieldset {
+            id: "default",
+            title: "Default",
+            fields: p.fields.iter().map(|(f, _)| *f).collect(),
+        }],
+        properties: p
+            .records()
+            .map(|(field, d)| (field, field_schema(ctx, d)))
+            .collect(),
+        required: Vec::new(),
+        ty: "object",
+    }
+}
+
+/// The panel's data as clients see it (languages as `{token, title}`).
+fn data(ctx: &Ctx<'_>, p: &PanelDef) -> Result<Map<String, Value>> {
+    let mut data = controlpanels::data(ctx, p)?;
+    if p.name == "language" {
+        for v in data.values_mut() {
+            *v = match v.take() {
+                Value::String(c) => language::token_title(&c),
+                Value::Array(a) => Value::Array(
+                    a.iter()
+                        .map(|c| language::token_title(c.as_str().unwrap_or_default()))
+                        .collect(),
+                ),
+                other => other,
+            };
+        }
+    }
+    Ok(data)
+}
+
+fn served(ctx: &Ctx<'_>, call: &Call<'_>, obj: &ContentRecord) -> Result<&'static PanelDef> {
+    call.param("name")
+        .and_then(controlpanels::find)
+        .ok_or_else(|| EngineError::NotFound {
+            url: call.route.url(&ctx.base_url),
+            context: Some(ctx.url(&obj.path)),
+        })
 }
 
 /// GET `/@controlpanels` and `/@controlpanels/<name>`.
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
-    match check(ctx, call, &obj)? {
-        None => {
-            let list: Vec<Panel> = PANELS
-                .iter()
-                .map(|(name, _, _)| panel(ctx, name, None))
-                .collect();
-            Ok(Response::json(200, &list))
-        }
-        Some("navigation") => Ok(Response::json(200, &navigation_panel(ctx)?)),
-        Some(_) => Ok(Response::json(200, &language_panel(ctx)?)),
+    if call.param("name").is_none() {
+        let list: Vec<Panel> = PANELS.iter().map(|p| link(ctx, p)).collect();
+        return Ok(Response::json(200, &list));
     }
+    let p = served(ctx, call, &obj)?;
+    let mut panel = link(ctx, p);
+    panel.schema = Some(schema(ctx, p));
+    panel.data = Some(data(ctx, p)?);
+    Ok(Response::json(200, &panel))
 }
 
 /// PATCH `/@controlpanels/<name>`: change a panel's settings; 204.
 fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
-    if check(ctx, call, &obj)? == Some("navigation") {
-        patch_navigation(ctx, extract::json_object(call.req)?)?;
-        return Ok(Response::empty(204));
-    }
-    let body: LanguagePatch = call.body()?;
-    let current = multilingual::settings(ctx)?;
-    let available = match &body.available_languages {
-        None => current.available_languages.clone(),
-        Some(a) => a
-            .iter()
-            .map(|v| multilingual::parse_code(v, "available_languages"))
-            .collect::<Result<Vec<String>>>()?,
-    };
-    let default = match &body.default_language {
-        None | Some(Value::Null) => None,
-        Some(v) => Some(multilingual::parse_code(v, "default_language")?),
-    };
-    multilingual::set_languages(ctx, &available, default.as_deref())?;
+    let p = served(ctx, call, &obj)?;
+    let body = extract::json_object(call.req)?;
+    controlpanels::patch(ctx, p, body)?;
     Ok(Response::empty(204))
 }

@@ -4,11 +4,13 @@
 //! (what Volto and the official JavaScript client put in front) is dropped, so it serves exactly what
 //! the plain path serves, with plain `@id`s.
 
+pub mod actions;
 pub mod addons;
 pub mod aliases;
 pub mod batching;
 pub mod breadcrumbs;
 pub mod comments;
+pub mod configuration;
 pub mod content;
 pub mod controlpanels;
 pub mod copymove;
@@ -16,6 +18,7 @@ pub mod etag;
 pub mod expansion;
 pub mod extract;
 pub mod history;
+pub mod inherit;
 pub mod locking;
 pub mod login;
 pub mod navigation;
@@ -24,10 +27,14 @@ pub mod openapi;
 pub mod query;
 pub mod router;
 pub mod serialize;
+pub mod site;
 pub mod spec_components;
+pub mod system;
 pub mod testhooks;
 pub mod translations;
+pub mod upgrade;
 pub mod users;
+pub mod vocabularies;
 pub mod workflow;
 
 use crate::context::Ctx;
@@ -57,7 +64,14 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("navigation", navigation::register),
     ("navroot", navroot::register),
     ("breadcrumbs", breadcrumbs::register),
+    ("actions", actions::register),
+    ("inherit", inherit::register),
+    ("site", site::register),
     ("controlpanels", controlpanels::register),
+    ("registry", configuration::register),
+    ("vocabularies", vocabularies::register),
+    ("system", system::register),
+    ("upgrade", upgrade::register),
     ("addons", addons::register),
     ("users", users::register),
     ("components", spec_components::register),

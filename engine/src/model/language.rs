@@ -40,6 +40,11 @@ const LANGUAGES: &[(&str, &str)] = &[
     ("zh", "Chinese"),
 ];
 
+/// Every language code the service knows, with its title, by code.
+pub fn all() -> &'static [(&'static str, &'static str)] {
+    LANGUAGES
+}
+
 /// The title of language `code`, if known.
 pub fn title(code: &str) -> Option<&'static str> {
     LANGUAGES

@@ -1,6 +1,7 @@
 //! The content model: the stored record of a content object, the type registry, ids, blocks and
 //! languages.
 
+pub mod actions;
 pub mod blocks;
 pub mod fields;
 pub mod ids;

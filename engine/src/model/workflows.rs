@@ -95,6 +95,11 @@ impl Workflows {
     pub fn get(&self, id: &str) -> Option<&Workflow> {
         self.by_id.get(id)
     }
+
+    /// Every workflow with its id, by id.
+    pub fn all(&self) -> impl Iterator<Item = (&str, &Workflow)> {
+        self.by_id.iter().map(|(id, w)| (id.as_str(), w))
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,100 @@
+//! `@inherit`: behavior data inherited from the closest object (the context, then its ancestors
+//! up to the root) whose type has the behavior and which the caller may view
+//! ([`crate::inherit`]). Expandable as the `inherit` component.
+//!
+//! | method | path | query | answer |
+//! |---|---|---|---|
+//! | GET | `<path>/@inherit` | `expand.inherit.behaviors` (comma-separated behavior names) | 200, `{@id, <behavior>: {data: {<field>: value}, from: {@id, title}}}` |
+//!
+//! Behaviors no object on the chain has, and unknown names, are left out.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
+use super::Route;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::http::Response;
+use crate::model::ContentRecord;
+use crate::security::Permission;
+
+/// Register `@inherit` and the `inherit` component.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@inherit", get)
+            .requires(Permission::View)
+            .summary("Behavior data inherited from the closest object on the chain to the root that has the behavior")
+            .query::<InheritQuery>()
+            .answers::<Map<String, Value>>(),
+    );
+    r.component("inherit", Some(component));
+}
+
+/// The query of `@inherit`.
+#[derive(Deserialize, JsonSchema)]
+pub struct InheritQuery {
+    /// Comma-separated behavior names.
+    #[serde(rename = "expand.inherit.behaviors", default)]
+    pub behaviors: Option<String>,
+}
+
+/// Where a behavior's data came from.
+#[derive(Serialize)]
+struct From {
+    #[serde(rename = "@id")]
+    id: String,
+    title: String,
+}
+
+#[derive(Serialize)]
+struct Found {
+    data: Map<String, Value>,
+    from: From,
+}
+
+fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
+    let q: InheritQuery = super::extract::query(route)?;
+    let names: Vec<String> = q
+        .behaviors
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|b| crate::inherit::is_behavior(b))
+        .map(str::to_string)
+        .collect();
+    let mut out = Map::new();
+    let mut id = format!("{}/@inherit", ctx.url(&obj.path));
+    if let Some(b) = &q.behaviors {
+        id.push_str("?expand.inherit.behaviors=");
+        let encoded: Vec<String> = b.split(',').map(super::query::encode_component).collect();
+        id.push_str(&encoded.join(","));
+    }
+    out.insert("@id".into(), Value::String(id));
+    for (name, found) in crate::inherit::inherit(ctx, obj, &names)? {
+        if let Some(f) = found {
+            let v = Found {
+                data: f.data,
+                from: From {
+                    id: ctx.url(&f.from.path),
+                    title: f.from.title().to_string(),
+                },
+            };
+            out.insert(name, serde_json::to_value(v)?);
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+/// GET `<path>/@inherit`.
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    Ok(Response::json(200, &answer(ctx, call.route, &obj)?))
+}
+
+/// The `inherit` component: the same as GET `@inherit`.
+fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
+    answer(ctx, route, obj)
+}

@@ -1,0 +1,163 @@
+//! `@system` and `@database`: what runs this site, and what its store holds, measured rather
+//! than configured.
+//!
+//! | method | path | answer |
+//! |---|---|---|
+//! | GET | `/@system` | 200, `{@id, items: [{label, value}]}`: the engine and its version, the Rust compiler that built it, the store backend (named by the host), the schema version this build reads and the one stored |
+//! | GET | `/@database` | 200, `{@id, db_name, keys, size_bytes, schema_version, objects, by_prefix: {<prefix>: {keys, bytes}}}` from one scan of the store |
+//!
+//! Only on the site root; the Manage portal permission is required.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::http::Response;
+use crate::model::ContentRecord;
+use crate::security::Permission;
+use crate::statistics;
+
+/// Register `@system` and `@database`.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@system", system)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .summary(
+                "What runs the site: engine and compiler versions, store backend, schema versions",
+            )
+            .answers::<SystemInfo>(),
+    );
+    r.route(
+        RouteDef::get("@database", database)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .summary(
+                "What the store holds: keys and bytes, in total and by key prefix (one full scan)",
+            )
+            .answers::<DatabaseInfo>(),
+    );
+}
+
+/// One fact.
+#[derive(Serialize, JsonSchema)]
+pub struct SystemItem {
+    /// What it is.
+    pub label: &'static str,
+    /// Its value.
+    pub value: String,
+}
+
+/// The answer of `@system`.
+#[derive(Serialize, JsonSchema)]
+pub struct SystemInfo {
+    /// `<site>/@system`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The facts.
+    pub items: Vec<SystemItem>,
+}
+
+/// Keys and bytes of a part of the store.
+#[derive(Serialize, JsonSchema)]
+pub struct UsageInfo {
+    /// How many keys.
+    pub keys: u64,
+    /// Bytes of keys and values.
+    pub bytes: u64,
+}
+
+/// The answer of `@database`.
+#[derive(Serialize, JsonSchema)]
+pub struct DatabaseInfo {
+    /// `<site>/@database`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The store backend (as `@system` names it).
+    pub db_name: String,
+    /// How many keys the store holds.
+    pub keys: u64,
+    /// Bytes of all keys and values (not the backend's file size, which includes its overhead).
+    pub size_bytes: u64,
+    /// The stored schema version.
+    pub schema_version: Option<u32>,
+    /// How many content objects (`o:` records).
+    pub objects: u64,
+    /// Keys and bytes by key prefix (see the keyspace table).
+    pub by_prefix: BTreeMap<String, UsageInfo>,
+}
+
+/// GET `/@system`.
+fn system(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let stored = statistics::figures_schema(ctx)?;
+    let mut items = vec![
+        SystemItem {
+            label: "Engine",
+            value: format!("{} {}", env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")),
+        },
+        SystemItem {
+            label: "Store",
+            value: ctx.core.options.store_backend.clone(),
+        },
+        SystemItem {
+            label: "Schema version (this build)",
+            value: crate::migrations::current_version().to_string(),
+        },
+        SystemItem {
+            label: "Schema version (stored)",
+            value: stored.map_or_else(|| "none".to_string(), |v| v.to_string()),
+        },
+    ];
+    let rustc = env!("ENGINE_RUSTC_VERSION");
+    if !rustc.is_empty() {
+        items.insert(
+            1,
+            SystemItem {
+                label: "Rust",
+                value: rustc.to_string(),
+            },
+        );
+    }
+    Ok(Response::json(
+        200,
+        &SystemInfo {
+            id: format!("{}/@system", ctx.base_url),
+            items,
+        },
+    ))
+}
+
+/// GET `/@database`.
+fn database(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let f = statistics::figures(ctx)?;
+    let objects = f.by_prefix.get("o:").map_or(0, |u| u.keys);
+    Ok(Response::json(
+        200,
+        &DatabaseInfo {
+            id: format!("{}/@database", ctx.base_url),
+            db_name: ctx.core.options.store_backend.clone(),
+            keys: f.total.keys,
+            size_bytes: f.total.bytes,
+            schema_version: f.schema_version,
+            objects,
+            by_prefix: f
+                .by_prefix
+                .into_iter()
+                .map(|(k, u)| {
+                    (
+                        k,
+                        UsageInfo {
+                            keys: u.keys,
+                            bytes: u.bytes,
+                        },
+                    )
+                })
+                .collect(),
+        },
+    ))
+}

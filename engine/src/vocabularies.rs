@@ -1,0 +1,327 @@
+//! Vocabularies: named lists of terms (`{token, title}`) that back form fields (content types,
+//! workflow states, languages, users, roles, ...). [`VOCABULARIES`] is the one table: a name and
+//! the function that computes the terms for a context object, so adding a vocabulary is one line.
+//! Each term list is computed from what the service holds (the type registry, the workflows, the
+//! users, the settings), never kept as a copy.
+//!
+//! Names are Plone's (`plone.app.vocabularies.*`, which Volto's forms ask for) and Nick's short
+//! names (`types`, `workflowStates`, ...); both compute the same terms.
+
+use crate::configuration;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::model::{language, ContentRecord};
+use crate::permissions::Access;
+use crate::security::{Permission, ROLES};
+
+/// One term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// What clients send back.
+    pub token: String,
+    /// What they show.
+    pub title: String,
+}
+
+fn term(token: impl Into<String>, title: impl Into<String>) -> Term {
+    Term {
+        token: token.into(),
+        title: title.into(),
+    }
+}
+
+/// Computes a vocabulary's terms for a context object.
+pub type Compute = fn(&Ctx<'_>, &ContentRecord) -> Result<Vec<Term>>;
+
+/// A vocabulary: its name, the permission its terms need on the context, and how to compute them.
+pub struct Vocabulary {
+    /// Its name.
+    pub name: &'static str,
+    /// What the caller needs on the context object to read it.
+    pub permission: Permission,
+    /// Its terms.
+    pub compute: Compute,
+}
+
+const fn voc(name: &'static str, permission: Permission, compute: Compute) -> Vocabulary {
+    Vocabulary {
+        name,
+        permission,
+        compute,
+    }
+}
+
+use Permission::{Modify, View};
+
+/// Every vocabulary, in name order (Plone's names, then Nick's).
+///
+/// Not here yet: `plone.app.vocabularies.Keywords` / `subjects` (the subjects used in the site,
+/// from the catalog) and `plone.app.vocabularies.Groups` / `groups` (from the groups service).
+pub const VOCABULARIES: &[Vocabulary] = &[
+    voc("Behaviors", View, behaviors),
+    voc("Fields", View, fields),
+    voc("actions", View, actions),
+    voc("availableLanguages", View, available_languages),
+    voc("behaviors", View, behaviors),
+    voc("boolean", View, boolean),
+    voc("events", View, events),
+    voc("permissions", View, permissions),
+    voc("plone.app.vocabularies.AllowableContentTypes", View, types),
+    voc(
+        "plone.app.vocabularies.AllowedContentTypes",
+        View,
+        allowed_types,
+    ),
+    voc(
+        "plone.app.vocabularies.AvailableContentLanguages",
+        View,
+        available_languages,
+    ),
+    voc("plone.app.vocabularies.AvailableEditors", View, editors),
+    voc("plone.app.vocabularies.CommonTimezones", View, timezones),
+    voc("plone.app.vocabularies.Permissions", View, permissions),
+    voc("plone.app.vocabularies.PortalTypes", View, types),
+    voc(
+        "plone.app.vocabularies.ReallyUserFriendlyTypes",
+        View,
+        types,
+    ),
+    voc("plone.app.vocabularies.Roles", View, roles),
+    voc(
+        "plone.app.vocabularies.SupportedContentLanguages",
+        View,
+        supported_languages,
+    ),
+    voc("plone.app.vocabularies.Timezones", View, timezones),
+    voc("plone.app.vocabularies.UserFriendlyTypes", View, types),
+    voc("plone.app.vocabularies.Users", Modify, users),
+    voc(
+        "plone.app.vocabularies.WorkflowStates",
+        View,
+        workflow_states,
+    ),
+    voc(
+        "plone.app.vocabularies.WorkflowTransitions",
+        View,
+        workflow_transitions,
+    ),
+    voc("plone.app.vocabularies.Workflows", View, workflows),
+    voc("plone.contentrules.events", View, events),
+    voc("roles", View, roles),
+    voc("supportedLanguages", View, supported_languages),
+    voc("timezones", View, timezones),
+    voc("types", View, types),
+    voc("users", Modify, users),
+    voc("workflowStates", View, workflow_states),
+    voc("workflowTransitions", View, workflow_transitions),
+    voc("workflows", View, workflows),
+];
+
+/// The vocabulary `name`.
+pub fn find(name: &str) -> Option<&'static Vocabulary> {
+    VOCABULARIES.iter().find(|v| v.name == name)
+}
+
+/// Whether the caller may read `v` on `obj`.
+pub fn readable(ctx: &Ctx<'_>, v: &Vocabulary, obj: &ContentRecord) -> Result<bool> {
+    ctx.permitted(v.permission, obj)
+}
+
+fn types(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = ctx
+        .core
+        .types
+        .all()
+        .map(|t| term(&t.name, &t.title))
+        .collect();
+    out.sort_by(|a, b| a.title.cmp(&b.title));
+    Ok(out)
+}
+
+/// The types that may be added inside the context (none when it is not folderish).
+fn allowed_types(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<Term>> {
+    let here = ctx.type_of(obj)?;
+    if !here.folderish {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<Term> = ctx
+        .core
+        .types
+        .all()
+        .filter(|t| here.allows(t))
+        .map(|t| term(&t.name, &t.title))
+        .collect();
+    out.sort_by(|a, b| a.title.cmp(&b.title));
+    Ok(out)
+}
+
+/// The behaviors of the type registry, by name.
+fn behaviors(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::inherit::behavior_names()
+        .into_iter()
+        .map(|b| term(b.clone(), b))
+        .collect())
+}
+
+/// The kinds of field a type's field may have.
+fn fields(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok([
+        ("blocks", "Blocks"),
+        ("blocks_layout", "Blocks layout"),
+        ("bool", "Yes/No"),
+        ("datetime", "Date/Time"),
+        ("language", "Language"),
+        ("nullable_bool", "Yes/No/Unset"),
+        ("richtext", "Rich Text"),
+        ("string", "Text line (String)"),
+        ("strings", "List of text lines"),
+        ("text", "Text"),
+        ("uids", "Relation List"),
+    ]
+    .into_iter()
+    .map(|(t, l)| term(t, l))
+    .collect())
+}
+
+/// The site's actions (every category), by id: what content rules and forms may name.
+fn actions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = Vec::new();
+    for cat in crate::model::actions::CATEGORIES {
+        for a in crate::actions::stored(ctx)?.get(*cat).into_iter().flatten() {
+            if !out.iter().any(|t| t.token == a.id) {
+                out.push(term(&a.id, &a.title));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn boolean(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(vec![term("Yes", "Yes"), term("No", "No")])
+}
+
+/// The events content rules can react to: the domain events the service emits
+/// ([`crate::events::Event`]).
+fn events(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok([
+        ("onAfterAdd", "Object added to this container"),
+        ("onAfterDelete", "Object removed from this container"),
+        ("onAfterModified", "Object modified"),
+        ("onAfterMove", "Object moved or renamed"),
+        ("onAfterChangeWorkflow", "Workflow state changed"),
+        ("onAfterComment", "Comment added"),
+        ("onAfterLogout", "User logged out"),
+        ("onAfterCreateUser", "User created"),
+        ("onAfterDeleteUser", "User removed"),
+    ]
+    .into_iter()
+    .map(|(t, l)| term(t, l))
+    .collect())
+}
+
+fn permissions(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok([
+        Permission::View,
+        Permission::AddContent,
+        Permission::Modify,
+        Permission::Delete,
+        Permission::Review,
+        Permission::RequestReview,
+        Permission::ManagePortal,
+    ]
+    .into_iter()
+    .map(|p| term(p.name(), p.name()))
+    .collect())
+}
+
+fn roles(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(ROLES.iter().map(|r| term(*r, *r)).collect())
+}
+
+fn supported_languages(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(language::all().iter().map(|(c, t)| term(*c, *t)).collect())
+}
+
+fn available_languages(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::multilingual::settings(ctx)?
+        .available_languages
+        .iter()
+        .map(|c| term(c.clone(), language::title(c).unwrap_or(c)))
+        .collect())
+}
+
+fn editors(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let v = configuration::get(ctx, "plone.available_editors")?;
+    Ok(v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_str())
+        .map(|e| term(e, e))
+        .collect())
+}
+
+fn timezones(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(configuration::TIMEZONES
+        .iter()
+        .map(|z| term(*z, *z))
+        .collect())
+}
+
+fn users(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::auth::users::all(ctx)?
+        .into_iter()
+        .map(|u| {
+            let title = if u.fullname.is_empty() {
+                u.login.clone()
+            } else {
+                u.fullname.clone()
+            };
+            term(u.login, title)
+        })
+        .collect())
+}
+
+fn workflows(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(ctx
+        .core
+        .workflows
+        .all()
+        .map(|(id, w)| term(id, &w.title))
+        .collect())
+}
+
+fn workflow_states(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = Vec::new();
+    for (_, w) in ctx.core.workflows.all() {
+        for (id, s) in &w.states {
+            if !out.iter().any(|t| &t.token == id) {
+                out.push(term(id, &s.title));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn workflow_transitions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = Vec::new();
+    for (_, w) in ctx.core.workflows.all() {
+        for (id, t) in &w.transitions {
+            if !out.iter().any(|x| &x.token == id) {
+                out.push(term(id, &t.title));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sorted_and_unique() {
+        for w in VOCABULARIES.windows(2) {
+            assert!(w[0].name < w[1].name, "{} before {}", w[0].name, w[1].name);
+        }
+    }
+}
