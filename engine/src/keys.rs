@@ -22,6 +22,8 @@
 //! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
+//! | `y:` | `y:t:<type name>` | a content type of the type registry (JSON, [`crate::model::types::TypeData`]) |
+//! | `y:` | `y:b:<behavior name>` | a behavior of the type registry (JSON, [`crate::model::types::BehaviorData`]) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -31,7 +33,7 @@
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -173,6 +175,25 @@ pub fn translation(group: &str, language: &str) -> Vec<u8> {
 /// `g:<uid>`
 pub fn translation_group_of(uid: &str) -> Vec<u8> {
     cat(b"g:", uid.as_bytes())
+}
+
+/// Prefix of the whole type registry (types and behaviors): one scan reads it.
+pub const TYPE_REGISTRY_PREFIX: &[u8] = b"y:";
+
+/// Prefix of every stored content type.
+pub const TYPE_PREFIX: &[u8] = b"y:t:";
+
+/// Prefix of every stored behavior.
+pub const BEHAVIOR_PREFIX: &[u8] = b"y:b:";
+
+/// `y:t:<type name>`
+pub fn content_type(name: &str) -> Vec<u8> {
+    cat(TYPE_PREFIX, name.as_bytes())
+}
+
+/// `y:b:<behavior name>`
+pub fn behavior(name: &str) -> Vec<u8> {
+    cat(BEHAVIOR_PREFIX, name.as_bytes())
 }
 
 /// Prefix of every schema-1 history sequence key (`q:<uid>`), retired in schema 2.

@@ -20,6 +20,7 @@ pub mod auth;
 pub mod cache;
 pub mod clock;
 pub mod comments;
+pub mod content_types;
 pub mod context;
 pub mod counters;
 pub mod engine;

@@ -28,12 +28,20 @@ pub struct Step {
 }
 
 /// Every step, in order: `STEPS[i].from` is the first version plus `i`.
-pub const STEPS: &[Step] = &[Step {
-    from: 1,
-    description: "per-object counters: q:<uid> becomes n:<uid>:h; n:<uid>:v and n:<uid>:m \
-                  continue the version and comment numbering",
-    run: v1_to_v2,
-}];
+pub const STEPS: &[Step] = &[
+    Step {
+        from: 1,
+        description: "per-object counters: q:<uid> becomes n:<uid>:h; n:<uid>:v and n:<uid>:m \
+                      continue the version and comment numbering",
+        run: v1_to_v2,
+    },
+    Step {
+        from: 2,
+        description: "the type registry becomes data: the built-in types and behaviors are \
+                      written under y:t:<type> and y:b:<behavior>",
+        run: types_as_data,
+    },
+];
 
 /// What opening a store migrated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -112,6 +120,13 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Report> {
     }
     report.to = Some(version);
     Ok(report)
+}
+
+/// Schema 2 → 3: the type registry, compiled in until then, is written to the store
+/// ([`crate::content_types::install_builtin`]); records already there are kept, so running the
+/// step twice changes nothing more.
+fn types_as_data(ctx: &mut Ctx<'_>) -> Result<()> {
+    crate::content_types::install_builtin(ctx)
 }
 
 /// Schema 1 → 2: the per-object counters of [`crate::counters`].

@@ -508,7 +508,7 @@ mod tests {
         engine
             .with_write(|ctx| {
                 let mut root = root(ctx)?;
-                let ty = ctx.core.types.require("Page")?;
+                let ty = ctx.types()?.require("Page")?;
                 let mut rec = new_record(ctx, ty, "p", "admin", Default::default());
                 insert(ctx, &mut root, &mut rec)?;
                 // Read back from the request's memory, and equal to what the store holds.

@@ -40,6 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "domain services",
         &[
             "auth",
+            "content_types",
             "workflow",
             "versioning",
             "locking",

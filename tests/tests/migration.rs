@@ -61,8 +61,17 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
     let report = e.migration_report();
     assert_eq!(report.from, Some(1));
     assert_eq!(report.to, Some(keys::SCHEMA_VERSION));
-    assert_eq!(report.steps_run(), 1, "{report:?}");
-    assert_eq!(raw(&e, keys::SCHEMA), Some("2".to_string()));
+    assert_eq!(
+        report.steps_run(),
+        (keys::SCHEMA_VERSION - 1) as usize,
+        "{report:?}"
+    );
+    assert_eq!(raw(&e, keys::SCHEMA), Some(keys::SCHEMA_VERSION.to_string()));
+    // the type registry is data now: every built-in type is stored
+    assert!(
+        raw(&e, &keys::content_type("Page")).is_some(),
+        "types were not written"
+    );
     assert!(keys_with_prefix(&e, b"q:").is_empty(), "q: keys remain");
 
     // the folder and its pages, in order
@@ -190,7 +199,10 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
     // reopening a migrated store runs nothing
     let again = Engine::new(store, EngineOptions::for_tests()).expect("reopen");
     assert_eq!(again.migration_report().steps_run(), 0);
-    assert_eq!(again.migration_report().from, Some(2));
+    assert_eq!(
+        again.migration_report().from,
+        Some(keys::SCHEMA_VERSION)
+    );
 }
 
 #[test]
@@ -228,8 +240,10 @@ fn every_object_gets_the_counters_schema_1_implied() {
 
 #[test]
 fn a_store_of_a_newer_or_unknown_schema_is_refused_and_left_unchanged() {
+    let newer = (keys::SCHEMA_VERSION + 1).to_string();
+    let newer_words = format!("newer version (schema {newer}");
     for (value, words) in [
-        ("3", "newer version (schema 3"),
+        (newer.as_str(), newer_words.as_str()),
         ("x1", "unknown schema version"),
     ] {
         let mut pairs = fixture("fresh-site.json");
@@ -267,7 +281,10 @@ fn fresh_site_fixture_upgrades_and_serves() {
         EngineOptions::for_tests(),
     )
     .expect("open and migrate");
-    assert_eq!(e.migration_report().steps_run(), 1);
+    assert_eq!(
+        e.migration_report().steps_run(),
+        (keys::SCHEMA_VERSION - 1) as usize
+    );
     let r = e.handle(
         Request::new(Method::Post, "/", BASE)
             .header(ADMIN.0, ADMIN.1)

@@ -181,10 +181,10 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
         None => return Err(EngineError::bad_request("Property '@type' is required")),
     };
     let ty =
-        ctx.core.types.get(&type_name).ok_or_else(|| {
+        ctx.types()?.get(&type_name).ok_or_else(|| {
             EngineError::bad_request(format!("Unknown content type '{type_name}'"))
         })?;
-    if !parent_type.allows(ty) {
+    if !parent_type.allows(&ty) {
         return Err(EngineError::bad_request(format!(
             "Content type '{type_name}' may not be added inside a {}",
             parent_type.title
@@ -210,8 +210,8 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
     };
 
     let login = ctx.principal.login().unwrap_or("").to_string();
-    let mut rec = tree::new_record(ctx, ty, "", &login, Map::new());
-    let written = apply_fields(ctx, ty, &mut rec, body, true)?;
+    let mut rec = tree::new_record(ctx, &ty, "", &login, Map::new());
+    let written = apply_fields(ctx, &ty, &mut rec, body, true)?;
     let change_note = written.change_note;
     if !rec.fields.contains_key("creators") {
         rec.fields.insert("creators".into(), json!([login]));
@@ -396,7 +396,7 @@ pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Resu
         Some(v) => Some(sub_body::<SortRequest>(v, "sort")?),
     };
 
-    let written = apply_fields(ctx, ty, &mut obj, body, false)?;
+    let written = apply_fields(ctx, &ty, &mut obj, body, false)?;
     if !written.fields.is_empty() || written.change_note.is_some() {
         obj.modified = ctx.now();
         tree::save(

@@ -12,6 +12,7 @@ pub mod comments;
 pub mod content;
 pub mod controlpanels;
 pub mod copymove;
+pub mod dexterity_types;
 pub mod etag;
 pub mod expansion;
 pub mod extract;
@@ -27,6 +28,7 @@ pub mod serialize;
 pub mod spec_components;
 pub mod testhooks;
 pub mod translations;
+pub mod types;
 pub mod users;
 pub mod workflow;
 
@@ -60,6 +62,8 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("controlpanels", controlpanels::register),
     ("addons", addons::register),
     ("users", users::register),
+    ("types", types::register),
+    ("dexterity-types", dexterity_types::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),

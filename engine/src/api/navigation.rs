@@ -298,7 +298,7 @@ mod tests {
         engine
             .with_write(|ctx| {
                 let root = crate::tree::root(ctx)?;
-                let ty = ctx.core.types.require("Folder")?;
+                let ty = ctx.types()?.require("Folder")?;
                 let variants = [
                     json!({"title": "A \"q\" é", "description": "d"}),
                     json!({"title": "B", "creators": ["x", "y"], "subjects": ["s"],

@@ -1,5 +1,5 @@
 //! `@components` links the spec names whose endpoint families are not served yet (actions,
-//! catalog, context navigation, inherit, related, types). Every content object lists them, as the
+//! catalog, context navigation, inherit, related). Every content object lists them, as the
 //! reference does, so clients find them where they expect; each family that comes to serve one
 //! registers it itself instead (with its expander) and its line here goes.
 
@@ -13,7 +13,6 @@ pub fn register(r: &mut Registry) {
         "contextnavigation",
         "inherit",
         "related",
-        "types",
     ] {
         r.component(name, None);
     }
