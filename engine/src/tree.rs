@@ -509,7 +509,7 @@ mod tests {
             .with_write(|ctx| {
                 let mut root = root(ctx)?;
                 let ty = ctx.types()?.require("Page")?;
-                let mut rec = new_record(ctx, ty, "p", "admin", Default::default());
+                let mut rec = new_record(ctx, &ty, "p", "admin", Default::default());
                 insert(ctx, &mut root, &mut rec)?;
                 // Read back from the request's memory, and equal to what the store holds.
                 assert_eq!(ctx.saved_record(&rec.uid), Some(&rec));

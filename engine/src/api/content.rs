@@ -312,11 +312,11 @@ fn apply_fields(
     }
     if creating {
         for def in ty.fields.iter().filter(|d| d.required) {
-            let present = rec
-                .fields
-                .get(&def.name)
-                .and_then(Value::as_str)
-                .is_some_and(|s| !s.trim().is_empty());
+            let present = match rec.fields.get(&def.name) {
+                None | Some(Value::Null) => false,
+                Some(Value::String(s)) => !s.trim().is_empty(),
+                Some(_) => true,
+            };
             if !present {
                 return Err(EngineError::bad_request(format!(
                     "Field '{}' is required",

@@ -256,8 +256,22 @@ impl FieldDef {
         }
     }
 
+    /// `v` unless it is `null` for a required field.
+    fn present(&self, v: Value) -> Result<Value> {
+        if self.required && v.is_null() {
+            return Err(EngineError::bad_request(format!(
+                "Field '{}' is required and must not be empty",
+                self.name
+            )));
+        }
+        Ok(v)
+    }
+
     /// Check a client-supplied value and return its stored form.
     pub fn validate(&self, value: &Value) -> Result<Value> {
+        if self.required && value.is_null() {
+            return self.present(Value::Null);
+        }
         let wrong = |expected: &str| {
             EngineError::bad_request(format!(
                 "Field '{}' must be {expected}, got {}",
@@ -333,7 +347,8 @@ impl FieldDef {
                         ))
                     }),
                 _ => Err(wrong("an ISO 8601 timestamp string or null")),
-            },
+            }
+            .and_then(|v| self.present(v)),
             FieldKind::Strings | FieldKind::Uids => {
                 let arr = value
                     .as_array()
