@@ -18,6 +18,7 @@ pub mod aliases;
 pub mod api;
 pub mod auth;
 pub mod cache;
+pub mod calendar;
 pub mod clock;
 pub mod comments;
 pub mod content_types;

@@ -41,6 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "auth",
             "content_types",
+            "calendar",
             "workflow",
             "versioning",
             "locking",

@@ -8,6 +8,7 @@ pub mod addons;
 pub mod aliases;
 pub mod batching;
 pub mod breadcrumbs;
+pub mod calendar;
 pub mod comments;
 pub mod content;
 pub mod controlpanels;
@@ -64,10 +65,15 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("users", users::register),
     ("types", types::register),
     ("dexterity-types", dexterity_types::register),
+    ("calendar", calendar::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),
 ];
+
+/// Endpoints also reachable without the `@` as the path's last segment (`<path>/ics_view`), as
+/// Nick serves them; such a segment never names a content object.
+pub const VIEWS: &[&str] = &["ics_view"];
 
 /// A parsed request path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,6 +117,16 @@ impl Route {
             } else {
                 object_path.push('/');
                 object_path.push_str(&seg);
+            }
+        }
+        // Views named without `@` (Nick's `<path>/ics_view`) as the last segment are that view.
+        if endpoint.is_none() {
+            for view in VIEWS {
+                if let Some(rest) = object_path.strip_suffix(&format!("/{view}")) {
+                    object_path = rest.to_string();
+                    endpoint = Some(view.to_string());
+                    break;
+                }
             }
         }
         Ok(Route {
