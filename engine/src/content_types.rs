@@ -103,12 +103,10 @@ pub fn field_factories() -> Vec<&'static str> {
 
 /// The type named `name`, or a 404 for `url`.
 pub fn require_type(ctx: &Ctx<'_>, name: &str, url: &str) -> Result<Arc<ContentType>> {
-    ctx.types()?
-        .get(name)
-        .ok_or_else(|| EngineError::NotFound {
-            url: url.to_string(),
-            context: Some(ctx.url("")),
-        })
+    ctx.types()?.get(name).ok_or_else(|| EngineError::NotFound {
+        url: url.to_string(),
+        context: Some(ctx.url("")),
+    })
 }
 
 /// Every stored object of type `name` (a walk of the whole tree: schema changes are rare).
@@ -499,7 +497,9 @@ fn check_name(name: &str, what: &str) -> Result<()> {
         && name.len() <= 100
         && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
         && name.chars().all(|c| {
-            c.is_ascii_alphanumeric() || c == '_' || (what == "type" && matches!(c, '-' | '.' | ' '))
+            c.is_ascii_alphanumeric()
+                || c == '_'
+                || (what == "type" && matches!(c, '-' | '.' | ' '))
         });
     if ok {
         Ok(())

@@ -66,7 +66,10 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
         (keys::SCHEMA_VERSION - 1) as usize,
         "{report:?}"
     );
-    assert_eq!(raw(&e, keys::SCHEMA), Some(keys::SCHEMA_VERSION.to_string()));
+    assert_eq!(
+        raw(&e, keys::SCHEMA),
+        Some(keys::SCHEMA_VERSION.to_string())
+    );
     // the type registry is data now: every built-in type is stored
     assert!(
         raw(&e, &keys::content_type("Page")).is_some(),
@@ -199,10 +202,7 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
     // reopening a migrated store runs nothing
     let again = Engine::new(store, EngineOptions::for_tests()).expect("reopen");
     assert_eq!(again.migration_report().steps_run(), 0);
-    assert_eq!(
-        again.migration_report().from,
-        Some(keys::SCHEMA_VERSION)
-    );
+    assert_eq!(again.migration_report().from, Some(keys::SCHEMA_VERSION));
 }
 
 #[test]

@@ -49,7 +49,11 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
         }
     };
     let events = calendar::events_at(ctx, &obj)?;
-    let name = if obj.is_root() { "site" } else { obj.id.as_str() };
+    let name = if obj.is_root() {
+        "site"
+    } else {
+        obj.id.as_str()
+    };
     let text = calendar::ics(ctx, obj.title(), &events);
     let mut resp = Response::empty(200);
     resp.body = text.into_bytes();

@@ -180,10 +180,10 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
         Some(_) => return Err(EngineError::bad_request("'@type' must be a string")),
         None => return Err(EngineError::bad_request("Property '@type' is required")),
     };
-    let ty =
-        ctx.types()?.get(&type_name).ok_or_else(|| {
-            EngineError::bad_request(format!("Unknown content type '{type_name}'"))
-        })?;
+    let ty = ctx
+        .types()?
+        .get(&type_name)
+        .ok_or_else(|| EngineError::bad_request(format!("Unknown content type '{type_name}'")))?;
     if !parent_type.allows(&ty) {
         return Err(EngineError::bad_request(format!(
             "Content type '{type_name}' may not be added inside a {}",

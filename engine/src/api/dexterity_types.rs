@@ -212,7 +212,9 @@ fn type_param(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<std::sync::Arc<ContentTy
 fn add(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let body: AddTypeRequest = call.body()?;
     if body.title.trim().is_empty() {
-        return Err(EngineError::bad_request("Property 'title' must not be empty"));
+        return Err(EngineError::bad_request(
+            "Property 'title' must not be empty",
+        ));
     }
     let name = body
         .id
@@ -266,7 +268,9 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
             "title" => {
                 data.title = text(k, v)?;
                 if data.title.trim().is_empty() {
-                    return Err(EngineError::bad_request("Property 'title' must not be empty"));
+                    return Err(EngineError::bad_request(
+                        "Property 'title' must not be empty",
+                    ));
                 }
             }
             "description" => data.description = text(k, v)?,

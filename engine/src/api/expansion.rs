@@ -32,7 +32,11 @@ pub fn components(
     let url = ctx.url(&obj.path);
     let mut out = Map::new();
     let anonymous = ctx.principal.is_anonymous();
-    for c in table.components.iter().filter(|c| !(anonymous && c.members_only)) {
+    for c in table
+        .components
+        .iter()
+        .filter(|c| !(anonymous && c.members_only))
+    {
         let mut link = Map::new();
         link.insert("@id".into(), Value::String(format!("{url}/@{}", c.name)));
         out.insert(c.name.to_string(), Value::Object(link));

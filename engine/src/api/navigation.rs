@@ -309,7 +309,8 @@ mod tests {
                 let mut kids = Vec::new();
                 for (i, f) in variants.iter().enumerate() {
                     let fields = f.as_object().cloned().unwrap_or_default();
-                    let mut rec = crate::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
+                    let mut rec =
+                        crate::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
                     if i == 3 {
                         rec.review_state = None;
                     }

@@ -450,7 +450,8 @@ fn get_schema(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<
     check_reader(ctx, &obj)?;
     let ty = type_param(ctx, call)?;
     let mut resp = Response::json(200, &schema(ctx, &ty));
-    resp.headers.retain(|(n, _)| !n.eq_ignore_ascii_case("Content-Type"));
+    resp.headers
+        .retain(|(n, _)| !n.eq_ignore_ascii_case("Content-Type"));
     Ok(resp.with_header("Content-Type", "application/json+schema"))
 }
 
@@ -545,10 +546,9 @@ fn get_member(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<
     let name = call.param("name").unwrap_or_default();
     match content_types::member(&ty, name) {
         Some(Member::Field(f, src)) => Ok(Response::json(200, &field_schema(ctx, f, src))),
-        Some(Member::Fieldset(fs, fields)) => Ok(Response::json(
-            200,
-            &fieldset_answer(&ty, fs, fields),
-        )),
+        Some(Member::Fieldset(fs, fields)) => {
+            Ok(Response::json(200, &fieldset_answer(&ty, fs, fields)))
+        }
         None => Err(EngineError::NotFound {
             url: call.route.url(&ctx.base_url),
             context: Some(ctx.url(&obj.path)),

@@ -226,8 +226,7 @@ impl FieldDef {
                 self.validate(v).map(|_| ()).map_err(|e| {
                     EngineError::bad_request(format!(
                         "Stored content does not fit the new definition of field '{}': {}",
-                        self.name,
-                        e
+                        self.name, e
                     ))
                 })
             }

@@ -156,10 +156,8 @@ impl TypeRegistry {
     /// Resolve stored behaviors and types into a registry. A type naming an unknown behavior,
     /// or two fields of one type with the same name, is an error naming them.
     pub fn build(behaviors: Vec<BehaviorData>, types: Vec<TypeData>) -> Result<Self> {
-        let behaviors: BTreeMap<String, BehaviorData> = behaviors
-            .into_iter()
-            .map(|b| (b.name.clone(), b))
-            .collect();
+        let behaviors: BTreeMap<String, BehaviorData> =
+            behaviors.into_iter().map(|b| (b.name.clone(), b)).collect();
         let mut out = BTreeMap::new();
         for t in types {
             let ct = resolve(&behaviors, t)?;
