@@ -18,6 +18,27 @@ use crate::tree;
 /// The type whose objects are exported.
 pub const EVENT_TYPE: &str = "Event";
 
+/// The behavior that gives a type `start` and `end`.
+pub const EVENT_BEHAVIOR: &str = "plone.eventbasic";
+
+/// An event's `end` must not lie before its `start` (a 400 naming `end`).
+pub fn check_dates(fields: &serde_json::Map<String, serde_json::Value>) -> Result<()> {
+    let at = |name: &str| {
+        fields
+            .get(name)
+            .and_then(|v| v.as_str())
+            .and_then(parse_datetime)
+    };
+    if let (Some(start), Some(end)) = (at("start"), at("end")) {
+        if end < start {
+            return Err(crate::error::EngineError::bad_request(
+                "Field 'end': an event cannot end before it starts",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The events to export for `obj`: itself when it is an event, else every event at or below it
 /// that the caller may view, in tree order.
 pub fn events_at(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {

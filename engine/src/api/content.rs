@@ -317,13 +317,26 @@ fn apply_fields(
                 Some(Value::String(s)) => !s.trim().is_empty(),
                 Some(_) => true,
             };
-            if !present {
-                return Err(EngineError::bad_request(format!(
-                    "Field '{}' is required",
-                    def.name
-                )));
+            if present {
+                continue;
+            }
+            match def.default.as_ref().filter(|d| !d.is_null()) {
+                // A required field with a default starts with it.
+                Some(d) => {
+                    rec.fields.insert(def.name.clone(), d.clone());
+                    written.push(def.name.clone());
+                }
+                None => {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' is required",
+                        def.name
+                    )))
+                }
             }
         }
+    }
+    if ty.has_behavior(crate::calendar::EVENT_BEHAVIOR) {
+        crate::calendar::check_dates(&rec.fields)?;
     }
     if let (Some(b), Some(l)) = (rec.fields.get("blocks"), rec.fields.get("blocks_layout")) {
         blocks::check_consistency(b, l)?;
