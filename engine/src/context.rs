@@ -192,6 +192,10 @@ impl<'a> Ctx<'a> {
     /// generation is returned then (`None`: the generation did not move).
     pub fn commit(mut self) -> Result<Option<u64>> {
         let mut moved = None;
+        if self.types_written && self.is_write() {
+            let next = self.types_version()?.wrapping_add(1);
+            self.put(keys::TYPES_VERSION, next.to_string().as_bytes())?;
+        }
         if self.dirty && self.is_write() {
             let next = generation::next(self.generation()?);
             self.put(generation::GENERATION, next.to_string().as_bytes())?;
@@ -248,9 +252,11 @@ impl<'a> Ctx<'a> {
         self.types()?.require(&obj.type_name)
     }
 
-    /// The type registry as stored (`y:` keys): read once per store generation and shared by
-    /// the requests at that generation through the engine's cache; a request that changed it
-    /// reads its own writes.
+    /// The type registry as stored (`y:` keys), read through the engine's cache keyed on the
+    /// registry version (`s:types`, moved by every commit that changes the registry; content
+    /// writes leave it alone): one read of the version per request, a scan of `y:` only when the
+    /// version is new to this engine. Only read-only requests, which see committed data, fill
+    /// the cache; a request that changed the registry reads its own writes.
     pub fn types(&self) -> Result<Arc<TypeRegistry>> {
         if let Some(t) = self.types.get() {
             return Ok(t.clone());
@@ -258,18 +264,28 @@ impl<'a> Ctx<'a> {
         let registry = if self.types_written {
             Arc::new(self.load_types()?)
         } else {
-            let g = self.generation()?;
-            match self.core.cached_types(g) {
+            let version = self.types_version()?;
+            match self.core.cached_types(version) {
                 Some(r) => r,
                 None => {
                     let r = Arc::new(self.load_types()?);
-                    self.core.cache_types(g, r.clone());
+                    if !self.is_write() {
+                        self.core.cache_types(version, r.clone());
+                    }
                     r
                 }
             }
         };
         let _ = self.types.set(registry.clone());
         Ok(registry)
+    }
+
+    /// The stored registry version (`s:types`; 0 when absent).
+    fn types_version(&self) -> Result<u64> {
+        Ok(self
+            .get(keys::TYPES_VERSION)?
+            .and_then(|v| std::str::from_utf8(&v).ok()?.parse().ok())
+            .unwrap_or(0))
     }
 
     /// Decode the stored registry. A store without one (no site yet) reads the built-in types.

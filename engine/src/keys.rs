@@ -22,6 +22,7 @@
 //! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
+//! | `s:` | `s:types` | version of the type registry: incremented by every write transaction that changes a `y:` key (decimal text; keys the cached registry, [`crate::context::Ctx::types`]) |
 //! | `y:` | `y:t:<type name>` | a content type of the type registry (JSON, [`crate::model::types::TypeData`]) |
 //! | `y:` | `y:b:<behavior name>` | a behavior of the type registry (JSON, [`crate::model::types::BehaviorData`]) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
@@ -176,6 +177,10 @@ pub fn translation(group: &str, language: &str) -> Vec<u8> {
 pub fn translation_group_of(uid: &str) -> Vec<u8> {
     cat(b"g:", uid.as_bytes())
 }
+
+/// Version of the type registry (decimal text, absent = 0): moved by every commit that wrote a
+/// `y:` key, so a registry read at one version is valid for every request that reads it.
+pub const TYPES_VERSION: &[u8] = b"s:types";
 
 /// Prefix of the whole type registry (types and behaviors): one scan reads it.
 pub const TYPE_REGISTRY_PREFIX: &[u8] = b"y:";

@@ -87,8 +87,8 @@ impl EngineOptions {
 pub struct Core {
     /// Options.
     pub options: EngineOptions,
-    /// The type registry as last read from the store, with the store generation it was read
-    /// at ([`crate::context::Ctx::types`]): requests at that generation share it.
+    /// The type registry as last read from the store, with the registry version (`s:types`) it
+    /// was read at ([`crate::context::Ctx::types`]): requests that read that version share it.
     types: Mutex<Option<(u64, Arc<TypeRegistry>)>>,
     /// Workflows.
     pub workflows: Workflows,
@@ -149,21 +149,21 @@ impl Core {
         }
     }
 
-    /// The type registry read at store `generation`, if it is the one cached.
-    pub fn cached_types(&self, generation: u64) -> Option<Arc<TypeRegistry>> {
+    /// The type registry of registry version `version`, if it is the one cached.
+    pub fn cached_types(&self, version: u64) -> Option<Arc<TypeRegistry>> {
         let cached = self.types.lock().ok()?;
         match &*cached {
-            Some((g, reg)) if *g == generation => Some(reg.clone()),
+            Some((v, reg)) if *v == version => Some(reg.clone()),
             _ => None,
         }
     }
 
-    /// Remember `registry` as the type registry at store `generation` (a newer one replaces an
-    /// older; an older one never replaces a newer).
-    pub fn cache_types(&self, generation: u64, registry: Arc<TypeRegistry>) {
+    /// Remember `registry` as the committed type registry of registry version `version` (a newer
+    /// one replaces an older; an older one never replaces a newer).
+    pub fn cache_types(&self, version: u64, registry: Arc<TypeRegistry>) {
         if let Ok(mut cached) = self.types.lock() {
-            if cached.as_ref().is_none_or(|(g, _)| *g <= generation) {
-                *cached = Some((generation, registry));
+            if cached.as_ref().is_none_or(|(v, _)| *v <= version) {
+                *cached = Some((version, registry));
             }
         }
     }
