@@ -3,7 +3,7 @@
 //! committed registry, and every request sees the registry as committed.
 
 use engine::http::{Method, Request};
-use engine::store::{ReadTxn, Store};
+use engine::store::Store;
 use engine::{keys, Engine, EngineOptions, MemStore, SiteSetup};
 use serde_json::json;
 
