@@ -423,15 +423,26 @@ function containerTitle() {
   return selected.folderish ? selected.obj.title : selected.obj.parent?.title || "its folder";
 }
 
-function askTitle(type) {
+/** The add form: the title, plus every other required field of the type's schema
+ * (`GET /@types/<Type>`; an Event asks for its start and end). */
+async function askTitle(type) {
   clearError();
-  const input = el("input", { type: "text", id: "new-title", placeholder: `Title of the new ${type.toLowerCase()}`, required: true, ariaLabel: `Title of the new ${type.toLowerCase()}` });
-  const form = el("form", { className: "create" }, input, el("button", { type: "submit", className: "primary", id: "create" }, "Create"));
+  const schema = await schemaOf(type);
+  const label = (schema.title || type).toLowerCase();
+  const input = el("input", { type: "text", id: "new-title", placeholder: `Title of the new ${label}`, required: true, ariaLabel: `Title of the new ${label}` });
+  const extra = schema.required.filter((n) => n !== "title" && schema.properties[n]);
+  const fields = extra.map((n) => fieldInput(n, schema.properties[n], schema.properties[n].default, true)).filter(Boolean);
+  const form = el("form", { className: extra.length ? "create create-fields" : "create" }, input, ...fields, el("button", { type: "submit", className: "primary", id: "create" }, "Create"));
   form.addEventListener(
     "submit",
     action(async () => {
       const parent = containerPath();
-      const created = (await api("POST", parent, { "@type": type, title: input.value })).body;
+      const body = { "@type": type, title: input.value };
+      for (const n of extra) {
+        const v = fieldValue(n, schema.properties[n]);
+        if (v !== undefined) body[n] = v;
+      }
+      const created = (await api("POST", parent, body)).body;
       form.remove();
       await renderTree();
       await select(pathOf(created["@id"]));
@@ -440,6 +451,13 @@ function askTitle(type) {
   document.querySelector("form.create")?.remove();
   $(".toolbar").after(form);
   input.focus();
+}
+
+/** The "+ Other…" menu: the types the API lists as addable at the site root, besides Folder and
+ * Page (`GET /@types`). */
+async function loadAddMenu() {
+  const types = (await api("GET", "/@types")).body.filter((t) => t.addable && !["Folder", "Page"].includes(t.id));
+  $("#new-other").replaceChildren(el("option", { value: "" }, "+ Other…"), ...types.map((t) => el("option", { value: t.id }, t.title)));
 }
 
 // ---- copy, cut, paste (@copy / @move) -------------------------------------------------------
@@ -914,11 +932,17 @@ async function main() {
     return;
   }
   site.onchange = () => renderTree().catch(() => {}); // another tab saved something
-  $("#new-folder").addEventListener("click", () => askTitle("Folder"));
-  $("#new-page").addEventListener("click", () => askTitle("Page"));
+  $("#new-folder").addEventListener("click", action(() => askTitle("Folder")));
+  $("#new-page").addEventListener("click", action(() => askTitle("Page")));
+  $("#new-other").addEventListener("change", (e) => {
+    const type = e.target.value;
+    e.target.value = "";
+    if (type) action(() => askTitle(type))();
+  });
   try {
     siteTitle = (await api("GET", "/")).body.title || siteTitle;
     await loadLanguages();
+    await loadAddMenu();
     renderLanguages();
     renderSiteSwitch();
     await renderTree();
