@@ -230,7 +230,7 @@ async function select(path) {
     await renderTree();
   }
   markSelected();
-  renderEditor(obj);
+  await renderEditor(obj);
   renderClipboard();
   await renderPanels(obj);
 }
@@ -250,9 +250,73 @@ function slateBlock(obj) {
   return [null, null];
 }
 
-function renderEditor(obj) {
+/** JSON Schemas of the content types (`GET @types/<Type>`), by type name. */
+const schemas = new Map();
+
+/** The schema add and edit forms are built from: `GET /@types/<Type>` (fetched once per type). */
+async function schemaOf(type) {
+  if (!schemas.has(type)) schemas.set(type, (await api("GET", `/@types/${encodeURIComponent(type)}`)).body);
+  return schemas.get(type);
+}
+
+/** Fields the form does not render from the schema: structure (blocks, edited as the Text
+ * below), rich text (the demo edits the text as a block), and the change note (its own input). */
+const SPECIAL = new Set(["blocks", "blocks_layout", "changeNote"]);
+
+/** One input for field `name` of the schema, holding `value`; null when the demo has no widget
+ * for its kind. Ids are `f-<name>`. */
+function fieldInput(name, prop, value, required) {
+  const id = `f-${name.toLowerCase()}`;
+  const label = el("label", { htmlFor: id }, prop.title || name, required ? el("span", { className: "required", title: "required" }, " *") : null);
+  const help = prop.description ? el("small", { className: "help" }, prop.description) : null;
+  let input;
+  if (prop.widget === "richtext" || prop.type === "dict") return null;
+  if (prop.type === "boolean") {
+    input = el("input", { id, type: "checkbox", checked: value === true });
+    return el("div", { className: "check" }, input, label, help);
+  }
+  if (prop.type === "array") {
+    input = el("input", { id, type: "text", value: (value || []).join(", "), placeholder: "comma-separated" });
+  } else if (prop.widget === "textarea") {
+    input = el("textarea", { id, rows: 2, value: value || "" });
+  } else if (prop.widget === "datetime") {
+    input = el("input", { id, type: "datetime-local", value: value ? String(value).slice(0, 16) : "" });
+  } else if (prop.type === "integer" || prop.type === "number") {
+    input = el("input", { id, type: "number", value: value ?? "" });
+  } else if (prop.vocabulary) {
+    // A choice (language): shown, not edited, in this demo.
+    input = el("input", { id, type: "text", value: value?.title || value?.token || value || "", readOnly: true });
+  } else {
+    const type = { email: "email", url: "url" }[prop.widget] || "text";
+    input = el("input", { id, type, value: value ?? "" });
+  }
+  // Marked, not enforced by the browser: the API's 400 names a missing field.
+  if (required) input.setAttribute("aria-required", "true");
+  if (prop.maxLength) input.maxLength = prop.maxLength;
+  return el("div", { className: "field" }, label, input, help);
+}
+
+/** The value the input of field `name` holds, in the JSON the API takes. */
+function fieldValue(name, prop) {
+  const input = document.getElementById(`f-${name.toLowerCase()}`);
+  if (!input || input.readOnly) return undefined;
+  if (prop.type === "boolean") return input.checked;
+  if (prop.type === "array") return input.value.split(",").map((s) => s.trim()).filter(Boolean);
+  if (prop.widget === "datetime") return input.value ? `${input.value}:00` : null;
+  if (prop.type === "integer" || prop.type === "number") return input.value === "" ? null : Number(input.value);
+  return input.value;
+}
+
+/** The fields of the schema's default fieldset that the form renders. */
+function formFields(schema) {
+  const fieldset = schema.fieldsets.find((f) => f.id === "default") || { fields: [] };
+  return fieldset.fields.filter((n) => !SPECIAL.has(n) && schema.properties[n]);
+}
+
+async function renderEditor(obj) {
   const path = pathOf(obj["@id"]);
-  const isPage = obj["@type"] === "Page";
+  const schema = await schemaOf(obj["@type"]);
+  const hasBlocks = Boolean(schema.properties.blocks);
   const [, block] = slateBlock(obj);
   const form = el("form", { id: "edit-form" });
   form.append(
@@ -260,22 +324,23 @@ function renderEditor(obj) {
     el(
       "div",
       { className: "meta" },
-      `${obj["@type"]} · ${path}`,
+      `${obj.type_title || obj["@type"]} · ${path}`,
       obj.language?.token && ml ? ` · ${obj.language.title}` : null,
       ` · modified ${fmtTime(obj.modified)}`,
     ),
-    el("label", { htmlFor: "f-title" }, "Title"),
-    el("input", { id: "f-title", type: "text", value: obj.title || "" }),
-    el("label", { htmlFor: "f-description" }, "Description"),
-    el("textarea", { id: "f-description", rows: 2, value: obj.description || "" }),
   );
-  if (isPage) {
+  // The form comes from the type's schema: its default fieldset, labels, widgets, required.
+  for (const name of formFields(schema)) {
+    const input = fieldInput(name, schema.properties[name], obj[name], schema.required.includes(name));
+    if (input) form.append(input);
+  }
+  if (hasBlocks && !obj.is_folderish) {
     form.append(
       el("label", { htmlFor: "f-text" }, "Text"),
       el("textarea", { id: "f-text", value: block ? block.plaintext || "" : "" }),
     );
   }
-  if (obj.versioning_enabled) {
+  if (schema.properties.changeNote) {
     form.append(
       el("label", { htmlFor: "f-changenote" }, "Change note ", el("span", { className: "optional" }, "(optional, shown in the history)")),
       el("input", { id: "f-changenote", type: "text", placeholder: "What did you change?" }),
@@ -291,7 +356,7 @@ function renderEditor(obj) {
   }
   actions.append(el("span", { className: "saved", id: "saved", role: "status" }));
   form.append(actions);
-  form.addEventListener("submit", action(() => save(obj, path)));
+  form.addEventListener("submit", action(() => save(obj, path, schema)));
   $("#editor").replaceChildren(form);
   if (obj.is_folderish && obj.items_total) {
     // The folder's own items (the GET above answers them): reaches items below the tree's depth.
@@ -306,17 +371,26 @@ function renderEditor(obj) {
   }
 }
 
-async function save(obj, path) {
-  const patch = { title: $("#f-title").value, description: $("#f-description").value };
-  if (obj["@type"] === "Page") {
+async function save(obj, path, schema) {
+  // Only what changed: the schema says how each input maps to the field's JSON.
+  const patch = {};
+  for (const name of formFields(schema)) {
+    const value = fieldValue(name, schema.properties[name]);
+    if (value !== undefined && JSON.stringify(value) !== JSON.stringify(obj[name] ?? (schema.properties[name].type === "array" ? [] : ""))) {
+      patch[name] = value;
+    }
+  }
+  if ($("#f-text")) {
     const text = $("#f-text").value;
-    const [id0] = slateBlock(obj);
-    const id = id0 || crypto.randomUUID();
-    const blocks = { ...(obj.blocks || {}) };
-    blocks[id] = { "@type": "slate", plaintext: text, value: [{ type: "p", children: [{ text }] }] };
-    const items = [...(obj.blocks_layout?.items || [])];
-    if (!items.includes(id)) items.push(id);
-    Object.assign(patch, { blocks, blocks_layout: { items } });
+    const [id0, old] = slateBlock(obj);
+    if (!old || (old.plaintext || "") !== text) {
+      const id = id0 || crypto.randomUUID();
+      const blocks = { ...(obj.blocks || {}) };
+      blocks[id] = { "@type": "slate", plaintext: text, value: [{ type: "p", children: [{ text }] }] };
+      const items = [...(obj.blocks_layout?.items || [])];
+      if (!items.includes(id)) items.push(id);
+      Object.assign(patch, { blocks, blocks_layout: { items } });
+    }
   }
   const note = $("#f-changenote")?.value.trim();
   if (note) patch.changeNote = note;
@@ -349,15 +423,26 @@ function containerTitle() {
   return selected.folderish ? selected.obj.title : selected.obj.parent?.title || "its folder";
 }
 
-function askTitle(type) {
+/** The add form: the title, plus every other required field of the type's schema
+ * (`GET /@types/<Type>`; an Event asks for its start and end). */
+async function askTitle(type) {
   clearError();
-  const input = el("input", { type: "text", id: "new-title", placeholder: `Title of the new ${type.toLowerCase()}`, required: true, ariaLabel: `Title of the new ${type.toLowerCase()}` });
-  const form = el("form", { className: "create" }, input, el("button", { type: "submit", className: "primary", id: "create" }, "Create"));
+  const schema = await schemaOf(type);
+  const label = (schema.title || type).toLowerCase();
+  const input = el("input", { type: "text", id: "new-title", placeholder: `Title of the new ${label}`, required: true, ariaLabel: `Title of the new ${label}` });
+  const extra = schema.required.filter((n) => n !== "title" && schema.properties[n]);
+  const fields = extra.map((n) => fieldInput(n, schema.properties[n], schema.properties[n].default, true)).filter(Boolean);
+  const form = el("form", { className: extra.length ? "create create-fields" : "create" }, input, ...fields, el("button", { type: "submit", className: "primary", id: "create" }, "Create"));
   form.addEventListener(
     "submit",
     action(async () => {
       const parent = containerPath();
-      const created = (await api("POST", parent, { "@type": type, title: input.value })).body;
+      const body = { "@type": type, title: input.value };
+      for (const n of extra) {
+        const v = fieldValue(n, schema.properties[n]);
+        if (v !== undefined) body[n] = v;
+      }
+      const created = (await api("POST", parent, body)).body;
       form.remove();
       await renderTree();
       await select(pathOf(created["@id"]));
@@ -366,6 +451,13 @@ function askTitle(type) {
   document.querySelector("form.create")?.remove();
   $(".toolbar").after(form);
   input.focus();
+}
+
+/** The "+ Other…" menu: the types the API lists as addable at the site root, besides Folder and
+ * Page (`GET /@types`). */
+async function loadAddMenu() {
+  const types = (await api("GET", "/@types")).body.filter((t) => t.addable && !["Folder", "Page"].includes(t.id));
+  $("#new-other").replaceChildren(el("option", { value: "" }, "+ Other…"), ...types.map((t) => el("option", { value: t.id }, t.title)));
 }
 
 // ---- copy, cut, paste (@copy / @move) -------------------------------------------------------
@@ -842,11 +934,17 @@ async function main() {
     return;
   }
   site.onchange = () => renderTree().catch(() => {}); // another tab saved something
-  $("#new-folder").addEventListener("click", () => askTitle("Folder"));
-  $("#new-page").addEventListener("click", () => askTitle("Page"));
+  $("#new-folder").addEventListener("click", action(() => askTitle("Folder")));
+  $("#new-page").addEventListener("click", action(() => askTitle("Page")));
+  $("#new-other").addEventListener("change", (e) => {
+    const type = e.target.value;
+    e.target.value = "";
+    if (type) action(() => askTitle(type))();
+  });
   try {
     siteTitle = (await api("GET", "/")).body.title || siteTitle;
     await loadLanguages();
+    await loadAddMenu();
     renderLanguages();
     renderSiteSwitch();
     await renderTree();

@@ -52,9 +52,13 @@ fn record(
     id: &str,
     mut fields: Map<String, Value>,
 ) -> ContentRecord {
-    let ty = ctx.core.types.get(type_name).expect("known type");
+    let ty = ctx
+        .types()
+        .expect("type registry")
+        .get(type_name)
+        .expect("known type");
     fields.insert("effective".into(), json!(iso(&ctx.now())));
-    let mut rec = engine::tree::new_record(ctx, ty, id, "admin", fields);
+    let mut rec = engine::tree::new_record(ctx, &ty, id, "admin", fields);
     rec.review_state = Some("published".into());
     rec
 }

@@ -2,7 +2,9 @@
 //! helpers every handler uses (typed reads and writes, time, ids). Permission decisions, which read
 //! the ancestors of an object, are in [`crate::permissions`].
 
+use std::cell::OnceCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -10,7 +12,9 @@ use serde::Serialize;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::generation;
-use crate::model::{ContentRecord, ContentType};
+use crate::keys;
+use crate::model::types::{BehaviorData, TypeData};
+use crate::model::{ContentRecord, ContentType, TypeRegistry};
 use crate::security::Principal;
 use crate::state::Core;
 use crate::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
@@ -40,6 +44,11 @@ pub struct Ctx<'a> {
     /// subscribers do, right after a create) then skips decoding it. Any other write or delete
     /// of an `o:` key forgets the record.
     saved: HashMap<String, ContentRecord>,
+    /// The type registry this request reads ([`Ctx::types`]), once read.
+    types: OnceCell<Arc<TypeRegistry>>,
+    /// Set when this request wrote the registry: it is then read from the transaction, not the
+    /// engine's per-generation cache.
+    types_written: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -54,6 +63,8 @@ impl<'a> Ctx<'a> {
             delivered: Vec::new(),
             dirty: false,
             saved: HashMap::new(),
+            types: OnceCell::new(),
+            types_written: false,
         }
     }
 
@@ -137,6 +148,10 @@ impl<'a> Ctx<'a> {
     }
 
     fn forget_saved(&mut self, key: &[u8]) {
+        if key.starts_with(keys::TYPE_REGISTRY_PREFIX) {
+            self.types = OnceCell::new();
+            self.types_written = true;
+        }
         if let Some(uid) = key.strip_prefix(b"o:") {
             if !self.saved.is_empty() {
                 self.saved.remove(String::from_utf8_lossy(uid).as_ref());
@@ -177,6 +192,10 @@ impl<'a> Ctx<'a> {
     /// generation is returned then (`None`: the generation did not move).
     pub fn commit(mut self) -> Result<Option<u64>> {
         let mut moved = None;
+        if self.types_written && self.is_write() {
+            let next = self.types_version()?.wrapping_add(1);
+            self.put(keys::TYPES_VERSION, next.to_string().as_bytes())?;
+        }
         if self.dirty && self.is_write() {
             let next = generation::next(self.generation()?);
             self.put(generation::GENERATION, next.to_string().as_bytes())?;
@@ -229,7 +248,62 @@ impl<'a> Ctx<'a> {
     }
 
     /// The type of `obj`.
-    pub fn type_of(&self, obj: &ContentRecord) -> Result<&'a ContentType> {
-        self.core.types.require(&obj.type_name)
+    pub fn type_of(&self, obj: &ContentRecord) -> Result<Arc<ContentType>> {
+        self.types()?.require(&obj.type_name)
+    }
+
+    /// The type registry as stored (`y:` keys), read through the engine's cache keyed on the
+    /// registry version (`s:types`, moved by every commit that changes the registry; content
+    /// writes leave it alone): one read of the version per request, a scan of `y:` only when the
+    /// version is new to this engine. Only read-only requests, which see committed data, fill
+    /// the cache; a request that changed the registry reads its own writes.
+    pub fn types(&self) -> Result<Arc<TypeRegistry>> {
+        if let Some(t) = self.types.get() {
+            return Ok(t.clone());
+        }
+        let registry = if self.types_written {
+            Arc::new(self.load_types()?)
+        } else {
+            let version = self.types_version()?;
+            match self.core.cached_types(version) {
+                Some(r) => r,
+                None => {
+                    let r = Arc::new(self.load_types()?);
+                    if !self.is_write() {
+                        self.core.cache_types(version, r.clone());
+                    }
+                    r
+                }
+            }
+        };
+        let _ = self.types.set(registry.clone());
+        Ok(registry)
+    }
+
+    /// The stored registry version (`s:types`; 0 when absent).
+    fn types_version(&self) -> Result<u64> {
+        Ok(self
+            .get(keys::TYPES_VERSION)?
+            .and_then(|v| std::str::from_utf8(&v).ok()?.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Decode the stored registry. A store without one (no site yet) reads the built-in types.
+    fn load_types(&self) -> Result<TypeRegistry> {
+        let rows = self.scan_prefix(keys::TYPE_REGISTRY_PREFIX)?;
+        if rows.is_empty() {
+            return Ok(TypeRegistry::builtin());
+        }
+        let mut behaviors = Vec::new();
+        let mut types = Vec::new();
+        for (k, v) in rows {
+            if k.starts_with(keys::BEHAVIOR_PREFIX) {
+                behaviors.push(serde_json::from_slice::<BehaviorData>(&v)?);
+            } else if k.starts_with(keys::TYPE_PREFIX) {
+                types.push(serde_json::from_slice::<TypeData>(&v)?);
+            }
+        }
+        TypeRegistry::build(behaviors, types)
+            .map_err(|e| EngineError::Internal(format!("stored type registry: {e}")))
     }
 }

@@ -193,6 +193,14 @@ pub enum Event {
         /// The language slot it takes.
         language: String,
     },
+    /// A content type of the type registry was added, changed (its fields, fieldsets, behaviors
+    /// or settings) or removed ([`crate::content_types`]).
+    TypeChanged {
+        /// The type's name.
+        name: String,
+        /// Whether it was removed.
+        removed: bool,
+    },
     /// An object left a translation group.
     TranslationUnlinked {
         /// The object's uid.
@@ -246,7 +254,8 @@ impl Event {
             | Event::AliasRemoved { .. }
             | Event::TokenRevoked { .. }
             | Event::TranslationLinked { .. }
-            | Event::TranslationUnlinked { .. } => {}
+            | Event::TranslationUnlinked { .. }
+            | Event::TypeChanged { .. } => {}
         }
         out
     }

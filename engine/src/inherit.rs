@@ -3,13 +3,9 @@
 //! has that behavior and which the caller may view, and the values of that behavior's fields
 //! there.
 //!
-//! Which types have which behaviors, and which fields a behavior brings, is read from the type
-//! registry's data (`model/types.json`).
+//! Which types have which behaviors, and which fields a behavior brings, is read from the stored
+//! type registry ([`Ctx::types`]).
 
-use std::collections::BTreeMap;
-use std::sync::OnceLock;
-
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::context::Ctx;
@@ -19,58 +15,24 @@ use crate::permissions::Access;
 use crate::security::Permission;
 use crate::tree;
 
-#[derive(Deserialize)]
-struct FieldName {
-    name: String,
-}
-
-#[derive(Deserialize)]
-struct TypeBehaviors {
-    name: String,
-    #[serde(default)]
-    behaviors: Vec<String>,
-}
-
-#[derive(Deserialize)]
-struct Registry {
-    behaviors: BTreeMap<String, Vec<FieldName>>,
-    types: Vec<TypeBehaviors>,
-}
-
-fn registry() -> &'static Option<Registry> {
-    static R: OnceLock<Option<Registry>> = OnceLock::new();
-    R.get_or_init(|| serde_json::from_str(include_str!("model/types.json")).ok())
-}
-
 /// Every behavior name, sorted.
-pub fn behavior_names() -> Vec<String> {
-    registry()
-        .as_ref()
-        .map(|r| r.behaviors.keys().cloned().collect())
-        .unwrap_or_default()
+pub fn behavior_names(ctx: &Ctx<'_>) -> Result<Vec<String>> {
+    let mut names: Vec<String> = ctx.types()?.behaviors().map(|b| b.name.clone()).collect();
+    names.sort();
+    Ok(names)
 }
 
 /// Whether `name` is a behavior.
-pub fn is_behavior(name: &str) -> bool {
-    registry()
-        .as_ref()
-        .is_some_and(|r| r.behaviors.contains_key(name))
+pub fn is_behavior(ctx: &Ctx<'_>, name: &str) -> Result<bool> {
+    Ok(ctx.types()?.behavior(name).is_some())
 }
 
-fn has_behavior(type_name: &str, behavior: &str) -> bool {
-    registry().as_ref().is_some_and(|r| {
-        r.types
-            .iter()
-            .any(|t| t.name == type_name && t.behaviors.iter().any(|b| b == behavior))
-    })
-}
-
-fn fields_of(behavior: &str) -> Vec<String> {
-    registry()
-        .as_ref()
-        .and_then(|r| r.behaviors.get(behavior))
-        .map(|f| f.iter().map(|f| f.name.clone()).collect())
-        .unwrap_or_default()
+fn fields_of(ctx: &Ctx<'_>, behavior: &str) -> Result<Vec<String>> {
+    Ok(ctx
+        .types()?
+        .behavior(behavior)
+        .map(|b| b.fields.iter().map(|f| f.name.clone()).collect())
+        .unwrap_or_default())
 }
 
 /// Where a behavior's data was found.
@@ -95,11 +57,9 @@ pub fn inherit(
     for b in behaviors {
         let mut found = None;
         for candidate in chain.iter().rev() {
-            if has_behavior(&candidate.type_name, b)
-                && ctx.permitted(Permission::View, candidate)?
-            {
-                let ty = ctx.type_of(candidate)?;
-                let data = fields_of(b)
+            let ty = ctx.type_of(candidate)?;
+            if ty.has_behavior(b) && ctx.permitted(Permission::View, candidate)? {
+                let data = fields_of(ctx, b)?
                     .into_iter()
                     .filter_map(|f| {
                         let v = match candidate.fields.get(&f) {
@@ -119,16 +79,4 @@ pub fn inherit(
         out.push((b.clone(), found));
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_type_registry_data_reads() {
-        assert!(is_behavior("navigation"));
-        assert!(has_behavior("Folder", "navigation"));
-        assert!(fields_of("navigation").contains(&"exclude_from_nav".to_string()));
-    }
 }

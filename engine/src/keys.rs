@@ -23,6 +23,9 @@
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
 //! | `k:` | `k:<record name>` | a configuration registry record's value (JSON; [`crate::configuration`]; written with its default when the site is created; absent: the default) |
+//! | `s:` | `s:types` | version of the type registry: incremented by every write transaction that changes a `y:` key (decimal text; keys the cached registry, [`crate::context::Ctx::types`]) |
+//! | `y:` | `y:t:<type name>` | a content type of the type registry (JSON, [`crate::model::types::TypeData`]) |
+//! | `y:` | `y:b:<behavior name>` | a behavior of the type registry (JSON, [`crate::model::types::BehaviorData`]) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -32,7 +35,7 @@
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -182,6 +185,29 @@ pub const CONFIG_PREFIX: &[u8] = b"k:";
 /// `k:<name>`: the value of configuration registry record `name`.
 pub fn config_record(name: &str) -> Vec<u8> {
     cat(CONFIG_PREFIX, name.as_bytes())
+}
+
+/// Version of the type registry (decimal text, absent = 0): moved by every commit that wrote a
+/// `y:` key, so a registry read at one version is valid for every request that reads it.
+pub const TYPES_VERSION: &[u8] = b"s:types";
+
+/// Prefix of the whole type registry (types and behaviors): one scan reads it.
+pub const TYPE_REGISTRY_PREFIX: &[u8] = b"y:";
+
+/// Prefix of every stored content type.
+pub const TYPE_PREFIX: &[u8] = b"y:t:";
+
+/// Prefix of every stored behavior.
+pub const BEHAVIOR_PREFIX: &[u8] = b"y:b:";
+
+/// `y:t:<type name>`
+pub fn content_type(name: &str) -> Vec<u8> {
+    cat(TYPE_PREFIX, name.as_bytes())
+}
+
+/// `y:b:<behavior name>`
+pub fn behavior(name: &str) -> Vec<u8> {
+    cat(BEHAVIOR_PREFIX, name.as_bytes())
 }
 
 /// Prefix of every schema-1 history sequence key (`q:<uid>`), retired in schema 2.

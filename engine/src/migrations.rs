@@ -42,6 +42,12 @@ pub const STEPS: &[Step] = &[
                       allow_discussion to plone.app.discussion.globally_enabled",
         run: discussion_switch_to_registry,
     },
+    Step {
+        from: 3,
+        description: "the type registry becomes data: the built-in types and behaviors are \
+                      written under y:t:<type> and y:b:<behavior>",
+        run: types_as_data,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -126,6 +132,13 @@ pub fn run(ctx: &mut Ctx<'_>) -> Result<Report> {
     }
     report.to = Some(version);
     Ok(report)
+}
+
+/// Schema 2 → 3: the type registry, compiled in until then, is written to the store
+/// ([`crate::content_types::install_builtin`]); records already there are kept, so running the
+/// step twice changes nothing more.
+fn types_as_data(ctx: &mut Ctx<'_>) -> Result<()> {
+    crate::content_types::install_builtin(ctx)
 }
 
 /// Schema 1 → 2: the per-object counters of [`crate::counters`].

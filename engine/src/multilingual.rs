@@ -327,7 +327,7 @@ fn create_language_root(
     root: &mut ContentRecord,
     code: &str,
 ) -> Result<ContentRecord> {
-    let ty = ctx.core.types.require("Folder")?;
+    let ty = ctx.types()?.require("Folder")?;
     let state = ty
         .workflow
         .as_deref()
@@ -349,7 +349,7 @@ fn create_language_root(
     if state.as_deref() == Some("published") {
         fields.insert("effective".into(), json!(iso(&now)));
     }
-    let mut rec = tree::new_record(ctx, ty, code, &owner, fields);
+    let mut rec = tree::new_record(ctx, &ty, code, &owner, fields);
     rec.review_state = state;
     tree::add(ctx, root, &mut rec, None)?;
     Ok(rec)

@@ -57,7 +57,8 @@ impl NavigationSettings {
     /// Check settings a client sent: known types, titled items, usable URLs.
     pub fn validate(&self, ctx: &Ctx<'_>) -> Result<()> {
         if let Some(types) = &self.displayed_types {
-            if let Some(t) = types.iter().find(|t| ctx.core.types.get(t).is_none()) {
+            let registry = ctx.types()?;
+            if let Some(t) = types.iter().find(|t| registry.get(t).is_none()) {
                 return Err(EngineError::bad_request(format!(
                     "'displayed_types': unknown content type '{t}'"
                 )));

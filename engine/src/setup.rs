@@ -84,6 +84,8 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
         },
     )?;
 
+    crate::content_types::install_builtin(ctx)?;
+
     let now = ctx.now();
     let mut fields = Map::new();
     fields.insert("title".into(), json!(setup.title));

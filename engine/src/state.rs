@@ -90,8 +90,9 @@ impl EngineOptions {
 pub struct Core {
     /// Options.
     pub options: EngineOptions,
-    /// Content types.
-    pub types: TypeRegistry,
+    /// The type registry as last read from the store, with the registry version (`s:types`) it
+    /// was read at ([`crate::context::Ctx::types`]): requests that read that version share it.
+    types: Mutex<Option<(u64, Arc<TypeRegistry>)>>,
     /// Workflows.
     pub workflows: Workflows,
     /// Clock (from the options).
@@ -142,12 +143,31 @@ impl Core {
             clock: options.clock.clone(),
             entropy: options.entropy.clone(),
             options,
-            types: TypeRegistry::builtin(),
+            types: Mutex::new(None),
             workflows: Workflows::builtin(),
             token_cache: Mutex::new(HashMap::new()),
             basic: Mutex::new(HashMap::new()),
             committed: AtomicU64::new(0),
             responses: ResponseCache::new(cache_bytes),
+        }
+    }
+
+    /// The type registry of registry version `version`, if it is the one cached.
+    pub fn cached_types(&self, version: u64) -> Option<Arc<TypeRegistry>> {
+        let cached = self.types.lock().ok()?;
+        match &*cached {
+            Some((v, reg)) if *v == version => Some(reg.clone()),
+            _ => None,
+        }
+    }
+
+    /// Remember `registry` as the committed type registry of registry version `version` (a newer
+    /// one replaces an older; an older one never replaces a newer).
+    pub fn cache_types(&self, version: u64, registry: Arc<TypeRegistry>) {
+        if let Ok(mut cached) = self.types.lock() {
+            if cached.as_ref().is_none_or(|(v, _)| *v <= version) {
+                *cached = Some((version, registry));
+            }
         }
     }
 

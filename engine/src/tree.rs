@@ -508,8 +508,8 @@ mod tests {
         engine
             .with_write(|ctx| {
                 let mut root = root(ctx)?;
-                let ty = ctx.core.types.require("Page")?;
-                let mut rec = new_record(ctx, ty, "p", "admin", Default::default());
+                let ty = ctx.types()?.require("Page")?;
+                let mut rec = new_record(ctx, &ty, "p", "admin", Default::default());
                 insert(ctx, &mut root, &mut rec)?;
                 // Read back from the request's memory, and equal to what the store holds.
                 assert_eq!(ctx.saved_record(&rec.uid), Some(&rec));

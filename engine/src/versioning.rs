@@ -130,7 +130,7 @@ impl Subscriber for VersioningSubscriber {
                 let Some(obj) = tree::load(ctx, uid)? else {
                     return Ok(());
                 };
-                if is_versioned(ctx.type_of(&obj)?) {
+                if is_versioned(ctx.type_of(&obj)?.as_ref()) {
                     let note = change_note
                         .clone()
                         .unwrap_or_else(|| "Initial version".into());
@@ -146,7 +146,7 @@ impl Subscriber for VersioningSubscriber {
                 let Some(obj) = tree::load(ctx, uid)? else {
                     return Ok(());
                 };
-                if is_versioned(ctx.type_of(&obj)?) {
+                if is_versioned(ctx.type_of(&obj)?.as_ref()) {
                     let changes = fields
                         .iter()
                         .filter_map(|f| obj.fields.get(f).map(|v| (f.clone(), v.clone())))

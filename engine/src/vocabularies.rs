@@ -129,8 +129,7 @@ pub fn readable(ctx: &Ctx<'_>, v: &Vocabulary, obj: &ContentRecord) -> Result<bo
 
 fn types(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     let mut out: Vec<Term> = ctx
-        .core
-        .types
+        .types()?
         .all()
         .map(|t| term(&t.name, &t.title))
         .collect();
@@ -145,8 +144,7 @@ fn allowed_types(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<Term>> {
         return Ok(Vec::new());
     }
     let mut out: Vec<Term> = ctx
-        .core
-        .types
+        .types()?
         .all()
         .filter(|t| here.allows(t))
         .map(|t| term(&t.name, &t.title))
@@ -156,31 +154,19 @@ fn allowed_types(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<Term>> {
 }
 
 /// The behaviors of the type registry, by name.
-fn behaviors(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
-    Ok(crate::inherit::behavior_names()
+fn behaviors(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::content_types::behavior_titles(ctx)?
         .into_iter()
-        .map(|b| term(b.clone(), b))
+        .map(|(name, title)| term(name, title))
         .collect())
 }
 
-/// The kinds of field a type's field may have.
+/// The kinds of field a type's field may have (the factories `@types` accepts).
 fn fields(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
-    Ok([
-        ("blocks", "Blocks"),
-        ("blocks_layout", "Blocks layout"),
-        ("bool", "Yes/No"),
-        ("datetime", "Date/Time"),
-        ("language", "Language"),
-        ("nullable_bool", "Yes/No/Unset"),
-        ("richtext", "Rich Text"),
-        ("string", "Text line (String)"),
-        ("strings", "List of text lines"),
-        ("text", "Text"),
-        ("uids", "Relation List"),
-    ]
-    .into_iter()
-    .map(|(t, l)| term(t, l))
-    .collect())
+    Ok(crate::content_types::field_factories()
+        .into_iter()
+        .map(|f| term(f, f))
+        .collect())
 }
 
 /// The site's actions (every category), by id: what content rules and forms may name.

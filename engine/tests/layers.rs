@@ -46,6 +46,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         "domain services",
         &[
             "auth",
+            "content_types",
+            "calendar",
             "workflow",
             "versioning",
             "locking",

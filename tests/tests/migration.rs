@@ -70,6 +70,11 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
         raw(&e, keys::SCHEMA),
         Some(keys::SCHEMA_VERSION.to_string())
     );
+    // the type registry is data now: every built-in type is stored
+    assert!(
+        raw(&e, &keys::content_type("Page")).is_some(),
+        "types were not written"
+    );
     assert!(keys_with_prefix(&e, b"q:").is_empty(), "q: keys remain");
     // The root allowed discussion in schema 1: the discussion control panel's switch is on.
     assert_eq!(

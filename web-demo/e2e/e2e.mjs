@@ -3,7 +3,8 @@
 // through the Service Worker, reload offline, show an API error; then every control of the editor
 // through the UI: navigation tree and breadcrumbs, workflow, history (change note, view, revert),
 // locking (Lock-Token, the 403 without it), aliases, copy/cut/paste, comments, and a multilingual
-// site (language switcher, translate, unlink, link). Saves screenshots in artifacts/.
+// site (language switcher, translate, unlink, link), and an Event added and edited through the forms
+// built from its schema (@types). Saves screenshots in artifacts/.
 // Needs web-demo/pkg (./scripts/web-demo.sh --build-only). Run: node web-demo/e2e/e2e.mjs
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
@@ -268,6 +269,28 @@ try {
 
   await page.screenshot({ path: shot, fullPage: true });
   step(`screenshot: ${shot}`);
+
+  step("types: add an Event from its schema (start and end required), edit it in the schema-built form");
+  await page.click(".tree .node[data-path='/']");
+  await page.waitForSelector("#editor h2:text-is('My offline site')");
+  await page.selectOption("#new-other", "Event");
+  await page.fill("#new-title", "Sprint");
+  await page.click("#create");
+  await page.waitForSelector("#error:not([hidden])");
+  const missing = await page.textContent("#error");
+  expect(/POST \/ failed \(400\).*'(start|end)'/.test(missing), `error banner: ${missing}`);
+  await page.fill("#f-start", "2026-03-01T09:00");
+  await page.fill("#f-end", "2026-03-01T17:00");
+  await page.click("#create");
+  await page.waitForSelector("#editor h2:text-is('Sprint')");
+  await page.fill("#f-location", "Berlin");
+  await page.fill("#f-contact_email", "ann@example.org");
+  await page.click("#save");
+  await page.waitForSelector("#saved:text-is('Saved.')");
+  expect((await page.inputValue("#f-location")) === "Berlin", "the location was not saved");
+  expect((await page.inputValue("#f-start")) === "2026-03-01T09:00", "the start did not read back");
+  expect(await page.isVisible("label[for='f-end'] .required"), "the end is not marked required");
+  await page.screenshot({ path: join(artifacts, "web-demo-event.png"), fullPage: true });
 
   step("multilingual: open a site with en and de, language roots in the tree and the switcher");
   await page.click("#site-switch");

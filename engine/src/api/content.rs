@@ -180,11 +180,11 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
         Some(_) => return Err(EngineError::bad_request("'@type' must be a string")),
         None => return Err(EngineError::bad_request("Property '@type' is required")),
     };
-    let ty =
-        ctx.core.types.get(&type_name).ok_or_else(|| {
-            EngineError::bad_request(format!("Unknown content type '{type_name}'"))
-        })?;
-    if !parent_type.allows(ty) {
+    let ty = ctx
+        .types()?
+        .get(&type_name)
+        .ok_or_else(|| EngineError::bad_request(format!("Unknown content type '{type_name}'")))?;
+    if !parent_type.allows(&ty) {
         return Err(EngineError::bad_request(format!(
             "Content type '{type_name}' may not be added inside a {}",
             parent_type.title
@@ -210,8 +210,8 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
     };
 
     let login = ctx.principal.login().unwrap_or("").to_string();
-    let mut rec = tree::new_record(ctx, ty, "", &login, Map::new());
-    let written = apply_fields(ctx, ty, &mut rec, body, true)?;
+    let mut rec = tree::new_record(ctx, &ty, "", &login, Map::new());
+    let written = apply_fields(ctx, &ty, &mut rec, body, true)?;
     let change_note = written.change_note;
     if !rec.fields.contains_key("creators") {
         rec.fields.insert("creators".into(), json!([login]));
@@ -312,18 +312,31 @@ fn apply_fields(
     }
     if creating {
         for def in ty.fields.iter().filter(|d| d.required) {
-            let present = rec
-                .fields
-                .get(&def.name)
-                .and_then(Value::as_str)
-                .is_some_and(|s| !s.trim().is_empty());
-            if !present {
-                return Err(EngineError::bad_request(format!(
-                    "Field '{}' is required",
-                    def.name
-                )));
+            let present = match rec.fields.get(&def.name) {
+                None | Some(Value::Null) => false,
+                Some(Value::String(s)) => !s.trim().is_empty(),
+                Some(_) => true,
+            };
+            if present {
+                continue;
+            }
+            match def.default.as_ref().filter(|d| !d.is_null()) {
+                // A required field with a default starts with it.
+                Some(d) => {
+                    rec.fields.insert(def.name.clone(), d.clone());
+                    written.push(def.name.clone());
+                }
+                None => {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' is required",
+                        def.name
+                    )))
+                }
             }
         }
+    }
+    if ty.has_behavior(crate::calendar::EVENT_BEHAVIOR) {
+        crate::calendar::check_dates(&rec.fields)?;
     }
     if let (Some(b), Some(l)) = (rec.fields.get("blocks"), rec.fields.get("blocks_layout")) {
         blocks::check_consistency(b, l)?;
@@ -396,7 +409,7 @@ pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Resu
         Some(v) => Some(sub_body::<SortRequest>(v, "sort")?),
     };
 
-    let written = apply_fields(ctx, ty, &mut obj, body, false)?;
+    let written = apply_fields(ctx, &ty, &mut obj, body, false)?;
     if !written.fields.is_empty() || written.change_note.is_some() {
         obj.modified = ctx.now();
         tree::save(

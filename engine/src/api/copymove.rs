@@ -125,7 +125,7 @@ fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -
         )));
     }
     let ot = ctx.type_of(obj)?;
-    if !dt.allows(ot) {
+    if !dt.allows(&ot) {
         return Err(EngineError::bad_request(format!(
             "A {} may not be placed inside a {}",
             ot.title, dt.title
@@ -239,7 +239,7 @@ fn copy_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Res
         } else {
             old.id.clone()
         };
-        let mut rec = tree::new_record(ctx, ty, &id, &login, old.fields.clone());
+        let mut rec = tree::new_record(ctx, &ty, &id, &login, old.fields.clone());
         tree::add(ctx, &mut parent, &mut rec, None)?;
         if i == 0 {
             top_path = rec.path.clone();

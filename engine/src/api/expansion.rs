@@ -31,14 +31,22 @@ pub fn components(
     let table = super::router::table();
     let url = ctx.url(&obj.path);
     let mut out = Map::new();
-    for c in &table.components {
+    let anonymous = ctx.principal.is_anonymous();
+    for c in table
+        .components
+        .iter()
+        .filter(|c| !(anonymous && c.members_only))
+    {
         let mut link = Map::new();
         link.insert("@id".into(), Value::String(format!("{url}/@{}", c.name)));
         out.insert(c.name.to_string(), Value::Object(link));
     }
     if let Some(route) = route {
         for name in requested(route) {
-            if let Some(expand) = table.component_named(&name).and_then(|c| c.expander) {
+            let component = table
+                .component_named(&name)
+                .filter(|c| !(anonymous && c.members_only));
+            if let Some(expand) = component.and_then(|c| c.expander) {
                 out.insert(name, expand(ctx, route, obj)?);
             }
         }

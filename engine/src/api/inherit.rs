@@ -57,15 +57,18 @@ struct Found {
 
 fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
     let q: InheritQuery = super::extract::query(route)?;
-    let names: Vec<String> = q
+    let mut names: Vec<String> = Vec::new();
+    for b in q
         .behaviors
         .as_deref()
         .unwrap_or("")
         .split(',')
         .map(str::trim)
-        .filter(|b| crate::inherit::is_behavior(b))
-        .map(str::to_string)
-        .collect();
+    {
+        if crate::inherit::is_behavior(ctx, b)? {
+            names.push(b.to_string());
+        }
+    }
     let mut out = Map::new();
     let mut id = format!("{}/@inherit", ctx.url(&obj.path));
     if let Some(b) = &q.behaviors {

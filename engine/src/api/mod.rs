@@ -9,11 +9,13 @@ pub mod addons;
 pub mod aliases;
 pub mod batching;
 pub mod breadcrumbs;
+pub mod calendar;
 pub mod comments;
 pub mod configuration;
 pub mod content;
 pub mod controlpanels;
 pub mod copymove;
+pub mod dexterity_types;
 pub mod etag;
 pub mod expansion;
 pub mod extract;
@@ -32,6 +34,7 @@ pub mod spec_components;
 pub mod system;
 pub mod testhooks;
 pub mod translations;
+pub mod types;
 pub mod upgrade;
 pub mod users;
 pub mod vocabularies;
@@ -74,10 +77,17 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("upgrade", upgrade::register),
     ("addons", addons::register),
     ("users", users::register),
+    ("types", types::register),
+    ("dexterity-types", dexterity_types::register),
+    ("calendar", calendar::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),
 ];
+
+/// Endpoints also reachable without the `@` as the path's last segment (`<path>/ics_view`), as
+/// Nick serves them; such a segment never names a content object.
+pub const VIEWS: &[&str] = &["ics_view"];
 
 /// A parsed request path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +131,16 @@ impl Route {
             } else {
                 object_path.push('/');
                 object_path.push_str(&seg);
+            }
+        }
+        // Views named without `@` (Nick's `<path>/ics_view`) as the last segment are that view.
+        if endpoint.is_none() {
+            for view in VIEWS {
+                if let Some(rest) = object_path.strip_suffix(&format!("/{view}")) {
+                    object_path = rest.to_string();
+                    endpoint = Some(view.to_string());
+                    break;
+                }
             }
         }
         Ok(Route {

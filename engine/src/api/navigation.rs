@@ -298,7 +298,7 @@ mod tests {
         engine
             .with_write(|ctx| {
                 let root = crate::tree::root(ctx)?;
-                let ty = ctx.core.types.require("Folder")?;
+                let ty = ctx.types()?.require("Folder")?;
                 let variants = [
                     json!({"title": "A \"q\" é", "description": "d"}),
                     json!({"title": "B", "creators": ["x", "y"], "subjects": ["s"],
@@ -309,7 +309,8 @@ mod tests {
                 let mut kids = Vec::new();
                 for (i, f) in variants.iter().enumerate() {
                     let fields = f.as_object().cloned().unwrap_or_default();
-                    let mut rec = crate::tree::new_record(ctx, ty, &format!("f{i}"), "bob", fields);
+                    let mut rec =
+                        crate::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
                     if i == 3 {
                         rec.review_state = None;
                     }

@@ -251,6 +251,8 @@ pub struct Component {
     pub name: &'static str,
     /// Builds its expanded form.
     pub expander: Option<Expander>,
+    /// Left out of `@components` (link and expansion) for anonymous callers.
+    pub members_only: bool,
 }
 
 /// What the families register.
@@ -272,7 +274,20 @@ impl Registry {
 
     /// Register a `@components` entry.
     pub fn component(&mut self, name: &'static str, expander: Option<Expander>) {
-        self.components.push(Component { name, expander });
+        self.components.push(Component {
+            name,
+            expander,
+            members_only: false,
+        });
+    }
+
+    /// Register a `@components` entry that anonymous callers do not get (as `types`).
+    pub fn member_component(&mut self, name: &'static str, expander: Expander) {
+        self.components.push(Component {
+            name,
+            expander: Some(expander),
+            members_only: true,
+        });
     }
 
     /// The routes that may answer `route` on this engine: same endpoint, fitting parameters, and

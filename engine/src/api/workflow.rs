@@ -164,13 +164,7 @@ fn date(name: &str, v: Option<&Value>) -> Result<Option<Value>> {
     let Some(v) = v else {
         return Ok(None);
     };
-    let def = FieldDef {
-        name: name.to_string(),
-        kind: FieldKind::Datetime,
-        required: false,
-        default: None,
-        transient: false,
-    };
+    let def = FieldDef::new(name, FieldKind::Datetime);
     def.validate(v).map(Some)
 }
 

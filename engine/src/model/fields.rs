@@ -2,7 +2,7 @@
 //! normalized for storage, and how it reads back.
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::{blocks, language};
@@ -10,7 +10,7 @@ use crate::clock::iso;
 use crate::error::{EngineError, Result};
 
 /// The kind of a field, which fixes its JSON shape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FieldKind {
     /// A one-line string.
@@ -35,27 +35,204 @@ pub enum FieldKind {
     BlocksLayout,
     /// Rich text `{data, content-type, encoding}`, or `null`.
     Richtext,
+    /// A whole number, or `null`.
+    Int,
+    /// A number, or `null`.
+    Float,
+    /// An e-mail address (one line, `local@domain`), or empty.
+    Email,
+    /// A URL (one line), or empty.
+    Url,
+    /// Any JSON value (a query, settings).
+    Json,
 }
 
-/// One field of a content type.
-#[derive(Debug, Clone, Deserialize)]
+/// The factories a client names when it adds a field (`POST @types/<Type>`), with the kind each
+/// makes. The first factory listed for a kind is the one reported for it.
+pub const FACTORIES: &[(&str, FieldKind)] = &[
+    ("Text line (String)", FieldKind::String),
+    ("Text", FieldKind::Text),
+    ("Yes/No", FieldKind::Bool),
+    ("Date/Time", FieldKind::Datetime),
+    ("Tuple", FieldKind::Strings),
+    ("List", FieldKind::Strings),
+    ("Relation List", FieldKind::Uids),
+    ("Rich Text", FieldKind::Richtext),
+    ("Integer", FieldKind::Int),
+    ("Floating-point number", FieldKind::Float),
+    ("Email", FieldKind::Email),
+    ("URL", FieldKind::Url),
+    ("JSONField", FieldKind::Json),
+];
+
+impl FieldKind {
+    /// The kind a factory name makes, if it is one of [`FACTORIES`].
+    pub fn from_factory(factory: &str) -> Option<FieldKind> {
+        FACTORIES
+            .iter()
+            .find(|(f, _)| *f == factory)
+            .map(|(_, k)| *k)
+    }
+
+    /// The factory name reported for this kind.
+    pub fn factory(self) -> &'static str {
+        match self {
+            FieldKind::Language => "Choice",
+            FieldKind::NullableBool => "Yes/No",
+            FieldKind::Blocks | FieldKind::BlocksLayout => "JSONField",
+            k => FACTORIES
+                .iter()
+                .find(|(_, fk)| *fk == k)
+                .map_or("JSONField", |(f, _)| f),
+        }
+    }
+
+    /// The JSON Schema `type` of values of this kind.
+    pub fn json_type(self) -> &'static str {
+        match self {
+            FieldKind::Bool | FieldKind::NullableBool => "boolean",
+            FieldKind::Strings | FieldKind::Uids => "array",
+            FieldKind::Int => "integer",
+            FieldKind::Float => "number",
+            FieldKind::Blocks | FieldKind::BlocksLayout | FieldKind::Json => "dict",
+            _ => "string",
+        }
+    }
+
+    /// The widget a form uses for this kind, when not the plain one of its `type`.
+    pub fn widget(self) -> Option<&'static str> {
+        match self {
+            FieldKind::Text => Some("textarea"),
+            FieldKind::Datetime => Some("datetime"),
+            FieldKind::Email => Some("email"),
+            FieldKind::Url => Some("url"),
+            FieldKind::Richtext => Some("richtext"),
+            FieldKind::Blocks | FieldKind::BlocksLayout | FieldKind::Json => Some("json"),
+            _ => None,
+        }
+    }
+
+    /// Whether values of this kind are strings with a length (`minLength`, `maxLength` apply).
+    pub fn has_length(self) -> bool {
+        matches!(
+            self,
+            FieldKind::String | FieldKind::Text | FieldKind::Email | FieldKind::Url
+        )
+    }
+}
+
+/// One field of a content type or behavior, as stored in the type registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FieldDef {
     /// Field name as it appears in JSON.
     pub name: String,
     /// Its kind.
     pub kind: FieldKind,
     /// Must be present (and non-empty) on creation.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub required: bool,
     /// The value reported when the object has none stored.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
     /// Accepted on write but not stored on the object (e.g. `changeNote`, kept in history).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub transient: bool,
+    /// Label in forms.
+    #[serde(default)]
+    pub title: String,
+    /// Help text in forms.
+    #[serde(default)]
+    pub description: String,
+    /// The factory reported for it, when not the default of its kind ([`FieldKind::factory`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factory: Option<String>,
+    /// The widget forms use, when not the default of its kind ([`FieldKind::widget`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widget: Option<String>,
+    /// The vocabulary (name under `@vocabularies`) its values come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vocabulary: Option<String>,
+    /// The fieldset (form tab) it shows in; `None` is `default`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fieldset: Option<String>,
+    /// Shortest accepted value (characters), for string kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u64>,
+    /// Longest accepted value (characters), for string kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u64>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl FieldDef {
+    /// A field of `kind` named `name`, with nothing else set.
+    pub fn new(name: &str, kind: FieldKind) -> Self {
+        FieldDef {
+            name: name.to_string(),
+            kind,
+            required: false,
+            default: None,
+            transient: false,
+            title: String::new(),
+            description: String::new(),
+            factory: None,
+            widget: None,
+            vocabulary: None,
+            fieldset: None,
+            min_length: None,
+            max_length: None,
+        }
+    }
+
+    /// The factory reported for this field.
+    pub fn factory_name(&self) -> &str {
+        self.factory.as_deref().unwrap_or(self.kind.factory())
+    }
+
+    /// The widget reported for this field, if any.
+    pub fn widget_name(&self) -> Option<&str> {
+        self.widget.as_deref().or(self.kind.widget())
+    }
+
+    /// The fieldset this field shows in.
+    pub fn fieldset_id(&self) -> &str {
+        self.fieldset.as_deref().unwrap_or("default")
+    }
+
+    /// Whether a stored value (or its absence, `None`) satisfies this definition: what a
+    /// schema change checks against existing content. `Err` names the field and the problem.
+    pub fn check_stored(&self, value: Option<&Value>) -> Result<()> {
+        if self.transient {
+            return Ok(());
+        }
+        match value {
+            None | Some(Value::Null) => {
+                if self.required && self.default.is_none() {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' is required, and stored content has no value for it",
+                        self.name
+                    )));
+                }
+                Ok(())
+            }
+            Some(v) => {
+                // Stored forms of rich text and language differ from what clients send.
+                if matches!(self.kind, FieldKind::Richtext | FieldKind::Language) {
+                    return Ok(());
+                }
+                self.validate(v).map(|_| ()).map_err(|e| {
+                    EngineError::bad_request(format!(
+                        "Stored content does not fit the new definition of field '{}': {}",
+                        self.name, e
+                    ))
+                })
+            }
+        }
+    }
+
     /// The value to report when nothing is stored.
     pub fn default_value(&self) -> Value {
         if let Some(v) = &self.default {
@@ -67,15 +244,33 @@ impl FieldDef {
             FieldKind::Strings | FieldKind::Uids => json!([]),
             FieldKind::Blocks => json!({}),
             FieldKind::BlocksLayout => json!({"items": []}),
+            FieldKind::Email | FieldKind::Url => json!(""),
             FieldKind::NullableBool
             | FieldKind::Datetime
             | FieldKind::Richtext
-            | FieldKind::Language => Value::Null,
+            | FieldKind::Language
+            | FieldKind::Int
+            | FieldKind::Float
+            | FieldKind::Json => Value::Null,
         }
+    }
+
+    /// `v` unless it is `null` for a required field.
+    fn present(&self, v: Value) -> Result<Value> {
+        if self.required && v.is_null() {
+            return Err(EngineError::bad_request(format!(
+                "Field '{}' is required and must not be empty",
+                self.name
+            )));
+        }
+        Ok(v)
     }
 
     /// Check a client-supplied value and return its stored form.
     pub fn validate(&self, value: &Value) -> Result<Value> {
+        if self.required && value.is_null() {
+            return self.present(Value::Null);
+        }
         let wrong = |expected: &str| {
             EngineError::bad_request(format!(
                 "Field '{}' must be {expected}, got {}",
@@ -84,9 +279,9 @@ impl FieldDef {
             ))
         };
         match self.kind {
-            FieldKind::String | FieldKind::Text => {
+            FieldKind::String | FieldKind::Text | FieldKind::Email | FieldKind::Url => {
                 let s = value.as_str().ok_or_else(|| wrong("a string"))?;
-                if self.kind == FieldKind::String && s.contains(['\n', '\r']) {
+                if self.kind != FieldKind::Text && s.contains(['\n', '\r']) {
                     return Err(EngineError::bad_request(format!(
                         "Field '{}' must be a single line",
                         self.name
@@ -98,8 +293,39 @@ impl FieldDef {
                         self.name
                     )));
                 }
+                let len = s.chars().count() as u64;
+                if self.min_length.is_some_and(|m| len < m && len > 0) {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' must be at least {} characters long",
+                        self.name,
+                        self.min_length.unwrap_or_default()
+                    )));
+                }
+                if self.max_length.is_some_and(|m| len > m) {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' must be at most {} characters long",
+                        self.name,
+                        self.max_length.unwrap_or_default()
+                    )));
+                }
+                if self.kind == FieldKind::Email && !s.is_empty() && !is_email(s) {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' must be an e-mail address, got '{s}'",
+                        self.name
+                    )));
+                }
                 Ok(value.clone())
             }
+            FieldKind::Int => match value {
+                Value::Null => Ok(Value::Null),
+                Value::Number(n) if n.is_i64() || n.is_u64() => Ok(value.clone()),
+                _ => Err(wrong("a whole number or null")),
+            },
+            FieldKind::Float => match value {
+                Value::Null | Value::Number(_) => Ok(value.clone()),
+                _ => Err(wrong("a number or null")),
+            },
+            FieldKind::Json => Ok(value.clone()),
             FieldKind::Bool => value
                 .as_bool()
                 .map(Value::Bool)
@@ -120,7 +346,8 @@ impl FieldDef {
                         ))
                     }),
                 _ => Err(wrong("an ISO 8601 timestamp string or null")),
-            },
+            }
+            .and_then(|v| self.present(v)),
             FieldKind::Strings | FieldKind::Uids => {
                 let arr = value
                     .as_array()
@@ -177,6 +404,21 @@ impl FieldDef {
     }
 }
 
+/// `local@domain.tld`-shaped, without spaces.
+fn is_email(s: &str) -> bool {
+    match s.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !domain.contains('@')
+                && !s.contains(char::is_whitespace)
+        }
+        None => false,
+    }
+}
+
 /// The JSON kind of a value, for error messages.
 pub fn json_kind(v: &Value) -> &'static str {
     match v {
@@ -215,13 +457,20 @@ mod tests {
     use super::*;
 
     fn def(kind: FieldKind) -> FieldDef {
-        FieldDef {
-            name: "f".into(),
-            kind,
-            required: false,
-            default: None,
-            transient: false,
-        }
+        FieldDef::new("f", kind)
+    }
+
+    #[test]
+    fn new_kinds_validate() {
+        assert!(def(FieldKind::Email).validate(&json!("a@b.org")).is_ok());
+        assert!(def(FieldKind::Email).validate(&json!("nope")).is_err());
+        assert!(def(FieldKind::Int).validate(&json!(3)).is_ok());
+        assert!(def(FieldKind::Int).validate(&json!(3.5)).is_err());
+        let mut short = def(FieldKind::String);
+        short.max_length = Some(3);
+        assert!(short.validate(&json!("abcd")).is_err());
+        assert_eq!(FieldKind::from_factory("Email"), Some(FieldKind::Email));
+        assert_eq!(FieldKind::Strings.factory(), "Tuple");
     }
 
     #[test]

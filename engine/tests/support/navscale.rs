@@ -247,8 +247,9 @@ pub fn navigation(
 }
 
 /// Reads a request makes besides the tree walk: the caller's user record, the site and language
-/// settings, the context and navigation root by path.
-pub const OVERHEAD: usize = 8;
+/// settings, the context and navigation root by path, and the type registry's version (which keys
+/// the cached registry).
+pub const OVERHEAD: usize = 9;
 
 pub fn check(shape: &Shape, engine: &Engine<Counting>, counts: &Counts, auth: bool) -> Measured {
     let m = navigation(engine, counts, auth, 3);

@@ -1,0 +1,333 @@
+//! `@controlpanels/dexterity-types`: the content types control panel. Lists the types with how
+//! many objects each has, adds a type (from a title), shows one type's settings (title,
+//! description, allowed types, one switch per behavior) and schema, changes them, and removes a
+//! type that has no content. The rules are in [`crate::content_types`]; the routes' fixed
+//! segment wins over the generic `@controlpanels/{name}`.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
+use super::types::{schema, TypeSchema};
+use crate::content_types;
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::http::Response;
+use crate::model::types::TypeData;
+use crate::model::{ContentRecord, ContentType};
+use crate::security::Permission;
+
+const PANEL: &str = "@controlpanels/dexterity-types";
+
+/// Register the panel's routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@controlpanels/dexterity-types", list)
+            .requires(Permission::ManagePortal)
+            .root_only()
+            .summary("Every content type, with how many objects of it exist")
+            .answers::<TypesPanel>(),
+    );
+    r.route(
+        RouteDef::post("@controlpanels/dexterity-types", add)
+            .requires(Permission::ManagePortal)
+            .root_only()
+            .status(201)
+            .summary("Add a content type (`title`, `description`, optional `id`)")
+            .body::<AddTypeRequest>()
+            .answers::<TypePanel>(),
+    );
+    r.route(
+        RouteDef::get("@controlpanels/dexterity-types/{type}", get)
+            .requires(Permission::ManagePortal)
+            .root_only()
+            .summary("One type's settings (behaviors as switches) and schema")
+            .answers::<TypePanel>(),
+    );
+    r.route(
+        RouteDef::patch("@controlpanels/dexterity-types/{type}", patch)
+            .requires(Permission::ManagePortal)
+            .root_only()
+            .status(204)
+            .summary(
+                "Change a type's title, description, allowed types, or behaviors (`<behavior>: \
+                 true|false`)",
+            )
+            .body::<BTreeMap<String, Value>>(),
+    );
+    r.route(
+        RouteDef::delete("@controlpanels/dexterity-types/{type}", delete)
+            .requires(Permission::ManagePortal)
+            .root_only()
+            .status(204)
+            .summary("Remove a type that has no content (400 otherwise)"),
+    );
+}
+
+/// The panel.
+#[derive(Serialize, JsonSchema)]
+pub struct TypesPanel {
+    /// Its URL.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// Its group.
+    pub group: &'static str,
+    /// The types.
+    pub items: Vec<TypeItem>,
+    /// Its title.
+    pub title: &'static str,
+}
+
+/// One type in the panel's list.
+#[derive(Serialize, JsonSchema)]
+pub struct TypeItem {
+    /// Its URL in the panel.
+    #[serde(rename = "@id")]
+    pub url: String,
+    /// Its name.
+    #[serde(rename = "@type")]
+    pub type_name: String,
+    /// How many objects of it exist.
+    pub count: u64,
+    /// What it is for.
+    pub description: String,
+    /// Its name.
+    pub id: String,
+    /// Always `Dexterity FTI`.
+    pub meta_type: &'static str,
+    /// Its title.
+    pub title: String,
+}
+
+/// One type's settings.
+#[derive(Serialize, JsonSchema)]
+pub struct TypePanel {
+    /// Its URL in the panel.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// Title, description, allowed types, and one `true`/`false` per behavior.
+    pub data: BTreeMap<String, Value>,
+    /// What it is for.
+    pub description: String,
+    /// The panel's group.
+    pub group: &'static str,
+    /// Always empty.
+    pub items: Vec<Value>,
+    /// The type's JSON Schema.
+    pub schema: TypeSchema,
+    /// Its title.
+    pub title: String,
+}
+
+/// POST: a new type.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddTypeRequest {
+    /// Its title (its name is made from it unless `id` is given).
+    pub title: String,
+    /// What it is for.
+    #[serde(default)]
+    pub description: String,
+    /// Its name.
+    #[serde(default)]
+    pub id: Option<String>,
+}
+
+fn panel_url(ctx: &Ctx<'_>) -> String {
+    ctx.url(&format!("/{PANEL}"))
+}
+
+/// GET `/@controlpanels/dexterity-types`.
+fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let counts = content_types::counts(ctx)?;
+    let base = panel_url(ctx);
+    let items = ctx
+        .types()?
+        .all()
+        .map(|t| TypeItem {
+            url: format!("{base}/{}", t.name),
+            type_name: t.name.clone(),
+            count: counts.get(&t.name).copied().unwrap_or(0),
+            description: t.data.description.clone(),
+            id: t.name.clone(),
+            meta_type: "Dexterity FTI",
+            title: t.title.clone(),
+        })
+        .collect();
+    Ok(Response::json(
+        200,
+        &TypesPanel {
+            id: base,
+            group: "Content",
+            items,
+            title: "Content Types",
+        },
+    ))
+}
+
+fn panel_of(ctx: &Ctx<'_>, ty: &ContentType) -> Result<TypePanel> {
+    let mut data = BTreeMap::new();
+    for b in ctx.types()?.behaviors() {
+        data.insert(b.name.clone(), Value::Bool(ty.has_behavior(&b.name)));
+    }
+    data.insert("title".into(), Value::String(ty.title.clone()));
+    data.insert(
+        "description".into(),
+        Value::String(ty.data.description.clone()),
+    );
+    data.insert(
+        "allowed_content_types".into(),
+        serde_json::to_value(ty.allowed_types.clone().unwrap_or_default())?,
+    );
+    data.insert(
+        "filter_content_types".into(),
+        Value::Bool(ty.allowed_types.is_some()),
+    );
+    data.insert("folderish".into(), Value::Bool(ty.folderish));
+    data.insert("global_allow".into(), Value::Bool(ty.global_allow));
+    Ok(TypePanel {
+        id: format!("{}/{}", panel_url(ctx), ty.name),
+        data,
+        description: ty.data.description.clone(),
+        group: "Content",
+        items: Vec::new(),
+        schema: schema(ctx, ty),
+        title: ty.title.clone(),
+    })
+}
+
+fn type_param(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<std::sync::Arc<ContentType>> {
+    content_types::require_type(
+        ctx,
+        call.param("type").unwrap_or_default(),
+        &call.route.url(&ctx.base_url),
+    )
+}
+
+/// POST `/@controlpanels/dexterity-types`: 201 with the new type's panel.
+fn add(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let body: AddTypeRequest = call.body()?;
+    if body.title.trim().is_empty() {
+        return Err(EngineError::bad_request(
+            "Property 'title' must not be empty",
+        ));
+    }
+    let name = body
+        .id
+        .unwrap_or_else(|| content_types::normalize(&body.title));
+    let ty = content_types::add_type(
+        ctx,
+        TypeData {
+            name,
+            title: body.title,
+            description: body.description,
+            folderish: false,
+            global_allow: true,
+            allowed_types: None,
+            layout: "document_view".into(),
+            layouts: vec!["document_view".into()],
+            workflow: Some("simple_publication_workflow".into()),
+            allow_discussion: false,
+            behaviors: vec!["plone.dublincore".into()],
+            fields: Vec::new(),
+            fieldsets: Vec::new(),
+        },
+    )?;
+    let panel = panel_of(ctx, &ty)?;
+    let location = panel.id.clone();
+    Ok(Response::json(201, &panel).with_header("Location", &location))
+}
+
+/// GET `/@controlpanels/dexterity-types/<type>`.
+fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let ty = type_param(ctx, call)?;
+    Ok(Response::json(200, &panel_of(ctx, &ty)?))
+}
+
+/// PATCH `/@controlpanels/dexterity-types/<type>`.
+fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let ty = type_param(ctx, call)?;
+    let body: BTreeMap<String, Value> = call.body()?;
+    let registry = ctx.types()?;
+    let mut data = ty.data.clone();
+    let text = |k: &str, v: &Value| -> Result<String> {
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| EngineError::bad_request(format!("Property '{k}' must be a string")))
+    };
+    let flag = |k: &str, v: &Value| -> Result<bool> {
+        v.as_bool()
+            .ok_or_else(|| EngineError::bad_request(format!("Property '{k}' must be a boolean")))
+    };
+    for (k, v) in &body {
+        match k.as_str() {
+            "title" => {
+                data.title = text(k, v)?;
+                if data.title.trim().is_empty() {
+                    return Err(EngineError::bad_request(
+                        "Property 'title' must not be empty",
+                    ));
+                }
+            }
+            "description" => data.description = text(k, v)?,
+            "global_allow" => data.global_allow = flag(k, v)?,
+            "folderish" => {
+                let folderish = flag(k, v)?;
+                if ty.name == "Site" && !folderish {
+                    return Err(EngineError::bad_request(
+                        "Property 'folderish': the site root stays folderish",
+                    ));
+                }
+                data.folderish = folderish;
+            }
+            "filter_content_types" => {
+                if flag(k, v)? {
+                    data.allowed_types.get_or_insert_with(Vec::new);
+                } else {
+                    data.allowed_types = None;
+                }
+            }
+            "allowed_content_types" => {
+                let list: Vec<String> = serde_json::from_value(v.clone()).map_err(|_| {
+                    EngineError::bad_request(
+                        "Property 'allowed_content_types' must be a list of type names",
+                    )
+                })?;
+                data.allowed_types = Some(list);
+            }
+            name if registry.behavior(name).is_some() => {
+                let on = flag(k, v)?;
+                let has = data.behaviors.iter().any(|b| b == name);
+                if on && !has {
+                    data.behaviors.push(name.to_string());
+                } else if !on && has {
+                    if name == "plone.dublincore" {
+                        return Err(EngineError::bad_request(
+                            "Property 'plone.dublincore': every type keeps its title",
+                        ));
+                    }
+                    data.behaviors.retain(|b| b != name);
+                }
+            }
+            _ => {
+                return Err(EngineError::bad_request(format!(
+                    "Unknown property '{k}': expected title, description, allowed_content_types, \
+                     filter_content_types, folderish, global_allow or a behavior name"
+                )))
+            }
+        }
+    }
+    content_types::save_type(ctx, data)?;
+    Ok(Response::empty(204))
+}
+
+/// DELETE `/@controlpanels/dexterity-types/<type>`.
+fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let ty = type_param(ctx, call)?;
+    content_types::remove_type(ctx, &ty.name)?;
+    Ok(Response::empty(204))
+}
