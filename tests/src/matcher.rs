@@ -13,6 +13,7 @@
 //! | `{{int}}` | any integer |
 //! | `{{bool}}` | `true` or `false` |
 //! | `{{any}}` | any value, including `null` |
+//! | `{{absent}}` | (as an object's value) the key must be missing, in subset mode too |
 //! | `{{contains:TEXT}}` | a string containing TEXT (`{base}` and `{{var:...}}` are not expanded in TEXT) |
 //! | `{{save:NAME}}` | anything; stores the value as variable NAME |
 //! | `{{var:NAME}}` | a value equal to the stored variable NAME |
@@ -235,6 +236,12 @@ impl<'a> Matcher<'a> {
                 };
                 for (k, ev) in exp {
                     let p = format!("{ptr}/{}", escape_pointer(k));
+                    if ev.as_str() == Some("{{absent}}") {
+                        if let Some(av) = act.get(k) {
+                            return Err(Self::fail(&p, "(no such key)".into(), av));
+                        }
+                        continue;
+                    }
                     match act.get(k) {
                         Some(av) => self.at(ev, av, p)?,
                         None => {
@@ -446,6 +453,8 @@ mod tests {
         assert!(check(json!("{{bool}}"), json!(0)).is_err());
         assert!(check(json!("{{any}}"), json!(null)).is_ok());
         assert!(check(json!("{{contains:title}}"), json!("Field 'title' bad")).is_ok());
+        assert!(check(json!({"a": "{{absent}}", "b": 1}), json!({"b": 1})).is_ok());
+        assert!(check(json!({"a": "{{absent}}", "b": 1}), json!({"a": 1, "b": 1})).is_err());
         assert!(check(json!("{{contains:title}}"), json!("Field 'x' bad")).is_err());
     }
 

@@ -99,6 +99,24 @@ step("the toolbar: Edit, Contents, Add and More", async (page) => {
   }
 });
 
+step("add a Page with a title, a description and text", async (page) => {
+  await page.goto(volto + "/news");
+  await settle(page);
+  await page.click("#toolbar-add");
+  await page.click("#toolbar-add-page");
+  await page.waitForURL(/\/news\/add\?type=Page$/);
+  await settle(page);
+  const title = page.locator(".block.title [contenteditable=true]").first();
+  await title.click();
+  await title.type("Ferry timetable");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("Boats leave every hour.");
+  await page.click("#toolbar-save");
+  await page.waitForURL(/\/news\/ferry-timetable$/, { timeout: 15000 });
+  await page.locator("h1.documentFirstHeading", { hasText: "Ferry timetable" }).waitFor({ timeout: 10000 });
+  await page.locator("p", { hasText: "Boats leave every hour." }).first().waitFor({ timeout: 10000 });
+});
+
 step("log out", async (page) => {
   await page.click("#toolbar-personal");
   await page.click("#toolbar-logout");
@@ -122,6 +140,15 @@ try {
   const page = await context.newPage();
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(e.message));
+  // Every API answer of 400 or more is printed (request body and answer), so a failing step shows
+  // what the server refused.
+  page.on("response", async (res) => {
+    if (res.status() < 400 || !res.url().includes("/++api++")) return;
+    const req = res.request();
+    const body = await res.text().catch(() => "");
+    console.log(`volto-e2e: api ${req.method()} ${res.url()} -> ${res.status()} ${body.slice(0, 300)}`);
+    if (req.postData()) console.log(`volto-e2e:   request body: ${req.postData().slice(0, 600)}`);
+  });
   for (const s of steps) {
     n += 1;
     const shot = join(artifacts, `${String(n).padStart(2, "0")}-${s.name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);

@@ -145,6 +145,9 @@ const READ_ONLY: &[&str] = &[
     "previous_item",
     "next_item",
     "owner",
+    // Volto's add and edit forms send their whole form state: the id of the block that had the
+    // focus. Plone ignores it; so do we.
+    "selected",
 ];
 
 fn listing<'q>(ctx: &Ctx<'_>, req: &'q Request, route: &'q Route) -> Result<ListingRequest<'q>> {
@@ -272,7 +275,9 @@ fn apply_fields(
     let mut written = Vec::new();
     let mut change_note = None;
     for (key, value) in body {
-        if READ_ONLY.contains(&key.as_str()) {
+        // Read-only properties, and `@`-prefixed metadata other than `@type` (Volto's forms send
+        // back `@static_behaviors`), are ignored as Plone ignores them.
+        if READ_ONLY.contains(&key.as_str()) || (key.starts_with('@') && key != "@type") {
             continue;
         }
         if key == "layout" {
