@@ -22,6 +22,10 @@
 //! | `s:` | `s:multilingual` | language settings and installed profiles (JSON, [`crate::multilingual::LanguageSettings`]) |
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
+//! | `G:` | `G:<group id>` | a group (JSON, [`crate::auth::groups::GroupRecord`]); the built-in groups read from their defaults until first changed |
+//! | `k:` | `k:<sha256 of the token, hex>` | a one-time password reset token (JSON: login, expiry) |
+//! | `s:` | `s:security` | security settings (JSON, [`crate::accounts::SecuritySettings`]: self-registration, password length, e-mail as login) |
+//! | `s:` | `s:usergroup` | user and group settings (JSON, [`crate::accounts::UserGroupSettings`]) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -75,6 +79,29 @@ pub fn user(login: &str) -> Vec<u8> {
 
 /// Prefix of every user key.
 pub const USER_PREFIX: &[u8] = b"u:";
+
+/// `G:<group id>`
+pub fn group(id: &str) -> Vec<u8> {
+    cat(b"G:", id.as_bytes())
+}
+
+/// Prefix of every group key.
+pub const GROUP_PREFIX: &[u8] = b"G:";
+
+/// `k:<digest>`: a password reset token, stored under the hex SHA-256 of the token (the token
+/// itself is only mailed).
+pub fn reset_token(digest_hex: &str) -> Vec<u8> {
+    cat(RESET_TOKEN_PREFIX, digest_hex.as_bytes())
+}
+
+/// Prefix of every password reset token key.
+pub const RESET_TOKEN_PREFIX: &[u8] = b"k:";
+
+/// Key holding the security settings.
+pub const SECURITY: &[u8] = b"s:security";
+
+/// Key holding the user and group settings.
+pub const USERGROUP: &[u8] = b"s:usergroup";
 
 /// `r:<jti>`
 pub fn revoked_token(jti: &str) -> Vec<u8> {

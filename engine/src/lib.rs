@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod accounts;
 pub mod aliases;
 pub mod api;
 pub mod auth;
@@ -37,6 +38,7 @@ pub mod permissions;
 pub mod registry;
 pub mod security;
 pub mod setup;
+pub mod sharing;
 pub mod site;
 pub mod state;
 pub mod store;

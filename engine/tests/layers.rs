@@ -34,7 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("content tree", &["tree"]),
     (
         "basic services",
-        &["permissions", "site", "auth::users", "counters"],
+        &["permissions", "site", "auth::users", "auth::groups", "counters"],
     ),
     (
         "domain services",
@@ -47,6 +47,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "aliases",
             "multilingual",
             "navigation",
+            "accounts",
+            "sharing",
         ],
     ),
     (

@@ -6,7 +6,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::events::Event;
 use crate::keys;
-use crate::security::User;
 
 /// A stored user.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -33,17 +32,6 @@ pub struct UserRecord {
     /// Global roles.
     #[serde(default)]
     pub roles: Vec<String>,
-}
-
-impl UserRecord {
-    /// The request-level view of this user.
-    pub fn to_user(&self) -> User {
-        User {
-            login: self.login.clone(),
-            fullname: self.fullname.clone(),
-            roles: self.roles.clone(),
-        }
-    }
 }
 
 /// The user `login`, if any.

@@ -1,0 +1,534 @@
+//! Managing users and groups: the rules every path that creates, changes or removes them follows
+//! (the api layer only translates requests into these calls).
+//!
+//! - Logins and group ids share one namespace (both can be granted local roles), so a login
+//!   cannot be taken by a group and the other way round.
+//! - Every password set (creation, self-registration, an edit, a reset with a token, a change of
+//!   one's own password) must have at least [`SecuritySettings::min_password_length`] characters.
+//! - Only grantable roles ([`Role::grantable`]) can be given to users and groups (unknown role
+//!   names do not even decode).
+//! - A group cannot contain itself, directly or through other groups.
+//! - Some user must remain a Manager (by its own roles or through a group): a change that would
+//!   leave none is refused, and changes nothing.
+//! - Password resets: a one-time token (valid [`RESET_TOKEN_TTL_SECS`]) is stored as its SHA-256
+//!   under `k:` and "mailed" ([`crate::state::Core::send_mail`]: logged until mail delivery
+//!   exists).
+//!
+//! The settings that govern this live in `s:security` ([`SecuritySettings`]) and `s:usergroup`
+//! ([`UserGroupSettings`]).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::auth::groups::{self, GroupRecord};
+use crate::auth::users::{self, UserRecord};
+use crate::auth::password;
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::events::Event;
+use crate::keys;
+use crate::security::{Role, AUTHENTICATED_USERS};
+use crate::state::Mail;
+
+/// The security settings (`s:security`; the `security` control panel).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SecuritySettings {
+    /// Anonymous visitors may create their own account (`POST /@users`, as a Member).
+    #[serde(default)]
+    pub enable_self_reg: bool,
+    /// Users choose their password when they register (otherwise they get a reset mail).
+    #[serde(default = "yes")]
+    pub enable_user_pwd_choice: bool,
+    /// New accounts use their e-mail address as their login.
+    #[serde(default)]
+    pub use_email_as_login: bool,
+    /// The shortest password accepted, on every path that sets one (1 to 128).
+    #[serde(default = "default_min_password_length")]
+    pub min_password_length: usize,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_min_password_length() -> usize {
+    8
+}
+
+impl Default for SecuritySettings {
+    fn default() -> Self {
+        SecuritySettings {
+            enable_self_reg: false,
+            enable_user_pwd_choice: true,
+            use_email_as_login: false,
+            min_password_length: default_min_password_length(),
+        }
+    }
+}
+
+/// The user and group settings (`s:usergroup`; the `usergroup` control panel): hints for user
+/// interfaces of large sites (search instead of listing everyone).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UserGroupSettings {
+    /// Many users: search them rather than list them all.
+    #[serde(default)]
+    pub many_users: bool,
+    /// Many groups: search them rather than list them all.
+    #[serde(default)]
+    pub many_groups: bool,
+}
+
+/// The security settings (defaults until first saved).
+pub fn security_settings(ctx: &Ctx<'_>) -> Result<SecuritySettings> {
+    Ok(ctx.get_json(keys::SECURITY)?.unwrap_or_default())
+}
+
+/// Store the security settings ([`Event::AccountSettingsChanged`]).
+pub fn save_security_settings(ctx: &mut Ctx<'_>, s: &SecuritySettings) -> Result<()> {
+    if !(1..=128).contains(&s.min_password_length) {
+        return Err(EngineError::bad_request(
+            "Invalid setting 'min_password_length': must be between 1 and 128",
+        ));
+    }
+    ctx.put_json(keys::SECURITY, s)?;
+    ctx.emit(Event::AccountSettingsChanged);
+    Ok(())
+}
+
+/// The user and group settings (defaults until first saved).
+pub fn usergroup_settings(ctx: &Ctx<'_>) -> Result<UserGroupSettings> {
+    Ok(ctx.get_json(keys::USERGROUP)?.unwrap_or_default())
+}
+
+/// Store the user and group settings ([`Event::AccountSettingsChanged`]).
+pub fn save_usergroup_settings(ctx: &mut Ctx<'_>, s: &UserGroupSettings) -> Result<()> {
+    ctx.put_json(keys::USERGROUP, s)?;
+    ctx.emit(Event::AccountSettingsChanged);
+    Ok(())
+}
+
+/// Refuse a password shorter than the site's minimum.
+pub fn check_password(ctx: &Ctx<'_>, pw: &str) -> Result<()> {
+    let min = security_settings(ctx)?.min_password_length;
+    if pw.chars().count() < min {
+        return Err(EngineError::bad_request(format!(
+            "The password must be at least {min} characters long"
+        )));
+    }
+    Ok(())
+}
+
+fn hash(ctx: &Ctx<'_>, pw: &str) -> Result<String> {
+    password::hash(
+        pw,
+        ctx.core.options.password_cost,
+        ctx.core.entropy.as_ref(),
+    )
+}
+
+/// Refuse an id for a new user or group: its characters, and whether a user or group has it.
+fn check_new_id(ctx: &Ctx<'_>, id: &str, what: &str, spaces: bool) -> Result<()> {
+    let ok_char = |c: char| {
+        c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@') || (spaces && c == ' ')
+    };
+    if id.is_empty() || id.len() > 100 || !id.chars().all(ok_char) || id.trim() != id {
+        return Err(EngineError::bad_request(format!(
+            "Invalid {what} '{id}': use letters, digits, '-', '_', '.', '@'{}",
+            if spaces { " and inner spaces" } else { "" }
+        )));
+    }
+    if users::get(ctx, id)?.is_some() || groups::get(ctx, id)?.is_some() {
+        return Err(EngineError::bad_request(format!(
+            "The {what} '{id}' is taken by another user or group"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuse roles that cannot be granted to users and groups.
+pub fn check_grantable(roles: &[Role]) -> Result<()> {
+    match roles.iter().find(|r| !r.grantable()) {
+        Some(r) => Err(EngineError::bad_request(format!(
+            "The role '{}' cannot be granted: it is implicit or local",
+            r.name()
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn dedup(roles: &[Role]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for r in roles {
+        if !out.iter().any(|x| x == r.name()) {
+            out.push(r.name().to_string());
+        }
+    }
+    out
+}
+
+/// A user to create.
+#[derive(Debug, Clone, Default)]
+pub struct NewUser {
+    /// Login (taken from the e-mail address when empty and the site uses e-mail logins).
+    pub login: String,
+    /// Password; `None` only when a reset mail is sent instead.
+    pub password: Option<String>,
+    /// Full name.
+    pub fullname: String,
+    /// E-mail address.
+    pub email: String,
+    /// Description.
+    pub description: String,
+    /// Home page.
+    pub home_page: String,
+    /// Location.
+    pub location: String,
+    /// Global roles (Member when empty).
+    pub roles: Vec<Role>,
+}
+
+/// Create a user ([`Event::UserAdded`]); with `send_reset`, also mail a password reset token
+/// (then the password may be left out).
+pub fn create_user(ctx: &mut Ctx<'_>, new: NewUser, send_reset: bool) -> Result<UserRecord> {
+    let settings = security_settings(ctx)?;
+    let login = if new.login.is_empty() && settings.use_email_as_login {
+        new.email.clone()
+    } else {
+        new.login.clone()
+    };
+    if login.is_empty() {
+        return Err(EngineError::bad_request("Property 'username' is required"));
+    }
+    check_new_id(ctx, &login, "username", false)?;
+    check_grantable(&new.roles)?;
+    let password_hash = match &new.password {
+        Some(pw) => {
+            check_password(ctx, pw)?;
+            hash(ctx, pw)?
+        }
+        None if send_reset => String::new(),
+        None => return Err(EngineError::bad_request("Property 'password' is required")),
+    };
+    let roles = if new.roles.is_empty() {
+        vec![Role::Member.name().to_string()]
+    } else {
+        dedup(&new.roles)
+    };
+    let user = UserRecord {
+        login,
+        fullname: new.fullname,
+        email: new.email,
+        description: new.description,
+        home_page: new.home_page,
+        location: new.location,
+        password_hash,
+        roles,
+    };
+    users::put(ctx, &user)?;
+    if send_reset {
+        request_reset(ctx, &user.login)?;
+    }
+    Ok(user)
+}
+
+/// Changes to a user's properties (`None`: unchanged).
+#[derive(Debug, Clone, Default)]
+pub struct UserChanges {
+    /// New password.
+    pub password: Option<String>,
+    /// Full name.
+    pub fullname: Option<String>,
+    /// E-mail address.
+    pub email: Option<String>,
+    /// Description.
+    pub description: Option<String>,
+    /// Home page.
+    pub home_page: Option<String>,
+    /// Location.
+    pub location: Option<String>,
+    /// Global roles (the whole new list).
+    pub roles: Option<Vec<Role>>,
+}
+
+/// Change a user ([`Event::UserModified`]); refused when no Manager would remain.
+pub fn update_user(ctx: &mut Ctx<'_>, login: &str, changes: UserChanges) -> Result<UserRecord> {
+    let mut user = users::get(ctx, login)?
+        .ok_or_else(|| EngineError::bad_request(format!("No user '{login}'")))?;
+    if let Some(roles) = &changes.roles {
+        check_grantable(roles)?;
+        user.roles = dedup(roles);
+    }
+    if let Some(pw) = &changes.password {
+        check_password(ctx, pw)?;
+        user.password_hash = hash(ctx, pw)?;
+    }
+    for (value, slot) in [
+        (changes.fullname, &mut user.fullname),
+        (changes.email, &mut user.email),
+        (changes.description, &mut user.description),
+        (changes.home_page, &mut user.home_page),
+        (changes.location, &mut user.location),
+    ] {
+        if let Some(v) = value {
+            *slot = v;
+        }
+    }
+    users::put(ctx, &user)?;
+    if changes.roles.is_some() {
+        ensure_a_manager_remains(ctx)?;
+    }
+    Ok(user)
+}
+
+/// Remove a user ([`Event::UserRemoved`]): out of every group, its reset tokens deleted;
+/// refused when it is the last Manager. (Local roles granted to it on content stay.)
+pub fn delete_user(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
+    users::remove(ctx, login)?;
+    drop_member_everywhere(ctx, login)?;
+    for (k, v) in ctx.scan_prefix(keys::RESET_TOKEN_PREFIX)? {
+        if serde_json::from_slice::<ResetToken>(&v).is_ok_and(|t| t.login == login) {
+            ctx.delete(&k)?;
+        }
+    }
+    ensure_a_manager_remains(ctx)
+}
+
+fn drop_member_everywhere(ctx: &mut Ctx<'_>, member: &str) -> Result<()> {
+    for mut g in groups::all(ctx)? {
+        if g.members.iter().any(|m| m == member) {
+            g.members.retain(|m| m != member);
+            groups::put(ctx, &g)?;
+        }
+    }
+    Ok(())
+}
+
+/// The logins of the users that hold Manager everywhere (by their own roles or a group's).
+pub fn managers(ctx: &Ctx<'_>) -> Result<Vec<String>> {
+    let all_groups = groups::all(ctx)?;
+    Ok(users::all(ctx)?
+        .iter()
+        .map(|u| groups::resolve_with(&all_groups, u))
+        .filter(|u| u.roles.iter().any(|r| r == Role::Manager.name()))
+        .map(|u| u.login)
+        .collect())
+}
+
+/// Refuse (400) a state in which no user is a Manager.
+pub fn ensure_a_manager_remains(ctx: &Ctx<'_>) -> Result<()> {
+    if managers(ctx)?.is_empty() {
+        return Err(EngineError::bad_request(
+            "This would remove the last Manager of the site: some user must remain a Manager",
+        ));
+    }
+    Ok(())
+}
+
+/// Changes to a group (`None`: unchanged).
+#[derive(Debug, Clone, Default)]
+pub struct GroupChanges {
+    /// Title.
+    pub title: Option<String>,
+    /// Description.
+    pub description: Option<String>,
+    /// E-mail address.
+    pub email: Option<String>,
+    /// Global roles (the whole new list).
+    pub roles: Option<Vec<Role>>,
+    /// Members to add (users or groups).
+    pub add: Vec<String>,
+    /// Members to remove.
+    pub remove: Vec<String>,
+}
+
+/// Create a group ([`Event::GroupAdded`]) with `changes` applied (its members are added).
+pub fn create_group(ctx: &mut Ctx<'_>, id: &str, changes: GroupChanges) -> Result<GroupRecord> {
+    check_new_id(ctx, id, "group name", true)?;
+    let group = GroupRecord {
+        id: id.to_string(),
+        title: String::new(),
+        description: String::new(),
+        email: String::new(),
+        roles: Vec::new(),
+        members: Vec::new(),
+    };
+    apply_group(ctx, group, changes)
+}
+
+/// Change a group ([`Event::GroupModified`]).
+pub fn update_group(ctx: &mut Ctx<'_>, id: &str, changes: GroupChanges) -> Result<GroupRecord> {
+    let group =
+        groups::get(ctx, id)?.ok_or_else(|| EngineError::bad_request(format!("No group '{id}'")))?;
+    apply_group(ctx, group, changes)
+}
+
+fn apply_group(
+    ctx: &mut Ctx<'_>,
+    mut group: GroupRecord,
+    changes: GroupChanges,
+) -> Result<GroupRecord> {
+    if let Some(roles) = &changes.roles {
+        check_grantable(roles)?;
+        let mut out: Vec<Role> = Vec::new();
+        for r in roles {
+            if !out.contains(r) {
+                out.push(*r);
+            }
+        }
+        group.roles = out;
+    }
+    for (value, slot) in [
+        (changes.title, &mut group.title),
+        (changes.description, &mut group.description),
+        (changes.email, &mut group.email),
+    ] {
+        if let Some(v) = value {
+            *slot = v;
+        }
+    }
+    if group.id == AUTHENTICATED_USERS && !(changes.add.is_empty() && changes.remove.is_empty()) {
+        return Err(EngineError::bad_request(
+            "The members of AuthenticatedUsers are every logged-in user; they cannot be changed",
+        ));
+    }
+    for m in &changes.add {
+        if m == AUTHENTICATED_USERS {
+            return Err(EngineError::bad_request(
+                "AuthenticatedUsers cannot be a member of a group",
+            ));
+        }
+        if users::get(ctx, m)?.is_none() && groups::get(ctx, m)?.is_none() {
+            return Err(EngineError::bad_request(format!(
+                "No user or group '{m}' to add to the group"
+            )));
+        }
+        if !group.members.contains(m) {
+            group.members.push(m.clone());
+        }
+    }
+    group.members.retain(|m| !changes.remove.contains(m));
+    let mut all = groups::all(ctx)?;
+    all.retain(|g| g.id != group.id);
+    all.push(group.clone());
+    if group.members.iter().any(|m| *m == group.id)
+        || groups::containing(&all, &group.id)
+            .iter()
+            .any(|g| g.id == group.id)
+    {
+        return Err(EngineError::bad_request(format!(
+            "The group '{}' would contain itself",
+            group.id
+        )));
+    }
+    groups::put(ctx, &group)?;
+    ensure_a_manager_remains(ctx)?;
+    Ok(group)
+}
+
+/// Remove a group ([`Event::GroupRemoved`]), taking it out of other groups; the built-in groups
+/// cannot be removed, nor the group that holds the last Manager.
+pub fn delete_group(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
+    if groups::is_builtin(id) {
+        return Err(EngineError::bad_request(format!(
+            "The group '{id}' is built in and cannot be removed"
+        )));
+    }
+    groups::remove(ctx, id)?;
+    drop_member_everywhere(ctx, id)?;
+    ensure_a_manager_remains(ctx)
+}
+
+/// How long a password reset token is valid.
+pub const RESET_TOKEN_TTL_SECS: i64 = 24 * 3600;
+
+/// A stored password reset token (`k:<sha256 of the token>`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ResetToken {
+    login: String,
+    expires: i64,
+}
+
+fn digest(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Start a password reset for `login` ([`Event::PasswordResetRequested`]): a one-time token is
+/// stored and mailed to the user's address (logged, until mail delivery exists).
+pub fn request_reset(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
+    let user = users::get(ctx, login)?
+        .ok_or_else(|| EngineError::bad_request(format!("No user '{login}'")))?;
+    let token = ctx.new_uid();
+    let record = ResetToken {
+        login: login.to_string(),
+        expires: ctx.now().timestamp() + RESET_TOKEN_TTL_SECS,
+    };
+    ctx.put_json(&keys::reset_token(&digest(&token)), &record)?;
+    ctx.emit(Event::PasswordResetRequested {
+        login: login.to_string(),
+    });
+    let to = if user.email.is_empty() {
+        user.login.clone()
+    } else {
+        user.email.clone()
+    };
+    ctx.core.send_mail(Mail {
+        to,
+        subject: "Password reset".into(),
+        body: format!(
+            "Set a new password for '{login}' with POST {}/@users/{login}/reset-password \
+             {{\"reset_token\": \"{token}\", \"new_password\": ...}} within 24 hours.",
+            ctx.base_url
+        ),
+    });
+    Ok(())
+}
+
+/// Set a new password for `login` with a reset token (which is used up).
+pub fn reset_with_token(ctx: &mut Ctx<'_>, login: &str, token: &str, new: &str) -> Result<()> {
+    let key = keys::reset_token(&digest(token));
+    let stored: Option<ResetToken> = ctx.get_json(&key)?;
+    match stored {
+        Some(t) if t.login == login && t.expires > ctx.now().timestamp() => {}
+        _ => {
+            return Err(EngineError::bad_request(
+                "Invalid 'reset_token': unknown, used, expired or not this user's",
+            ))
+        }
+    }
+    ctx.delete(&key)?;
+    update_user(
+        ctx,
+        login,
+        UserChanges {
+            password: Some(new.to_string()),
+            ..Default::default()
+        },
+    )?;
+    Ok(())
+}
+
+/// Change one's own password, given the current one.
+pub fn change_own_password(ctx: &mut Ctx<'_>, login: &str, old: &str, new: &str) -> Result<()> {
+    let user = users::get(ctx, login)?
+        .ok_or_else(|| EngineError::bad_request(format!("No user '{login}'")))?;
+    if !password::verify(old, &user.password_hash) {
+        return Err(EngineError::bad_request(
+            "Invalid 'old_password': it is not the current password",
+        ));
+    }
+    update_user(
+        ctx,
+        login,
+        UserChanges {
+            password: Some(new.to_string()),
+            ..Default::default()
+        },
+    )?;
+    Ok(())
+}
