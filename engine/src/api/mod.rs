@@ -15,15 +15,18 @@ pub mod copymove;
 pub mod etag;
 pub mod expansion;
 pub mod extract;
+pub mod groups;
 pub mod history;
 pub mod locking;
 pub mod login;
 pub mod navigation;
 pub mod navroot;
 pub mod openapi;
+pub mod principals;
 pub mod query;
 pub mod router;
 pub mod serialize;
+pub mod sharing;
 pub mod spec_components;
 pub mod testhooks;
 pub mod translations;
@@ -60,6 +63,9 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("controlpanels", controlpanels::register),
     ("addons", addons::register),
     ("users", users::register),
+    ("groups", groups::register),
+    ("principals", principals::register),
+    ("sharing", sharing::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),
