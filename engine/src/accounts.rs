@@ -485,6 +485,7 @@ pub fn request_reset(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
              {{\"reset_token\": \"{token}\", \"new_password\": ...}} within 24 hours.",
             ctx.base_url
         ),
+        token: Some(token),
     });
     Ok(())
 }
@@ -531,4 +532,79 @@ pub fn change_own_password(ctx: &mut Ctx<'_>, login: &str, old: &str, new: &str)
         },
     )?;
     Ok(())
+}
+
+/// One field of the user form, as the user schema data file (`engine/src/userschema.json`)
+/// declares it. Adding a field there adds it to `@userschema`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserField {
+    /// The property name.
+    pub name: String,
+    /// Its label.
+    pub title: String,
+    /// Help text.
+    #[serde(default)]
+    pub description: String,
+    /// JSON type (`string`, `boolean`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The reference's field factory name.
+    #[serde(default)]
+    pub factory: Option<String>,
+    /// The widget a form should use.
+    #[serde(default)]
+    pub widget: Option<String>,
+    /// The default value.
+    #[serde(default)]
+    pub default: Option<serde_json::Value>,
+    /// The forms it appears in: `profile`, `registration`.
+    pub forms: Vec<UserForm>,
+    /// Whether the form requires it.
+    #[serde(default)]
+    pub required: bool,
+}
+
+/// A form the user schema describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UserForm {
+    /// A user's own profile (and managers' edit form).
+    Profile,
+    /// Self-registration.
+    Registration,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UserSchemaData {
+    fields: Vec<UserField>,
+}
+
+/// The fields of `form`, in the data file's order.
+pub fn user_fields(form: UserForm) -> Result<Vec<UserField>> {
+    let data: UserSchemaData = serde_json::from_str(include_str!("userschema.json"))
+        .map_err(|e| EngineError::Internal(format!("userschema.json: {e}")))?;
+    Ok(data
+        .fields
+        .into_iter()
+        .filter(|f| f.forms.contains(&form))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_user_schema_data_reads() {
+        let profile = user_fields(UserForm::Profile).unwrap();
+        let names: Vec<&str> = profile.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["fullname", "email", "home_page", "description", "location"]
+        );
+        let registration = user_fields(UserForm::Registration).unwrap();
+        assert!(registration.iter().any(|f| f.name == "password" && f.required));
+    }
 }

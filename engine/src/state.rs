@@ -122,6 +122,9 @@ pub struct Mail {
     pub subject: String,
     /// The text.
     pub body: String,
+    /// The one-time token the mail carries, if any (what a test reads through `@test-mails`
+    /// instead of parsing the text).
+    pub token: Option<String>,
 }
 
 /// Most mails a test engine keeps (the oldest go first).

@@ -41,7 +41,11 @@ fn every_route_is_documented() {
             key.push_str(def.endpoint);
         }
         for p in def.params.iter().filter(|p| !p.optional) {
-            key.push_str(&format!("/{{{}}}", p.name));
+            if p.literal {
+                key.push_str(&format!("/{}", p.name));
+            } else {
+                key.push_str(&format!("/{{{}}}", p.name));
+            }
         }
         if key.is_empty() {
             key.push('/');

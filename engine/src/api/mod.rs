@@ -25,12 +25,14 @@ pub mod openapi;
 pub mod principals;
 pub mod query;
 pub mod router;
+pub mod securitypanels;
 pub mod serialize;
 pub mod sharing;
 pub mod spec_components;
 pub mod testhooks;
 pub mod translations;
 pub mod users;
+pub mod userschema;
 pub mod workflow;
 
 use crate::context::Ctx;
@@ -66,6 +68,8 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("groups", groups::register),
     ("principals", principals::register),
     ("sharing", sharing::register),
+    ("userschema", userschema::register),
+    ("securitypanels", securitypanels::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),

@@ -111,6 +111,9 @@ pub struct UserBody {
     /// Password (at least the site's minimum length, 8 unless changed).
     #[serde(default)]
     pub password: Option<String>,
+    /// The password again (the registration form's confirmation): must equal `password`.
+    #[serde(default)]
+    pub password_ctl: Option<String>,
     /// The current password, when changing one's own with `password`.
     #[serde(default)]
     pub old_password: Option<String>,
@@ -133,7 +136,7 @@ pub struct UserBody {
     #[serde(default)]
     pub roles: Option<RolesField>,
     /// POST: mail the new user a password reset token (then `password` may be left out).
-    #[serde(default, rename = "sendPasswordReset")]
+    #[serde(default, rename = "sendPasswordReset", alias = "mail_me")]
     pub send_password_reset: bool,
 }
 
@@ -301,6 +304,11 @@ fn role_list(field: Option<RolesField>, current: &[String]) -> Option<Vec<Role>>
 fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
     let manager = is_manager(ctx, &root)?;
     let body: UserBody = call.body()?;
+    if body.password_ctl.is_some() && body.password_ctl != body.password {
+        return Err(EngineError::bad_request(
+            "Invalid property 'password_ctl': the passwords differ",
+        ));
+    }
     if !manager {
         let settings = accounts::security_settings(ctx)?;
         if !settings.enable_self_reg || !ctx.principal.is_anonymous() {

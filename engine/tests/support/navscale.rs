@@ -117,6 +117,7 @@ pub fn record(
         child_count: 0,
         next_pos: 0,
         local_roles: Default::default(),
+        block_local_roles: false,
         fields: f,
         rev: 0,
     }
