@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::auth::groups::{self, GroupRecord};
-use crate::auth::users::{self, UserRecord};
 use crate::auth::password;
+use crate::auth::users::{self, UserRecord};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
@@ -360,8 +360,8 @@ pub fn create_group(ctx: &mut Ctx<'_>, id: &str, changes: GroupChanges) -> Resul
 
 /// Change a group ([`Event::GroupModified`]).
 pub fn update_group(ctx: &mut Ctx<'_>, id: &str, changes: GroupChanges) -> Result<GroupRecord> {
-    let group =
-        groups::get(ctx, id)?.ok_or_else(|| EngineError::bad_request(format!("No group '{id}'")))?;
+    let group = groups::get(ctx, id)?
+        .ok_or_else(|| EngineError::bad_request(format!("No group '{id}'")))?;
     apply_group(ctx, group, changes)
 }
 
@@ -413,7 +413,7 @@ fn apply_group(
     let mut all = groups::all(ctx)?;
     all.retain(|g| g.id != group.id);
     all.push(group.clone());
-    if group.members.iter().any(|m| *m == group.id)
+    if group.members.contains(&group.id)
         || groups::containing(&all, &group.id)
             .iter()
             .any(|g| g.id == group.id)
@@ -605,6 +605,8 @@ mod tests {
             ["fullname", "email", "home_page", "description", "location"]
         );
         let registration = user_fields(UserForm::Registration).unwrap();
-        assert!(registration.iter().any(|f| f.name == "password" && f.required));
+        assert!(registration
+            .iter()
+            .any(|f| f.name == "password" && f.required));
     }
 }

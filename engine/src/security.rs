@@ -513,8 +513,14 @@ mod tests {
             vec![p(&[("bob", "Reader")], false)],
             vec![p(&[("editors", "Editor")], false), p(&[], false)],
             vec![p(&[("editors", "Editor")], false), p(&[], true)],
-            vec![p(&[("editors", "Editor")], true), p(&[("bob", "Reader")], false)],
-            vec![p(&[("readers", "Reader")], false), p(&[("alice", "Editor")], true)],
+            vec![
+                p(&[("editors", "Editor")], true),
+                p(&[("bob", "Reader")], false),
+            ],
+            vec![
+                p(&[("readers", "Reader")], false),
+                p(&[("alice", "Editor")], true),
+            ],
         ]
     }
 

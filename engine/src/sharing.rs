@@ -76,7 +76,11 @@ pub fn search(ctx: &Ctx<'_>, text: &str) -> Result<(Vec<UserRecord>, Vec<GroupRe
 
 /// The sharing entries of `obj`: [`AUTHENTICATED_USERS`], every principal with local roles on
 /// it or acquired from above, and those matching `search`; groups first, each kind by id.
-pub fn entries(ctx: &Ctx<'_>, obj: &ContentRecord, search_text: Option<&str>) -> Result<Vec<Entry>> {
+pub fn entries(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    search_text: Option<&str>,
+) -> Result<Vec<Entry>> {
     let ancestors = tree::ancestors(ctx, obj)?;
     let all_groups = groups::all(ctx)?;
     let mut ids: BTreeSet<String> = BTreeSet::from([AUTHENTICATED_USERS.to_string()]);

@@ -194,7 +194,10 @@ impl Core {
 
     /// The mails kept by a test engine, oldest first (empty elsewhere).
     pub fn test_mails(&self) -> Vec<Mail> {
-        self.test_mails.lock().map(|m| m.clone()).unwrap_or_default()
+        self.test_mails
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
     }
 
     /// Make `generation`, just committed, the one cached answers are served for. The value only

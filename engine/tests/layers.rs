@@ -34,7 +34,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("content tree", &["tree"]),
     (
         "basic services",
-        &["permissions", "site", "auth::users", "auth::groups", "counters"],
+        &[
+            "permissions",
+            "site",
+            "auth::users",
+            "auth::groups",
+            "counters",
+        ],
     ),
     (
         "domain services",

@@ -48,7 +48,9 @@ pub fn register(r: &mut Registry) {
             .root_only()
             .requires(Permission::ManagePortal)
             .status(204)
-            .summary("Change a group: properties, roles, members added (`true`) or removed (`false`)")
+            .summary(
+                "Change a group: properties, roles, members added (`true`) or removed (`false`)",
+            )
             .body::<GroupBody>(),
     );
     r.route(

@@ -26,7 +26,9 @@ pub fn register(r: &mut Registry) {
         RouteDef::get("@principals", principals)
             .root_only()
             .checked_by_handler()
-            .summary("Users and groups whose id, name or e-mail contains `search` (logged-in users)")
+            .summary(
+                "Users and groups whose id, name or e-mail contains `search` (logged-in users)",
+            )
             .query::<PrincipalQuery>()
             .answers::<PrincipalsJson>(),
     );

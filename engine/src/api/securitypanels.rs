@@ -126,7 +126,14 @@ fn field(title: &str, description: &str, kind: &str) -> Property {
     Property {
         default: None,
         description: description.into(),
-        factory: Some(if kind == "boolean" { "Yes/No" } else { "Integer" }.into()),
+        factory: Some(
+            if kind == "boolean" {
+                "Yes/No"
+            } else {
+                "Integer"
+            }
+            .into(),
+        ),
         title: title.into(),
         kind: kind.into(),
         widget: None,
@@ -156,10 +163,38 @@ fn security_panel(ctx: &Ctx<'_>) -> Result<AccountPanel> {
         data: serde_json::to_value(accounts::security_settings(ctx)?)?,
         group: "Security",
         schema: schema(vec![
-            ("enable_self_reg", field("Enable self-registration", "Visitors may create their own account (as a Member).", "boolean")),
-            ("enable_user_pwd_choice", field("Let users select their own passwords", "Otherwise a registering user is mailed a link to set one.", "boolean")),
-            ("use_email_as_login", field("Use e-mail address as login name", "New accounts log in with their e-mail address.", "boolean")),
-            ("min_password_length", field("Minimum password length", "Applies wherever a password is set.", "integer")),
+            (
+                "enable_self_reg",
+                field(
+                    "Enable self-registration",
+                    "Visitors may create their own account (as a Member).",
+                    "boolean",
+                ),
+            ),
+            (
+                "enable_user_pwd_choice",
+                field(
+                    "Let users select their own passwords",
+                    "Otherwise a registering user is mailed a link to set one.",
+                    "boolean",
+                ),
+            ),
+            (
+                "use_email_as_login",
+                field(
+                    "Use e-mail address as login name",
+                    "New accounts log in with their e-mail address.",
+                    "boolean",
+                ),
+            ),
+            (
+                "min_password_length",
+                field(
+                    "Minimum password length",
+                    "Applies wherever a password is set.",
+                    "integer",
+                ),
+            ),
         ]),
         title: "Security",
     })
@@ -171,8 +206,22 @@ fn usergroup_panel(ctx: &Ctx<'_>) -> Result<AccountPanel> {
         data: serde_json::to_value(accounts::usergroup_settings(ctx)?)?,
         group: "Users and Groups",
         schema: schema(vec![
-            ("many_users", field("Many users?", "Search users instead of listing them all.", "boolean")),
-            ("many_groups", field("Many groups?", "Search groups instead of listing them all.", "boolean")),
+            (
+                "many_users",
+                field(
+                    "Many users?",
+                    "Search users instead of listing them all.",
+                    "boolean",
+                ),
+            ),
+            (
+                "many_groups",
+                field(
+                    "Many groups?",
+                    "Search groups instead of listing them all.",
+                    "boolean",
+                ),
+            ),
         ]),
         title: "User and Group Settings",
     })
@@ -192,7 +241,9 @@ fn patch_security(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Resul
         enable_user_pwd_choice: body
             .enable_user_pwd_choice
             .unwrap_or(current.enable_user_pwd_choice),
-        use_email_as_login: body.use_email_as_login.unwrap_or(current.use_email_as_login),
+        use_email_as_login: body
+            .use_email_as_login
+            .unwrap_or(current.use_email_as_login),
         min_password_length: body
             .min_password_length
             .unwrap_or(current.min_password_length),

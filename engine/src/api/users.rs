@@ -430,8 +430,7 @@ fn reset_password(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Resul
                         "Log in as the user to change its password with 'old_password'".into(),
                     ),
                     Principal::User(_) => EngineError::Forbidden(
-                        "Only the user itself can change its password with 'old_password'"
-                            .into(),
+                        "Only the user itself can change its password with 'old_password'".into(),
                     ),
                 });
             }

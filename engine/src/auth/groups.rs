@@ -210,7 +210,10 @@ mod tests {
         let u = resolve_with(&groups, &bob);
         assert_eq!(u.groups, vec![AUTHENTICATED_USERS, "a", "b"]);
         assert_eq!(u.roles, vec!["Member", "Reader", "Editor", "Reviewer"]);
-        let ids: Vec<&str> = containing(&groups, "a").iter().map(|g| g.id.as_str()).collect();
+        let ids: Vec<&str> = containing(&groups, "a")
+            .iter()
+            .map(|g| g.id.as_str())
+            .collect();
         assert_eq!(ids, vec!["b"]);
     }
 }
