@@ -17,8 +17,11 @@
 //! The settings that govern this live in `s:security` ([`SecuritySettings`]) and `s:usergroup`
 //! ([`UserGroupSettings`]).
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::auth::groups::{self, GroupRecord};
@@ -188,6 +191,8 @@ pub struct NewUser {
     pub location: String,
     /// Global roles (Member when empty).
     pub roles: Vec<Role>,
+    /// Values of the user schema's further fields ([`check_properties`]).
+    pub properties: BTreeMap<String, Value>,
 }
 
 /// Create a user ([`Event::UserAdded`]); with `send_reset`, also mail a password reset token
@@ -204,6 +209,7 @@ pub fn create_user(ctx: &mut Ctx<'_>, new: NewUser, send_reset: bool) -> Result<
     }
     check_new_id(ctx, &login, "username", false)?;
     check_grantable(&new.roles)?;
+    check_properties(ctx, &new.properties)?;
     let password_hash = match &new.password {
         Some(pw) => {
             check_password(ctx, pw)?;
@@ -226,6 +232,7 @@ pub fn create_user(ctx: &mut Ctx<'_>, new: NewUser, send_reset: bool) -> Result<
         location: new.location,
         password_hash,
         roles,
+        properties: new.properties,
     };
     users::put(ctx, &user)?;
     if send_reset {
@@ -251,6 +258,55 @@ pub struct UserChanges {
     pub location: Option<String>,
     /// Global roles (the whole new list).
     pub roles: Option<Vec<Role>>,
+    /// Values of the user schema's further fields to set ([`check_properties`]).
+    pub properties: BTreeMap<String, Value>,
+}
+
+/// The names of the user properties every user has (stored as [`UserRecord`]'s own fields),
+/// and of the registration form's fields that are not stored (`password_ctl`, `mail_me`).
+pub const BUILT_IN_USER_FIELDS: &[&str] = &[
+    "username",
+    "password",
+    "password_ctl",
+    "mail_me",
+    "fullname",
+    "email",
+    "description",
+    "home_page",
+    "location",
+];
+
+/// Whether `name` is a field the site added to the user schema: such values are stored in
+/// [`UserRecord::properties`].
+pub fn is_custom_user_field(ctx: &Ctx<'_>, name: &str) -> Result<bool> {
+    Ok(custom_user_fields(ctx)?.iter().any(|f| f.name == name))
+}
+
+/// Refuse values of the site's user fields that do not have the field's JSON type (null
+/// removes a value).
+pub fn check_properties(ctx: &Ctx<'_>, properties: &BTreeMap<String, Value>) -> Result<()> {
+    let all = custom_user_fields(ctx)?;
+    for (name, value) in properties {
+        let field = all
+            .iter()
+            .find(|f| f.name == *name)
+            .ok_or_else(|| EngineError::bad_request(format!("Unknown user property '{name}'")))?;
+        let ok = match field.kind.as_str() {
+            "string" => value.is_string(),
+            "boolean" => value.is_boolean(),
+            "integer" => value.is_i64() || value.is_u64(),
+            "number" => value.is_number(),
+            "array" => value.is_array(),
+            _ => true,
+        } || value.is_null();
+        if !ok {
+            return Err(EngineError::bad_request(format!(
+                "Invalid property '{name}': expected {}",
+                field.kind
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Change a user ([`Event::UserModified`]); refused when no Manager would remain.
@@ -264,6 +320,14 @@ pub fn update_user(ctx: &mut Ctx<'_>, login: &str, changes: UserChanges) -> Resu
     if let Some(pw) = &changes.password {
         check_password(ctx, pw)?;
         user.password_hash = hash(ctx, pw)?;
+    }
+    check_properties(ctx, &changes.properties)?;
+    for (name, value) in changes.properties {
+        if value.is_null() {
+            user.properties.remove(&name);
+        } else {
+            user.properties.insert(name, value);
+        }
     }
     for (value, slot) in [
         (changes.fullname, &mut user.fullname),
@@ -534,9 +598,10 @@ pub fn change_own_password(ctx: &mut Ctx<'_>, login: &str, old: &str, new: &str)
     Ok(())
 }
 
-/// One field of the user form, as the user schema data file (`engine/src/userschema.json`)
-/// declares it. Adding a field there adds it to `@userschema`.
-#[derive(Debug, Clone, Deserialize)]
+/// One field of the user forms: the built-in ones are declared by the data file
+/// `engine/src/userschema.json`; a site adds its own ([`save_custom_user_fields`], stored at
+/// `s:userschema`), whose values users then have as [`UserRecord::properties`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UserField {
     /// The property name.
@@ -550,13 +615,13 @@ pub struct UserField {
     #[serde(rename = "type")]
     pub kind: String,
     /// The reference's field factory name.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub factory: Option<String>,
     /// The widget a form should use.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub widget: Option<String>,
     /// The default value.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<serde_json::Value>,
     /// The forms it appears in: `profile`, `registration`.
     pub forms: Vec<UserForm>,
@@ -566,7 +631,7 @@ pub struct UserField {
 }
 
 /// A form the user schema describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum UserForm {
     /// A user's own profile (and managers' edit form).
@@ -581,12 +646,64 @@ struct UserSchemaData {
     fields: Vec<UserField>,
 }
 
-/// The fields of `form`, in the data file's order.
-pub fn user_fields(form: UserForm) -> Result<Vec<UserField>> {
+fn builtin_user_fields() -> Result<Vec<UserField>> {
     let data: UserSchemaData = serde_json::from_str(include_str!("userschema.json"))
         .map_err(|e| EngineError::Internal(format!("userschema.json: {e}")))?;
-    Ok(data
-        .fields
+    Ok(data.fields)
+}
+
+/// The fields the site added to the user forms (`s:userschema`; none until set).
+pub fn custom_user_fields(ctx: &Ctx<'_>) -> Result<Vec<UserField>> {
+    Ok(ctx.get_json(keys::USERSCHEMA)?.unwrap_or_default())
+}
+
+/// Replace the fields the site adds to the user forms ([`Event::AccountSettingsChanged`]).
+/// Refused: a built-in field's name, a name twice, a name that is not an identifier, an unknown
+/// type, a field in no form. Values users already have for fields taken away stay stored (and
+/// come back with the field).
+pub fn save_custom_user_fields(ctx: &mut Ctx<'_>, fields: &[UserField]) -> Result<()> {
+    let builtin = builtin_user_fields()?;
+    for (i, f) in fields.iter().enumerate() {
+        let bad = |why: &str| {
+            Err(EngineError::bad_request(format!(
+                "Invalid property 'fields[{i}]' ('{}'): {why}",
+                f.name
+            )))
+        };
+        if f.name.is_empty()
+            || !f
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            || f.name.starts_with(|c: char| c.is_ascii_digit())
+        {
+            return bad("a name is letters, digits and '_', not starting with a digit");
+        }
+        if builtin.iter().any(|b| b.name == f.name)
+            || BUILT_IN_USER_FIELDS.contains(&f.name.as_str())
+        {
+            return bad("a built-in field has this name");
+        }
+        if fields[..i].iter().any(|g| g.name == f.name) {
+            return bad("the name is given twice");
+        }
+        if !["string", "boolean", "integer", "number"].contains(&f.kind.as_str()) {
+            return bad("the type must be string, boolean, integer or number");
+        }
+        if f.forms.is_empty() {
+            return bad("it must appear in a form (profile, registration)");
+        }
+    }
+    ctx.put_json(keys::USERSCHEMA, &fields)?;
+    ctx.emit(Event::AccountSettingsChanged);
+    Ok(())
+}
+
+/// The fields of `form`: the built-in ones in the data file's order, then the site's own.
+pub fn user_fields(ctx: &Ctx<'_>, form: UserForm) -> Result<Vec<UserField>> {
+    let mut all = builtin_user_fields()?;
+    all.extend(custom_user_fields(ctx)?);
+    Ok(all
         .into_iter()
         .filter(|f| f.forms.contains(&form))
         .collect())

@@ -25,6 +25,7 @@
 //! | `G:` | `G:<group id>` | a group (JSON, [`crate::auth::groups::GroupRecord`]); the built-in groups read from their defaults until first changed |
 //! | `k:` | `k:<sha256 of the token, hex>` | a one-time password reset token (JSON: login, expiry) |
 //! | `s:` | `s:security` | security settings (JSON, [`crate::accounts::SecuritySettings`]: self-registration, password length, e-mail as login) |
+//! | `s:` | `s:userschema` | the fields the site adds to the user forms (JSON list, [`crate::accounts::UserField`]) |
 //! | `s:` | `s:usergroup` | user and group settings (JSON, [`crate::accounts::UserGroupSettings`]) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
@@ -99,6 +100,9 @@ pub const RESET_TOKEN_PREFIX: &[u8] = b"k:";
 
 /// Key holding the security settings.
 pub const SECURITY: &[u8] = b"s:security";
+
+/// Key holding the fields a site adds to the user forms.
+pub const USERSCHEMA: &[u8] = b"s:userschema";
 
 /// Key holding the user and group settings.
 pub const USERGROUP: &[u8] = b"s:usergroup";

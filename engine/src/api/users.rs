@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::extract::Call;
+use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
 use crate::accounts::{self, NewUser, UserChanges};
 use crate::auth::{groups, users, users::UserRecord};
@@ -166,6 +166,9 @@ pub struct UserJson {
     pub roles: Vec<String>,
     /// Its groups (AuthenticatedUsers first).
     pub groups: GroupList,
+    /// The values of the user schema's further fields (`engine/src/userschema.json`).
+    #[serde(flatten)]
+    pub properties: BTreeMap<String, serde_json::Value>,
 }
 
 /// The groups of a user.
@@ -226,6 +229,7 @@ pub fn user_json(ctx: &Ctx<'_>, all_groups: &[groups::GroupRecord], u: &UserReco
             items_total: items.len(),
             items,
         },
+        properties: u.properties.clone(),
     }
 }
 
@@ -283,6 +287,26 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respon
     }
 }
 
+/// The body of POST and PATCH: the declared properties, and the values of the user schema's
+/// further fields (any other property is refused, naming it).
+fn user_body(
+    ctx: &Ctx<'_>,
+    call: &Call<'_>,
+) -> Result<(UserBody, BTreeMap<String, serde_json::Value>)> {
+    let mut map = extract::json_object(call.req)?;
+    let mut custom = BTreeMap::new();
+    let names: Vec<String> = map.keys().cloned().collect();
+    for name in names {
+        if accounts::is_custom_user_field(ctx, &name)? {
+            if let Some(v) = map.remove(&name) {
+                custom.insert(name, v);
+            }
+        }
+    }
+    let body = extract::from_value(serde_json::Value::Object(map), "property")?;
+    Ok((body, custom))
+}
+
 fn role_list(field: Option<RolesField>, current: &[String]) -> Option<Vec<Role>> {
     match field? {
         RolesField::List(l) => Some(l),
@@ -303,7 +327,7 @@ fn role_list(field: Option<RolesField>, current: &[String]) -> Option<Vec<Role>>
 /// POST `/@users`: create a user (managers; anyone when self-registration is on); 201.
 fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
     let manager = is_manager(ctx, &root)?;
-    let body: UserBody = call.body()?;
+    let (body, properties) = user_body(ctx, call)?;
     if body.password_ctl.is_some() && body.password_ctl != body.password {
         return Err(EngineError::bad_request(
             "Invalid property 'password_ctl': the passwords differ",
@@ -335,6 +359,7 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respo
         home_page: body.home_page.unwrap_or_default(),
         location: body.location.unwrap_or_default(),
         roles: role_list(body.roles, &[]).unwrap_or_default(),
+        properties,
     };
     let user = accounts::create_user(ctx, new, body.send_password_reset)?;
     let url = ctx.url(&format!("/@users/{}", user.login));
@@ -350,7 +375,7 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Resp
     if !manager && !own {
         return Err(ctx.denied(Permission::ManagePortal));
     }
-    let body: UserBody = call.body()?;
+    let (body, properties) = user_body(ctx, call)?;
     let user = load(ctx, &login)?;
     if body.username.as_ref().is_some_and(|u| *u != login) {
         return Err(EngineError::bad_request("A username cannot be changed"));
@@ -380,6 +405,7 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Resp
         home_page: body.home_page,
         location: body.location,
         roles: role_list(body.roles, &user.roles),
+        properties,
     };
     accounts::update_user(ctx, &login, changes)?;
     Ok(Response::empty(204))

@@ -1,24 +1,30 @@
 //! `@userschema`: the JSON Schema of the user forms, built from the user schema data
-//! ([`crate::accounts::user_fields`]), in the shape the types' schemas have.
+//! ([`crate::accounts::user_fields`]: the built-in fields of `engine/src/userschema.json` and the
+//! site's own), in the shape the types' schemas have.
 //!
-//! | method | path | answer |
-//! |---|---|---|
-//! | GET | `/@userschema` | 200, `{type: "object", fieldsets, properties, required}`: the profile form |
-//! | GET | `/@userschema/registration` | 200, the same for the self-registration form |
+//! | method | path | body | answer |
+//! |---|---|---|---|
+//! | GET | `/@userschema` | | 200, `{type: "object", fieldsets, properties, required}`: the profile form |
+//! | GET | `/@userschema/registration` | | 200, the same for the self-registration form |
+//! | GET | `/@userschema/fields` | | 200, `{fields: [field]}`: the fields the site added (managers) |
+//! | PUT | `/@userschema/fields` | `{fields: [{name, title, description?, type, widget?, factory?, default?, forms: ["profile", "registration"], required?}]}` | 204 (managers) |
+//!
+//! Users' values of the site's fields are ordinary `@users` properties.
 
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::accounts::{self, UserForm};
+use crate::accounts::{self, UserField, UserForm};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::http::Response;
 use crate::model::ContentRecord;
+use crate::security::Permission;
 
 /// Register the user schema routes.
 pub fn register(r: &mut Registry) {
@@ -34,6 +40,42 @@ pub fn register(r: &mut Registry) {
             .summary("The schema of the self-registration form")
             .answers::<UserSchema>(),
     );
+    r.route(
+        RouteDef::get("@userschema/fields", get_fields)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .summary("The fields the site adds to the user forms")
+            .answers::<CustomFields>(),
+    );
+    r.route(
+        RouteDef::put("@userschema/fields", put_fields)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .status(204)
+            .summary("Replace the fields the site adds to the user forms")
+            .body::<CustomFields>(),
+    );
+}
+
+/// The fields a site adds to the user forms.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CustomFields {
+    /// In form order, after the built-in fields.
+    pub fields: Vec<UserField>,
+}
+
+/// GET `/@userschema/fields`.
+fn get_fields(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let fields = accounts::custom_user_fields(ctx)?;
+    Ok(Response::json(200, &CustomFields { fields }))
+}
+
+/// PUT `/@userschema/fields`: 204.
+fn put_fields(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let body: CustomFields = call.body()?;
+    accounts::save_custom_user_fields(ctx, &body.fields)?;
+    Ok(Response::empty(204))
 }
 
 /// A form's schema.
@@ -84,8 +126,8 @@ pub struct Property {
     pub widget: Option<String>,
 }
 
-fn schema(form: UserForm) -> Result<UserSchema> {
-    let fields = accounts::user_fields(form)?;
+fn schema(ctx: &Ctx<'_>, form: UserForm) -> Result<UserSchema> {
+    let fields = accounts::user_fields(ctx, form)?;
     Ok(UserSchema {
         fieldsets: vec![Fieldset {
             behavior: "plone",
@@ -119,11 +161,11 @@ fn schema(form: UserForm) -> Result<UserSchema> {
 }
 
 /// GET `/@userschema`.
-fn profile(_: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    Ok(Response::json(200, &schema(UserForm::Profile)?))
+fn profile(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    Ok(Response::json(200, &schema(ctx, UserForm::Profile)?))
 }
 
 /// GET `/@userschema/registration`.
-fn registration(_: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    Ok(Response::json(200, &schema(UserForm::Registration)?))
+fn registration(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    Ok(Response::json(200, &schema(ctx, UserForm::Registration)?))
 }

@@ -206,6 +206,7 @@ mod tests {
             location: String::new(),
             password_hash: String::new(),
             roles: vec!["Member".into()],
+            properties: Default::default(),
         };
         let u = resolve_with(&groups, &bob);
         assert_eq!(u.groups, vec![AUTHENTICATED_USERS, "a", "b"]);

@@ -32,6 +32,10 @@ pub struct UserRecord {
     /// Global roles.
     #[serde(default)]
     pub roles: Vec<String>,
+    /// Values of the user schema's further fields (those the data file adds to the built-in
+    /// ones, [`crate::accounts::user_fields`]), by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub properties: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// The user `login`, if any.
