@@ -26,7 +26,7 @@ use sha2::{Digest, Sha256};
 
 use crate::auth::groups::{self, GroupRecord};
 use crate::auth::password;
-use crate::auth::users::{self, UserRecord};
+use crate::auth::users::{self, Portrait, UserRecord};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
@@ -232,6 +232,7 @@ pub fn create_user(ctx: &mut Ctx<'_>, new: NewUser, send_reset: bool) -> Result<
         location: new.location,
         password_hash,
         roles,
+        portrait: None,
         properties: new.properties,
     };
     users::put(ctx, &user)?;
@@ -260,6 +261,38 @@ pub struct UserChanges {
     pub roles: Option<Vec<Role>>,
     /// Values of the user schema's further fields to set ([`check_properties`]).
     pub properties: BTreeMap<String, Value>,
+    /// A new portrait (`Some(None)` removes it; [`portrait`] checks an upload).
+    pub portrait: Option<Option<Portrait>>,
+}
+
+/// Largest portrait accepted (decoded bytes).
+pub const MAX_PORTRAIT_BYTES: usize = 1024 * 1024;
+
+/// A portrait from an upload: `data` in base64, of an image type (PNG, JPEG, GIF or WebP; not
+/// SVG, which can carry scripts), at most [`MAX_PORTRAIT_BYTES`].
+pub fn portrait(content_type: &str, filename: &str, data: &str) -> Result<Portrait> {
+    use base64::Engine as _;
+    const TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
+    let content_type = content_type.trim().to_ascii_lowercase();
+    if !TYPES.contains(&content_type.as_str()) {
+        return Err(EngineError::bad_request(format!(
+            "Invalid property 'portrait.content-type': '{content_type}' is not one of {}",
+            TYPES.join(", ")
+        )));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|e| EngineError::bad_request(format!("Invalid property 'portrait.data': {e}")))?;
+    if bytes.is_empty() || bytes.len() > MAX_PORTRAIT_BYTES {
+        return Err(EngineError::bad_request(format!(
+            "Invalid property 'portrait.data': from 1 byte to {MAX_PORTRAIT_BYTES} bytes"
+        )));
+    }
+    Ok(Portrait {
+        content_type,
+        filename: filename.to_string(),
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+    })
 }
 
 /// The names of the user properties every user has (stored as [`UserRecord`]'s own fields),
@@ -320,6 +353,9 @@ pub fn update_user(ctx: &mut Ctx<'_>, login: &str, changes: UserChanges) -> Resu
     if let Some(pw) = &changes.password {
         check_password(ctx, pw)?;
         user.password_hash = hash(ctx, pw)?;
+    }
+    if let Some(p) = changes.portrait {
+        user.portrait = p;
     }
     check_properties(ctx, &changes.properties)?;
     for (name, value) in changes.properties {

@@ -81,6 +81,7 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
             location: String::new(),
             password_hash: hash,
             roles: vec!["Manager".into()],
+            portrait: None,
             properties: Default::default(),
         },
     )?;

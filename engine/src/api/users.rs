@@ -66,6 +66,11 @@ pub fn register(r: &mut Registry) {
             .summary("Delete a user (not oneself, not the last Manager)"),
     );
     r.route(
+        RouteDef::get("@portrait/{id}", get_portrait)
+            .root_only()
+            .summary("A user's portrait image (anyone); 404 when it has none"),
+    );
+    r.route(
         RouteDef::post("@users/{id}/reset-password", reset_password)
             .root_only()
             .checked_by_handler()
@@ -135,9 +140,37 @@ pub struct UserBody {
     /// Global roles (managers only).
     #[serde(default)]
     pub roles: Option<RolesField>,
+    /// A portrait to upload (`{data, encoding: "base64", filename, content-type}`), or null to
+    /// remove it.
+    #[serde(default, deserialize_with = "some")]
+    pub portrait: Option<Option<PortraitUpload>>,
     /// POST: mail the new user a password reset token (then `password` may be left out).
     #[serde(default, rename = "sendPasswordReset", alias = "mail_me")]
     pub send_password_reset: bool,
+}
+
+/// A portrait upload.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PortraitUpload {
+    /// The image, base64.
+    pub data: String,
+    /// Only `base64`.
+    #[serde(default)]
+    pub encoding: Option<String>,
+    /// The file name.
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    #[serde(rename = "content-type")]
+    pub content_type: String,
+}
+
+/// Present (even as null) → `Some`.
+fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> std::result::Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 /// A user as served.
@@ -160,7 +193,7 @@ pub struct UserJson {
     pub home_page: String,
     /// Location.
     pub location: String,
-    /// Always null (portraits are not supported).
+    /// The portrait's URL (`/@portrait/<login>`), or null.
     pub portrait: Option<String>,
     /// The user's own global roles (not those of its groups).
     pub roles: Vec<String>,
@@ -222,7 +255,10 @@ pub fn user_json(ctx: &Ctx<'_>, all_groups: &[groups::GroupRecord], u: &UserReco
         description: u.description.clone(),
         home_page: u.home_page.clone(),
         location: u.location.clone(),
-        portrait: None,
+        portrait: u
+            .portrait
+            .as_ref()
+            .map(|_| ctx.url(&format!("/@portrait/{}", u.login))),
         roles: u.roles.clone(),
         groups: GroupList {
             id: url,
@@ -350,6 +386,11 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respo
             ));
         }
     }
+    if body.portrait.is_some() {
+        return Err(EngineError::bad_request(
+            "Invalid property 'portrait': upload it with PATCH once the user exists",
+        ));
+    }
     let new = NewUser {
         login: body.username.unwrap_or_default(),
         password: body.password,
@@ -406,6 +447,19 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Resp
         location: body.location,
         roles: role_list(body.roles, &user.roles),
         properties,
+        portrait: match body.portrait {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(up)) => {
+                if up.encoding.as_deref().is_some_and(|e| e != "base64") {
+                    return Err(EngineError::bad_request(
+                        "Invalid property 'portrait.encoding': only 'base64'",
+                    ));
+                }
+                let name = up.filename.unwrap_or_default();
+                Some(Some(accounts::portrait(&up.content_type, &name, &up.data)?))
+            }
+        },
     };
     accounts::update_user(ctx, &login, changes)?;
     Ok(Response::empty(204))
@@ -470,4 +524,22 @@ fn reset_password(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Resul
         }
     }
     Ok(Response::empty(200))
+}
+
+/// GET `/@portrait/<login>`: the image.
+fn get_portrait(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    use base64::Engine as _;
+    let login = call.param("id").unwrap_or_default();
+    let none = || EngineError::NotFound {
+        url: call.route.url(&ctx.base_url),
+        context: Some(ctx.url("")),
+    };
+    let user = users::get(ctx, login)?.ok_or_else(none)?;
+    let p = user.portrait.ok_or_else(none)?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&p.data)
+        .map_err(|e| EngineError::Internal(format!("stored portrait of {login}: {e}")))?;
+    let mut resp = Response::empty(200).with_header("Content-Type", &p.content_type);
+    resp.body = bytes;
+    Ok(resp)
 }

@@ -206,6 +206,7 @@ mod tests {
             location: String::new(),
             password_hash: String::new(),
             roles: vec!["Member".into()],
+            portrait: None,
             properties: Default::default(),
         };
         let u = resolve_with(&groups, &bob);
