@@ -10,7 +10,9 @@
 //! `direct` (holds Reader locally on `/shared`, two levels up: the path that existed before
 //! groups), `grouped` (a member of a group that holds Reader locally on `/shared`: the benchmark
 //! row of issue 14), and `grouped-many` (the same with 20 other groups on the site, 5 of which it
-//! belongs to). Prints the median of 5 runs of `requests` GETs each.
+//! belongs to). Prints the median of 5 runs of `requests` GETs each; with a caller (`admin`,
+//! `direct`, `grouped`, `grouped-many`) as second argument, runs only its GETs once inside
+//! `run_gets`, for instruction counts under callgrind.
 
 use std::time::Instant;
 
@@ -155,23 +157,35 @@ fn main() {
         token(&e, "grouped-many", "long-password"),
     ));
     // GROUPS-END
+    // With a caller's label prefix as the second argument: only its GETs, once, inside
+    // `run_gets` (for instruction counts: valgrind --tool=callgrind --toggle-collect='*run_gets*').
+    if let Some(only) = std::env::args().nth(2) {
+        let (label, tok) = callers
+            .iter()
+            .find(|(l, _)| l.starts_with(&only))
+            .expect("a known caller");
+        run_gets(&e, label, tok, n);
+        return;
+    }
     for (label, tok) in &callers {
         let mut runs = Vec::new();
         for _ in 0..5 {
-            let reqs: Vec<Request> = (0..n)
-                .map(|_| {
-                    Request::new(Method::Get, "/shared/sub/page", BASE)
-                        .header("Authorization", &format!("Bearer {tok}"))
-                })
-                .collect();
             let t = Instant::now();
-            for r in reqs {
-                let resp = e.handle(r);
-                assert_eq!(resp.status, 200, "{label}");
-            }
+            run_gets(&e, label, tok, n);
             runs.push(t.elapsed().as_secs_f64() * 1e6 / n as f64);
         }
         runs.sort_by(|a, b| a.total_cmp(b));
         println!("{label:40} {:8.2} µs per GET (median of 5 × {n})", runs[2]);
+    }
+}
+
+/// `n` GETs of the private page with `tok`, each answered 200.
+#[inline(never)]
+fn run_gets(e: &Engine<MemStore>, label: &str, tok: &str, n: usize) {
+    for _ in 0..n {
+        let r = Request::new(Method::Get, "/shared/sub/page", BASE)
+            .header("Authorization", &format!("Bearer {tok}"));
+        let resp = e.handle(r);
+        assert_eq!(resp.status, 200, "{label}");
     }
 }

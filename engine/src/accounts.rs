@@ -748,18 +748,101 @@ pub fn user_fields(ctx: &Ctx<'_>, form: UserForm) -> Result<Vec<UserField>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Engine, EngineOptions, MemStore, SiteSetup};
+
+    /// The reverse index of members answers what scanning every group answers, through
+    /// creations, nesting, removals of members, users and groups.
+    #[test]
+    fn the_member_index_agrees_with_the_groups() {
+        let engine = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+        engine.create_site(&SiteSetup::new("secret")).unwrap();
+        let check = |engine: &Engine<MemStore>| {
+            engine
+                .with_write(|ctx| {
+                    let all = groups::all(ctx)?;
+                    for u in users::all(ctx)? {
+                        assert_eq!(groups::resolve(ctx, &u)?, groups::resolve_with(&all, &u));
+                    }
+                    Ok(())
+                })
+                .unwrap()
+        };
+        let user = |login: &str| NewUser {
+            login: login.into(),
+            password: Some("long-enough".into()),
+            ..Default::default()
+        };
+        let add = |members: &[&str]| GroupChanges {
+            add: members.iter().map(|m| m.to_string()).collect(),
+            ..Default::default()
+        };
+        engine
+            .with_write(|ctx| {
+                for login in ["ann", "bob", "cy"] {
+                    create_user(ctx, user(login), false)?;
+                }
+                create_group(ctx, "a", add(&["ann"]))?;
+                create_group(ctx, "b", add(&["a", "bob"]))?;
+                create_group(ctx, "c", add(&["b"]))?;
+                update_group(ctx, "Reviewers", add(&["c", "cy"]))?;
+                Ok(())
+            })
+            .unwrap();
+        check(&engine);
+        engine
+            .with_write(|ctx| {
+                let ann = groups::resolve(ctx, &users::get(ctx, "ann")?.unwrap())?;
+                assert_eq!(
+                    ann.groups,
+                    [AUTHENTICATED_USERS, "Reviewers", "a", "b", "c"]
+                );
+                assert!(ann.roles.iter().any(|r| r == "Reviewer"));
+                update_group(
+                    ctx,
+                    "b",
+                    GroupChanges {
+                        remove: vec!["a".into()],
+                        ..Default::default()
+                    },
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        check(&engine);
+        engine
+            .with_write(|ctx| {
+                delete_group(ctx, "c")?;
+                delete_user(ctx, "bob")?;
+                Ok(())
+            })
+            .unwrap();
+        check(&engine);
+        engine
+            .with_write(|ctx| {
+                assert!(ctx.scan_prefix(b"M:")?.iter().all(|(k, _)| {
+                    let k = String::from_utf8_lossy(k);
+                    k != "M:bob" && k != "M:c"
+                }));
+                Ok(())
+            })
+            .unwrap();
+    }
 
     #[test]
     fn the_user_schema_data_reads() {
-        let profile = user_fields(UserForm::Profile).unwrap();
-        let names: Vec<&str> = profile.iter().map(|f| f.name.as_str()).collect();
+        let fields = builtin_user_fields().unwrap();
+        let profile: Vec<&str> = fields
+            .iter()
+            .filter(|f| f.forms.contains(&UserForm::Profile))
+            .map(|f| f.name.as_str())
+            .collect();
         assert_eq!(
-            names,
+            profile,
             ["fullname", "email", "home_page", "description", "location"]
         );
-        let registration = user_fields(UserForm::Registration).unwrap();
-        assert!(registration
+        assert!(fields
             .iter()
-            .any(|f| f.name == "password" && f.required));
+            .all(|f| BUILT_IN_USER_FIELDS.contains(&f.name.as_str())));
+        assert!(fields.iter().any(|f| f.name == "password" && f.required));
     }
 }

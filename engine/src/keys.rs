@@ -23,6 +23,7 @@
 //! | `t:` | `t:<group>:<language>` | uid of the member of a translation group in that language |
 //! | `g:` | `g:<uid>` | the translation group of an object |
 //! | `G:` | `G:<group id>` | a group (JSON, [`crate::auth::groups::GroupRecord`]); the built-in groups read from their defaults until first changed |
+//! | `M:` | `M:<member>` | the ids of the groups a user or group is a direct member of (JSON list): the reverse index of the groups' members, so resolving a caller's groups reads only its own |
 //! | `k:` | `k:<sha256 of the token, hex>` | a one-time password reset token (JSON: login, expiry) |
 //! | `s:` | `s:security` | security settings (JSON, [`crate::accounts::SecuritySettings`]: self-registration, password length, e-mail as login) |
 //! | `s:` | `s:userschema` | the fields the site adds to the user forms (JSON list, [`crate::accounts::UserField`]) |
@@ -88,6 +89,11 @@ pub fn group(id: &str) -> Vec<u8> {
 
 /// Prefix of every group key.
 pub const GROUP_PREFIX: &[u8] = b"G:";
+
+/// `M:<member>`: the groups a user or group is a direct member of.
+pub fn member_of(member: &str) -> Vec<u8> {
+    cat(b"M:", member.as_bytes())
+}
 
 /// `k:<digest>`: a password reset token, stored under the hex SHA-256 of the token (the token
 /// itself is only mailed).

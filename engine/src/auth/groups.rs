@@ -99,11 +99,47 @@ pub fn all(ctx: &Ctx<'_>) -> Result<Vec<GroupRecord>> {
     Ok(by_id.into_values().collect())
 }
 
-/// Create ([`Event::GroupAdded`]) or replace ([`Event::GroupModified`]) a group. The caller
-/// validates it ([`crate::accounts`]).
+/// The groups `member` (a login or a group id) is a direct member of (`M:<member>`).
+pub fn direct_groups(ctx: &Ctx<'_>, member: &str) -> Result<Vec<String>> {
+    Ok(ctx.get_json(&keys::member_of(member))?.unwrap_or_default())
+}
+
+/// Add (`true`) or remove `group` from the direct groups of `member` in the reverse index.
+fn index(ctx: &mut Ctx<'_>, member: &str, group: &str, add: bool) -> Result<()> {
+    let mut list = direct_groups(ctx, member)?;
+    let had = list.iter().any(|g| g == group);
+    if add && !had {
+        list.push(group.to_string());
+        list.sort();
+    } else if !add && had {
+        list.retain(|g| g != group);
+    } else {
+        return Ok(());
+    }
+    if list.is_empty() {
+        ctx.delete(&keys::member_of(member))
+    } else {
+        ctx.put_json(&keys::member_of(member), &list)
+    }
+}
+
+/// Create ([`Event::GroupAdded`]) or replace ([`Event::GroupModified`]) a group, keeping the
+/// reverse index of members (`M:`) in step. The caller validates it ([`crate::accounts`]).
 pub fn put(ctx: &mut Ctx<'_>, group: &GroupRecord) -> Result<()> {
     let key = keys::group(&group.id);
+    let before = get(ctx, &group.id)?;
     let existed = ctx.get(&key)?.is_some() || is_builtin(&group.id);
+    let old_members = before.map(|g| g.members).unwrap_or_default();
+    for m in &old_members {
+        if !group.members.contains(m) {
+            index(ctx, m, &group.id, false)?;
+        }
+    }
+    for m in &group.members {
+        if !old_members.contains(m) {
+            index(ctx, m, &group.id, true)?;
+        }
+    }
     ctx.put_json(&key, group)?;
     let id = group.id.clone();
     ctx.emit(if existed {
@@ -114,8 +150,14 @@ pub fn put(ctx: &mut Ctx<'_>, group: &GroupRecord) -> Result<()> {
     Ok(())
 }
 
-/// Remove a stored group ([`Event::GroupRemoved`]); the caller takes it out of other groups.
+/// Remove a stored group ([`Event::GroupRemoved`]) and its members' index entries; the caller
+/// takes it out of other groups.
 pub fn remove(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
+    if let Some(g) = get(ctx, id)? {
+        for m in &g.members {
+            index(ctx, m, id, false)?;
+        }
+    }
     ctx.delete(&keys::group(id))?;
     ctx.emit(Event::GroupRemoved { id: id.to_string() });
     Ok(())
@@ -148,9 +190,30 @@ pub fn containing<'g>(groups: &'g [GroupRecord], member: &str) -> Vec<&'g GroupR
 
 /// The request-level view of `user`: its own global roles plus those of its groups (and of
 /// [`AUTHENTICATED_USERS`]), and its groups, [`AUTHENTICATED_USERS`] first. Resolved once per
-/// request (and cached with verified credentials, see [`crate::state::Core`]).
+/// request (and cached with verified credentials, see [`crate::state::Core`]) through the
+/// reverse index (`M:`): it reads the user's own groups, not every group. The same answer as
+/// [`resolve_with`] given every group.
 pub fn resolve(ctx: &Ctx<'_>, user: &UserRecord) -> Result<User> {
-    let groups = all(ctx)?;
+    let mut found: Vec<String> = Vec::new();
+    let mut queue = direct_groups(ctx, &user.login)?;
+    while let Some(g) = queue.pop() {
+        if found.contains(&g) {
+            continue;
+        }
+        queue.extend(direct_groups(ctx, &g)?);
+        found.push(g);
+    }
+    found.sort();
+    let mut groups: Vec<GroupRecord> = Vec::with_capacity(found.len() + 1);
+    for id in found
+        .iter()
+        .map(String::as_str)
+        .chain([AUTHENTICATED_USERS])
+    {
+        if let Some(g) = get(ctx, id)? {
+            groups.push(g);
+        }
+    }
     Ok(resolve_with(&groups, user))
 }
 

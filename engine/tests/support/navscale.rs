@@ -247,9 +247,10 @@ pub fn navigation(
     }
 }
 
-/// Reads a request makes besides the tree walk: the caller's user record, the site and language
-/// settings, the context and navigation root by path.
-pub const OVERHEAD: usize = 8;
+/// Reads a request makes besides the tree walk: the caller's user record and its groups (its
+/// entry in the member index and the AuthenticatedUsers group: two reads for a user in no
+/// group), the site and language settings, the context and navigation root by path.
+pub const OVERHEAD: usize = 10;
 
 pub fn check(shape: &Shape, engine: &Engine<Counting>, counts: &Counts, auth: bool) -> Measured {
     let m = navigation(engine, counts, auth, 3);
