@@ -204,17 +204,35 @@ pub fn resolve(ctx: &Ctx<'_>, user: &UserRecord) -> Result<User> {
         found.push(g);
     }
     found.sort();
-    let mut groups: Vec<GroupRecord> = Vec::with_capacity(found.len() + 1);
-    for id in found
-        .iter()
-        .map(String::as_str)
-        .chain([AUTHENTICATED_USERS])
-    {
-        if let Some(g) = get(ctx, id)? {
-            groups.push(g);
+    let mut u = User::new(&user.login, &user.fullname, user.roles.clone());
+    for id in std::iter::once(AUTHENTICATED_USERS).chain(found.iter().map(String::as_str)) {
+        let Some(roles) = roles_of(ctx, id)? else {
+            continue;
+        };
+        if id != AUTHENTICATED_USERS {
+            u.groups.push(id.to_string());
+        }
+        for r in roles {
+            if !u.roles.iter().any(|x| x == r.name()) {
+                u.roles.push(r.name().to_string());
+            }
         }
     }
-    Ok(resolve_with(&groups, user))
+    Ok(u)
+}
+
+/// The roles of group `id` (`None`: no such group), decoding only them of its record (a large
+/// group's members are skipped, not built).
+fn roles_of(ctx: &Ctx<'_>, id: &str) -> Result<Option<Vec<Role>>> {
+    #[derive(Deserialize)]
+    struct Roles {
+        #[serde(default)]
+        roles: Vec<Role>,
+    }
+    match ctx.get(&keys::group(id))? {
+        Some(bytes) => Ok(Some(serde_json::from_slice::<Roles>(&bytes)?.roles)),
+        None => Ok(builtin(id).map(|g| g.roles)),
+    }
 }
 
 /// [`resolve`] given every group.
