@@ -614,15 +614,21 @@ pub fn reset_with_token(ctx: &mut Ctx<'_>, login: &str, token: &str, new: &str) 
     Ok(())
 }
 
+/// Refuse `old` unless it is `user`'s current password (changing one's own password).
+pub fn check_old_password(user: &UserRecord, old: &str) -> Result<()> {
+    if !password::verify(old, &user.password_hash) {
+        return Err(EngineError::bad_request(
+            "Invalid property 'old_password': it is not the current password",
+        ));
+    }
+    Ok(())
+}
+
 /// Change one's own password, given the current one.
 pub fn change_own_password(ctx: &mut Ctx<'_>, login: &str, old: &str, new: &str) -> Result<()> {
     let user = users::get(ctx, login)?
         .ok_or_else(|| EngineError::bad_request(format!("No user '{login}'")))?;
-    if !password::verify(old, &user.password_hash) {
-        return Err(EngineError::bad_request(
-            "Invalid 'old_password': it is not the current password",
-        ));
-    }
+    check_old_password(&user, old)?;
     update_user(
         ctx,
         login,

@@ -432,11 +432,7 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Resp
                 "Property 'old_password' is required to change one's own password",
             )
         })?;
-        if !crate::auth::password::verify(old, &user.password_hash) {
-            return Err(EngineError::bad_request(
-                "Invalid property 'old_password': it is not the current password",
-            ));
-        }
+        accounts::check_old_password(&user, old)?;
     }
     let changes = UserChanges {
         password: body.password,
