@@ -9,7 +9,8 @@
 //!   names do not even decode).
 //! - A group cannot contain itself, directly or through other groups.
 //! - Some user must remain a Manager (by its own roles or through a group): a change that would
-//!   leave none is refused, and changes nothing.
+//!   leave none is refused, and changes nothing. Only Managers make or unmake Managers, or
+//!   change a Manager's account (a Site Administrator manages the other users).
 //! - Password resets: a one-time token (valid [`RESET_TOKEN_TTL_SECS`]) is stored as its SHA-256
 //!   under `k:` and "mailed" ([`crate::state::Core::send_mail`]: logged until mail delivery
 //!   exists).
@@ -31,7 +32,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::keys;
-use crate::security::{Role, AUTHENTICATED_USERS};
+use crate::security::{Principal, Role, AUTHENTICATED_USERS};
 use crate::state::Mail;
 
 /// The security settings (`s:security`; the `security` control panel).
@@ -198,6 +199,7 @@ pub struct NewUser {
 /// Create a user ([`Event::UserAdded`]); with `send_reset`, also mail a password reset token
 /// (then the password may be left out).
 pub fn create_user(ctx: &mut Ctx<'_>, new: NewUser, send_reset: bool) -> Result<UserRecord> {
+    let before = managers(ctx)?;
     let settings = security_settings(ctx)?;
     let login = if new.login.is_empty() && settings.use_email_as_login {
         new.email.clone()
@@ -236,6 +238,7 @@ pub fn create_user(ctx: &mut Ctx<'_>, new: NewUser, send_reset: bool) -> Result<
         properties: new.properties,
     };
     users::put(ctx, &user)?;
+    check_managers(ctx, &before)?;
     if send_reset {
         request_reset(ctx, &user.login)?;
     }
@@ -344,6 +347,11 @@ pub fn check_properties(ctx: &Ctx<'_>, properties: &BTreeMap<String, Value>) -> 
 
 /// Change a user ([`Event::UserModified`]); refused when no Manager would remain.
 pub fn update_user(ctx: &mut Ctx<'_>, login: &str, changes: UserChanges) -> Result<UserRecord> {
+    let before = if changes.roles.is_some() {
+        managers(ctx)?
+    } else {
+        Vec::new()
+    };
     let mut user = users::get(ctx, login)?
         .ok_or_else(|| EngineError::bad_request(format!("No user '{login}'")))?;
     if let Some(roles) = &changes.roles {
@@ -378,7 +386,7 @@ pub fn update_user(ctx: &mut Ctx<'_>, login: &str, changes: UserChanges) -> Resu
     }
     users::put(ctx, &user)?;
     if changes.roles.is_some() {
-        ensure_a_manager_remains(ctx)?;
+        check_managers(ctx, &before)?;
     }
     Ok(user)
 }
@@ -386,6 +394,7 @@ pub fn update_user(ctx: &mut Ctx<'_>, login: &str, changes: UserChanges) -> Resu
 /// Remove a user ([`Event::UserRemoved`]): out of every group, its reset tokens deleted;
 /// refused when it is the last Manager. (Local roles granted to it on content stay.)
 pub fn delete_user(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
+    let before = managers(ctx)?;
     users::remove(ctx, login)?;
     drop_member_everywhere(ctx, login)?;
     for (k, v) in ctx.scan_prefix(keys::RESET_TOKEN_PREFIX)? {
@@ -393,7 +402,7 @@ pub fn delete_user(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
             ctx.delete(&k)?;
         }
     }
-    ensure_a_manager_remains(ctx)
+    check_managers(ctx, &before)
 }
 
 fn drop_member_everywhere(ctx: &mut Ctx<'_>, member: &str) -> Result<()> {
@@ -417,12 +426,36 @@ pub fn managers(ctx: &Ctx<'_>) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Refuse (400) a state in which no user is a Manager.
-pub fn ensure_a_manager_remains(ctx: &Ctx<'_>) -> Result<()> {
-    if managers(ctx)?.is_empty() {
+/// Whether the caller holds Manager everywhere (by its own roles or a group's).
+fn caller_is_manager(ctx: &Ctx<'_>) -> bool {
+    matches!(&ctx.principal, Principal::User(u) if u.roles.iter().any(|r| r == Role::Manager.name()))
+}
+
+/// After a change: refuse (400) a site left without a Manager, and (403) a change of who the
+/// Managers are by a caller who is not one (a Site Administrator may manage users, not make or
+/// unmake Managers). `before`: [`managers`] before the change.
+fn check_managers(ctx: &Ctx<'_>, before: &[String]) -> Result<()> {
+    let after = managers(ctx)?;
+    if after.is_empty() {
         return Err(EngineError::bad_request(
             "This would remove the last Manager of the site: some user must remain a Manager",
         ));
+    }
+    if after != before && !caller_is_manager(ctx) {
+        return Err(EngineError::Forbidden(
+            "Only Managers can make or unmake Managers".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuse (403) a caller who is not a Manager administering the account of one (its properties,
+/// password or removal): a Site Administrator cannot take over a Manager's account.
+pub fn check_may_administer(ctx: &Ctx<'_>, login: &str) -> Result<()> {
+    if !caller_is_manager(ctx) && managers(ctx)?.iter().any(|m| m == login) {
+        return Err(EngineError::Forbidden(format!(
+            "Only Managers can change the account of the Manager '{login}'"
+        )));
     }
     Ok(())
 }
@@ -470,6 +503,7 @@ fn apply_group(
     mut group: GroupRecord,
     changes: GroupChanges,
 ) -> Result<GroupRecord> {
+    let before = managers(ctx)?;
     if let Some(roles) = &changes.roles {
         check_grantable(roles)?;
         let mut out: Vec<Role> = Vec::new();
@@ -524,7 +558,7 @@ fn apply_group(
         )));
     }
     groups::put(ctx, &group)?;
-    ensure_a_manager_remains(ctx)?;
+    check_managers(ctx, &before)?;
     Ok(group)
 }
 
@@ -536,9 +570,10 @@ pub fn delete_group(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
             "The group '{id}' is built in and cannot be removed"
         )));
     }
+    let before = managers(ctx)?;
     groups::remove(ctx, id)?;
     drop_member_everywhere(ctx, id)?;
-    ensure_a_manager_remains(ctx)
+    check_managers(ctx, &before)
 }
 
 /// How long a password reset token is valid.

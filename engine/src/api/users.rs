@@ -426,6 +426,9 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Resp
             "Only managers can change roles".into(),
         ));
     }
+    if !own {
+        accounts::check_may_administer(ctx, &login)?;
+    }
     if body.password.is_some() && own {
         let old = body.old_password.as_deref().ok_or_else(|| {
             EngineError::bad_request(
@@ -472,6 +475,7 @@ fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respon
         }
     }
     load(ctx, &login)?;
+    accounts::check_may_administer(ctx, &login)?;
     accounts::delete_user(ctx, &login)?;
     Ok(Response::empty(204))
 }
