@@ -130,9 +130,9 @@ for f in sys.argv[1:]:
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     os.close(fd)" "$@"
 }
-token() { # token URL
+token() { # token URL [LOGIN PASSWORD] (admin by default)
     curl -sf -X POST "$1/@login" -H 'Content-Type: application/json' \
-        -d "{\"login\": \"admin\", \"password\": \"$PASSWORD\"}" |
+        -d "{\"login\": \"${2:-admin}\", \"password\": \"${3:-$PASSWORD}\"}" |
         python3 -c 'import sys, json; print(json.load(sys.stdin)["token"])'
 }
 api() { # api METHOD URL [BODY] (as admin, Bearer)
@@ -149,6 +149,7 @@ write_scripts() { # write_scripts SHAPE
     lua page_anon "wrk.path = \"$page\""
     lua page_bearer "wrk.path = \"$page\"; wrk.headers[\"Authorization\"] = \"Bearer $TOKEN\""
     lua page_basic "wrk.path = \"$page\"; wrk.headers[\"Authorization\"] = \"Basic $basic\""
+    lua page_group "wrk.path = \"/bench-shared/sub/page\"; wrk.headers[\"Authorization\"] = \"Bearer $MEMBER_TOKEN\""
     lua folder "wrk.path = \"$folder\""
     lua folder_all "wrk.path = \"$folder?b_size=100\""
     lua nav "wrk.path = \"/@navigation?expand.navigation.depth=3\""
@@ -210,6 +211,15 @@ setup() {
     for id in page wf locked; do
         api POST "$1/bench-edit" "{\"@type\": \"Page\", \"id\": \"$id\", \"title\": \"Bench $id\"}" || true
     done
+    # A private page readable only through a group's local role two levels up (issue 14).
+    api POST "$1/@users" '{"username": "bench-member", "password": "bench-member-password"}' || true
+    api POST "$1/@groups" '{"groupname": "bench-group", "users": ["bench-member"]}' || true
+    api POST "$1/" '{"@type": "Folder", "id": "bench-shared", "title": "Bench shared"}' || true
+    api POST "$1/bench-shared" '{"@type": "Folder", "id": "sub", "title": "Sub"}' || true
+    api POST "$1/bench-shared/sub" '{"@type": "Page", "id": "page", "title": "Private page"}' || true
+    api POST "$1/bench-shared/@sharing" \
+        '{"entries": [{"id": "bench-group", "type": "group", "roles": {"Reader": true}}]}' || true
+    MEMBER_TOKEN=$(token "$1" bench-member bench-member-password)
     write_scripts "$2"
 }
 
@@ -220,6 +230,7 @@ scenarios() {
     bench "$r" "${l}1 GET page, anonymous" 32 "$pid" "$url" page_anon
     bench "$r" "${l}1 GET page, Bearer" 32 "$pid" "$url" page_bearer
     bench "$r" "${l}1 GET page, Basic" 32 "$pid" "$url" page_basic
+    bench "$r" "${l}1 GET private page, Bearer, group's local role 2 up" 32 "$pid" "$url" page_group
     bench "$r" "${l}2 GET folder of 100 (batch 25)" 32 "$pid" "$url" folder
     bench "$r" "${l}2 GET folder of 100 (b_size=100)" 32 "$pid" "$url" folder_all
     bench "$r" "${l}3 POST create page (durable)" 1 "$pid" "$url" post
@@ -243,6 +254,7 @@ uncached() {
     bench "$r" "yardstick: fixed 2 KB JSON" 32 "$PID_yard" "$URL_yard" yard
     bench "$r" "${l}1 GET page, anonymous [no cache]" 32 "$pid" "$url" page_anon
     bench "$r" "${l}1 GET page, Bearer [no cache]" 32 "$pid" "$url" page_bearer
+    bench "$r" "${l}1 GET private page, Bearer, group's local role 2 up [no cache]" 32 "$pid" "$url" page_group
     bench "$r" "${l}2 GET folder of 100 (batch 25) [no cache]" 32 "$pid" "$url" folder
     bench "$r" "${l}5 @navigation depth 3 [no cache]" 32 "$pid" "$url" nav
     bench "$r" "${l}5 @breadcrumbs [no cache]" 32 "$pid" "$url" crumbs

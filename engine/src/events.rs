@@ -167,6 +167,39 @@ pub enum Event {
         /// The login.
         login: String,
     },
+    /// A user logged in (`@login`: a token was issued).
+    UserLoggedIn {
+        /// The login.
+        login: String,
+    },
+    /// A user logged out (`@logout`: the token was revoked).
+    UserLoggedOut {
+        /// The login.
+        login: String,
+    },
+    /// A group was created.
+    GroupAdded {
+        /// The group's id.
+        id: String,
+    },
+    /// A group's properties, roles or members changed.
+    GroupModified {
+        /// The group's id.
+        id: String,
+    },
+    /// A group was removed.
+    GroupRemoved {
+        /// The group's id.
+        id: String,
+    },
+    /// The security or user and group settings changed (`s:security`, `s:usergroup`).
+    /// (Other settings announce themselves with [`Event::SettingsChanged`].)
+    AccountSettingsChanged,
+    /// A password reset was requested: a one-time token was stored for the user (and mailed).
+    PasswordResetRequested {
+        /// The login.
+        login: String,
+    },
     /// An alias (a redirect from an old path) was added, by a move or rename or by hand.
     AliasAdded {
         /// The path that redirects.
@@ -250,6 +283,13 @@ impl Event {
             | Event::UserAdded { .. }
             | Event::UserModified { .. }
             | Event::UserRemoved { .. }
+            | Event::UserLoggedIn { .. }
+            | Event::UserLoggedOut { .. }
+            | Event::GroupAdded { .. }
+            | Event::GroupModified { .. }
+            | Event::GroupRemoved { .. }
+            | Event::AccountSettingsChanged
+            | Event::PasswordResetRequested { .. }
             | Event::AliasAdded { .. }
             | Event::AliasRemoved { .. }
             | Event::TokenRevoked { .. }

@@ -26,6 +26,12 @@
 //! | `s:` | `s:types` | version of the type registry: incremented by every write transaction that changes a `y:` key (decimal text; keys the cached registry, [`crate::context::Ctx::types`]) |
 //! | `y:` | `y:t:<type name>` | a content type of the type registry (JSON, [`crate::model::types::TypeData`]) |
 //! | `y:` | `y:b:<behavior name>` | a behavior of the type registry (JSON, [`crate::model::types::BehaviorData`]) |
+//! | `G:` | `G:<group id>` | a group (JSON, [`crate::auth::groups::GroupRecord`]); the built-in groups read from their defaults until first changed |
+//! | `M:` | `M:<member>` | the ids of the groups a user or group is a direct member of (JSON list): the reverse index of the groups' members, so resolving a caller's groups reads only its own |
+//! | `e:` | `e:<sha256 of the token, hex>` | a one-time password reset token (JSON: login, expiry) |
+//! | `s:` | `s:security` | security settings (JSON, [`crate::accounts::SecuritySettings`]: self-registration, password length, e-mail as login) |
+//! | `s:` | `s:userschema` | the fields the site adds to the user forms (JSON list, [`crate::accounts::UserField`]) |
+//! | `s:` | `s:usergroup` | user and group settings (JSON, [`crate::accounts::UserGroupSettings`]) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -79,6 +85,37 @@ pub fn user(login: &str) -> Vec<u8> {
 
 /// Prefix of every user key.
 pub const USER_PREFIX: &[u8] = b"u:";
+
+/// `G:<group id>`
+pub fn group(id: &str) -> Vec<u8> {
+    cat(b"G:", id.as_bytes())
+}
+
+/// Prefix of every group key.
+pub const GROUP_PREFIX: &[u8] = b"G:";
+
+/// `M:<member>`: the groups a user or group is a direct member of.
+pub fn member_of(member: &str) -> Vec<u8> {
+    cat(b"M:", member.as_bytes())
+}
+
+/// `e:<digest>`: a password reset token, stored under the hex SHA-256 of the token (the token
+/// itself is only mailed).
+pub fn reset_token(digest_hex: &str) -> Vec<u8> {
+    cat(RESET_TOKEN_PREFIX, digest_hex.as_bytes())
+}
+
+/// Prefix of every password reset token key.
+pub const RESET_TOKEN_PREFIX: &[u8] = b"e:";
+
+/// Key holding the security settings.
+pub const SECURITY: &[u8] = b"s:security";
+
+/// Key holding the fields a site adds to the user forms.
+pub const USERSCHEMA: &[u8] = b"s:userschema";
+
+/// Key holding the user and group settings.
+pub const USERGROUP: &[u8] = b"s:usergroup";
 
 /// `r:<jti>`
 pub fn revoked_token(jti: &str) -> Vec<u8> {

@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod accounts;
 pub mod actions;
 pub mod aliases;
 pub mod api;
@@ -43,6 +44,7 @@ pub mod permissions;
 pub mod registry;
 pub mod security;
 pub mod setup;
+pub mod sharing;
 pub mod site;
 pub mod state;
 pub mod statistics;

@@ -288,6 +288,7 @@ mod tests {
             child_count: 0,
             next_pos: 0,
             local_roles: Default::default(),
+            block_local_roles: false,
             fields: Map::new(),
             rev: 0,
         }

@@ -10,7 +10,7 @@ use crate::error::{EngineError, Result};
 use crate::model::ContentRecord;
 use std::collections::BTreeSet;
 
-use crate::security::{granting_roles, Permission, Principal};
+use crate::security::{allowed_tokens, granting_roles, Permission, Principal};
 use crate::tree;
 
 /// Permission checks for the caller of a request.
@@ -56,7 +56,7 @@ impl Access for Ctx<'_> {
         if self.principal.holds_any(allowed, obj, &[]) {
             return Ok(true);
         }
-        if self.principal.is_anonymous() {
+        if self.principal.is_anonymous() || obj.block_local_roles {
             return Ok(false);
         }
         let chain = match ancestors {
@@ -88,9 +88,10 @@ impl Access for Ctx<'_> {
 }
 
 /// The catalog's `allowedRolesAndUsers` for `obj`, given its ancestors (root first): the roles
-/// granted View on it, and `user:<login>` for every principal that holds one of those roles
-/// locally on `obj` or an ancestor. A caller may view `obj` exactly when one of its
-/// [`Principal::search_tokens`] is among them: the same answer as [`Access::permitted`] for
+/// granted View on it, and `user:<id>` for every user or group that holds one of those roles
+/// locally on `obj` or on an ancestor it inherits from (up to the nearest one that blocks
+/// inheritance; [`crate::security::allowed_tokens`]). A caller may view `obj` exactly when one of
+/// its [`Principal::search_tokens`] is among them: the same answer as [`Access::permitted`] for
 /// [`Permission::View`], decided inside the index.
 pub fn allowed_roles_and_users(
     ctx: &Ctx<'_>,
@@ -104,17 +105,5 @@ pub fn allowed_roles_and_users(
         ty.workflow.as_deref(),
         &ctx.core.workflows,
     );
-    let mut out = BTreeSet::new();
-    viewing.any(|role| {
-        out.insert(role.to_string());
-        false
-    });
-    for o in ancestors.iter().chain(std::iter::once(obj)) {
-        for (principal, roles) in &o.local_roles {
-            if roles.iter().any(|r| viewing.any(|v| v == r)) {
-                out.insert(format!("user:{principal}"));
-            }
-        }
-    }
-    Ok(out)
+    Ok(allowed_tokens(viewing, obj, ancestors))
 }

@@ -81,6 +81,8 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
             location: String::new(),
             password_hash: hash,
             roles: vec!["Manager".into()],
+            portrait: None,
+            properties: Default::default(),
         },
     )?;
 
@@ -105,6 +107,7 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
         child_count: 0,
         next_pos: 0,
         local_roles: [(setup.admin_login.clone(), vec!["Owner".to_string()])].into(),
+        block_local_roles: false,
         fields,
         rev: 0,
     };

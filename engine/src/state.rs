@@ -48,6 +48,9 @@ pub struct EngineOptions {
     pub error_log: Option<ErrorLog>,
     /// What stores the data, as `@system` names it (hosts set it: `SQLite 3.x`, `IndexedDB`).
     pub store_backend: String,
+    /// Where notices go that are not failures: the mails the engine would send (password reset
+    /// links) while there is no mail delivery (the outbox is a later issue). Hosts log them.
+    pub info_log: Option<ErrorLog>,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -68,6 +71,7 @@ impl EngineOptions {
             response_cache_bytes: 0,
             error_log: None,
             store_backend: "memory (MemStore)".into(),
+            info_log: None,
         }
     }
 
@@ -108,7 +112,27 @@ pub struct Core {
     committed: AtomicU64,
     /// Answers of repeated safe requests ([`crate::cache`]).
     pub responses: ResponseCache,
+    /// The mails logged so far, kept only by engines with a test clock (read by the test-only
+    /// `GET /@test-mails`); production engines only log them ([`EngineOptions::info_log`]).
+    test_mails: Mutex<Vec<Mail>>,
 }
+
+/// A mail the engine would send (see [`Core::send_mail`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Mail {
+    /// The recipient.
+    pub to: String,
+    /// The subject.
+    pub subject: String,
+    /// The text.
+    pub body: String,
+    /// The one-time token the mail carries, if any (what a test reads through `@test-mails`
+    /// instead of parsing the text).
+    pub token: Option<String>,
+}
+
+/// Most mails a test engine keeps (the oldest go first).
+const TEST_MAILS_MAX: usize = 32;
 
 /// Most verified Basic credentials remembered before the cache is cleared.
 const BASIC_CACHE_MAX: usize = 4096;
@@ -149,6 +173,7 @@ impl Core {
             basic: Mutex::new(HashMap::new()),
             committed: AtomicU64::new(0),
             responses: ResponseCache::new(cache_bytes),
+            test_mails: Mutex::new(Vec::new()),
         }
     }
 
@@ -169,6 +194,33 @@ impl Core {
                 *cached = Some((version, registry));
             }
         }
+    }
+
+    /// "Send" a mail: there is no mail delivery yet, so it goes to the host's log
+    /// ([`EngineOptions::info_log`]); engines with a test clock also keep it for `@test-mails`.
+    pub fn send_mail(&self, mail: Mail) {
+        if let Some(log) = &self.options.info_log {
+            log(&format!(
+                "mail to {}: {}\n{}",
+                mail.to, mail.subject, mail.body
+            ));
+        }
+        if self.options.test_clock.is_some() {
+            if let Ok(mut m) = self.test_mails.lock() {
+                if m.len() >= TEST_MAILS_MAX {
+                    m.remove(0);
+                }
+                m.push(mail);
+            }
+        }
+    }
+
+    /// The mails kept by a test engine, oldest first (empty elsewhere).
+    pub fn test_mails(&self) -> Vec<Mail> {
+        self.test_mails
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
     }
 
     /// Make `generation`, just committed, the one cached answers are served for. The value only

@@ -213,6 +213,7 @@ pub fn new_record(
         child_count: 0,
         next_pos: 0,
         local_roles: [(owner.to_string(), vec!["Owner".to_string()])].into(),
+        block_local_roles: false,
         fields,
         rev: 0,
     }

@@ -79,6 +79,7 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     ),
     voc("plone.app.vocabularies.AvailableEditors", View, editors),
     voc("plone.app.vocabularies.CommonTimezones", View, timezones),
+    voc("plone.app.vocabularies.Groups", Modify, groups),
     voc("plone.app.vocabularies.Permissions", View, permissions),
     voc("plone.app.vocabularies.PortalTypes", View, types),
     voc(
@@ -112,6 +113,7 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("timezones", View, timezones),
     voc("types", View, types),
     voc("users", Modify, users),
+    voc("groups", Modify, groups),
     voc("workflowStates", View, workflow_states),
     voc("workflowTransitions", View, workflow_transitions),
     voc("workflows", View, workflows),
@@ -263,6 +265,21 @@ fn users(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
                 u.fullname.clone()
             };
             term(u.login, title)
+        })
+        .collect())
+}
+
+/// Every group (the built-in ones too), by id, titled by its title.
+fn groups(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::auth::groups::all(ctx)?
+        .into_iter()
+        .map(|g| {
+            let title = if g.title.is_empty() {
+                g.id.clone()
+            } else {
+                g.title.clone()
+            };
+            term(g.id, title)
         })
         .collect())
 }

@@ -83,6 +83,8 @@ fn writes_tells_write_endpoints_from_reads() {
     assert!(e.writes(&r(Method::Post, "/")));
     assert!(e.writes(&r(Method::Patch, "/x/@lock")));
     assert!(!e.writes(&r(Method::Get, "/")));
-    assert!(!e.writes(&r(Method::Post, "/@login")));
+    // A login writes: it emits UserLoggedIn, which subscribers (content rules) handle.
+    assert!(e.writes(&r(Method::Post, "/@login")));
+    assert!(!e.writes(&r(Method::Post, "/@userschema")));
     assert!(!e.writes(&r(Method::Post, "/@nope")));
 }

@@ -38,6 +38,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "permissions",
             "site",
             "auth::users",
+            "auth::groups",
             "counters",
             "statistics",
         ],
@@ -60,6 +61,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "controlpanels",
             "vocabularies",
             "inherit",
+            "accounts",
+            "sharing",
         ],
     ),
     (

@@ -149,6 +149,10 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     options.error_log = Some(Arc::new(|detail: &str| {
         error!(detail, "a request failed inside the service");
     }));
+    // Mails (password reset links) are logged until mail delivery exists.
+    options.info_log = Some(Arc::new(|text: &str| {
+        info!(text, "mail not sent (no mail delivery configured)");
+    }));
     // Reads run on the async workers (one per core) unless --blocking-reads: keep a connection
     // for each, so a worker never waits for a pooled reader.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);

@@ -15,7 +15,6 @@ use crate::model::ContentRecord;
 pub fn register(r: &mut Registry) {
     r.route(
         RouteDef::post("@login", login)
-            .reads()
             .summary(
                 "Log in with `login` and `password`; answers a token for `Authorization: Bearer`",
             )
@@ -59,9 +58,8 @@ fn login(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
             "Login and password must be provided in the body as strings: {\"login\": ..., \"password\": ...}",
         ));
     };
-    let user = auth::check_password(ctx, &login, &password)?
+    let token = auth::log_in(ctx, &login, &password)?
         .ok_or_else(|| EngineError::Unauthorized("Wrong login and/or password.".into()))?;
-    let token = auth::issue_token(ctx, &user)?;
     Ok(Response::json(200, &TokenAnswer { token }))
 }
 
@@ -89,6 +87,6 @@ fn renew(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
 fn logout(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let token = bearer(call)?;
     let claims = auth::verify_token(ctx, &token)?;
-    auth::revoke(ctx, &claims)?;
+    auth::log_out(ctx, &claims)?;
     Ok(Response::empty(204))
 }

@@ -19,6 +19,7 @@ pub mod dexterity_types;
 pub mod etag;
 pub mod expansion;
 pub mod extract;
+pub mod groups;
 pub mod history;
 pub mod inherit;
 pub mod locking;
@@ -26,9 +27,12 @@ pub mod login;
 pub mod navigation;
 pub mod navroot;
 pub mod openapi;
+pub mod principals;
 pub mod query;
 pub mod router;
+pub mod securitypanels;
 pub mod serialize;
+pub mod sharing;
 pub mod site;
 pub mod spec_components;
 pub mod system;
@@ -37,6 +41,7 @@ pub mod translations;
 pub mod types;
 pub mod upgrade;
 pub mod users;
+pub mod userschema;
 pub mod vocabularies;
 pub mod workflow;
 
@@ -80,6 +85,11 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("types", types::register),
     ("dexterity-types", dexterity_types::register),
     ("calendar", calendar::register),
+    ("groups", groups::register),
+    ("principals", principals::register),
+    ("sharing", sharing::register),
+    ("userschema", userschema::register),
+    ("securitypanels", securitypanels::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),

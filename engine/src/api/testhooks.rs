@@ -1,6 +1,10 @@
-//! `POST /@test-clock {"advance": seconds}` or `{"set": timestamp}`: moves the fixed test clock so
-//! contract scenarios over HTTP can test expiry. Only routed when the engine was built with
-//! [`crate::EngineOptions::test_clock`] (deterministic test mode); production engines answer 404.
+//! Hooks for contract tests, routed only when the engine was built with
+//! [`crate::EngineOptions::test_clock`] (deterministic test mode); production engines answer 404:
+//!
+//! - `POST /@test-clock {"advance": seconds}` or `{"set": timestamp}` moves the fixed test clock
+//!   so contract scenarios over HTTP can test expiry;
+//! - `GET /@test-mails/<address>` answers the last mail the engine logged for that address
+//!   (password reset tokens; there is no mail delivery yet).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -13,7 +17,7 @@ use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::fields::parse_datetime;
 use crate::model::ContentRecord;
-use crate::state::Core;
+use crate::state::{Core, Mail};
 
 /// Register `@test-clock` (present only on engines with a test clock).
 pub fn register(r: &mut Registry) {
@@ -25,6 +29,26 @@ pub fn register(r: &mut Registry) {
             .body::<ClockRequest>()
             .answers::<ClockAnswer>(),
     );
+    r.route(
+        RouteDef::get("@test-mails/{to}", mails)
+            .only_if(has_test_clock)
+            .summary("Tests only: the last mail the engine logged (no mail delivery yet) for `to`")
+            .answers::<Mail>(),
+    );
+}
+
+/// The last mail logged for the address `to` (engines with a test clock keep them); 404 when
+/// none was.
+fn mails(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let to = call.param("to").unwrap_or_default();
+    let last = ctx.core.test_mails().into_iter().rev().find(|m| m.to == to);
+    match last {
+        Some(m) => Ok(Response::json(200, &m)),
+        None => Err(EngineError::NotFound {
+            url: call.route.url(&ctx.base_url),
+            context: Some(ctx.url("")),
+        }),
+    }
 }
 
 fn has_test_clock(core: &Core) -> bool {

@@ -1,18 +1,32 @@
-//! `@users`: user accounts. Managers list, create, edit and delete users; a user may read and edit
-//! their own account (but not their roles).
+//! `@users`: user accounts.
+//!
+//! | method | path | body | answer |
+//! |---|---|---|---|
+//! | GET | `/@users?query=&search=&groups_filter=` | | 200, `[user]` (managers) |
+//! | GET | `/@users/<id>` | | 200, `{@id, id, username, fullname, email, description, home_page, location, portrait, roles, groups: {@id, items: [{id, title}], items_total}}` (managers, the user) |
+//! | POST | `/@users` | `{username, password?, fullname?, email?, ..., roles?, sendPasswordReset?}` | 201, the user (managers; anonymous visitors when self-registration is on) |
+//! | PATCH | `/@users/<id>` | any of the properties; `roles` as a list or `{role: bool}`; `password` (with `old_password` for one's own) | 204 (managers; the user, except roles) |
+//! | DELETE | `/@users/<id>` | | 204 (managers; not oneself, not the last Manager) |
+//! | POST | `/@users/<id>/reset-password` | none (mail a reset token), `{reset_token, new_password}` or `{old_password, new_password}` | 200 |
+//!
+//! The rules (taken logins, password length, grantable roles, the last Manager) are
+//! [`crate::accounts`]'.
+
+use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::extract::Call;
+use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::auth::{password, users, users::UserRecord};
+use crate::accounts::{self, NewUser, UserChanges};
+use crate::auth::{groups, users, users::UserRecord};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::ContentRecord;
 use crate::permissions::Access;
-use crate::security::{Permission, Principal, ROLES};
+use crate::security::{Permission, Principal, Role, AUTHENTICATED_USERS};
 
 /// Register the user routes.
 pub fn register(r: &mut Registry) {
@@ -20,16 +34,19 @@ pub fn register(r: &mut Registry) {
         RouteDef::get("@users/{id?}", get)
             .root_only()
             .checked_by_handler()
-            .summary("The users (Manage portal; `query` filters), or one user (managers, the user)")
+            .summary(
+                "The users (Manage portal; `query`/`search` and `groups_filter` filter), or one \
+                 user (managers, the user)",
+            )
             .query::<UserQuery>()
             .answers::<UserJson>(),
     );
     r.route(
         RouteDef::post("@users", post)
             .root_only()
-            .requires(Permission::ManagePortal)
+            .checked_by_handler()
             .status(201)
-            .summary("Create a user")
+            .summary("Create a user (managers; anyone when self-registration is on)")
             .body::<UserBody>()
             .answers::<UserJson>(),
     );
@@ -46,7 +63,22 @@ pub fn register(r: &mut Registry) {
             .root_only()
             .requires(Permission::ManagePortal)
             .status(204)
-            .summary("Delete a user (not oneself)"),
+            .summary("Delete a user (not oneself, not the last Manager)"),
+    );
+    r.route(
+        RouteDef::get("@portrait/{id}", get_portrait)
+            .root_only()
+            .summary("A user's portrait image (anyone); 404 when it has none"),
+    );
+    r.route(
+        RouteDef::post("@users/{id}/reset-password", reset_password)
+            .root_only()
+            .checked_by_handler()
+            .summary(
+                "Without a body: mail a one-time reset token; with `{reset_token, new_password}` \
+                 or `{old_password, new_password}` (the user itself): set the password",
+            )
+            .body::<ResetBody>(),
     );
 }
 
@@ -56,6 +88,22 @@ pub struct UserQuery {
     /// Text the login, full name or e-mail contains.
     #[serde(default)]
     pub query: Option<String>,
+    /// The same as `query`.
+    #[serde(default)]
+    pub search: Option<String>,
+    /// Only members of one of these groups (also `groups-filter:list`).
+    #[serde(default, alias = "groups-filter")]
+    pub groups_filter: Vec<String>,
+}
+
+/// Roles as PATCH takes them: the whole list, or `{role: bool}` to grant and take away.
+#[derive(Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum RolesField {
+    /// The whole list.
+    List(Vec<Role>),
+    /// Grant (`true`) or take away (`false`) each.
+    Set(BTreeMap<Role, bool>),
 }
 
 /// A user's properties, as POST and PATCH take them.
@@ -65,9 +113,15 @@ pub struct UserBody {
     /// Login name (letters, digits, `-_.@`; cannot change).
     #[serde(default)]
     pub username: Option<String>,
-    /// Password (at least 8 characters).
+    /// Password (at least the site's minimum length, 8 unless changed).
     #[serde(default)]
     pub password: Option<String>,
+    /// The password again (the registration form's confirmation): must equal `password`.
+    #[serde(default)]
+    pub password_ctl: Option<String>,
+    /// The current password, when changing one's own with `password`.
+    #[serde(default)]
+    pub old_password: Option<String>,
     /// Full name.
     #[serde(default)]
     pub fullname: Option<String>,
@@ -85,7 +139,38 @@ pub struct UserBody {
     pub location: Option<String>,
     /// Global roles (managers only).
     #[serde(default)]
-    pub roles: Option<Vec<String>>,
+    pub roles: Option<RolesField>,
+    /// A portrait to upload (`{data, encoding: "base64", filename, content-type}`), or null to
+    /// remove it.
+    #[serde(default, deserialize_with = "some")]
+    pub portrait: Option<Option<PortraitUpload>>,
+    /// POST: mail the new user a password reset token (then `password` may be left out).
+    #[serde(default, rename = "sendPasswordReset", alias = "mail_me")]
+    pub send_password_reset: bool,
+}
+
+/// A portrait upload.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PortraitUpload {
+    /// The image, base64.
+    pub data: String,
+    /// Only `base64`.
+    #[serde(default)]
+    pub encoding: Option<String>,
+    /// The file name.
+    #[serde(default)]
+    pub filename: Option<String>,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    #[serde(rename = "content-type")]
+    pub content_type: String,
+}
+
+/// Present (even as null) → `Some`.
+fn some<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> std::result::Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 /// A user as served.
@@ -108,18 +193,21 @@ pub struct UserJson {
     pub home_page: String,
     /// Location.
     pub location: String,
-    /// Always null (no portraits yet).
+    /// The portrait's URL (`/@portrait/<login>`), or null.
     pub portrait: Option<String>,
-    /// Global roles.
+    /// The user's own global roles (not those of its groups).
     pub roles: Vec<String>,
-    /// Groups.
+    /// Its groups (AuthenticatedUsers first).
     pub groups: GroupList,
+    /// The values of the user schema's further fields (`engine/src/userschema.json`).
+    #[serde(flatten)]
+    pub properties: BTreeMap<String, serde_json::Value>,
 }
 
 /// The groups of a user.
 #[derive(Serialize, JsonSchema)]
 pub struct GroupList {
-    /// `/@users`.
+    /// `/@users/<login>`.
     #[serde(rename = "@id")]
     pub id: String,
     /// The groups.
@@ -132,22 +220,34 @@ pub struct GroupList {
 #[derive(Serialize, JsonSchema)]
 pub struct GroupRef {
     /// Its id.
-    pub id: &'static str,
+    pub id: String,
     /// Its title.
-    pub title: &'static str,
+    pub title: String,
 }
 
-/// Shortest password accepted.
-pub const MIN_PASSWORD_LEN: usize = 8;
-
-/// Roles that can be granted to a user (the rest are implicit or local).
-fn grantable(role: &str) -> bool {
-    ROLES.contains(&role) && !matches!(role, "Anonymous" | "Authenticated" | "Owner")
-}
-
-fn user_json(ctx: &Ctx<'_>, u: &UserRecord) -> UserJson {
+/// The JSON of `u`, given every group.
+pub fn user_json(ctx: &Ctx<'_>, all_groups: &[groups::GroupRecord], u: &UserRecord) -> UserJson {
+    let url = ctx.url(&format!("/@users/{}", u.login));
+    let resolved = groups::resolve_with(all_groups, u);
+    let items: Vec<GroupRef> = resolved
+        .groups
+        .iter()
+        .map(|id| GroupRef {
+            id: id.clone(),
+            title: if id == AUTHENTICATED_USERS {
+                id.clone()
+            } else {
+                all_groups
+                    .iter()
+                    .find(|g| g.id == *id)
+                    .map(|g| g.title.clone())
+                    .filter(|t| !t.is_empty())
+                    .unwrap_or_else(|| id.clone())
+            },
+        })
+        .collect();
     UserJson {
-        url: ctx.url(&format!("/@users/{}", u.login)),
+        url: url.clone(),
         id: u.login.clone(),
         username: u.login.clone(),
         fullname: u.fullname.clone(),
@@ -155,16 +255,17 @@ fn user_json(ctx: &Ctx<'_>, u: &UserRecord) -> UserJson {
         description: u.description.clone(),
         home_page: u.home_page.clone(),
         location: u.location.clone(),
-        portrait: None,
+        portrait: u
+            .portrait
+            .as_ref()
+            .map(|_| ctx.url(&format!("/@portrait/{}", u.login))),
         roles: u.roles.clone(),
         groups: GroupList {
-            id: ctx.url("/@users"),
-            items: vec![GroupRef {
-                id: "AuthenticatedUsers",
-                title: "AuthenticatedUsers",
-            }],
-            items_total: 1,
+            id: url,
+            items_total: items.len(),
+            items,
         },
+        properties: u.properties.clone(),
     }
 }
 
@@ -172,32 +273,43 @@ fn is_manager(ctx: &Ctx<'_>, root: &ContentRecord) -> Result<bool> {
     ctx.permitted(Permission::ManagePortal, root)
 }
 
-fn load(ctx: &Ctx<'_>, login: &str) -> Result<UserRecord> {
-    users::get(ctx, login)?.ok_or_else(|| EngineError::NotFound {
+fn not_found(ctx: &Ctx<'_>, login: &str) -> EngineError {
+    EngineError::NotFound {
         url: ctx.url(&format!("/@users/{login}")),
         context: Some(ctx.url("")),
-    })
+    }
+}
+
+fn load(ctx: &Ctx<'_>, login: &str) -> Result<UserRecord> {
+    users::get(ctx, login)?.ok_or_else(|| not_found(ctx, login))
 }
 
 /// GET `/@users` (managers) or `/@users/<id>` (managers and the user).
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
     let manager = is_manager(ctx, &root)?;
+    let all_groups = groups::all(ctx)?;
     match call.param("id") {
         None => {
             if !manager {
                 return Err(ctx.denied(Permission::ManagePortal));
             }
             let q: UserQuery = call.query()?;
-            let query = q.query.unwrap_or_default().to_lowercase();
+            let text = q.query.or(q.search).unwrap_or_default().to_lowercase();
             let list: Vec<UserJson> = users::all(ctx)?
                 .iter()
                 .filter(|u| {
-                    query.is_empty()
-                        || u.login.to_lowercase().contains(&query)
-                        || u.fullname.to_lowercase().contains(&query)
-                        || u.email.to_lowercase().contains(&query)
+                    text.is_empty()
+                        || u.login.to_lowercase().contains(&text)
+                        || u.fullname.to_lowercase().contains(&text)
+                        || u.email.to_lowercase().contains(&text)
                 })
-                .map(|u| user_json(ctx, u))
+                .filter(|u| {
+                    q.groups_filter.is_empty() || {
+                        let r = groups::resolve_with(&all_groups, u);
+                        q.groups_filter.iter().any(|g| r.groups.contains(g))
+                    }
+                })
+                .map(|u| user_json(ctx, &all_groups, u))
                 .collect();
             Ok(Response::json(200, &list))
         }
@@ -206,130 +318,149 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respon
                 return Err(ctx.denied(Permission::ManagePortal));
             }
             let u = load(ctx, login)?;
-            Ok(Response::json(200, &user_json(ctx, &u)))
+            Ok(Response::json(200, &user_json(ctx, &all_groups, &u)))
         }
     }
 }
 
-fn roles_field(body: &UserBody) -> Result<Option<Vec<String>>> {
-    match &body.roles {
-        None => Ok(None),
-        Some(a) => {
-            let mut out: Vec<String> = Vec::new();
-            for r in a {
-                let r = r.as_str();
-                if !grantable(r) {
-                    return Err(EngineError::bad_request(format!(
-                        "Unknown or non-grantable role '{r}'"
-                    )));
-                }
-                if !out.iter().any(|x| x == r) {
-                    out.push(r.to_string());
+/// The body of POST and PATCH: the declared properties, and the values of the user schema's
+/// further fields (any other property is refused, naming it).
+fn user_body(
+    ctx: &Ctx<'_>,
+    call: &Call<'_>,
+) -> Result<(UserBody, BTreeMap<String, serde_json::Value>)> {
+    let mut map = extract::json_object(call.req)?;
+    let mut custom = BTreeMap::new();
+    let names: Vec<String> = map.keys().cloned().collect();
+    for name in names {
+        if accounts::is_custom_user_field(ctx, &name)? {
+            if let Some(v) = map.remove(&name) {
+                custom.insert(name, v);
+            }
+        }
+    }
+    let body = extract::from_value(serde_json::Value::Object(map), "property")?;
+    Ok((body, custom))
+}
+
+fn role_list(field: Option<RolesField>, current: &[String]) -> Option<Vec<Role>> {
+    match field? {
+        RolesField::List(l) => Some(l),
+        RolesField::Set(map) => {
+            let mut out: Vec<Role> = current.iter().filter_map(|r| Role::from_name(r)).collect();
+            for (role, on) in map {
+                if on && !out.contains(&role) {
+                    out.push(role);
+                } else if !on {
+                    out.retain(|r| *r != role);
                 }
             }
-            Ok(Some(out))
+            Some(out)
         }
     }
 }
 
-fn check_password(pw: &str) -> Result<()> {
-    if pw.chars().count() < MIN_PASSWORD_LEN {
-        return Err(EngineError::bad_request(format!(
-            "The password must be at least {MIN_PASSWORD_LEN} characters long"
-        )));
+/// POST `/@users`: create a user (managers; anyone when self-registration is on); 201.
+fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
+    let manager = is_manager(ctx, &root)?;
+    let (body, properties) = user_body(ctx, call)?;
+    if body.password_ctl.is_some() && body.password_ctl != body.password {
+        return Err(EngineError::bad_request(
+            "Invalid property 'password_ctl': the passwords differ",
+        ));
     }
-    Ok(())
-}
-
-/// POST `/@users`: create a user (managers); 201 with the user.
-fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let body: UserBody = call.body()?;
-    let login = body
-        .username
-        .clone()
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| EngineError::bad_request("Property 'username' is required"))?;
-    if !login
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'))
-        || login.len() > 100
-    {
-        return Err(EngineError::bad_request(format!(
-            "Invalid username '{login}': use letters, digits, '-', '_', '.', '@'"
-        )));
+    if !manager {
+        let settings = accounts::security_settings(ctx)?;
+        if !settings.enable_self_reg || !ctx.principal.is_anonymous() {
+            return Err(ctx.denied(Permission::ManagePortal));
+        }
+        if body.roles.is_some() {
+            return Err(EngineError::bad_request(
+                "Invalid property 'roles': only managers give roles",
+            ));
+        }
+        if body.password.is_some() && !settings.enable_user_pwd_choice {
+            return Err(EngineError::bad_request(
+                "Invalid property 'password': this site mails new users a link to set it \
+                 (send 'sendPasswordReset': true)",
+            ));
+        }
     }
-    if users::get(ctx, &login)?.is_some() {
-        return Err(EngineError::bad_request(format!(
-            "The username '{login}' is taken"
-        )));
+    if body.portrait.is_some() {
+        return Err(EngineError::bad_request(
+            "Invalid property 'portrait': upload it with PATCH once the user exists",
+        ));
     }
-    let pw = body
-        .password
-        .clone()
-        .ok_or_else(|| EngineError::bad_request("Property 'password' is required"))?;
-    check_password(&pw)?;
-    let hash = password::hash(
-        &pw,
-        ctx.core.options.password_cost,
-        ctx.core.entropy.as_ref(),
-    )?;
-    let user = UserRecord {
-        login: login.clone(),
-        password_hash: hash,
-        roles: roles_field(&body)?.unwrap_or_else(|| vec!["Member".into()]),
+    let new = NewUser {
+        login: body.username.unwrap_or_default(),
+        password: body.password,
         fullname: body.fullname.unwrap_or_default(),
         email: body.email.unwrap_or_default(),
         description: body.description.unwrap_or_default(),
         home_page: body.home_page.unwrap_or_default(),
         location: body.location.unwrap_or_default(),
+        roles: role_list(body.roles, &[]).unwrap_or_default(),
+        properties,
     };
-    users::put(ctx, &user)?;
-    let url = ctx.url(&format!("/@users/{login}"));
-    Ok(Response::json(201, &user_json(ctx, &user)).with_header("Location", &url))
+    let user = accounts::create_user(ctx, new, body.send_password_reset)?;
+    let url = ctx.url(&format!("/@users/{}", user.login));
+    let all_groups = groups::all(ctx)?;
+    Ok(Response::json(201, &user_json(ctx, &all_groups, &user)).with_header("Location", &url))
 }
 
 /// PATCH `/@users/<id>`: edit (managers, or the user without `roles`); 204.
 fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
     let login = call.param("id").unwrap_or_default().to_string();
     let manager = is_manager(ctx, &root)?;
-    if !manager && ctx.principal.login() != Some(login.as_str()) {
+    let own = ctx.principal.login() == Some(login.as_str());
+    if !manager && !own {
         return Err(ctx.denied(Permission::ManagePortal));
     }
-    let body: UserBody = call.body()?;
-    let mut user = load(ctx, &login)?;
-    if let Some(u) = &body.username {
-        if *u != login {
-            return Err(EngineError::bad_request("A username cannot be changed"));
-        }
+    let (body, properties) = user_body(ctx, call)?;
+    let user = load(ctx, &login)?;
+    if body.username.as_ref().is_some_and(|u| *u != login) {
+        return Err(EngineError::bad_request("A username cannot be changed"));
     }
-    if let Some(roles) = roles_field(&body)? {
-        if !manager {
-            return Err(EngineError::Forbidden(
-                "Only managers can change roles".into(),
-            ));
-        }
-        user.roles = roles;
+    if body.roles.is_some() && !manager {
+        return Err(EngineError::Forbidden(
+            "Only managers can change roles".into(),
+        ));
     }
-    if let Some(pw) = &body.password {
-        check_password(pw)?;
-        user.password_hash = password::hash(
-            pw,
-            ctx.core.options.password_cost,
-            ctx.core.entropy.as_ref(),
-        )?;
+    if !own {
+        accounts::check_may_administer(ctx, &login)?;
     }
-    for (value, slot) in [
-        (body.fullname, &mut user.fullname),
-        (body.email, &mut user.email),
-        (body.description, &mut user.description),
-        (body.home_page, &mut user.home_page),
-        (body.location, &mut user.location),
-    ] {
-        if let Some(v) = value {
-            *slot = v;
-        }
+    if body.password.is_some() && own {
+        let old = body.old_password.as_deref().ok_or_else(|| {
+            EngineError::bad_request(
+                "Property 'old_password' is required to change one's own password",
+            )
+        })?;
+        accounts::check_old_password(&user, old)?;
     }
-    users::put(ctx, &user)?;
+    let changes = UserChanges {
+        password: body.password,
+        fullname: body.fullname,
+        email: body.email,
+        description: body.description,
+        home_page: body.home_page,
+        location: body.location,
+        roles: role_list(body.roles, &user.roles),
+        properties,
+        portrait: match body.portrait {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(up)) => {
+                if up.encoding.as_deref().is_some_and(|e| e != "base64") {
+                    return Err(EngineError::bad_request(
+                        "Invalid property 'portrait.encoding': only 'base64'",
+                    ));
+                }
+                let name = up.filename.unwrap_or_default();
+                Some(Some(accounts::portrait(&up.content_type, &name, &up.data)?))
+            }
+        },
+    };
+    accounts::update_user(ctx, &login, changes)?;
     Ok(Response::empty(204))
 }
 
@@ -344,6 +475,71 @@ fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respon
         }
     }
     load(ctx, &login)?;
-    users::remove(ctx, &login)?;
+    accounts::check_may_administer(ctx, &login)?;
+    accounts::delete_user(ctx, &login)?;
     Ok(Response::empty(204))
+}
+
+/// What `reset-password` takes: nothing (request a mail), a token, or the old password.
+#[derive(Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetBody {
+    /// The token from the reset mail.
+    #[serde(default)]
+    pub reset_token: Option<String>,
+    /// The current password (the user itself).
+    #[serde(default)]
+    pub old_password: Option<String>,
+    /// The new password.
+    #[serde(default)]
+    pub new_password: Option<String>,
+}
+
+/// POST `/@users/<id>/reset-password`: 200.
+fn reset_password(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let login = call.param("id").unwrap_or_default().to_string();
+    let body: ResetBody = call.body()?;
+    load(ctx, &login)?;
+    match (body.reset_token, body.old_password, body.new_password) {
+        (None, None, None) => accounts::request_reset(ctx, &login)?,
+        (Some(token), None, Some(new)) => accounts::reset_with_token(ctx, &login, &token, &new)?,
+        (None, Some(old), Some(new)) => {
+            if ctx.principal.login() != Some(login.as_str()) {
+                return Err(match ctx.principal {
+                    Principal::Anonymous => EngineError::Unauthorized(
+                        "Log in as the user to change its password with 'old_password'".into(),
+                    ),
+                    Principal::User(_) => EngineError::Forbidden(
+                        "Only the user itself can change its password with 'old_password'".into(),
+                    ),
+                });
+            }
+            accounts::change_own_password(ctx, &login, &old, &new)?
+        }
+        _ => {
+            return Err(EngineError::bad_request(
+                "Send no body (mail a reset token), {\"reset_token\", \"new_password\"} or \
+                 {\"old_password\", \"new_password\"}",
+            ))
+        }
+    }
+    Ok(Response::empty(200))
+}
+
+/// GET `/@portrait/<login>`: the image.
+fn get_portrait(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    use base64::Engine as _;
+    let login = call.param("id").unwrap_or_default();
+    let none = || EngineError::NotFound {
+        url: call.route.url(&ctx.base_url),
+        context: Some(ctx.url("")),
+    };
+    let user = users::get(ctx, login)?.ok_or_else(none)?;
+    let p = user.portrait.ok_or_else(none)?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&p.data)
+        .map_err(|e| EngineError::Internal(format!("stored portrait of {login}: {e}")))?;
+    let mut resp = Response::empty(200).with_header("Content-Type", &p.content_type);
+    resp.body = bytes;
+    Ok(resp)
 }

@@ -10,6 +10,7 @@
 //! stored hash) triple is remembered as a SHA-256 digest, so a changed password or hash misses the
 //! cache, and the password itself is never kept.
 
+pub mod groups;
 pub mod jwt;
 pub mod password;
 pub mod users;
@@ -41,7 +42,7 @@ pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal
             let claims = verify_token(ctx, &token)?;
             let user = users::get(ctx, &claims.sub)?
                 .ok_or_else(|| unauthorized("The token's user no longer exists"))?;
-            let principal = Principal::User(user.to_user());
+            let principal = Principal::User(groups::resolve(ctx, &user)?);
             if cached {
                 ctx.core
                     .token_cache_insert(&token, generation, claims.exp, &principal);
@@ -51,7 +52,7 @@ pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal
         Credentials::Basic(login, pw) => {
             let user = check_password(ctx, &login, &pw)?
                 .ok_or_else(|| unauthorized("Wrong login and/or password."))?;
-            Ok(Principal::User(user.to_user()))
+            Ok(Principal::User(groups::resolve(ctx, &user)?))
         }
     }
 }
@@ -104,6 +105,28 @@ pub fn issue_token(ctx: &Ctx<'_>, user: &users::UserRecord) -> Result<String> {
         jti: ctx.new_uid(),
     };
     Ok(jwt::sign(&claims, &secret))
+}
+
+/// Log `login` in with `password`: a token for the user ([`Event::UserLoggedIn`]), or `None`
+/// when the credentials do not check out.
+pub fn log_in(ctx: &mut Ctx<'_>, login: &str, password: &str) -> Result<Option<String>> {
+    let Some(user) = check_password(ctx, login, password)? else {
+        return Ok(None);
+    };
+    let token = issue_token(ctx, &user)?;
+    ctx.emit(Event::UserLoggedIn {
+        login: user.login.clone(),
+    });
+    Ok(Some(token))
+}
+
+/// Log out: revoke the token whose claims are `claims` ([`Event::UserLoggedOut`]).
+pub fn log_out(ctx: &mut Ctx<'_>, claims: &jwt::Claims) -> Result<()> {
+    revoke(ctx, claims)?;
+    ctx.emit(Event::UserLoggedOut {
+        login: claims.sub.clone(),
+    });
+    Ok(())
 }
 
 /// Revoke a token (until it would have expired anyway).

@@ -6,7 +6,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::events::Event;
 use crate::keys;
-use crate::security::User;
 
 /// A stored user.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -33,17 +32,25 @@ pub struct UserRecord {
     /// Global roles.
     #[serde(default)]
     pub roles: Vec<String>,
+    /// The user's portrait, if one was uploaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub portrait: Option<Portrait>,
+    /// Values of the user schema's further fields (those the data file adds to the built-in
+    /// ones, [`crate::accounts::user_fields`]), by name.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub properties: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
-impl UserRecord {
-    /// The request-level view of this user.
-    pub fn to_user(&self) -> User {
-        User {
-            login: self.login.clone(),
-            fullname: self.fullname.clone(),
-            roles: self.roles.clone(),
-        }
-    }
+/// A user's portrait image.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Portrait {
+    /// Its media type (`image/png`, ...).
+    pub content_type: String,
+    /// Its file name.
+    #[serde(default)]
+    pub filename: String,
+    /// The image, base64 (standard alphabet, padded).
+    pub data: String,
 }
 
 /// The user `login`, if any.

@@ -52,9 +52,15 @@ pub struct ContentRecord {
     /// Position the next added child gets.
     #[serde(default)]
     pub next_pos: u64,
-    /// Local roles granted on this object (and inherited below it): login → roles.
+    /// Local roles granted on this object (and inherited below it): principal id (a user's
+    /// login or a group's id) → roles.
     #[serde(default)]
     pub local_roles: BTreeMap<String, Vec<String>>,
+    /// Whether this object blocks the local roles granted above it (sharing's `inherit: false`):
+    /// then only its own local roles, and those below it, count here. Absent (false) in records
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub block_local_roles: bool,
     /// Schema field values (title, description, blocks, ...).
     pub fields: Map<String, Value>,
     /// The object's revision: 0 when created, one more with every save ([`crate::tree::save`]).
@@ -131,6 +137,7 @@ impl ContentRecord {
             child_count: r.child_count,
             next_pos: r.next_pos,
             local_roles: r.local_roles,
+            block_local_roles: r.block_local_roles,
             fields: r.fields,
             rev: r.rev,
         })
@@ -157,6 +164,7 @@ impl ContentRecord {
             child_count: 0,
             next_pos: 0,
             local_roles: r.local_roles,
+            block_local_roles: r.block_local_roles,
             fields: Map::new(),
             rev: 0,
         })
@@ -174,6 +182,12 @@ struct HeadRecord {
     review_state: Option<String>,
     #[serde(default)]
     local_roles: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    block_local_roles: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// [`ContentRecord`] as stored, with `fields` filtered to [`LISTING_FIELDS`] while decoding.
@@ -198,6 +212,8 @@ struct ListingRecord {
     next_pos: u64,
     #[serde(default)]
     local_roles: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    block_local_roles: bool,
     #[serde(deserialize_with = "listing_fields")]
     fields: Map<String, Value>,
     #[serde(default)]
@@ -353,6 +369,7 @@ mod tests {
             child_count: 2,
             next_pos: 3,
             local_roles: [("bob".to_string(), vec!["Editor".to_string()])].into(),
+            block_local_roles: true,
             fields,
             rev: 3,
         };

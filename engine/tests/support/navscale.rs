@@ -117,6 +117,7 @@ pub fn record(
         child_count: 0,
         next_pos: 0,
         local_roles: Default::default(),
+        block_local_roles: false,
         fields: f,
         rev: 0,
     }
@@ -246,10 +247,11 @@ pub fn navigation(
     }
 }
 
-/// Reads a request makes besides the tree walk: the caller's user record, the site and language
-/// settings, the context and navigation root by path, and the type registry's version (which keys
-/// the cached registry).
-pub const OVERHEAD: usize = 9;
+/// Reads a request makes besides the tree walk: the caller's user record and its groups (its
+/// entry in the member index and the AuthenticatedUsers group: two reads for a user in no
+/// group), the site and language settings, the context and navigation root by path, and the type
+/// registry's version (which keys the cached registry).
+pub const OVERHEAD: usize = 11;
 
 pub fn check(shape: &Shape, engine: &Engine<Counting>, counts: &Counts, auth: bool) -> Measured {
     let m = navigation(engine, counts, auth, 3);
