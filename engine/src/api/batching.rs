@@ -13,9 +13,10 @@ pub struct BatchQuery {
     /// Offset of the first item (default 0).
     #[serde(default, deserialize_with = "serde_html_form::de::empty_as_none")]
     pub b_start: Option<usize>,
-    /// Most items returned (default 25; at least 1, at most the configured maximum).
+    /// Most items returned (default 25; at least 1, at most the configured maximum). `-1` asks
+    /// for every item where a listing allows it ([`Batch::all_allowed`]).
     #[serde(default, deserialize_with = "serde_html_form::de::empty_as_none")]
-    pub b_size: Option<usize>,
+    pub b_size: Option<i64>,
 }
 
 /// Links to the other batches of a listing.
@@ -49,12 +50,15 @@ impl Batch {
     /// Read `b_start`/`b_size` from `query` (defaults: 0 and `default_size`; at most `max_size`).
     pub fn from_query(query: &BatchQuery, default_size: usize, max_size: usize) -> Result<Self> {
         let start = query.b_start.unwrap_or(0);
-        let size = query.b_size.unwrap_or(default_size);
-        if size == 0 {
-            return Err(EngineError::bad_request(
-                "Query parameter 'b_size' must be at least 1",
-            ));
-        }
+        let size = match query.b_size {
+            None => default_size,
+            Some(n) if n >= 1 => usize::try_from(n).unwrap_or(usize::MAX),
+            Some(_) => {
+                return Err(EngineError::bad_request(
+                    "Query parameter 'b_size' must be at least 1",
+                ))
+            }
+        };
         if size > max_size {
             return Err(EngineError::bad_request(format!(
                 "Query parameter 'b_size' must be at most {max_size}"
@@ -70,6 +74,20 @@ impl Batch {
             ctx.core.options.default_batch_size,
             ctx.core.options.max_batch_size,
         )
+    }
+
+    /// Like [`Batch::for_route`], and `b_size=-1` asks for every item (Volto asks so for the
+    /// vocabularies its forms read, as Plone allows). Only for listings computed whole anyway,
+    /// where the size limit protects nothing.
+    pub fn all_allowed(ctx: &crate::context::Ctx<'_>, route: &super::Route) -> Result<Self> {
+        let query: BatchQuery = super::extract::query(route)?;
+        if query.b_size == Some(-1) {
+            return Ok(Batch {
+                start: query.b_start.unwrap_or(0),
+                size: usize::MAX,
+            });
+        }
+        Self::for_route(ctx, route)
     }
 
     /// The `batching` object for a listing of `total` items at `url` (without query), or `None`
@@ -115,7 +133,8 @@ impl Batch {
             id: current,
             first: link(0),
             last: link(last),
-            next: (self.start + self.size < total).then(|| link(self.start + self.size)),
+            next: (self.start.saturating_add(self.size) < total)
+                .then(|| link(self.start + self.size)),
             prev: (self.start > 0).then(|| link(self.start.saturating_sub(self.size))),
         })
     }

@@ -49,7 +49,7 @@ pub struct TermQuery {
     /// Offset of the first term (default 0).
     #[serde(default)]
     pub b_start: Option<String>,
-    /// Most terms returned (default 25).
+    /// Most terms returned (default 25; `-1`: every term).
     #[serde(default)]
     pub b_size: Option<String>,
 }
@@ -120,7 +120,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
             "Query parameters 'title' and 'token'/'tokens' cannot be used together",
         ));
     }
-    let batch = Batch::for_route(ctx, call.route)?;
+    let batch = Batch::all_allowed(ctx, call.route)?;
     let title = q.title.as_deref().map(str::to_lowercase);
     let terms: Vec<_> = (v.compute)(ctx, &obj)?
         .into_iter()
