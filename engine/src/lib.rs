@@ -18,6 +18,7 @@ pub mod aliases;
 pub mod api;
 pub mod auth;
 pub mod cache;
+pub mod catalog;
 pub mod clock;
 pub mod comments;
 pub mod context;

@@ -28,12 +28,20 @@ pub struct Step {
 }
 
 /// Every step, in order: `STEPS[i].from` is the first version plus `i`.
-pub const STEPS: &[Step] = &[Step {
-    from: 1,
-    description: "per-object counters: q:<uid> becomes n:<uid>:h; n:<uid>:v and n:<uid>:m \
-                  continue the version and comment numbering",
-    run: v1_to_v2,
-}];
+pub const STEPS: &[Step] = &[
+    Step {
+        from: 1,
+        description: "per-object counters: q:<uid> becomes n:<uid>:h; n:<uid>:v and n:<uid>:m \
+                      continue the version and comment numbering",
+        run: v1_to_v2,
+    },
+    Step {
+        from: 2,
+        description: "catalog: every object indexed (x: entries, full-text and subject \
+                      postings, links)",
+        run: v2_to_v3,
+    },
+];
 
 /// What opening a store migrated.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -169,4 +177,16 @@ fn v1_to_v2(ctx: &mut Ctx<'_>) -> Result<()> {
         }
     }
     ctx.delete_prefix(keys::V1_HISTORY_SEQ_PREFIX)
+}
+
+/// Schema 2 → 3: build the catalog ([`crate::catalog::rebuild`]), logging progress through
+/// [`crate::EngineOptions::progress_log`].
+fn v2_to_v3(ctx: &mut Ctx<'_>) -> Result<()> {
+    let log = ctx.core.options.progress_log.clone();
+    crate::catalog::rebuild(ctx, &mut |n| {
+        if let Some(log) = &log {
+            log(&format!("catalog: {n} objects indexed"));
+        }
+    })?;
+    Ok(())
 }

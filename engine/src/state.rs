@@ -46,6 +46,9 @@ pub struct EngineOptions {
     /// Where the detail of failures inside the service goes (a store error, a record that does
     /// not decode, a bug): the client only learns that the request failed. Hosts log it.
     pub error_log: Option<ErrorLog>,
+    /// Where progress of long work done when a store is opened goes (building the catalog of a
+    /// site written before it had one: a line every 1,000 objects). Hosts log it.
+    pub progress_log: Option<ErrorLog>,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -65,6 +68,7 @@ impl EngineOptions {
             max_batch_size: 1000,
             response_cache_bytes: 0,
             error_log: None,
+            progress_log: None,
         }
     }
 

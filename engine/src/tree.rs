@@ -410,6 +410,20 @@ pub fn subtree(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>>
     Ok(out)
 }
 
+/// Uids of the object at `path` and of every object below it, in path order (bytewise, as
+/// `sort_on=path` orders them): one read and one range scan of the path index.
+pub fn subtree_uids(ctx: &Ctx<'_>, path: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    if let Some(uid) = uid_at(ctx, path)? {
+        out.push(uid);
+    }
+    let prefix = keys::path(&format!("{path}/"));
+    for (_, v) in ctx.scan(&prefix, &prefix_end(&prefix), Direction::Forward, usize::MAX)? {
+        out.push(String::from_utf8_lossy(&v).into_owned());
+    }
+    Ok(out)
+}
+
 /// Whether `candidate` is `obj` itself or lies below it.
 pub fn is_within(candidate: &ContentRecord, obj: &ContentRecord) -> bool {
     candidate.uid == obj.uid

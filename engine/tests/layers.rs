@@ -47,6 +47,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "aliases",
             "multilingual",
             "navigation",
+            "catalog",
         ],
     ),
     (

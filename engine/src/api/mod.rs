@@ -23,6 +23,7 @@ pub mod navroot;
 pub mod openapi;
 pub mod query;
 pub mod router;
+pub mod search;
 pub mod serialize;
 pub mod spec_components;
 pub mod testhooks;
@@ -60,6 +61,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("controlpanels", controlpanels::register),
     ("addons", addons::register),
     ("users", users::register),
+    ("search", search::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),

@@ -35,6 +35,11 @@ pub enum FieldKind {
     BlocksLayout,
     /// Rich text `{data, content-type, encoding}`, or `null`.
     Richtext,
+    /// A non-negative integer, or `null`.
+    Int,
+    /// A querystring query: a list of rows `{i: index, o: operation, v: value}` (Collections,
+    /// listing blocks).
+    Querystring,
 }
 
 /// One field of a content type.
@@ -70,7 +75,9 @@ impl FieldDef {
             FieldKind::NullableBool
             | FieldKind::Datetime
             | FieldKind::Richtext
+            | FieldKind::Int
             | FieldKind::Language => Value::Null,
+            FieldKind::Querystring => json!([]),
         }
     }
 
@@ -173,6 +180,27 @@ impl FieldDef {
                 }
                 _ => Err(wrong("rich text {data, content-type} or null")),
             },
+            FieldKind::Int => match value {
+                Value::Null => Ok(Value::Null),
+                Value::Number(n) if n.is_u64() => Ok(value.clone()),
+                _ => Err(wrong("a non-negative integer or null")),
+            },
+            FieldKind::Querystring => {
+                let rows = value
+                    .as_array()
+                    .ok_or_else(|| wrong("a list of {i, o, v} rows"))?;
+                for row in rows {
+                    let ok = row.as_object().is_some_and(|r| {
+                        r.get("i").is_some_and(Value::is_string)
+                            && r.get("o").is_some_and(Value::is_string)
+                            && r.keys().all(|k| matches!(k.as_str(), "i" | "o" | "v"))
+                    });
+                    if !ok {
+                        return Err(wrong("a list of {i: string, o: string, v} rows"));
+                    }
+                }
+                Ok(value.clone())
+            }
         }
     }
 }
