@@ -10,12 +10,14 @@ pub mod batching;
 pub mod breadcrumbs;
 pub mod comments;
 pub mod content;
+pub mod contextnavigation;
 pub mod controlpanels;
 pub mod copymove;
 pub mod etag;
 pub mod expansion;
 pub mod extract;
 pub mod history;
+pub mod linkintegrity;
 pub mod locking;
 pub mod login;
 pub mod navigation;
@@ -62,6 +64,8 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("addons", addons::register),
     ("users", users::register),
     ("search", search::register),
+    ("linkintegrity", linkintegrity::register),
+    ("contextnavigation", contextnavigation::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),

@@ -1,5 +1,5 @@
 //! `@components` links the spec names whose endpoint families are not served yet (actions,
-//! context navigation, inherit, related, types). Every content object lists them, as the
+//! inherit, related, types). Every content object lists them, as the
 //! reference does, so clients find them where they expect; each family that comes to serve one
 //! registers it itself instead (with its expander) and its line here goes.
 
@@ -9,7 +9,6 @@ use super::router::Registry;
 pub fn register(r: &mut Registry) {
     for name in [
         "actions",
-        "contextnavigation",
         "inherit",
         "related",
         "types",

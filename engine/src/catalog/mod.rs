@@ -67,9 +67,6 @@ pub struct Entry {
     /// Whether the type is folderish.
     #[serde(default)]
     pub folderish: bool,
-    /// Number of children.
-    #[serde(default)]
-    pub child_count: u64,
     /// Size of the object's field values as JSON (`getObjSize`).
     #[serde(default)]
     pub size: usize,
@@ -95,7 +92,7 @@ impl Entry {
             modified: self.modified,
             owner: self.owner.clone(),
             review_state: self.review_state.clone(),
-            child_count: self.child_count,
+            child_count: 0,
             next_pos: 0,
             local_roles: BTreeMap::new(),
             fields: self.fields.clone(),
@@ -802,7 +799,6 @@ pub fn index_object(ctx: &mut Ctx<'_>, obj: &ContentRecord, ancestors: &[Content
         owner: obj.owner.clone(),
         review_state: obj.review_state.clone(),
         folderish: ty.folderish,
-        child_count: obj.child_count,
         size: json_len(&obj.fields),
         fields,
         allowed,
