@@ -418,7 +418,12 @@ pub fn subtree_uids(ctx: &Ctx<'_>, path: &str) -> Result<Vec<String>> {
         out.push(uid);
     }
     let prefix = keys::path(&format!("{path}/"));
-    for (_, v) in ctx.scan(&prefix, &prefix_end(&prefix), Direction::Forward, usize::MAX)? {
+    for (_, v) in ctx.scan(
+        &prefix,
+        &prefix_end(&prefix),
+        Direction::Forward,
+        usize::MAX,
+    )? {
         out.push(String::from_utf8_lossy(&v).into_owned());
     }
     Ok(out)

@@ -126,9 +126,17 @@ fn reindex(cli: ReindexCli) -> Result<(), ServerError> {
     let engine = open_engine(&cli.data, SqliteOptions::default(), options)?;
     let started = std::time::Instant::now();
     let n = engine
-        .with_write(|ctx| engine::catalog::rebuild(ctx, &mut |n| progress(&format!("catalog: {n} objects indexed"))))
+        .with_write(|ctx| {
+            engine::catalog::rebuild(ctx, &mut |n| {
+                progress(&format!("catalog: {n} objects indexed"))
+            })
+        })
         .map_err(ServerError::Engine)?;
-    info!(objects = n, seconds = started.elapsed().as_secs_f64(), "catalog rebuilt");
+    info!(
+        objects = n,
+        seconds = started.elapsed().as_secs_f64(),
+        "catalog rebuilt"
+    );
     Ok(())
 }
 

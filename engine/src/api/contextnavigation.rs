@@ -116,7 +116,10 @@ fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<serde_
 }
 
 fn flag(v: &Option<String>) -> bool {
-    matches!(v.as_deref().map(str::trim), Some("1" | "true" | "True" | "on" | "yes"))
+    matches!(
+        v.as_deref().map(str::trim),
+        Some("1" | "true" | "True" | "on" | "yes")
+    )
 }
 
 fn level(v: &Option<String>, param: &str, default: usize) -> Result<usize> {
@@ -147,7 +150,12 @@ fn build(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<ContextNav
     let bottom_level = level(&q.bottom_level, "expand.contextnavigation.bottomLevel", 0)?;
     let nav_root = crate::multilingual::navigation_root(ctx, obj)?;
     let mut root_path = nav_root.path.clone();
-    if let Some(p) = q.root_path.as_deref().map(str::trim).filter(|p| !p.is_empty() && *p != "/") {
+    if let Some(p) = q
+        .root_path
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty() && *p != "/")
+    {
         root_path = format!("{root_path}/{}", p.trim_matches('/'));
     }
     // The folder the tree starts from.

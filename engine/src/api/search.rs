@@ -16,7 +16,9 @@ use super::query::{decode_component, encode_component, Query as UrlQuery};
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
 use super::Route;
-use crate::catalog::{self, bad_param, querystring, Bound, Criterion, Entry, Index, IndexKind, Sort};
+use crate::catalog::{
+    self, bad_param, querystring, Bound, Criterion, Entry, Index, IndexKind, Sort,
+};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
@@ -265,7 +267,10 @@ fn truthy(param: &str, v: &str) -> Result<bool> {
     match v.trim() {
         "" | "1" | "true" | "True" | "on" | "yes" => Ok(true),
         "0" | "false" | "False" | "off" | "no" => Ok(false),
-        other => Err(bad_param(param, format!("expected true or false, got '{other}'"))),
+        other => Err(bad_param(
+            param,
+            format!("expected true or false, got '{other}'"),
+        )),
     }
 }
 
@@ -365,7 +370,8 @@ fn parse_search(
                 .filter(|t| t.name == "Site")
                 .map(|t| t.name.clone())
                 .collect();
-            q.criteria.push(Criterion::NoneOf(Index::PortalType, site_types));
+            q.criteria
+                .push(Criterion::NoneOf(Index::PortalType, site_types));
         }
     }
 
@@ -396,8 +402,9 @@ fn parse_search(
         let range = one(&format!("{base}.range"));
         let operator = one(&format!("{base}.operator"));
         let param = format!("{base}{}", if sub.is_some() { ".query" } else { "" });
-        q.criteria
-            .extend(index_criteria(index, &param, base, values, range, operator)?);
+        q.criteria.extend(index_criteria(
+            index, &param, base, values, range, operator,
+        )?);
         if let Some(nots) = by_name.get(format!("{base}.not").as_str()) {
             q.criteria.push(Criterion::NoneOf(
                 index,
@@ -807,7 +814,11 @@ pub fn collection_items(
         .unwrap_or_default();
     let body = QuerystringSearch {
         query: rows,
-        sort_on: obj.fields.get("sort_on").and_then(Value::as_str).map(str::to_string),
+        sort_on: obj
+            .fields
+            .get("sort_on")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         limit: obj
             .fields
             .get("limit")
@@ -860,14 +871,16 @@ fn catalog_component(ctx: &Ctx<'_>, _route: &Route, obj: &ContentRecord) -> Resu
 
 /// Every metadata column of the context's catalog entry, with `@id` naming the endpoint.
 fn catalog_doc(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Value> {
-    let e = catalog::entry(ctx, &obj.uid)?.ok_or_else(|| {
-        EngineError::Internal(format!("{} has no catalog entry", obj.path))
-    })?;
+    let e = catalog::entry(ctx, &obj.uid)?
+        .ok_or_else(|| EngineError::Internal(format!("{} has no catalog entry", obj.path)))?;
     let mut v = serialize::summary(ctx, &e.record(), &["_all"])?;
     if let Some(m) = v.as_object_mut() {
         m.insert("getObjSize".into(), json!(e.size));
         m.insert("getObjPositionInParent".into(), json!(e.pos));
-        m.insert("sortable_title".into(), json!(catalog::sortable_title(e.title())));
+        m.insert(
+            "sortable_title".into(),
+            json!(catalog::sortable_title(e.title())),
+        );
         m.insert("@id".into(), json!(endpoint_url(ctx, obj, "@catalog")));
     }
     Ok(v)

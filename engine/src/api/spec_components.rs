@@ -7,12 +7,7 @@ use super::router::Registry;
 
 /// Register the links.
 pub fn register(r: &mut Registry) {
-    for name in [
-        "actions",
-        "inherit",
-        "related",
-        "types",
-    ] {
+    for name in ["actions", "inherit", "related", "types"] {
         r.component(name, None);
     }
 }

@@ -260,7 +260,10 @@ impl Index {
 
     /// The index a query parameter names, if any.
     pub fn from_name(name: &str) -> Option<Index> {
-        Self::NAMES.iter().find(|(n, _)| *n == name).map(|(_, i)| *i)
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, i)| *i)
     }
 
     /// The kind of values it holds.
@@ -275,9 +278,7 @@ impl Index {
             | Index::Language
             | Index::Id
             | Index::SortableTitle => IndexKind::Strings,
-            Index::Created | Index::Modified | Index::Effective | Index::Expires => {
-                IndexKind::Date
-            }
+            Index::Created | Index::Modified | Index::Effective | Index::Expires => IndexKind::Date,
             Index::Position => IndexKind::Int,
             Index::IsFolderish | Index::ExcludeFromNav => IndexKind::Bool,
             Index::SearchableText | Index::Title | Index::Description => IndexKind::Text,
@@ -295,7 +296,11 @@ impl Index {
     fn strings(self, e: &Entry) -> Vec<Cow<'_, str>> {
         match self {
             Index::PortalType => vec![Cow::Borrowed(e.type_name.as_str())],
-            Index::ReviewState => e.review_state.iter().map(|s| Cow::Borrowed(s.as_str())).collect(),
+            Index::ReviewState => e
+                .review_state
+                .iter()
+                .map(|s| Cow::Borrowed(s.as_str()))
+                .collect(),
             Index::Uid => vec![Cow::Borrowed(e.uid.as_str())],
             Index::Subject => e.subjects().into_iter().map(Cow::Borrowed).collect(),
             Index::Creator => vec![Cow::Borrowed(e.creator())],
@@ -559,7 +564,12 @@ fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result
             text::QueryWord::Prefix(prefixes) => {
                 for p in prefixes {
                     let prefix = keys::text_posting_prefix(p);
-                    for (k, _) in ctx.scan(&prefix, &prefix_end(&prefix), Direction::Forward, usize::MAX)? {
+                    for (k, _) in ctx.scan(
+                        &prefix,
+                        &prefix_end(&prefix),
+                        Direction::Forward,
+                        usize::MAX,
+                    )? {
                         if let Some(u) = keys::posting_uid(&k) {
                             set.insert(u.to_string());
                         }
@@ -639,8 +649,11 @@ fn matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, e: &Entry, c: &Criterion) -
                     _ => None,
                 }
             };
-            min.as_ref().is_none_or(|b| cmp(b).is_some_and(|o| o != Ordering::Less))
-                && max.as_ref().is_none_or(|b| cmp(b).is_some_and(|o| o != Ordering::Greater))
+            min.as_ref()
+                .is_none_or(|b| cmp(b).is_some_and(|o| o != Ordering::Less))
+                && max
+                    .as_ref()
+                    .is_none_or(|b| cmp(b).is_some_and(|o| o != Ordering::Greater))
         }
         Criterion::Text(Index::SearchableText, t) => {
             // Only reached when another criterion chose the candidates.
@@ -655,9 +668,9 @@ fn matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, e: &Entry, c: &Criterion) -
             analyzer.terms(field, &mut have);
             analyzer.query(t).iter().all(|w| match w {
                 text::QueryWord::Exact(alts) => alts.iter().any(|a| have.contains(a)),
-                text::QueryWord::Prefix(ps) => {
-                    ps.iter().any(|p| have.iter().any(|h| h.starts_with(p.as_str())))
-                }
+                text::QueryWord::Prefix(ps) => ps
+                    .iter()
+                    .any(|p| have.iter().any(|h| h.starts_with(p.as_str()))),
             })
         }
     }
@@ -764,7 +777,7 @@ pub fn rebuild(ctx: &mut Ctx<'_>, progress: &mut dyn FnMut(usize)) -> Result<usi
     let mut n = 0usize;
     walk(ctx, root, Vec::new(), &mut |k| {
         n += k;
-        if n % 1000 == 0 {
+        if n.is_multiple_of(1000) {
             progress(n);
         }
     })?;
@@ -774,10 +787,15 @@ pub fn rebuild(ctx: &mut Ctx<'_>, progress: &mut dyn FnMut(usize)) -> Result<usi
 
 /// Write the entry and postings of `obj` (whose ancestors are `ancestors`, root first),
 /// replacing those it had.
-pub fn index_object(ctx: &mut Ctx<'_>, obj: &ContentRecord, ancestors: &[ContentRecord]) -> Result<()> {
+pub fn index_object(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    ancestors: &[ContentRecord],
+) -> Result<()> {
     let ty = ctx.type_of(obj)?;
-    let allowed: Vec<String> =
-        crate::permissions::allowed_roles_and_users(ctx, obj, ancestors)?.into_iter().collect();
+    let allowed: Vec<String> = crate::permissions::allowed_roles_and_users(ctx, obj, ancestors)?
+        .into_iter()
+        .collect();
     let mut fields = Map::new();
     for name in LISTING_FIELDS {
         match obj.fields.get(*name) {
@@ -807,7 +825,10 @@ pub fn index_object(ctx: &mut Ctx<'_>, obj: &ContentRecord, ancestors: &[Content
 
     // Subjects.
     let new_subjects: BTreeSet<&str> = e.subjects().into_iter().collect();
-    let old_subjects: BTreeSet<&str> = old.as_ref().map(|o| o.subjects().into_iter().collect()).unwrap_or_default();
+    let old_subjects: BTreeSet<&str> = old
+        .as_ref()
+        .map(|o| o.subjects().into_iter().collect())
+        .unwrap_or_default();
     for s in old_subjects.difference(&new_subjects) {
         ctx.delete(&keys::subject_posting(s, &obj.uid))?;
     }
@@ -903,7 +924,12 @@ pub fn searchable_text(obj: &ContentRecord) -> String {
             out.push_str(s);
         }
     }
-    if let Some(data) = obj.fields.get("text").and_then(|t| t.get("data")).and_then(Value::as_str) {
+    if let Some(data) = obj
+        .fields
+        .get("text")
+        .and_then(|t| t.get("data"))
+        .and_then(Value::as_str)
+    {
         out.push(' ');
         out.push_str(&text::strip_tags(data));
     }
@@ -964,7 +990,12 @@ pub fn links_of(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<BTreeSet<String>> 
     if let Some(b) = obj.fields.get("blocks") {
         scan_links(b, None, &mut out, &mut paths);
     }
-    if let Some(data) = obj.fields.get("text").and_then(|t| t.get("data")).and_then(Value::as_str) {
+    if let Some(data) = obj
+        .fields
+        .get("text")
+        .and_then(|t| t.get("data"))
+        .and_then(Value::as_str)
+    {
         resolveuids(data, &mut out);
         let mut rest = data;
         while let Some(i) = rest.find("href=\"") {
@@ -979,7 +1010,11 @@ pub fn links_of(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<BTreeSet<String>> 
         if !p.starts_with('/') || p.starts_with("//") {
             continue;
         }
-        let p = p.split(['?', '#']).next().unwrap_or("").trim_end_matches('/');
+        let p = p
+            .split(['?', '#'])
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/');
         let p = p.split("/@").next().unwrap_or("");
         if let Some(uid) = tree::uid_at(ctx, p)? {
             out.insert(uid);
@@ -997,7 +1032,9 @@ fn scan_links(v: &Value, key: Option<&str>, uids: &mut BTreeSet<String>, paths: 
                 paths.push(s.clone());
             }
         }
-        Value::Object(m) => m.iter().for_each(|(k, v)| scan_links(v, Some(k), uids, paths)),
+        Value::Object(m) => m
+            .iter()
+            .for_each(|(k, v)| scan_links(v, Some(k), uids, paths)),
         Value::Array(a) => a.iter().for_each(|v| scan_links(v, key, uids, paths)),
         _ => {}
     }
@@ -1033,7 +1070,9 @@ pub fn keywords(ctx: &Ctx<'_>) -> Result<Vec<(String, usize)>> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut visible: BTreeMap<String, bool> = BTreeMap::new();
     for (k, _) in ctx.scan_prefix(keys::SUBJECT_PREFIX)? {
-        let Some(uid) = keys::posting_uid(&k) else { continue };
+        let Some(uid) = keys::posting_uid(&k) else {
+            continue;
+        };
         let subject_bytes = &k[keys::SUBJECT_PREFIX.len()..k.len() - uid.len() - 1];
         let subject = String::from_utf8_lossy(subject_bytes).into_owned();
         let seen = match visible.get(uid) {

@@ -83,7 +83,11 @@ pub fn index_values(ctx: &Ctx<'_>, def: &IndexDef) -> BTreeMap<String, String> {
         }
         Some("states") => {
             for t in ctx.core.types.all() {
-                if let Some(w) = t.workflow.as_deref().and_then(|w| ctx.core.workflows.get(w)) {
+                if let Some(w) = t
+                    .workflow
+                    .as_deref()
+                    .and_then(|w| ctx.core.workflows.get(w))
+                {
                     for (id, s) in &w.states {
                         out.insert(id.clone(), format!("{} [{id}]", s.title));
                     }
@@ -147,7 +151,8 @@ pub fn apply(ctx: &Ctx<'_>, context: &ContentRecord, rows: &[Row], q: &mut Query
                 let values = strings(&row.v, &what)?;
                 match (kind, name) {
                     (IndexKind::Text, "contains") => Criterion::Text(index, values.join(" ")),
-                    (IndexKind::Text, _) | (IndexKind::Date | IndexKind::Int | IndexKind::Bool, _) => {
+                    (IndexKind::Text, _)
+                    | (IndexKind::Date | IndexKind::Int | IndexKind::Bool, _) => {
                         return Err(unfit())
                     }
                     (IndexKind::Path, _) => Criterion::Any(Index::Path, values),
@@ -168,7 +173,9 @@ pub fn apply(ctx: &Ctx<'_>, context: &ContentRecord, rows: &[Row], q: &mut Query
                     return Err(unfit());
                 }
                 let start_of = |d: NaiveDate| d.and_time(NaiveTime::MIN).and_utc();
-                let end_of = |d: NaiveDate| start_of(d) + chrono::Duration::days(1) - chrono::Duration::seconds(1);
+                let end_of = |d: NaiveDate| {
+                    start_of(d) + chrono::Duration::days(1) - chrono::Duration::seconds(1)
+                };
                 let today = now.date_naive();
                 let days = || -> Result<u64> {
                     let s = scalar(&row.v);
@@ -365,7 +372,10 @@ mod tests {
         let r = registry();
         assert!(r.indexes.len() > 10);
         for (name, def) in &r.indexes {
-            assert!(Index::from_name(name).is_some(), "{name} is no catalog index");
+            assert!(
+                Index::from_name(name).is_some(),
+                "{name} is no catalog index"
+            );
             for op in &def.operations {
                 assert!(r.operators.contains_key(op), "{name}: {op}");
             }

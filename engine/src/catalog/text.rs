@@ -64,7 +64,10 @@ impl Analyzer {
         let mut algos: Vec<Algorithm> = Vec::new();
         for l in languages {
             if let Some(a) = algorithm(l) {
-                if !algos.iter().any(|x| std::mem::discriminant(x) == std::mem::discriminant(&a)) {
+                if !algos
+                    .iter()
+                    .any(|x| std::mem::discriminant(x) == std::mem::discriminant(&a))
+                {
                     algos.push(a);
                 }
             }
@@ -204,7 +207,10 @@ mod tests {
         let mut t = BTreeSet::new();
         de.terms("Häuser", &mut t);
         assert!(!t.is_empty());
-        assert_eq!(Analyzer::new(["xx"]).stems("words"), BTreeSet::from(["words".into()]));
+        assert_eq!(
+            Analyzer::new(["xx"]).stems("words"),
+            BTreeSet::from(["words".into()])
+        );
     }
 
     #[test]
