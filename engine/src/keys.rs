@@ -26,7 +26,7 @@
 //! | `x:` | `x:t:<uid>` | the full-text terms the object is indexed under (newline-separated; read when it is reindexed, to drop its old postings) |
 //! | `x:` | `x:w:<term>\0<uid>` | full-text posting: `<uid>` contains `<term>` (empty value); one word is one range scan, `word*` one range scan over the prefix |
 //! | `x:` | `x:k:<subject>\0<uid>` | `Subject` posting: `<uid>` is tagged `<subject>` (empty value) |
-//! | `x:` | `x:f:<uid>` | the uids the object links to (blocks, `relatedItems`, rich text; JSON list; absent when none) |
+//! | `x:` | `x:f:<uid>` | the uids the object links to (blocks, `relatedItems`, rich text; newline-separated; absent when none) |
 //! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!

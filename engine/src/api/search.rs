@@ -239,8 +239,9 @@ fn search_answer(
     url: &str,
 ) -> Result<Response> {
     let (q, presentation) = parse_search(ctx, obj, params)?;
-    let results = catalog::search(ctx, &q)?;
-    let body = results_page(ctx, url, &results, &presentation, params)?;
+    let b = presentation.batch;
+    let (page, total) = catalog::search_page(ctx, &q, b.start, b.size)?;
+    let body = results_page(ctx, url, &page, total, &presentation, params)?;
     Ok(Response::json(200, &body))
 }
 
@@ -558,12 +559,11 @@ fn bound(kind: IndexKind, param: &str, v: &str) -> Result<Bound> {
 fn results_page(
     ctx: &Ctx<'_>,
     url: &str,
-    results: &[Entry],
+    page: &[Entry],
+    total: usize,
     p: &Presentation,
     params: &[(String, String)],
 ) -> Result<SearchResults> {
-    let total = results.len();
-    let page = results.iter().skip(p.batch.start).take(p.batch.size);
     let fields: Vec<&str> = p.metadata_fields.iter().map(String::as_str).collect();
     let mut items = Vec::new();
     for e in page {
@@ -723,8 +723,8 @@ fn querystring_answer(
     url: &str,
     params: &[(String, String)],
 ) -> Result<Response> {
-    let (results, p) = run_querystring(ctx, obj, body, None)?;
-    let page = results_page(ctx, url, &results, &p, params)?;
+    let (page, total, p) = run_querystring(ctx, obj, body, None, None)?;
+    let page = results_page(ctx, url, &page, total, &p, params)?;
     Ok(Response::json(200, &page))
 }
 
@@ -734,7 +734,8 @@ fn run_querystring(
     obj: &ContentRecord,
     body: &QuerystringSearch,
     reversed: Option<bool>,
-) -> Result<(Vec<Entry>, Presentation)> {
+    window: Option<Batch>,
+) -> Result<(Vec<Entry>, usize, Presentation)> {
     let mut q = catalog::Query::default();
     querystring::apply(ctx, obj, &body.query, &mut q)?;
     let reverse = match (reversed, body.sort_order.as_deref().map(str::trim)) {
@@ -787,9 +788,11 @@ fn run_querystring(
             ))
         }
     };
-    let results = catalog::search(ctx, &q)?;
+    let w = window.unwrap_or(batch);
+    let (page, total) = catalog::search_page(ctx, &q, w.start, w.size)?;
     Ok((
-        results,
+        page,
+        total,
         Presentation {
             batch,
             fullobjects,
@@ -827,23 +830,24 @@ pub fn collection_items(
         ..Default::default()
     };
     let reversed = obj.fields.get("sort_reversed").and_then(Value::as_bool);
-    let results = if body.query.is_empty() {
-        Vec::new()
+    let (page, total) = if body.query.is_empty() {
+        (Vec::new(), 0)
     } else {
-        match run_querystring(ctx, obj, &body, Some(reversed.unwrap_or(false))) {
-            Ok((r, _)) => r,
-            Err(EngineError::BadRequest(_)) => Vec::new(),
+        match run_querystring(
+            ctx,
+            obj,
+            &body,
+            Some(reversed.unwrap_or(false)),
+            Some(listing.batch),
+        ) {
+            Ok((page, total, _)) => (page, total),
+            Err(EngineError::BadRequest(_)) => (Vec::new(), 0),
             Err(e) => return Err(e),
         }
     };
     let fields = listing.query.all("metadata_fields");
-    let total = results.len();
     let mut items = Vec::new();
-    for e in results
-        .iter()
-        .skip(listing.batch.start)
-        .take(listing.batch.size)
-    {
+    for e in &page {
         items.push(item(ctx, e, false, &fields)?);
     }
     out.insert("items".into(), Value::Array(items));

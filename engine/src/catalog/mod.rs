@@ -419,13 +419,80 @@ pub struct Query {
 
 /// Every entry matching `q` the caller may view, sorted.
 pub fn search(ctx: &Ctx<'_>, q: &Query) -> Result<Vec<Entry>> {
+    Ok(search_page(ctx, q, 0, usize::MAX)?.0)
+}
+
+/// The entries matching `q` the caller may view, sorted, from the `start`th and at most `size`
+/// of them, and how many match in all. When the query needs nothing but the path, the full text,
+/// the permissions and the dates of an entry (and sorts on nothing else), the candidates are
+/// filtered by decoding only those ([`Head`]), and only the page's entries are decoded whole.
+pub fn search_page(
+    ctx: &Ctx<'_>,
+    q: &Query,
+    start: usize,
+    size: usize,
+) -> Result<(Vec<Entry>, usize)> {
     let tokens = ctx.principal.search_tokens();
     let now = ctx.now();
     let inactive_ok = q.show_inactive || sees_inactive(ctx);
     let analyzer = query_analyzer(ctx)?;
     let (candidates, ordered) = candidates(ctx, q, &analyzer)?;
-    let mut out = Vec::new();
+    let light = q
+        .criteria
+        .iter()
+        .all(|c| matches!(c, Criterion::Text(Index::SearchableText, _)))
+        && q.sort
+            .iter()
+            .all(|s| matches!(s.index, Index::Path | Index::Position));
     let mut seen = HashSet::new();
+    if light {
+        let mut heads = Vec::new();
+        for uid in candidates {
+            if !seen.insert(uid.clone()) {
+                continue;
+            }
+            let Some(bytes) = ctx.get(&keys::catalog_entry(&uid))? else {
+                continue;
+            };
+            let h: Head = serde_json::from_slice(&bytes)?;
+            if !h.allowed.iter().any(|a| tokens.contains(a))
+                || (!inactive_ok && !h.fields.active_at(now))
+                || !path_within(&h.path, q)
+            {
+                continue;
+            }
+            heads.push((h.path, h.pos, bytes));
+        }
+        if !q.sort.is_empty() {
+            heads.sort_by(|a, b| {
+                for s in &q.sort {
+                    let o = match s.index {
+                        Index::Position => a.1.cmp(&b.1),
+                        _ => a.0.cmp(&b.0),
+                    };
+                    let o = if s.reverse { o.reverse() } else { o };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                a.0.cmp(&b.0)
+            });
+        } else if !ordered {
+            heads.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        if let Some(l) = q.limit {
+            heads.truncate(l);
+        }
+        let total = heads.len();
+        let page = heads
+            .into_iter()
+            .skip(start)
+            .take(size)
+            .map(|(_, _, bytes)| Ok(serde_json::from_slice(&bytes)?))
+            .collect::<Result<Vec<Entry>>>()?;
+        return Ok((page, total));
+    }
+    let mut out = Vec::new();
     for uid in candidates {
         if !seen.insert(uid.clone()) {
             continue;
@@ -458,7 +525,35 @@ pub fn search(ctx: &Ctx<'_>, q: &Query) -> Result<Vec<Entry>> {
     if let Some(l) = q.limit {
         out.truncate(l);
     }
-    Ok(out)
+    let total = out.len();
+    let page = out.into_iter().skip(start).take(size).collect();
+    Ok((page, total))
+}
+
+/// What a light search decodes of an entry (serde skips the rest).
+#[derive(Deserialize)]
+struct Head {
+    path: String,
+    pos: u64,
+    #[serde(default)]
+    fields: HeadFields,
+    allowed: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+struct HeadFields {
+    #[serde(default)]
+    effective: Option<String>,
+    #[serde(default)]
+    expires: Option<String>,
+}
+
+impl HeadFields {
+    fn active_at(&self, now: DateTime<Utc>) -> bool {
+        let date = |v: &Option<String>| v.as_deref().and_then(parse_datetime);
+        date(&self.effective).is_none_or(|e| e <= now)
+            && date(&self.expires).is_none_or(|x| x > now)
+    }
 }
 
 /// Whether the caller may see inactive content everywhere (Manager, Site Administrator).
@@ -543,52 +638,112 @@ fn subject_uids(ctx: &Ctx<'_>, subject: &str) -> Result<BTreeSet<String>> {
         .collect())
 }
 
-/// Uids of the objects whose full text matches `query` (every word; `word*` prefixes).
-fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result<BTreeSet<String>> {
-    let words = analyzer.query(query);
-    let mut acc: Option<BTreeSet<String>> = None;
-    for w in &words {
-        let mut set = BTreeSet::new();
-        match w {
-            text::QueryWord::Exact(terms) => {
-                for t in terms {
-                    let mut prefix = keys::text_posting_prefix(t);
-                    prefix.push(keys::TERM_END);
-                    for (k, _) in ctx.scan_prefix(&prefix)? {
-                        if let Some(u) = keys::posting_uid(&k) {
-                            set.insert(u.to_string());
-                        }
-                    }
-                }
-            }
-            text::QueryWord::Prefix(prefixes) => {
-                for p in prefixes {
-                    let prefix = keys::text_posting_prefix(p);
-                    for (k, _) in ctx.scan(
-                        &prefix,
-                        &prefix_end(&prefix),
-                        Direction::Forward,
-                        usize::MAX,
-                    )? {
-                        if let Some(u) = keys::posting_uid(&k) {
-                            set.insert(u.to_string());
-                        }
-                    }
-                }
+/// Most postings read of one query word before it counts as frequent: the words of an AND
+/// query under it give the candidates, and the frequent ones are checked per candidate.
+const FREQUENT: usize = 2048;
+
+/// The uids having one query word, reading at most `cap` postings (`None`: more than that).
+fn word_postings(
+    ctx: &Ctx<'_>,
+    w: &text::QueryWord,
+    cap: usize,
+) -> Result<Option<BTreeSet<String>>> {
+    let mut set = BTreeSet::new();
+    let prefixes: Vec<Vec<u8>> = match w {
+        text::QueryWord::Exact(terms) => terms
+            .iter()
+            .map(|t| {
+                let mut p = keys::text_posting_prefix(t);
+                p.push(keys::TERM_END);
+                p
+            })
+            .collect(),
+        text::QueryWord::Prefix(ps) => ps.iter().map(|p| keys::text_posting_prefix(p)).collect(),
+    };
+    for prefix in prefixes {
+        let limit = cap.saturating_add(1);
+        let rows = ctx.scan(&prefix, &prefix_end(&prefix), Direction::Forward, limit)?;
+        if rows.len() > cap {
+            return Ok(None);
+        }
+        for (k, _) in rows {
+            if let Some(u) = keys::posting_uid(&k) {
+                set.insert(u.to_string());
             }
         }
-        acc = Some(match acc {
-            None => set,
-            Some(a) => a.intersection(&set).cloned().collect(),
-        });
-        if acc.as_ref().is_some_and(BTreeSet::is_empty) {
-            break;
+        if set.len() > cap {
+            return Ok(None);
         }
     }
-    Ok(acc.unwrap_or_default())
+    Ok(Some(set))
+}
+
+/// Whether `uid` has the query word `w` (a point read per term; a prefix reads its terms).
+fn has_word(ctx: &Ctx<'_>, w: &text::QueryWord, uid: &str) -> Result<bool> {
+    match w {
+        text::QueryWord::Exact(terms) => {
+            for t in terms {
+                if ctx.get(&keys::text_posting(t, uid))?.is_some() {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        text::QueryWord::Prefix(ps) => Ok(stored_list(ctx, &keys::catalog_terms(uid))?
+            .iter()
+            .any(|t| ps.iter().any(|p| t.starts_with(p.as_str())))),
+    }
+}
+
+/// Uids of the objects whose full text matches `query` (every word; `word*` prefixes). The rare
+/// words give the candidates (their postings intersected); the frequent ones are checked on
+/// those candidates only, so a common word in an AND query costs no scan of its postings.
+fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result<BTreeSet<String>> {
+    let words = analyzer.query(query);
+    if words.is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    let mut acc: Option<BTreeSet<String>> = None;
+    let mut frequent = Vec::new();
+    for w in &words {
+        match word_postings(ctx, w, FREQUENT)? {
+            Some(set) => {
+                acc = Some(match acc {
+                    None => set,
+                    Some(a) => a.intersection(&set).cloned().collect(),
+                });
+                if acc.as_ref().is_some_and(BTreeSet::is_empty) {
+                    return Ok(BTreeSet::new());
+                }
+            }
+            None => frequent.push(w),
+        }
+    }
+    let mut acc = match acc {
+        Some(a) => a,
+        None => {
+            // Every word is frequent: the first one's postings, all of them.
+            let first = frequent.remove(0);
+            word_postings(ctx, first, usize::MAX)?.unwrap_or_default()
+        }
+    };
+    for w in frequent {
+        let mut keep = BTreeSet::new();
+        for uid in acc {
+            if has_word(ctx, w, &uid)? {
+                keep.insert(uid);
+            }
+        }
+        acc = keep;
+    }
+    Ok(acc)
 }
 
 fn within_paths(e: &Entry, q: &Query) -> bool {
+    path_within(&e.path, q)
+}
+
+fn path_within(path: &str, q: &Query) -> bool {
     if q.paths.is_empty() && q.depth.is_none() {
         return true;
     }
@@ -599,13 +754,11 @@ fn within_paths(e: &Entry, q: &Query) -> bool {
     };
     paths.iter().any(|p| {
         let rest = if p.is_empty() {
-            Some(e.path.as_str())
-        } else if e.path == *p {
+            Some(path)
+        } else if path == p.as_str() {
             Some("")
         } else {
-            e.path
-                .strip_prefix(p.as_str())
-                .filter(|r| r.starts_with('/'))
+            path.strip_prefix(p.as_str()).filter(|r| r.starts_with('/'))
         };
         let Some(rest) = rest else { return false };
         let level = rest.matches('/').count() as u32;
@@ -1117,4 +1270,141 @@ fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
 /// The error for a malformed query value: a 400 naming the parameter.
 pub fn bad_param(param: &str, detail: impl std::fmt::Display) -> EngineError {
     EngineError::bad_request(format!("Query parameter '{param}': {detail}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::security::Principal;
+    use crate::{Engine, EngineOptions, MemStore, SiteSetup};
+    use serde_json::json;
+
+    fn engine() -> Engine<MemStore> {
+        let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+        e.create_site(&SiteSetup::new("secret")).unwrap();
+        e
+    }
+
+    fn add(ctx: &mut Ctx<'_>, parent: &str, ty: &str, id: &str, f: Value) -> Result<ContentRecord> {
+        let mut p = tree::at_path(ctx, parent)?.expect("parent");
+        let t = ctx.core.types.require(ty)?;
+        let mut rec = tree::new_record(
+            ctx,
+            t,
+            id,
+            "admin",
+            f.as_object().cloned().unwrap_or_default(),
+        );
+        tree::insert(ctx, &mut p, &mut rec)?;
+        Ok(rec)
+    }
+
+    #[test]
+    fn keywords_count_only_what_the_caller_may_view() {
+        let e = engine();
+        e.with_write(|ctx| {
+            let mut a = add(
+                ctx,
+                "",
+                "Page",
+                "a",
+                json!({"title": "A", "subjects": ["x", "y"]}),
+            )?;
+            add(
+                ctx,
+                "",
+                "Page",
+                "b",
+                json!({"title": "B", "subjects": ["x"]}),
+            )?;
+            a.review_state = Some("published".into());
+            tree::save(
+                ctx,
+                &mut a,
+                tree::Change::Transition {
+                    transition: "publish".into(),
+                    from: "private".into(),
+                    to: "published".into(),
+                },
+            )
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            ctx.principal = Principal::User(crate::security::User {
+                login: "admin".into(),
+                fullname: String::new(),
+                roles: vec!["Manager".into()],
+            });
+            assert_eq!(
+                keywords(ctx)?,
+                vec![("x".to_string(), 2), ("y".to_string(), 1)]
+            );
+            ctx.principal = Principal::Anonymous;
+            assert_eq!(
+                keywords(ctx)?,
+                vec![("x".to_string(), 1), ("y".to_string(), 1)]
+            );
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn local_roles_reindex_the_whole_subtree() {
+        let e = engine();
+        e.with_write(|ctx| {
+            add(ctx, "", "Folder", "f", json!({"title": "F"}))?;
+            add(ctx, "/f", "Folder", "g", json!({"title": "G"}))?;
+            add(ctx, "/f/g", "Page", "p", json!({"title": "P"}))?;
+            Ok(())
+        })
+        .unwrap();
+        let uid_p = e
+            .with_write(|ctx| Ok(tree::uid_at(ctx, "/f/g/p")?.expect("p")))
+            .unwrap();
+        e.with_write(|ctx| {
+            let mut f = tree::at_path(ctx, "/f")?.expect("f");
+            f.local_roles.insert("jane".into(), vec!["Reader".into()]);
+            tree::save(ctx, &mut f, tree::Change::LocalRoles)
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            let p = entry(ctx, &uid_p)?.expect("entry");
+            assert!(
+                p.allowed.contains(&"user:jane".to_string()),
+                "{:?}",
+                p.allowed
+            );
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn frequent_words_are_checked_per_candidate() {
+        let e = engine();
+        e.with_write(|ctx| {
+            for i in 0..(FREQUENT + 10) {
+                let extra = if i % 1000 == 7 { " rare" } else { "" };
+                add(
+                    ctx,
+                    "",
+                    "Page",
+                    &format!("p{i}"),
+                    json!({"title": format!("common{extra}")}),
+                )?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            let a = query_analyzer(ctx)?;
+            assert_eq!(text_matches(ctx, &a, "common rare")?.len(), 3);
+            assert_eq!(text_matches(ctx, &a, "rare common")?.len(), 3);
+            assert_eq!(text_matches(ctx, &a, "common")?.len(), FREQUENT + 10);
+            assert_eq!(text_matches(ctx, &a, "comm* rar*")?.len(), 3);
+            Ok(())
+        })
+        .unwrap();
+    }
 }
