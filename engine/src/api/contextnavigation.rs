@@ -193,7 +193,15 @@ fn build(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<ContextNav
                 items.push(node(ctx, &e, obj, Vec::new())?);
             }
         }
-        items.extend(children(ctx, start, obj, start_depth + 1, bottom_level)?);
+        let mut budget = MAX_NODES;
+        items.extend(children(
+            ctx,
+            start,
+            obj,
+            start_depth + 1,
+            bottom_level,
+            &mut budget,
+        )?);
     }
     let has_custom_name = q.name.as_deref().is_some_and(|n| !n.is_empty());
     Ok(ContextNav {
@@ -218,14 +226,19 @@ fn entry_at(ctx: &Ctx<'_>, path: &str) -> Result<Option<Entry>> {
     Ok(catalog::search(ctx, &q)?.into_iter().next())
 }
 
+/// Most nodes of a tree: past them, only folders on the context's path are expanded (a tree
+/// expanded to every level on a large site would be huge).
+const MAX_NODES: usize = 500;
+
 /// The nodes for the children of `path` (at `depth` below the navigation root), each with its
-/// own children down to `bottom` (0: no limit).
+/// own children down to `bottom` (0: no limit), within `budget` nodes for folders off the path.
 fn children(
     ctx: &Ctx<'_>,
     path: &str,
     current: &ContentRecord,
     depth: usize,
     bottom: usize,
+    budget: &mut usize,
 ) -> Result<Vec<NavNode>> {
     if bottom > 0 && depth > bottom {
         return Ok(Vec::new());
@@ -249,8 +262,12 @@ fn children(
         if excluded && e.uid != current.uid {
             continue;
         }
-        let kids = if e.folderish {
-            children(ctx, &e.path, current, depth + 1, bottom)?
+        *budget = budget.saturating_sub(1);
+        let on_path = e.uid == current.uid
+            || e.path.is_empty()
+            || current.path.starts_with(&format!("{}/", e.path));
+        let kids = if e.folderish && (on_path || *budget > 0) {
+            children(ctx, &e.path, current, depth + 1, bottom, budget)?
         } else {
             Vec::new()
         };

@@ -108,7 +108,7 @@ pub struct SearchQuery {
     pub sort_order: Option<String>,
     /// Offset of the batch.
     pub b_start: Option<String>,
-    /// Size of the batch.
+    /// Size of the batch (at least 1; above the maximum, the maximum).
     pub b_size: Option<String>,
     /// Metadata columns to add to each item (repeatable; `_all` for every one).
     pub metadata_fields: Option<Vec<String>>,
@@ -447,13 +447,20 @@ fn batch_of(ctx: &Ctx<'_>, start: Option<&str>, size: Option<&str>) -> Result<Ba
             }),
         }
     };
+    clamped_batch(ctx, num("b_start", start)?, num("b_size", size)?)
+}
+
+/// The window of a search: `b_size` 0 is a 400; above the maximum it is the maximum (Volto's
+/// "All" page size asks for 100000000), the documented fallback.
+fn clamped_batch(ctx: &Ctx<'_>, start: Option<usize>, size: Option<usize>) -> Result<Batch> {
+    let max = ctx.core.options.max_batch_size;
     Batch::from_query(
         &BatchQuery {
-            b_start: num("b_start", start)?,
-            b_size: num("b_size", size)?,
+            b_start: start,
+            b_size: size.map(|s| s.min(max)),
         },
         ctx.core.options.default_batch_size,
-        ctx.core.options.max_batch_size,
+        max,
     )
 }
 
@@ -512,7 +519,13 @@ fn index_criteria(
         return Ok(Vec::new());
     }
     Ok(vec![match kind {
-        IndexKind::Text => Criterion::Text(index, values.join(" ")),
+        IndexKind::Text => {
+            let text = values.join(" ");
+            if text.trim().trim_matches('*').trim().is_empty() {
+                return Ok(Vec::new()); // an empty search box searches nothing out
+            }
+            Criterion::Text(index, text)
+        }
         IndexKind::Bool => Criterion::Bool(index, truthy(param, &values[0])?),
         IndexKind::Date | IndexKind::Int => {
             let b = values
@@ -755,14 +768,7 @@ fn run_querystring(
         }
     }
     q.limit = body.limit.filter(|l| *l > 0);
-    let batch = Batch::from_query(
-        &BatchQuery {
-            b_start: body.b_start,
-            b_size: body.b_size,
-        },
-        ctx.core.options.default_batch_size,
-        ctx.core.options.max_batch_size,
-    )?;
+    let batch = clamped_batch(ctx, body.b_start, body.b_size)?;
     let fullobjects = match &body.fullobjects {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,

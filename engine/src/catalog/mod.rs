@@ -888,13 +888,13 @@ pub fn reindex(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
     let Some(obj) = tree::load(ctx, uid)? else {
         return unindex(ctx, uid);
     };
-    let ancestors = tree::ancestors(ctx, &obj)?;
+    let ancestors = tree::ancestors_for_permissions(ctx, &obj)?;
     index_object(ctx, &obj, &ancestors)
 }
 
 /// Reindex `obj` and everything below it (ancestors read once per folder).
 pub fn reindex_subtree(ctx: &mut Ctx<'_>, obj: &ContentRecord) -> Result<()> {
-    let ancestors = tree::ancestors(ctx, obj)?;
+    let ancestors = tree::ancestors_for_permissions(ctx, obj)?;
     walk(ctx, obj.clone(), ancestors, &mut |_| {})
 }
 
@@ -912,7 +912,7 @@ fn walk(
         if obj.child_count > 0 {
             let kids = tree::children(ctx, &obj.uid, 0, usize::MAX)?;
             let mut chain = ancestors;
-            chain.push(obj);
+            chain.push(obj.clone_without_fields());
             for k in kids.into_iter().rev() {
                 stack.push((k, chain.clone()));
             }

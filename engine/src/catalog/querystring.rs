@@ -150,7 +150,13 @@ pub fn apply(ctx: &Ctx<'_>, context: &ContentRecord, rows: &[Row], q: &mut Query
             ("selection", _) | ("string", "is" | "isNot" | "contains") | ("reference", "is") => {
                 let values = strings(&row.v, &what)?;
                 match (kind, name) {
-                    (IndexKind::Text, "contains") => Criterion::Text(index, values.join(" ")),
+                    (IndexKind::Text, "contains") => {
+                        let text = values.join(" ");
+                        if text.trim().trim_matches('*').trim().is_empty() {
+                            continue; // an empty search box
+                        }
+                        Criterion::Text(index, text)
+                    }
                     (IndexKind::Text, _)
                     | (IndexKind::Date | IndexKind::Int | IndexKind::Bool, _) => {
                         return Err(unfit())
