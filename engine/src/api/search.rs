@@ -123,6 +123,25 @@ pub struct SearchQuery {
     pub searchable_text: Option<String>,
 }
 
+/// A page of search results, as answered.
+#[derive(Serialize)]
+struct Page<'a> {
+    #[serde(rename = "@id")]
+    id: String,
+    items: Vec<Item<'a>>,
+    items_total: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    batching: Option<BatchLinks>,
+}
+
+/// One result: a summary serialized from its entry, or a full object.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Item<'a> {
+    Summary(ItemJson<'a>),
+    Full(Value),
+}
+
 /// A page of search results (the documentation's view of it; items are open objects).
 #[derive(Serialize, JsonSchema)]
 pub struct SearchResults {
@@ -569,14 +588,14 @@ fn bound(kind: IndexKind, param: &str, v: &str) -> Result<Bound> {
 }
 
 /// The answer: a batch of results with the total and the batching links.
-fn results_page(
-    ctx: &Ctx<'_>,
+fn results_page<'a>(
+    ctx: &Ctx<'a>,
     url: &str,
-    page: &[Entry],
+    page: &'a [Entry],
     total: usize,
-    p: &Presentation,
+    p: &'a Presentation,
     params: &[(String, String)],
-) -> Result<SearchResults> {
+) -> Result<Page<'a>> {
     let fields: Vec<&str> = p.metadata_fields.iter().map(String::as_str).collect();
     let mut items = Vec::new();
     for e in page {
@@ -605,7 +624,7 @@ fn results_page(
     } else {
         format!("{url}?{}", canonical.join("&"))
     };
-    Ok(SearchResults {
+    Ok(Page {
         id,
         items,
         items_total: total,
@@ -615,7 +634,7 @@ fn results_page(
 
 /// One result: the summary with the requested metadata (from the entry, no object load), or the
 /// full object.
-fn item(ctx: &Ctx<'_>, e: &Entry, full: bool, fields: &[&str]) -> Result<Value> {
+fn item<'a>(ctx: &Ctx<'a>, e: &'a Entry, full: bool, fields: &[&'a str]) -> Result<Item<'a>> {
     if full {
         if let Some(obj) = tree::load(ctx, &e.uid)? {
             let q = UrlQuery::default();
@@ -628,17 +647,10 @@ fn item(ctx: &Ctx<'_>, e: &Entry, full: bool, fields: &[&str]) -> Result<Value> 
                 raw_query: "",
                 route: None,
             };
-            return serialize::full(ctx, &obj, &listing);
+            return Ok(Item::Full(serialize::full(ctx, &obj, &listing)?));
         }
     }
-    let rec = e.record();
-    let mut v = serialize::summary(ctx, &rec, fields)?;
-    if let Some(m) = v.as_object_mut() {
-        if m.contains_key("getObjSize") {
-            m.insert("getObjSize".into(), json!(e.size));
-        }
-    }
-    Ok(v)
+    Ok(Item::Summary(ItemJson::new(ctx, e, fields)?))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -854,7 +866,7 @@ pub fn collection_items(
     let fields = listing.query.all("metadata_fields");
     let mut items = Vec::new();
     for e in &page {
-        items.push(item(ctx, e, false, &fields)?);
+        items.push(serde_json::to_value(item(ctx, e, false, &fields)?)?);
     }
     out.insert("items".into(), Value::Array(items));
     out.insert("items_total".into(), json!(total));
@@ -894,4 +906,171 @@ fn catalog_doc(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Value> {
         m.insert("@id".into(), json!(endpoint_url(ctx, obj, "@catalog")));
     }
     Ok(v)
+}
+
+/// A search result as a summary with metadata columns, serialized straight from the catalog
+/// entry: the same JSON as [`serialize::summary`] of [`Entry::record`] (keys in sorted order, as
+/// a `serde_json` map has them), without building a map of values per item.
+struct ItemJson<'a> {
+    e: &'a Entry,
+    url: String,
+    type_title: &'a str,
+    folderish: bool,
+    created: String,
+    modified: String,
+    /// The keys, sorted and without repeats.
+    keys: Vec<&'a str>,
+}
+
+impl<'a> ItemJson<'a> {
+    fn new(ctx: &Ctx<'a>, e: &'a Entry, fields: &[&'a str]) -> Result<Self> {
+        let rec = e.record();
+        let ty = ctx.type_of(&rec)?;
+        let mut keys: Vec<&'a str> = vec!["@id", "@type", "description", "title", "type_title"];
+        if e.review_state.is_some() {
+            keys.push("review_state");
+        }
+        let all = fields.contains(&"_all");
+        let wanted: Vec<&'a str> = if all {
+            serialize::CATALOG_FIELDS.to_vec()
+        } else {
+            fields.to_vec()
+        };
+        for name in wanted {
+            if serialize::CATALOG_FIELDS.contains(&name) || name == "description" {
+                keys.push(name);
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(ItemJson {
+            e,
+            url: ctx.url(&e.path),
+            type_title: &ty.title,
+            folderish: ty.folderish,
+            created: serialize::iso(&e.created),
+            modified: serialize::iso(&e.modified),
+            keys,
+        })
+    }
+}
+
+impl Serialize for ItemJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        const NULL: Value = Value::Null;
+        let e = self.e;
+        let field = |n: &str| e.fields.get(n).unwrap_or(&NULL);
+        let str_field = |n: &str| e.fields.get(n).and_then(Value::as_str).unwrap_or("");
+        let none_if_null = |v: &'static str| -> std::result::Result<&Value, &'static str> {
+            match e.fields.get(v) {
+                None | Some(Value::Null) => Err("None"),
+                Some(v) => Ok(v),
+            }
+        };
+        let owner = std::slice::from_ref(&e.owner);
+        let mut m = s.serialize_map(Some(self.keys.len()))?;
+        for k in &self.keys {
+            match *k {
+                "@id" => m.serialize_entry(k, &self.url)?,
+                "@type" | "Type" | "portal_type" => m.serialize_entry(k, &e.type_name)?,
+                "title" | "Title" => m.serialize_entry(k, str_field("title"))?,
+                "description" | "Description" => m.serialize_entry(k, str_field("description"))?,
+                "type_title" => m.serialize_entry(k, self.type_title)?,
+                "review_state" => m.serialize_entry(k, &e.review_state)?,
+                "UID" => m.serialize_entry(k, &e.uid)?,
+                "path" => m.serialize_entry(k, if e.path.is_empty() { "/" } else { &e.path })?,
+                "Subject" => m.serialize_entry(k, field("subjects"))?,
+                "is_folderish" => m.serialize_entry(k, &self.folderish)?,
+                "exclude_from_nav" => m.serialize_entry(k, field("exclude_from_nav"))?,
+                "getId" | "id" => m.serialize_entry(k, &e.id)?,
+                "Creator" => match e.fields.get("creators") {
+                    Some(c) => match c.get(0) {
+                        Some(first) => m.serialize_entry(k, first)?,
+                        None => m.serialize_entry(k, &e.owner)?,
+                    },
+                    None => m.serialize_entry(k, &e.owner)?,
+                },
+                "listCreators" => match e.fields.get("creators") {
+                    Some(c) => m.serialize_entry(k, c)?,
+                    None => m.serialize_entry(k, owner)?,
+                },
+                "created" | "CreationDate" => m.serialize_entry(k, &self.created)?,
+                "modified" | "ModificationDate" | "Date" => m.serialize_entry(k, &self.modified)?,
+                "effective" => m.serialize_entry(k, field("effective"))?,
+                "EffectiveDate" => match none_if_null("effective") {
+                    Ok(v) => m.serialize_entry(k, v)?,
+                    Err(n) => m.serialize_entry(k, n)?,
+                },
+                "expires" => m.serialize_entry(k, field("expires"))?,
+                "ExpirationDate" => match none_if_null("expires") {
+                    Ok(v) => m.serialize_entry(k, v)?,
+                    Err(n) => m.serialize_entry(k, n)?,
+                },
+                "getObjSize" => m.serialize_entry(k, &e.size)?,
+                "mime_type" => m.serialize_entry(k, "text/plain")?,
+                "image_field" => m.serialize_entry(k, "")?,
+                "image_scales" => m.serialize_entry(k, &Map::new())?,
+                "hasPreviewImage" => m.serialize_entry(k, &false)?,
+                _ => {}
+            }
+        }
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`ItemJson`] writes what `serialize::summary` builds from the entry's record.
+    #[test]
+    fn items_serialize_as_the_summaries() {
+        let engine =
+            crate::Engine::new(crate::MemStore::new(), crate::EngineOptions::for_tests()).unwrap();
+        engine
+            .create_site(&crate::SiteSetup::new("secret"))
+            .unwrap();
+        engine
+            .with_write(|ctx| {
+                let ty = ctx.core.types.require("Folder")?;
+                let variants = [
+                    json!({"title": "A \"q\" é", "description": "d"}),
+                    json!({"title": "B", "creators": ["x", "y"], "subjects": ["s"],
+                           "effective": "2026-01-02T00:00:00+00:00", "exclude_from_nav": false}),
+                    json!({"creators": [], "expires": "2027-01-01T00:00:00+00:00"}),
+                    json!({"creators": "not a list"}),
+                ];
+                let field_sets: [&[&str]; 5] = [
+                    &[],
+                    &["_all"],
+                    &["UID", "created", "description", "Description", "nonsense"],
+                    &["review_state", "getObjSize", "Creator", "listCreators"],
+                    &["_all", "title"],
+                ];
+                for (i, f) in variants.iter().enumerate() {
+                    let fields = f.as_object().cloned().unwrap_or_default();
+                    let mut rec = tree::new_record(ctx, ty, &format!("f{i}"), "bob", fields);
+                    rec.path = format!("/f{i}");
+                    if i == 3 {
+                        rec.review_state = None;
+                    }
+                    let root = tree::root(ctx)?;
+                    catalog::index_object(ctx, &rec, std::slice::from_ref(&root))?;
+                    let e = catalog::entry(ctx, &rec.uid)?.expect("indexed");
+                    for set in field_sets {
+                        let mut expected = serialize::summary(ctx, &e.record(), set)?;
+                        if let Some(m) = expected.as_object_mut() {
+                            if m.contains_key("getObjSize") {
+                                m.insert("getObjSize".into(), json!(e.size));
+                            }
+                        }
+                        let built = serde_json::to_string(&ItemJson::new(ctx, &e, set)?)?;
+                        assert_eq!(built, serde_json::to_string(&expected)?, "{set:?}");
+                    }
+                }
+                Ok(())
+            })
+            .unwrap();
+    }
 }
