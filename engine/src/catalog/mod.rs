@@ -863,8 +863,15 @@ impl Subscriber for CatalogSubscriber {
 
     fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()> {
         match event {
-            Event::Added { uid, .. }
-            | Event::Modified { uid, .. }
+            Event::Added { uid, .. } => match tree::load(ctx, uid)? {
+                // A new uid has no entry, postings or links yet: nothing old to read.
+                Some(obj) => {
+                    let ancestors = tree::ancestors_for_permissions(ctx, &obj)?;
+                    write_index(ctx, &obj, &ancestors, true)
+                }
+                None => unindex(ctx, uid),
+            },
+            Event::Modified { uid, .. }
             | Event::Transitioned { uid, .. }
             | Event::Moved { uid, .. } => reindex(ctx, uid),
             Event::LocalRolesChanged { uid, .. } => match tree::load(ctx, uid)? {
@@ -895,19 +902,20 @@ pub fn reindex(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
 /// Reindex `obj` and everything below it (ancestors read once per folder).
 pub fn reindex_subtree(ctx: &mut Ctx<'_>, obj: &ContentRecord) -> Result<()> {
     let ancestors = tree::ancestors_for_permissions(ctx, obj)?;
-    walk(ctx, obj.clone(), ancestors, &mut |_| {})
+    walk(ctx, obj.clone(), ancestors, false, &mut |_| {})
 }
 
 fn walk(
     ctx: &mut Ctx<'_>,
     obj: ContentRecord,
     ancestors: Vec<ContentRecord>,
+    fresh: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<()> {
     // Depth-first with an explicit stack: (object, its ancestors).
     let mut stack = vec![(obj, ancestors)];
     while let Some((obj, ancestors)) = stack.pop() {
-        index_object(ctx, &obj, &ancestors)?;
+        write_index(ctx, &obj, &ancestors, fresh)?;
         progress(1);
         if obj.child_count > 0 {
             let kids = tree::children(ctx, &obj.uid, 0, usize::MAX)?;
@@ -928,7 +936,7 @@ pub fn rebuild(ctx: &mut Ctx<'_>, progress: &mut dyn FnMut(usize)) -> Result<usi
     ctx.delete_prefix(keys::CATALOG_PREFIX)?;
     let root = tree::root(ctx)?;
     let mut n = 0usize;
-    walk(ctx, root, Vec::new(), &mut |k| {
+    walk(ctx, root, Vec::new(), true, &mut |k| {
         n += k;
         if n.is_multiple_of(1000) {
             progress(n);
@@ -944,6 +952,17 @@ pub fn index_object(
     ctx: &mut Ctx<'_>,
     obj: &ContentRecord,
     ancestors: &[ContentRecord],
+) -> Result<()> {
+    write_index(ctx, obj, ancestors, false)
+}
+
+/// [`index_object`]; `fresh` when `obj` is known to have nothing indexed yet (a new object, a
+/// rebuild after dropping the catalog), which saves reading what it had.
+fn write_index(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    ancestors: &[ContentRecord],
+    fresh: bool,
 ) -> Result<()> {
     let ty = ctx.type_of(obj)?;
     let allowed: Vec<String> = crate::permissions::allowed_roles_and_users(ctx, obj, ancestors)?
@@ -974,7 +993,7 @@ pub fn index_object(
         fields,
         allowed,
     };
-    let old = entry(ctx, &obj.uid)?;
+    let old = if fresh { None } else { entry(ctx, &obj.uid)? };
 
     // Subjects.
     let new_subjects: BTreeSet<&str> = e.subjects().into_iter().collect();
@@ -993,7 +1012,11 @@ pub fn index_object(
     let analyzer = object_analyzer(ctx, obj)?;
     let mut terms = BTreeSet::new();
     analyzer.terms(&searchable_text(obj), &mut terms);
-    let old_terms = stored_list(ctx, &keys::catalog_terms(&obj.uid))?;
+    let old_terms = if fresh {
+        BTreeSet::new()
+    } else {
+        stored_list(ctx, &keys::catalog_terms(&obj.uid))?
+    };
     if old_terms != terms {
         for t in old_terms.difference(&terms) {
             ctx.delete(&keys::text_posting(t, &obj.uid))?;
@@ -1006,7 +1029,11 @@ pub fn index_object(
 
     // Links.
     let links = links_of(ctx, obj)?;
-    let old_links = stored_list(ctx, &keys::catalog_links(&obj.uid))?;
+    let old_links = if fresh {
+        BTreeSet::new()
+    } else {
+        stored_list(ctx, &keys::catalog_links(&obj.uid))?
+    };
     if old_links != links {
         for t in old_links.difference(&links) {
             ctx.delete(&keys::backlink(t, &obj.uid))?;
