@@ -104,6 +104,7 @@ struct Cli {
 #[derive(Parser, Debug)]
 #[command(
     name = "host-server reindex",
+    bin_name = "host-server reindex",
     about = "Rebuild the catalog (search index) of the site in DIR from its content, in one \
              transaction, logging progress; the server must not be running on DIR"
 )]
