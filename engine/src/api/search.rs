@@ -597,9 +597,10 @@ fn results_page<'a>(
     params: &[(String, String)],
 ) -> Result<Page<'a>> {
     let fields: Vec<&str> = p.metadata_fields.iter().map(String::as_str).collect();
+    let keys = ItemKeys::new(&fields);
     let mut items = Vec::new();
     for e in page {
-        items.push(item(ctx, e, p.fullobjects, &fields)?);
+        items.push(item(ctx, e, p.fullobjects, &keys)?);
     }
     let query = UrlQuery {
         pairs: params.to_vec(),
@@ -634,7 +635,7 @@ fn results_page<'a>(
 
 /// One result: the summary with the requested metadata (from the entry, no object load), or the
 /// full object.
-fn item<'a>(ctx: &Ctx<'a>, e: &'a Entry, full: bool, fields: &[&'a str]) -> Result<Item<'a>> {
+fn item<'a>(ctx: &Ctx<'a>, e: &'a Entry, full: bool, keys: &ItemKeys<'a>) -> Result<Item<'a>> {
     if full {
         if let Some(obj) = tree::load(ctx, &e.uid)? {
             let q = UrlQuery::default();
@@ -650,7 +651,7 @@ fn item<'a>(ctx: &Ctx<'a>, e: &'a Entry, full: bool, fields: &[&'a str]) -> Resu
             return Ok(Item::Full(serialize::full(ctx, &obj, &listing)?));
         }
     }
-    Ok(Item::Summary(ItemJson::new(ctx, e, fields)?))
+    Ok(Item::Summary(ItemJson::with_keys(ctx, e, keys)?))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -864,9 +865,10 @@ pub fn collection_items(
         }
     };
     let fields = listing.query.all("metadata_fields");
+    let keys = ItemKeys::new(&fields);
     let mut items = Vec::new();
     for e in &page {
-        items.push(serde_json::to_value(item(ctx, e, false, &fields)?)?);
+        items.push(serde_json::to_value(item(ctx, e, false, &keys)?)?);
     }
     out.insert("items".into(), Value::Array(items));
     out.insert("items_total".into(), json!(total));
@@ -922,16 +924,17 @@ struct ItemJson<'a> {
     keys: Vec<&'a str>,
 }
 
-impl<'a> ItemJson<'a> {
-    fn new(ctx: &Ctx<'a>, e: &'a Entry, fields: &[&'a str]) -> Result<Self> {
-        let rec = e.record();
-        let ty = ctx.type_of(&rec)?;
+/// The keys of the summaries of one answer, sorted and without repeats: for items with a
+/// workflow state, and for items without one. Computed once per answer.
+struct ItemKeys<'a> {
+    with_state: Vec<&'a str>,
+    without_state: Vec<&'a str>,
+}
+
+impl<'a> ItemKeys<'a> {
+    fn new(fields: &[&'a str]) -> Self {
         let mut keys: Vec<&'a str> = vec!["@id", "@type", "description", "title", "type_title"];
-        if e.review_state.is_some() {
-            keys.push("review_state");
-        }
-        let all = fields.contains(&"_all");
-        let wanted: Vec<&'a str> = if all {
+        let wanted: Vec<&'a str> = if fields.contains(&"_all") {
             serialize::CATALOG_FIELDS.to_vec()
         } else {
             fields.to_vec()
@@ -941,8 +944,32 @@ impl<'a> ItemJson<'a> {
                 keys.push(name);
             }
         }
+        let mut without_state = keys.clone();
+        without_state.sort_unstable();
+        without_state.dedup();
+        keys.push("review_state");
         keys.sort_unstable();
         keys.dedup();
+        ItemKeys {
+            with_state: keys,
+            without_state,
+        }
+    }
+}
+
+impl<'a> ItemJson<'a> {
+    #[cfg(test)]
+    fn new(ctx: &Ctx<'a>, e: &'a Entry, fields: &[&'a str]) -> Result<Self> {
+        Self::with_keys(ctx, e, &ItemKeys::new(fields))
+    }
+
+    fn with_keys(ctx: &Ctx<'a>, e: &'a Entry, keys: &ItemKeys<'a>) -> Result<Self> {
+        let ty = ctx.core.types.require(&e.type_name)?;
+        let keys = if e.review_state.is_some() {
+            keys.with_state.clone()
+        } else {
+            keys.without_state.clone()
+        };
         Ok(ItemJson {
             e,
             url: ctx.url(&e.path),

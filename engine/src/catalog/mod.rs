@@ -455,13 +455,14 @@ pub fn search_page(
                 continue;
             };
             let h: Head = serde_json::from_slice(&bytes)?;
-            if !h.allowed.iter().any(|a| tokens.contains(a))
+            if !h.allowed.iter().any(|a| tokens.iter().any(|t| t == a))
                 || (!inactive_ok && !h.fields.active_at(now))
                 || !path_within(&h.path, q)
             {
                 continue;
             }
-            heads.push((h.path, h.pos, bytes));
+            let (path, pos) = (h.path.into_owned(), h.pos);
+            heads.push((path, pos, bytes));
         }
         if !q.sort.is_empty() {
             heads.sort_by(|a, b| {
@@ -531,26 +532,29 @@ pub fn search_page(
 }
 
 /// What a light search decodes of an entry (serde skips the rest).
+/// Strings are borrowed from the stored bytes where they hold no escapes.
 #[derive(Deserialize)]
-struct Head {
-    path: String,
+struct Head<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
     pos: u64,
-    #[serde(default)]
-    fields: HeadFields,
-    allowed: Vec<String>,
+    #[serde(default, borrow)]
+    fields: HeadFields<'a>,
+    #[serde(borrow)]
+    allowed: Vec<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
-struct HeadFields {
-    #[serde(default)]
-    effective: Option<String>,
-    #[serde(default)]
-    expires: Option<String>,
+struct HeadFields<'a> {
+    #[serde(default, borrow)]
+    effective: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    expires: Option<Cow<'a, str>>,
 }
 
-impl HeadFields {
+impl HeadFields<'_> {
     fn active_at(&self, now: DateTime<Utc>) -> bool {
-        let date = |v: &Option<String>| v.as_deref().and_then(parse_datetime);
+        let date = |v: &Option<Cow<'_, str>>| v.as_deref().and_then(parse_datetime);
         date(&self.effective).is_none_or(|e| e <= now)
             && date(&self.expires).is_none_or(|x| x > now)
     }
