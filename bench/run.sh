@@ -155,6 +155,10 @@ write_scripts() { # write_scripts SHAPE
     lua nav "wrk.path = \"/@navigation?expand.navigation.depth=3\""
     lua crumbs "wrk.path = \"$page/@breadcrumbs\""
     lua random_get "request = function() return wrk.format('GET', $rnd) end"
+    lua search_fc "wrk.path = \"$folder/@search?path.depth=1&sort_on=getObjPositionInParent&metadata_fields=_all&show_inactive=true&b_size=50\"; wrk.headers[\"Authorization\"] = \"Bearer $TOKEN\""
+    lua search_word "wrk.path = \"/@search?SearchableText=42\"; wrk.headers[\"Authorization\"] = \"Bearer $TOKEN\""
+    lua search_and "wrk.path = \"/@search?SearchableText=page%2042\"; wrk.headers[\"Authorization\"] = \"Bearer $TOKEN\""
+    lua search_prefix "wrk.path = \"/@search?SearchableText=4%2A\"; wrk.headers[\"Authorization\"] = \"Bearer $TOKEN\""
     local common="
 local auth = 'Bearer $TOKEN'
 local tag = tostring(os.time())
@@ -260,6 +264,10 @@ uncached() {
     bench "$r" "${l}5 @breadcrumbs [no cache]" 32 "$pid" "$url" crumbs
     bench "$r" "${l}7 GET random page by path [no cache]" 32 "$pid" "$url" random_get
     bench "$r" "${l}7 GET random page by path [no cache]" 1 "$pid" "$url" random_get
+    bench "$r" "${l}8 @search folder contents (depth 1, position, _all, b_size 50) [no cache]" 32 "$pid" "$url" search_fc
+    bench "$r" "${l}8 @search SearchableText one word (42) [no cache]" 1 "$pid" "$url" search_word
+    bench "$r" "${l}8 @search SearchableText two words AND (page 42) [no cache]" 1 "$pid" "$url" search_and
+    bench "$r" "${l}8 @search SearchableText prefix (4*) [no cache]" 1 "$pid" "$url" search_prefix
 }
 
 SMALL=$WORK/site-10k

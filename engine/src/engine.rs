@@ -49,6 +49,12 @@ impl<S: Store> Engine<S> {
         self.subscribers.register(s);
     }
 
+    /// Remove the subscriber called `name`, for benchmarks that measure what one costs (the
+    /// records it owns are then no longer kept: never on a real site). Whether there was one.
+    pub fn unsubscribe(&mut self, name: &str) -> bool {
+        self.subscribers.remove(name)
+    }
+
     /// The names of the event subscribers, in delivery order.
     pub fn subscriber_names(&self) -> Vec<&'static str> {
         self.subscribers.names()

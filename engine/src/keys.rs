@@ -32,6 +32,12 @@
 //! | `s:` | `s:security` | security settings (JSON, [`crate::accounts::SecuritySettings`]: self-registration, password length, e-mail as login) |
 //! | `s:` | `s:userschema` | the fields the site adds to the user forms (JSON list, [`crate::accounts::UserField`]) |
 //! | `s:` | `s:usergroup` | user and group settings (JSON, [`crate::accounts::UserGroupSettings`]) |
+//! | `x:` | `x:e:<uid>` | the catalog entry of an object (JSON, [`crate::catalog::Entry`]: the metadata of a catalog item, the values of the indexes that are not range scans, and its `allowedRolesAndUsers`) |
+//! | `x:` | `x:t:<uid>` | the full-text terms the object is indexed under (newline-separated; read when it is reindexed, to drop its old postings) |
+//! | `x:` | `x:w:<term>\0<uid>` | full-text posting: `<uid>` contains `<term>` (empty value); one word is one range scan, `word*` one range scan over the prefix |
+//! | `x:` | `x:k:<subject>\0<uid>` | `Subject` posting: `<uid>` is tagged `<subject>` (empty value) |
+//! | `x:` | `x:f:<uid>` | the uids the object links to (blocks, `relatedItems`, rich text; newline-separated; absent when none) |
+//! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -41,7 +47,7 @@
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -293,6 +299,78 @@ pub fn trailing_u64(key: &[u8]) -> Option<u64> {
 pub fn trailing_u32(key: &[u8]) -> Option<u32> {
     let tail: [u8; 4] = key.get(key.len().checked_sub(4)?..)?.try_into().ok()?;
     Some(u32::from_be_bytes(tail))
+}
+
+/// Prefix of every catalog key (entries, postings, links).
+pub const CATALOG_PREFIX: &[u8] = b"x:";
+
+/// `x:e:<uid>`: the catalog entry of `uid`.
+pub fn catalog_entry(uid: &str) -> Vec<u8> {
+    cat(b"x:e:", uid.as_bytes())
+}
+
+/// `x:t:<uid>`: the full-text terms `uid` is indexed under.
+pub fn catalog_terms(uid: &str) -> Vec<u8> {
+    cat(b"x:t:", uid.as_bytes())
+}
+
+/// Prefix of the full-text postings of every term starting with `term` (`x:w:<term>`); with
+/// [`TERM_END`] appended, of exactly `term`.
+pub fn text_posting_prefix(term: &str) -> Vec<u8> {
+    cat(b"x:w:", term.as_bytes())
+}
+
+/// The byte that ends a term (or subject) in a posting key, before the uid.
+pub const TERM_END: u8 = 0;
+
+/// `x:w:<term>\0<uid>`
+pub fn text_posting(term: &str, uid: &str) -> Vec<u8> {
+    let mut k = text_posting_prefix(term);
+    k.push(TERM_END);
+    k.extend_from_slice(uid.as_bytes());
+    k
+}
+
+/// Prefix of every `Subject` posting (`x:k:`).
+pub const SUBJECT_PREFIX: &[u8] = b"x:k:";
+
+/// Prefix of the `Subject` postings of `subject` (`x:k:<subject>\0`).
+pub fn subject_posting_prefix(subject: &str) -> Vec<u8> {
+    let mut k = cat(SUBJECT_PREFIX, subject.as_bytes());
+    k.push(TERM_END);
+    k
+}
+
+/// `x:k:<subject>\0<uid>`
+pub fn subject_posting(subject: &str, uid: &str) -> Vec<u8> {
+    let mut k = subject_posting_prefix(subject);
+    k.extend_from_slice(uid.as_bytes());
+    k
+}
+
+/// `x:f:<uid>`: the uids `uid` links to.
+pub fn catalog_links(uid: &str) -> Vec<u8> {
+    cat(b"x:f:", uid.as_bytes())
+}
+
+/// Prefix of the reverse-link entries of `target` (`x:l:<target>\0`).
+pub fn backlinks_prefix(target: &str) -> Vec<u8> {
+    let mut k = cat(b"x:l:", target.as_bytes());
+    k.push(TERM_END);
+    k
+}
+
+/// `x:l:<target>\0<source>`
+pub fn backlink(target: &str, source: &str) -> Vec<u8> {
+    let mut k = backlinks_prefix(target);
+    k.extend_from_slice(source.as_bytes());
+    k
+}
+
+/// The uid after the last [`TERM_END`] of a posting key.
+pub fn posting_uid(key: &[u8]) -> Option<&str> {
+    let i = key.iter().rposition(|b| *b == TERM_END)?;
+    std::str::from_utf8(&key[i + 1..]).ok()
 }
 
 fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {

@@ -21,6 +21,7 @@ pub mod api;
 pub mod auth;
 pub mod cache;
 pub mod calendar;
+pub mod catalog;
 pub mod clock;
 pub mod comments;
 pub mod configuration;

@@ -48,6 +48,12 @@ pub const STEPS: &[Step] = &[
                       written under y:t:<type> and y:b:<behavior>",
         run: types_as_data,
     },
+    Step {
+        from: 4,
+        description: "catalog: every object indexed (x: entries, full-text and subject \
+                      postings, links)",
+        run: build_catalog,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -218,4 +224,16 @@ fn discussion_switch_to_registry(ctx: &mut Ctx<'_>) -> Result<()> {
         ctx.put_json(&key, &serde_json::Value::Bool(true))?;
     }
     crate::configuration::seed(ctx)
+}
+
+/// Schema 4 → 5: build the catalog ([`crate::catalog::rebuild`]), logging progress through
+/// [`crate::EngineOptions::progress_log`].
+fn build_catalog(ctx: &mut Ctx<'_>) -> Result<()> {
+    let log = ctx.core.options.progress_log.clone();
+    crate::catalog::rebuild(ctx, &mut |n| {
+        if let Some(log) = &log {
+            log(&format!("catalog: {n} objects indexed"));
+        }
+    })?;
+    Ok(())
 }

@@ -51,6 +51,9 @@ pub struct EngineOptions {
     /// Where notices go that are not failures: the mails the engine would send (password reset
     /// links) while there is no mail delivery (the outbox is a later issue). Hosts log them.
     pub info_log: Option<ErrorLog>,
+    /// Where progress of long work done when a store is opened goes (building the catalog of a
+    /// site written before it had one: a line every 1,000 objects). Hosts log it.
+    pub progress_log: Option<ErrorLog>,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -72,6 +75,7 @@ impl EngineOptions {
             error_log: None,
             store_backend: "memory (MemStore)".into(),
             info_log: None,
+            progress_log: None,
         }
     }
 

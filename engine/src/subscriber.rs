@@ -37,6 +37,14 @@ impl Registry {
         self.subscribers.push(s);
     }
 
+    /// Remove the subscriber called `name` (benchmarks measure the cost of one); whether there
+    /// was one.
+    pub fn remove(&mut self, name: &str) -> bool {
+        let before = self.subscribers.len();
+        self.subscribers.retain(|s| s.name() != name);
+        self.subscribers.len() != before
+    }
+
     /// The names of the subscribers, in delivery order.
     pub fn names(&self) -> Vec<&'static str> {
         self.subscribers.iter().map(|s| s.name()).collect()

@@ -57,6 +57,26 @@ pub fn ancestors(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord
     Ok(out)
 }
 
+/// Every ancestor of `obj`, root first, decoded only for permission checks
+/// ([`ContentRecord::from_json_for_permissions`]: uid, path, type, state, local roles): what
+/// `allowedRolesAndUsers` reads, without decoding their field values. Never save them.
+pub fn ancestors_for_permissions(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {
+    let mut out = Vec::new();
+    for p in ancestor_paths(&obj.path) {
+        let missing = || EngineError::Internal(format!("ancestor {p:?} of {} missing", obj.path));
+        let uid = uid_at(ctx, &p)?.ok_or_else(missing)?;
+        let rec = match ctx.saved_record(&uid) {
+            Some(r) => r.clone_without_fields(),
+            None => {
+                let bytes = ctx.get(&keys::object(&uid))?.ok_or_else(missing)?;
+                ContentRecord::from_json_for_permissions(&bytes)?
+            }
+        };
+        out.push(rec);
+    }
+    Ok(out)
+}
+
 /// The parent of `obj` (`None` for the root).
 pub fn parent(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<ContentRecord>> {
     match &obj.parent {
@@ -407,6 +427,25 @@ pub fn subtree(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>>
             stack.extend(kids.into_iter().rev());
         }
         out.push(rec);
+    }
+    Ok(out)
+}
+
+/// Uids of the object at `path` and of every object below it, in path order (bytewise, as
+/// `sort_on=path` orders them): one read and one range scan of the path index.
+pub fn subtree_uids(ctx: &Ctx<'_>, path: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    if let Some(uid) = uid_at(ctx, path)? {
+        out.push(uid);
+    }
+    let prefix = keys::path(&format!("{path}/"));
+    for (_, v) in ctx.scan(
+        &prefix,
+        &prefix_end(&prefix),
+        Direction::Forward,
+        usize::MAX,
+    )? {
+        out.push(String::from_utf8_lossy(&v).into_owned());
     }
     Ok(out)
 }

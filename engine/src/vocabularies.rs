@@ -65,6 +65,7 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("behaviors", View, behaviors),
     voc("boolean", View, boolean),
     voc("events", View, events),
+    voc("groups", Modify, groups),
     voc("permissions", View, permissions),
     voc("plone.app.vocabularies.AllowableContentTypes", View, types),
     voc(
@@ -80,6 +81,7 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("plone.app.vocabularies.AvailableEditors", View, editors),
     voc("plone.app.vocabularies.CommonTimezones", View, timezones),
     voc("plone.app.vocabularies.Groups", Modify, groups),
+    voc("plone.app.vocabularies.Keywords", View, keywords),
     voc("plone.app.vocabularies.Permissions", View, permissions),
     voc("plone.app.vocabularies.PortalTypes", View, types),
     voc(
@@ -113,7 +115,6 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("timezones", View, timezones),
     voc("types", View, types),
     voc("users", Modify, users),
-    voc("groups", Modify, groups),
     voc("workflowStates", View, workflow_states),
     voc("workflowTransitions", View, workflow_transitions),
     voc("workflows", View, workflows),
@@ -266,6 +267,14 @@ fn users(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
             };
             term(u.login, title)
         })
+        .collect())
+}
+
+/// The `Subject` values of the content the caller may view (from the catalog), titled by the value.
+fn keywords(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::catalog::keywords(ctx)?
+        .into_iter()
+        .map(|(subject, _count)| term(subject.clone(), subject))
         .collect())
 }
 

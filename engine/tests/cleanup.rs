@@ -47,7 +47,8 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "locking",
             "comments",
             "translations",
-            "counters"
+            "counters",
+            "catalog"
         ]
     );
 }

@@ -63,6 +63,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "inherit",
             "accounts",
             "sharing",
+            "catalog",
         ],
     ),
     (

@@ -100,7 +100,62 @@ struct Cli {
     log: String,
 }
 
+/// `host-server reindex --data DIR`: rebuild the catalog of the site in DIR and exit.
+#[derive(Parser, Debug)]
+#[command(
+    name = "host-server reindex",
+    bin_name = "host-server reindex",
+    about = "Rebuild the catalog (search index) of the site in DIR from its content, in one \
+             transaction, logging progress; the server must not be running on DIR"
+)]
+struct ReindexCli {
+    /// Data directory of the site.
+    #[arg(long, value_name = "DIR", default_value = "./var")]
+    data: PathBuf,
+
+    /// Log level or filter.
+    #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "info")]
+    log: String,
+}
+
+fn reindex(cli: ReindexCli) -> Result<(), ServerError> {
+    let mut options = EngineOptions::production();
+    let progress: engine::state::ErrorLog = Arc::new(|line: &str| {
+        info!("{line}");
+    });
+    options.progress_log = Some(progress.clone());
+    let engine = open_engine(&cli.data, SqliteOptions::default(), options)?;
+    let started = std::time::Instant::now();
+    let n = engine
+        .with_write(|ctx| {
+            engine::catalog::rebuild(ctx, &mut |n| {
+                progress(&format!("catalog: {n} objects indexed"))
+            })
+        })
+        .map_err(ServerError::Engine)?;
+    info!(
+        objects = n,
+        seconds = started.elapsed().as_secs_f64(),
+        "catalog rebuilt"
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "reindex") {
+        args.remove(1);
+        let cli = ReindexCli::parse_from(args);
+        init_logging(&cli.log);
+        return match reindex(cli) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                error!("{e}");
+                eprintln!("host-server: error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let cli = Cli::parse();
     init_logging(&cli.log);
     match run(cli) {
@@ -152,6 +207,9 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     // Mails (password reset links) are logged until mail delivery exists.
     options.info_log = Some(Arc::new(|text: &str| {
         info!(text, "mail not sent (no mail delivery configured)");
+    }));
+    options.progress_log = Some(Arc::new(|line: &str| {
+        info!("{line}");
     }));
     // Reads run on the async workers (one per core) unless --blocking-reads: keep a connection
     // for each, so a worker never waits for a pooled reader.

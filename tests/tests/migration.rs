@@ -316,3 +316,32 @@ fn fresh_site_fixture_upgrades_and_serves() {
     assert_eq!(history.as_array().map(Vec::len), Some(2), "{history}");
     assert_eq!(history[0]["version"], 0);
 }
+
+#[test]
+fn the_upgrade_builds_the_catalog_of_every_object() {
+    let e = Engine::new(
+        MemStore::from_pairs(fixture("content-site.json")),
+        EngineOptions::for_tests(),
+    )
+    .expect("open and migrate");
+    let objects = keys_with_prefix(&e, b"p:").len();
+    assert!(objects > 1);
+    assert_eq!(keys_with_prefix(&e, b"x:e:").len(), objects);
+    let found = ok_json(&get(&e, "/@search?sort_on=path&b_size=1000"));
+    assert_eq!(found["items_total"], objects);
+    // A page of the fixture is found by a word of its title.
+    let first_page = found["items"]
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["@type"] == "Page"))
+        .cloned()
+        .expect("a page");
+    let word = first_page["title"]
+        .as_str()
+        .and_then(|t| t.split_whitespace().next())
+        .expect("a title word")
+        .to_string();
+    let hits = ok_json(&get(&e, &format!("/@search?SearchableText={word}")));
+    assert!(hits["items"]
+        .as_array()
+        .is_some_and(|items| items.iter().any(|i| i["@id"] == first_page["@id"])));
+}

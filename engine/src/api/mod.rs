@@ -13,6 +13,7 @@ pub mod calendar;
 pub mod comments;
 pub mod configuration;
 pub mod content;
+pub mod contextnavigation;
 pub mod controlpanels;
 pub mod copymove;
 pub mod dexterity_types;
@@ -22,6 +23,7 @@ pub mod extract;
 pub mod groups;
 pub mod history;
 pub mod inherit;
+pub mod linkintegrity;
 pub mod locking;
 pub mod login;
 pub mod navigation;
@@ -30,6 +32,7 @@ pub mod openapi;
 pub mod principals;
 pub mod query;
 pub mod router;
+pub mod search;
 pub mod securitypanels;
 pub mod serialize;
 pub mod sharing;
@@ -90,6 +93,9 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("sharing", sharing::register),
     ("userschema", userschema::register),
     ("securitypanels", securitypanels::register),
+    ("search", search::register),
+    ("linkintegrity", linkintegrity::register),
+    ("contextnavigation", contextnavigation::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),

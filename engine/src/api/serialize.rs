@@ -117,6 +117,13 @@ fn full_with(
         out.insert("next_item".into(), next);
     }
 
+    if with_items
+        && ty
+            .field("query")
+            .is_some_and(|f| f.kind == FieldKind::Querystring)
+    {
+        super::search::collection_items(ctx, obj, listing, &mut out)?;
+    }
     if ty.folderish && with_items {
         let fields = listing.query.all("metadata_fields");
         // Only `getObjSize` measures every field value; other summaries need a few of them.

@@ -45,6 +45,9 @@ pub enum FieldKind {
     Url,
     /// Any JSON value (a query, settings).
     Json,
+    /// A querystring query: a list of rows `{i: index, o: operation, v: value}` (Collections,
+    /// listing blocks).
+    Querystring,
 }
 
 /// The factories a client names when it adds a field (`POST @types/<Type>`), with the kind each
@@ -252,6 +255,7 @@ impl FieldDef {
             | FieldKind::Int
             | FieldKind::Float
             | FieldKind::Json => Value::Null,
+            FieldKind::Querystring => json!([]),
         }
     }
 
@@ -400,6 +404,22 @@ impl FieldDef {
                 }
                 _ => Err(wrong("rich text {data, content-type} or null")),
             },
+            FieldKind::Querystring => {
+                let rows = value
+                    .as_array()
+                    .ok_or_else(|| wrong("a list of {i, o, v} rows"))?;
+                for row in rows {
+                    let ok = row.as_object().is_some_and(|r| {
+                        r.get("i").is_some_and(Value::is_string)
+                            && r.get("o").is_some_and(Value::is_string)
+                            && r.keys().all(|k| matches!(k.as_str(), "i" | "o" | "v"))
+                    });
+                    if !ok {
+                        return Err(wrong("a list of {i: string, o: string, v} rows"));
+                    }
+                }
+                Ok(value.clone())
+            }
         }
     }
 }

@@ -98,6 +98,28 @@ impl ContentRecord {
         Some(self.path.rsplit_once('/').map(|(p, _)| p).unwrap_or(""))
     }
 
+    /// A copy of the record without its field values (structural data and local roles only).
+    pub fn clone_without_fields(&self) -> ContentRecord {
+        ContentRecord {
+            uid: self.uid.clone(),
+            id: self.id.clone(),
+            path: self.path.clone(),
+            parent: self.parent.clone(),
+            type_name: self.type_name.clone(),
+            pos: self.pos,
+            created: self.created,
+            modified: self.modified,
+            owner: self.owner.clone(),
+            review_state: self.review_state.clone(),
+            child_count: self.child_count,
+            next_pos: self.next_pos,
+            local_roles: self.local_roles.clone(),
+            block_local_roles: self.block_local_roles,
+            fields: Map::new(),
+            rev: self.rev,
+        }
+    }
+
     /// The paths of every ancestor, root first (`""`, `/a`, `/a/b` for `/a/b/c`).
     pub fn ancestor_paths(&self) -> Vec<String> {
         ancestor_paths(&self.path)

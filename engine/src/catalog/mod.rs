@@ -1,0 +1,1443 @@
+//! The catalog: an index of every content object, kept by an event subscriber
+//! ([`CatalogSubscriber`]) inside the write transaction that changes the object, so it is never
+//! stale and is the same on every host.
+//!
+//! Each object has one entry (`x:e:<uid>`, [`Entry`]): the metadata a search result shows (the
+//! spec's "Catalog item"), the values of the field indexes (`portal_type`, `review_state`,
+//! `UID`, `Creator`, `language`, dates, `sortable_title`, `getObjPositionInParent`,
+//! `is_folderish`, `exclude_from_nav`) and its `allowedRolesAndUsers`
+//! ([`crate::permissions::allowed_roles_and_users`]), so a result page and the permission filter
+//! need no object loads. Range-scanned postings serve the selective queries: full text
+//! (`x:w:<term>\0<uid>`, [`text`]), `Subject` (`x:k:<subject>\0<uid>`), the path index is the
+//! tree's own path and child keys (a folder listing in position order is one range scan of its
+//! children), and the reverse link index (`x:l:<target>\0<source>`) answers link integrity.
+//!
+//! A search ([`search`]) picks the most selective source of candidates (UIDs, full text,
+//! subjects, a folder's children, a subtree), reads their entries, keeps those the caller may
+//! view (its [`crate::security::Principal::search_tokens`] meet the entry's
+//! `allowedRolesAndUsers`) and that match every criterion, and sorts them.
+
+pub mod querystring;
+pub mod text;
+
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::events::Event;
+use crate::keys;
+use crate::model::fields::parse_datetime;
+use crate::model::{ContentRecord, LISTING_FIELDS};
+use crate::store::{prefix_end, Direction};
+use crate::subscriber::Subscriber;
+use crate::tree;
+
+/// The catalog entry of one object (`x:e:<uid>`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    /// Uid.
+    pub uid: String,
+    /// Id within the parent.
+    pub id: String,
+    /// Site path (`""` for the root).
+    pub path: String,
+    /// Parent's uid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// Content type.
+    #[serde(rename = "type")]
+    pub type_name: String,
+    /// Position in the parent (`getObjPositionInParent`).
+    pub pos: u64,
+    /// Creation time.
+    pub created: DateTime<Utc>,
+    /// Modification time.
+    pub modified: DateTime<Utc>,
+    /// Owner's login.
+    pub owner: String,
+    /// Workflow state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_state: Option<String>,
+    /// Whether the type is folderish.
+    #[serde(default)]
+    pub folderish: bool,
+    /// Size of the object's field values as JSON (`getObjSize`).
+    #[serde(default)]
+    pub size: usize,
+    /// The field values listings read ([`LISTING_FIELDS`] that are set).
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub fields: Map<String, Value>,
+    /// `allowedRolesAndUsers`: the roles and `user:<id>` tokens that may view the object.
+    pub allowed: Vec<String>,
+}
+
+impl Entry {
+    /// The entry as a record decoded for a listing (structural data and the listing fields;
+    /// no local roles, no other field values): what summaries read. Never save it.
+    pub fn record(&self) -> ContentRecord {
+        ContentRecord {
+            uid: self.uid.clone(),
+            id: self.id.clone(),
+            path: self.path.clone(),
+            parent: self.parent.clone(),
+            type_name: self.type_name.clone(),
+            pos: self.pos,
+            created: self.created,
+            modified: self.modified,
+            owner: self.owner.clone(),
+            review_state: self.review_state.clone(),
+            child_count: 0,
+            next_pos: 0,
+            local_roles: BTreeMap::new(),
+            block_local_roles: false,
+            fields: self.fields.clone(),
+            rev: 0,
+        }
+    }
+
+    fn str_field(&self, name: &str) -> &str {
+        self.fields.get(name).and_then(Value::as_str).unwrap_or("")
+    }
+
+    fn date_field(&self, name: &str) -> Option<DateTime<Utc>> {
+        self.fields
+            .get(name)
+            .and_then(Value::as_str)
+            .and_then(parse_datetime)
+    }
+
+    /// The title.
+    pub fn title(&self) -> &str {
+        self.str_field("title")
+    }
+
+    /// The subjects (tags).
+    pub fn subjects(&self) -> Vec<&str> {
+        match self.fields.get("subjects") {
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// `Creator`: the first creator, else the owner.
+    pub fn creator(&self) -> &str {
+        match self.fields.get("creators") {
+            Some(Value::Array(a)) => a.first().and_then(Value::as_str).unwrap_or(&self.owner),
+            _ => &self.owner,
+        }
+    }
+
+    /// Whether a caller with `tokens` may view the object.
+    pub fn visible_to(&self, tokens: &[String]) -> bool {
+        self.allowed.iter().any(|a| tokens.contains(a))
+    }
+
+    /// Whether the object is active at `now`: effective (or no effective date) and not expired.
+    pub fn active_at(&self, now: DateTime<Utc>) -> bool {
+        self.date_field("effective").is_none_or(|e| e <= now)
+            && self.date_field("expires").is_none_or(|x| x > now)
+    }
+}
+
+/// `sortable_title`: the title folded (case and accents), numbers padded to 6 digits so that
+/// "Page 10" sorts after "Page 9".
+pub fn sortable_title(title: &str) -> String {
+    let folded = text::fold(title.trim());
+    let mut out = String::with_capacity(folded.len() + 8);
+    let mut digits = String::new();
+    for c in folded.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        if !digits.is_empty() {
+            out.push_str(&format!("{digits:0>6}"));
+            digits.clear();
+        }
+        out.push(c);
+    }
+    if !digits.is_empty() {
+        out.push_str(&format!("{digits:0>6}"));
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexes
+
+/// The catalog's indexes, as queries and `sort_on` name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Index {
+    /// `path` (with `depth`).
+    Path,
+    /// `portal_type`.
+    PortalType,
+    /// `review_state`.
+    ReviewState,
+    /// `UID`.
+    Uid,
+    /// `Subject` (keywords).
+    Subject,
+    /// `Creator`.
+    Creator,
+    /// `Language`.
+    Language,
+    /// `getId` / `id`.
+    Id,
+    /// `sortable_title`.
+    SortableTitle,
+    /// `created`.
+    Created,
+    /// `modified`.
+    Modified,
+    /// `effective` (also `Date`).
+    Effective,
+    /// `expires`.
+    Expires,
+    /// `getObjPositionInParent`.
+    Position,
+    /// `is_folderish`.
+    IsFolderish,
+    /// `exclude_from_nav`.
+    ExcludeFromNav,
+    /// `SearchableText` (full text).
+    SearchableText,
+    /// `Title` (the words of the title).
+    Title,
+    /// `Description` (the words of the description).
+    Description,
+}
+
+/// The kind of values an index holds, which decides the queries it answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKind {
+    /// The path index.
+    Path,
+    /// One or several strings per object (field and keyword indexes).
+    Strings,
+    /// A timestamp.
+    Date,
+    /// An integer.
+    Int,
+    /// A boolean.
+    Bool,
+    /// Words (full text).
+    Text,
+}
+
+impl Index {
+    /// Every index with the names queries use (the first name of each is canonical).
+    pub const NAMES: &'static [(&'static str, Index)] = &[
+        ("path", Index::Path),
+        ("portal_type", Index::PortalType),
+        ("review_state", Index::ReviewState),
+        ("UID", Index::Uid),
+        ("Subject", Index::Subject),
+        ("Creator", Index::Creator),
+        ("Language", Index::Language),
+        ("language", Index::Language),
+        ("getId", Index::Id),
+        ("id", Index::Id),
+        ("sortable_title", Index::SortableTitle),
+        ("created", Index::Created),
+        ("modified", Index::Modified),
+        ("effective", Index::Effective),
+        ("Date", Index::Effective),
+        ("expires", Index::Expires),
+        ("getObjPositionInParent", Index::Position),
+        ("is_folderish", Index::IsFolderish),
+        ("isFolderish", Index::IsFolderish),
+        ("exclude_from_nav", Index::ExcludeFromNav),
+        ("SearchableText", Index::SearchableText),
+        ("Title", Index::Title),
+        ("Description", Index::Description),
+    ];
+
+    /// The index a query parameter names, if any.
+    pub fn from_name(name: &str) -> Option<Index> {
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, i)| *i)
+    }
+
+    /// The kind of values it holds.
+    pub fn kind(self) -> IndexKind {
+        match self {
+            Index::Path => IndexKind::Path,
+            Index::PortalType
+            | Index::ReviewState
+            | Index::Uid
+            | Index::Subject
+            | Index::Creator
+            | Index::Language
+            | Index::Id
+            | Index::SortableTitle => IndexKind::Strings,
+            Index::Created | Index::Modified | Index::Effective | Index::Expires => IndexKind::Date,
+            Index::Position => IndexKind::Int,
+            Index::IsFolderish | Index::ExcludeFromNav => IndexKind::Bool,
+            Index::SearchableText | Index::Title | Index::Description => IndexKind::Text,
+        }
+    }
+
+    /// Whether results can be sorted on it.
+    pub fn sortable(self) -> bool {
+        !matches!(
+            self,
+            Index::Subject | Index::SearchableText | Index::Title | Index::Description
+        )
+    }
+
+    fn strings(self, e: &Entry) -> Vec<Cow<'_, str>> {
+        match self {
+            Index::PortalType => vec![Cow::Borrowed(e.type_name.as_str())],
+            Index::ReviewState => e
+                .review_state
+                .iter()
+                .map(|s| Cow::Borrowed(s.as_str()))
+                .collect(),
+            Index::Uid => vec![Cow::Borrowed(e.uid.as_str())],
+            Index::Subject => e.subjects().into_iter().map(Cow::Borrowed).collect(),
+            Index::Creator => vec![Cow::Borrowed(e.creator())],
+            Index::Language => vec![Cow::Borrowed(e.str_field("language"))],
+            Index::Id => vec![Cow::Borrowed(e.id.as_str())],
+            Index::SortableTitle => vec![Cow::Owned(sortable_title(e.title()))],
+            Index::Path => vec![Cow::Borrowed(e.path.as_str())],
+            _ => Vec::new(),
+        }
+    }
+
+    fn date(self, e: &Entry) -> Option<DateTime<Utc>> {
+        match self {
+            Index::Created => Some(e.created),
+            Index::Modified => Some(e.modified),
+            Index::Effective => e.date_field("effective"),
+            Index::Expires => e.date_field("expires"),
+            _ => None,
+        }
+    }
+
+    fn boolean(self, e: &Entry) -> bool {
+        match self {
+            Index::IsFolderish => e.folderish,
+            Index::ExcludeFromNav => e
+                .fields
+                .get("exclude_from_nav")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            _ => false,
+        }
+    }
+
+    fn sort_value(self, e: &Entry) -> SortValue<'_> {
+        match self.kind() {
+            IndexKind::Date => self.date(e).map_or(SortValue::Missing, SortValue::Date),
+            IndexKind::Int => SortValue::Int(e.pos as i64),
+            IndexKind::Bool => SortValue::Int(i64::from(self.boolean(e))),
+            IndexKind::Path => SortValue::Str(Cow::Borrowed(e.path.as_str())),
+            _ => self
+                .strings(e)
+                .into_iter()
+                .next()
+                .map_or(SortValue::Missing, SortValue::Str),
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum SortValue<'a> {
+    Int(i64),
+    Date(DateTime<Utc>),
+    Str(Cow<'a, str>),
+    /// Missing values sort after every value.
+    Missing,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+/// A bound of a range query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// A timestamp (date indexes).
+    Date(DateTime<Utc>),
+    /// An integer (`getObjPositionInParent`).
+    Int(i64),
+    /// A string (field indexes).
+    Str(String),
+}
+
+/// One condition of a query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Criterion {
+    /// The object has any of the values.
+    Any(Index, Vec<String>),
+    /// The object has every one of the values.
+    All(Index, Vec<String>),
+    /// The object has none of the values.
+    NoneOf(Index, Vec<String>),
+    /// The value lies within the bounds (inclusive; a missing bound is open).
+    Range(Index, Option<Bound>, Option<Bound>),
+    /// The boolean index has this value.
+    Bool(Index, bool),
+    /// Every word of the text (full-text syntax: `word*` prefixes) occurs.
+    Text(Index, String),
+}
+
+/// One sort key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sort {
+    /// The index.
+    pub index: Index,
+    /// Descending.
+    pub reverse: bool,
+}
+
+/// A catalog query.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Query {
+    /// Site paths to search under (`""` is the root); empty: the whole site.
+    pub paths: Vec<String>,
+    /// How deep below each path: `None` the path and everything below it, `Some(0)` the path
+    /// itself, `Some(n)` the objects 1 to n levels below it.
+    pub depth: Option<u32>,
+    /// Every one must hold.
+    pub criteria: Vec<Criterion>,
+    /// Sort keys, most significant first; none: path order (a folder's children: their order).
+    pub sort: Vec<Sort>,
+    /// Also objects not yet effective or already expired (otherwise only callers who may
+    /// access inactive content see them).
+    pub show_inactive: bool,
+    /// Keep at most this many results (after sorting).
+    pub limit: Option<usize>,
+}
+
+/// Every entry matching `q` the caller may view, sorted.
+pub fn search(ctx: &Ctx<'_>, q: &Query) -> Result<Vec<Entry>> {
+    Ok(search_page(ctx, q, 0, usize::MAX)?.0)
+}
+
+/// The entries matching `q` the caller may view, sorted, from the `start`th and at most `size`
+/// of them, and how many match in all. When the query needs nothing but the path, the full text,
+/// the permissions and the dates of an entry (and sorts on nothing else), the candidates are
+/// filtered by decoding only those ([`Head`]), and only the page's entries are decoded whole.
+pub fn search_page(
+    ctx: &Ctx<'_>,
+    q: &Query,
+    start: usize,
+    size: usize,
+) -> Result<(Vec<Entry>, usize)> {
+    let tokens = ctx.principal.search_tokens();
+    let now = ctx.now();
+    let inactive_ok = q.show_inactive || sees_inactive(ctx);
+    let analyzer = query_analyzer(ctx)?;
+    let (candidates, ordered) = candidates(ctx, q, &analyzer)?;
+    let light = q
+        .criteria
+        .iter()
+        .all(|c| matches!(c, Criterion::Text(Index::SearchableText, _)))
+        && q.sort
+            .iter()
+            .all(|s| matches!(s.index, Index::Path | Index::Position));
+    let mut seen = HashSet::new();
+    if light {
+        let mut heads = Vec::new();
+        for uid in candidates {
+            if !seen.insert(uid.clone()) {
+                continue;
+            }
+            let Some(bytes) = ctx.get(&keys::catalog_entry(&uid))? else {
+                continue;
+            };
+            let h: Head = serde_json::from_slice(&bytes)?;
+            if !h.allowed.iter().any(|a| tokens.iter().any(|t| t == a))
+                || (!inactive_ok && !h.fields.active_at(now))
+                || !path_within(&h.path, q)
+            {
+                continue;
+            }
+            let (path, pos) = (h.path.into_owned(), h.pos);
+            heads.push((path, pos, bytes));
+        }
+        if !q.sort.is_empty() {
+            heads.sort_by(|a, b| {
+                for s in &q.sort {
+                    let o = match s.index {
+                        Index::Position => a.1.cmp(&b.1),
+                        _ => a.0.cmp(&b.0),
+                    };
+                    let o = if s.reverse { o.reverse() } else { o };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                a.0.cmp(&b.0)
+            });
+        } else if !ordered {
+            heads.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        if let Some(l) = q.limit {
+            heads.truncate(l);
+        }
+        let total = heads.len();
+        let page = heads
+            .into_iter()
+            .skip(start)
+            .take(size)
+            .map(|(_, _, bytes)| Ok(serde_json::from_slice(&bytes)?))
+            .collect::<Result<Vec<Entry>>>()?;
+        return Ok((page, total));
+    }
+    let mut out = Vec::new();
+    for uid in candidates {
+        if !seen.insert(uid.clone()) {
+            continue;
+        }
+        let Some(e) = entry(ctx, &uid)? else { continue };
+        if !e.visible_to(&tokens) || (!inactive_ok && !e.active_at(now)) {
+            continue;
+        }
+        if !within_paths(&e, q) {
+            continue;
+        }
+        if q.criteria.iter().all(|c| matches(ctx, &analyzer, &e, c)) {
+            out.push(e);
+        }
+    }
+    if !q.sort.is_empty() {
+        out.sort_by(|a, b| {
+            for s in &q.sort {
+                let o = s.index.sort_value(a).cmp(&s.index.sort_value(b));
+                let o = if s.reverse { o.reverse() } else { o };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            a.path.cmp(&b.path)
+        });
+    } else if !ordered {
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+    }
+    if let Some(l) = q.limit {
+        out.truncate(l);
+    }
+    let total = out.len();
+    let page = out.into_iter().skip(start).take(size).collect();
+    Ok((page, total))
+}
+
+/// What a light search decodes of an entry (serde skips the rest).
+/// Strings are borrowed from the stored bytes where they hold no escapes.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    pos: u64,
+    #[serde(default, borrow)]
+    fields: HeadFields<'a>,
+    #[serde(borrow)]
+    allowed: Vec<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Default)]
+struct HeadFields<'a> {
+    #[serde(default, borrow)]
+    effective: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    expires: Option<Cow<'a, str>>,
+}
+
+impl HeadFields<'_> {
+    fn active_at(&self, now: DateTime<Utc>) -> bool {
+        let date = |v: &Option<Cow<'_, str>>| v.as_deref().and_then(parse_datetime);
+        date(&self.effective).is_none_or(|e| e <= now)
+            && date(&self.expires).is_none_or(|x| x > now)
+    }
+}
+
+/// Whether the caller may see inactive content everywhere (Manager, Site Administrator).
+fn sees_inactive(ctx: &Ctx<'_>) -> bool {
+    match &ctx.principal {
+        crate::security::Principal::User(u) => u
+            .roles
+            .iter()
+            .any(|r| r == "Manager" || r == "Site Administrator"),
+        crate::security::Principal::Anonymous => false,
+    }
+}
+
+/// The catalog entry of `uid`.
+pub fn entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Entry>> {
+    ctx.get_json(&keys::catalog_entry(uid))
+}
+
+/// The candidates of a query, and whether they come in the default order already (path order,
+/// or a folder's order for a one-level listing).
+fn candidates(ctx: &Ctx<'_>, q: &Query, analyzer: &text::Analyzer) -> Result<(Vec<String>, bool)> {
+    for c in &q.criteria {
+        if let Criterion::Any(Index::Uid, uids) = c {
+            return Ok((uids.clone(), false));
+        }
+    }
+    for c in &q.criteria {
+        if let Criterion::Text(Index::SearchableText, t) = c {
+            return Ok((text_matches(ctx, analyzer, t)?.into_iter().collect(), false));
+        }
+    }
+    for c in &q.criteria {
+        match c {
+            Criterion::Any(Index::Subject, subjects) => {
+                let mut out = BTreeSet::new();
+                for s in subjects {
+                    out.extend(subject_uids(ctx, s)?);
+                }
+                return Ok((out.into_iter().collect(), false));
+            }
+            Criterion::All(Index::Subject, subjects) if !subjects.is_empty() => {
+                let mut sets = subjects.iter().map(|s| subject_uids(ctx, s));
+                let mut acc: BTreeSet<String> = match sets.next() {
+                    Some(first) => first?,
+                    None => BTreeSet::new(),
+                };
+                for s in sets {
+                    let s = s?;
+                    acc.retain(|u| s.contains(u));
+                }
+                return Ok((acc.into_iter().collect(), false));
+            }
+            _ => {}
+        }
+    }
+    let paths: Vec<String> = if q.paths.is_empty() {
+        vec![String::new()]
+    } else {
+        q.paths.clone()
+    };
+    let mut out = Vec::new();
+    for p in &paths {
+        match q.depth {
+            Some(0) => out.extend(tree::uid_at(ctx, p)?),
+            Some(1) => {
+                if let Some(uid) = tree::uid_at(ctx, p)? {
+                    out.extend(tree::child_uids(ctx, &uid, 0, usize::MAX)?);
+                }
+            }
+            _ => out.extend(tree::subtree_uids(ctx, p)?),
+        }
+    }
+    Ok((out, paths.len() == 1))
+}
+
+fn subject_uids(ctx: &Ctx<'_>, subject: &str) -> Result<BTreeSet<String>> {
+    let prefix = keys::subject_posting_prefix(subject);
+    Ok(ctx
+        .scan_prefix(&prefix)?
+        .into_iter()
+        .filter_map(|(k, _)| keys::posting_uid(&k).map(str::to_string))
+        .collect())
+}
+
+/// Most postings read of one query word before it counts as frequent: the words of an AND
+/// query under it give the candidates, and the frequent ones are checked per candidate.
+const FREQUENT: usize = 2048;
+
+/// The uids having one query word, reading at most `cap` postings (`None`: more than that).
+fn word_postings(
+    ctx: &Ctx<'_>,
+    w: &text::QueryWord,
+    cap: usize,
+) -> Result<Option<BTreeSet<String>>> {
+    let mut set = BTreeSet::new();
+    let prefixes: Vec<Vec<u8>> = match w {
+        text::QueryWord::Exact(terms) => terms
+            .iter()
+            .map(|t| {
+                let mut p = keys::text_posting_prefix(t);
+                p.push(keys::TERM_END);
+                p
+            })
+            .collect(),
+        text::QueryWord::Prefix(ps) => ps.iter().map(|p| keys::text_posting_prefix(p)).collect(),
+    };
+    for prefix in prefixes {
+        let limit = cap.saturating_add(1);
+        let rows = ctx.scan(&prefix, &prefix_end(&prefix), Direction::Forward, limit)?;
+        if rows.len() > cap {
+            return Ok(None);
+        }
+        for (k, _) in rows {
+            if let Some(u) = keys::posting_uid(&k) {
+                set.insert(u.to_string());
+            }
+        }
+        if set.len() > cap {
+            return Ok(None);
+        }
+    }
+    Ok(Some(set))
+}
+
+/// Whether `uid` has the query word `w` (a point read per term; a prefix reads its terms).
+fn has_word(ctx: &Ctx<'_>, w: &text::QueryWord, uid: &str) -> Result<bool> {
+    match w {
+        text::QueryWord::Exact(terms) => {
+            for t in terms {
+                if ctx.get(&keys::text_posting(t, uid))?.is_some() {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        text::QueryWord::Prefix(ps) => Ok(stored_list(ctx, &keys::catalog_terms(uid))?
+            .iter()
+            .any(|t| ps.iter().any(|p| t.starts_with(p.as_str())))),
+    }
+}
+
+/// Uids of the objects whose full text matches `query` (every word; `word*` prefixes). The rare
+/// words give the candidates (their postings intersected); the frequent ones are checked on
+/// those candidates only, so a common word in an AND query costs no scan of its postings.
+fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result<BTreeSet<String>> {
+    let words = analyzer.query(query);
+    if words.is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    let mut acc: Option<BTreeSet<String>> = None;
+    let mut frequent = Vec::new();
+    for w in &words {
+        match word_postings(ctx, w, FREQUENT)? {
+            Some(set) => {
+                acc = Some(match acc {
+                    None => set,
+                    Some(a) => a.intersection(&set).cloned().collect(),
+                });
+                if acc.as_ref().is_some_and(BTreeSet::is_empty) {
+                    return Ok(BTreeSet::new());
+                }
+            }
+            None => frequent.push(w),
+        }
+    }
+    let mut acc = match acc {
+        Some(a) => a,
+        None => {
+            // Every word is frequent: the first one's postings, all of them.
+            let first = frequent.remove(0);
+            word_postings(ctx, first, usize::MAX)?.unwrap_or_default()
+        }
+    };
+    for w in frequent {
+        let mut keep = BTreeSet::new();
+        for uid in acc {
+            if has_word(ctx, w, &uid)? {
+                keep.insert(uid);
+            }
+        }
+        acc = keep;
+    }
+    Ok(acc)
+}
+
+fn within_paths(e: &Entry, q: &Query) -> bool {
+    path_within(&e.path, q)
+}
+
+fn path_within(path: &str, q: &Query) -> bool {
+    if q.paths.is_empty() && q.depth.is_none() {
+        return true;
+    }
+    let paths: &[String] = if q.paths.is_empty() {
+        std::slice::from_ref(&EMPTY)
+    } else {
+        &q.paths
+    };
+    paths.iter().any(|p| {
+        let rest = if p.is_empty() {
+            Some(path)
+        } else if path == p.as_str() {
+            Some("")
+        } else {
+            path.strip_prefix(p.as_str()).filter(|r| r.starts_with('/'))
+        };
+        let Some(rest) = rest else { return false };
+        let level = rest.matches('/').count() as u32;
+        match q.depth {
+            None => true,
+            Some(0) => level == 0,
+            Some(d) => level >= 1 && level <= d,
+        }
+    })
+}
+
+static EMPTY: String = String::new();
+
+fn matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, e: &Entry, c: &Criterion) -> bool {
+    match c {
+        Criterion::Any(Index::Path, paths) => paths.iter().any(|p| {
+            let p = p.trim_end_matches('/');
+            p.is_empty() || e.path == p || e.path.starts_with(&format!("{p}/"))
+        }),
+        Criterion::Any(i, vals) => {
+            let have = i.strings(e);
+            vals.iter().any(|v| have.iter().any(|h| h == v))
+        }
+        Criterion::All(i, vals) => {
+            let have = i.strings(e);
+            vals.iter().all(|v| have.iter().any(|h| h == v))
+        }
+        Criterion::NoneOf(i, vals) => {
+            let have = i.strings(e);
+            !vals.iter().any(|v| have.iter().any(|h| h == v))
+        }
+        Criterion::Bool(i, b) => i.boolean(e) == *b,
+        Criterion::Range(i, min, max) => {
+            let cmp = |b: &Bound| -> Option<Ordering> {
+                match (i.kind(), b) {
+                    (IndexKind::Date, Bound::Date(d)) => i.date(e).map(|v| v.cmp(d)),
+                    (IndexKind::Int, Bound::Int(n)) => Some((e.pos as i64).cmp(n)),
+                    (IndexKind::Strings, Bound::Str(s)) => {
+                        i.strings(e).first().map(|v| v.as_ref().cmp(s.as_str()))
+                    }
+                    _ => None,
+                }
+            };
+            min.as_ref()
+                .is_none_or(|b| cmp(b).is_some_and(|o| o != Ordering::Less))
+                && max
+                    .as_ref()
+                    .is_none_or(|b| cmp(b).is_some_and(|o| o != Ordering::Greater))
+        }
+        Criterion::Text(Index::SearchableText, t) => {
+            // Only reached when another criterion chose the candidates.
+            text_matches(ctx, analyzer, t).is_ok_and(|s| s.contains(&e.uid))
+        }
+        Criterion::Text(i, t) => {
+            let field = match i {
+                Index::Title => e.title(),
+                _ => e.str_field("description"),
+            };
+            let mut have = BTreeSet::new();
+            analyzer.terms(field, &mut have);
+            analyzer.query(t).iter().all(|w| match w {
+                text::QueryWord::Exact(alts) => alts.iter().any(|a| have.contains(a)),
+                text::QueryWord::Prefix(ps) => ps
+                    .iter()
+                    .any(|p| have.iter().any(|h| h.starts_with(p.as_str()))),
+            })
+        }
+    }
+}
+
+/// The analyzer of queries: stems in every language of the site.
+fn query_analyzer(ctx: &Ctx<'_>) -> Result<text::Analyzer> {
+    let s = crate::multilingual::settings(ctx)?;
+    let mut langs: Vec<String> = vec![s.default_language.clone()];
+    langs.extend(s.available_languages.iter().cloned());
+    Ok(text::Analyzer::new(langs.iter().map(String::as_str)))
+}
+
+/// The analyzer of an object's text: its own language when it has a stemmer, else the site's
+/// default language.
+fn object_analyzer(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<text::Analyzer> {
+    let lang = obj.str_field("language");
+    if text::algorithm(lang).is_some() {
+        return Ok(text::Analyzer::new([lang]));
+    }
+    let s = crate::multilingual::settings(ctx)?;
+    Ok(text::Analyzer::new([s.default_language.as_str()]))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexing
+
+/// Keeps the catalog: indexes added objects, reindexes changed and moved ones (a change of local
+/// roles: the whole subtree, whose `allowedRolesAndUsers` inherit them), unindexes removed ones.
+/// Owns every `x:` key.
+pub struct CatalogSubscriber;
+
+impl Subscriber for CatalogSubscriber {
+    fn name(&self) -> &'static str {
+        "catalog"
+    }
+
+    fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()> {
+        match event {
+            Event::Added { uid, .. } => match tree::load(ctx, uid)? {
+                // A new uid has no entry, postings or links yet: nothing old to read.
+                Some(obj) => {
+                    let ancestors = tree::ancestors_for_permissions(ctx, &obj)?;
+                    write_index(ctx, &obj, &ancestors, true)
+                }
+                None => unindex(ctx, uid),
+            },
+            Event::Modified { uid, .. }
+            | Event::Transitioned { uid, .. }
+            | Event::Moved { uid, .. } => reindex(ctx, uid),
+            Event::LocalRolesChanged { uid, .. } => match tree::load(ctx, uid)? {
+                Some(obj) => reindex_subtree(ctx, &obj),
+                None => unindex(ctx, uid),
+            },
+            Event::OrderChanged { children, .. } => {
+                for c in children {
+                    reindex(ctx, c)?;
+                }
+                Ok(())
+            }
+            Event::Removed { uid, .. } => unindex(ctx, uid),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Index (again) the object `uid`; unindex it when it no longer exists.
+pub fn reindex(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
+    let Some(obj) = tree::load(ctx, uid)? else {
+        return unindex(ctx, uid);
+    };
+    let ancestors = tree::ancestors_for_permissions(ctx, &obj)?;
+    index_object(ctx, &obj, &ancestors)
+}
+
+/// Reindex `obj` and everything below it (ancestors read once per folder).
+pub fn reindex_subtree(ctx: &mut Ctx<'_>, obj: &ContentRecord) -> Result<()> {
+    let ancestors = tree::ancestors_for_permissions(ctx, obj)?;
+    walk(ctx, obj.clone(), ancestors, false, &mut |_| {})
+}
+
+fn walk(
+    ctx: &mut Ctx<'_>,
+    obj: ContentRecord,
+    ancestors: Vec<ContentRecord>,
+    fresh: bool,
+    progress: &mut dyn FnMut(usize),
+) -> Result<()> {
+    // Depth-first with an explicit stack: (object, its ancestors).
+    let mut stack = vec![(obj, ancestors)];
+    while let Some((obj, ancestors)) = stack.pop() {
+        write_index(ctx, &obj, &ancestors, fresh)?;
+        progress(1);
+        if obj.child_count > 0 {
+            let kids = tree::children(ctx, &obj.uid, 0, usize::MAX)?;
+            let mut chain = ancestors;
+            chain.push(obj.clone_without_fields());
+            for k in kids.into_iter().rev() {
+                stack.push((k, chain.clone()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Rebuild the whole catalog from the content tree: every `x:` key is dropped and every object
+/// indexed again. `progress` is called with the number of objects indexed so far, every 1,000
+/// objects and at the end. Returns how many objects were indexed.
+pub fn rebuild(ctx: &mut Ctx<'_>, progress: &mut dyn FnMut(usize)) -> Result<usize> {
+    ctx.delete_prefix(keys::CATALOG_PREFIX)?;
+    let root = tree::root(ctx)?;
+    let mut n = 0usize;
+    walk(ctx, root, Vec::new(), true, &mut |k| {
+        n += k;
+        if n.is_multiple_of(1000) {
+            progress(n);
+        }
+    })?;
+    progress(n);
+    Ok(n)
+}
+
+/// Write the entry and postings of `obj` (whose ancestors are `ancestors`, root first),
+/// replacing those it had.
+pub fn index_object(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    ancestors: &[ContentRecord],
+) -> Result<()> {
+    write_index(ctx, obj, ancestors, false)
+}
+
+/// [`index_object`]; `fresh` when `obj` is known to have nothing indexed yet (a new object, a
+/// rebuild after dropping the catalog), which saves reading what it had.
+fn write_index(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    ancestors: &[ContentRecord],
+    fresh: bool,
+) -> Result<()> {
+    let ty = ctx.type_of(obj)?;
+    let allowed: Vec<String> = crate::permissions::allowed_roles_and_users(ctx, obj, ancestors)?
+        .into_iter()
+        .collect();
+    let mut fields = Map::new();
+    for name in LISTING_FIELDS {
+        match obj.fields.get(*name) {
+            None | Some(Value::Null) => {}
+            Some(v) => {
+                fields.insert((*name).to_string(), v.clone());
+            }
+        }
+    }
+    let e = Entry {
+        uid: obj.uid.clone(),
+        id: obj.id.clone(),
+        path: obj.path.clone(),
+        parent: obj.parent.clone(),
+        type_name: obj.type_name.clone(),
+        pos: obj.pos,
+        created: obj.created,
+        modified: obj.modified,
+        owner: obj.owner.clone(),
+        review_state: obj.review_state.clone(),
+        folderish: ty.folderish,
+        size: json_len(&obj.fields),
+        fields,
+        allowed,
+    };
+    let old = if fresh { None } else { entry(ctx, &obj.uid)? };
+
+    // Subjects.
+    let new_subjects: BTreeSet<&str> = e.subjects().into_iter().collect();
+    let old_subjects: BTreeSet<&str> = old
+        .as_ref()
+        .map(|o| o.subjects().into_iter().collect())
+        .unwrap_or_default();
+    for s in old_subjects.difference(&new_subjects) {
+        ctx.delete(&keys::subject_posting(s, &obj.uid))?;
+    }
+    for s in new_subjects.difference(&old_subjects) {
+        ctx.put(&keys::subject_posting(s, &obj.uid), b"")?;
+    }
+
+    // Full text.
+    let analyzer = object_analyzer(ctx, obj)?;
+    let mut terms = BTreeSet::new();
+    analyzer.terms(&searchable_text(obj), &mut terms);
+    let old_terms = if fresh {
+        BTreeSet::new()
+    } else {
+        stored_list(ctx, &keys::catalog_terms(&obj.uid))?
+    };
+    if old_terms != terms {
+        for t in old_terms.difference(&terms) {
+            ctx.delete(&keys::text_posting(t, &obj.uid))?;
+        }
+        for t in terms.difference(&old_terms) {
+            ctx.put(&keys::text_posting(t, &obj.uid), b"")?;
+        }
+        write_list(ctx, &keys::catalog_terms(&obj.uid), &terms)?;
+    }
+
+    // Links.
+    let links = links_of(ctx, obj)?;
+    let old_links = if fresh {
+        BTreeSet::new()
+    } else {
+        stored_list(ctx, &keys::catalog_links(&obj.uid))?
+    };
+    if old_links != links {
+        for t in old_links.difference(&links) {
+            ctx.delete(&keys::backlink(t, &obj.uid))?;
+        }
+        for t in links.difference(&old_links) {
+            ctx.put(&keys::backlink(t, &obj.uid), b"")?;
+        }
+        write_list(ctx, &keys::catalog_links(&obj.uid), &links)?;
+    }
+
+    if old.as_ref() != Some(&e) {
+        ctx.put_json(&keys::catalog_entry(&obj.uid), &e)?;
+    }
+    Ok(())
+}
+
+/// Drop the entry, postings and links of `uid`, and the links that point at it.
+pub fn unindex(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
+    if let Some(old) = entry(ctx, uid)? {
+        for s in old.subjects() {
+            ctx.delete(&keys::subject_posting(s, uid))?;
+        }
+        ctx.delete(&keys::catalog_entry(uid))?;
+    }
+    for t in stored_list(ctx, &keys::catalog_terms(uid))? {
+        ctx.delete(&keys::text_posting(&t, uid))?;
+    }
+    ctx.delete(&keys::catalog_terms(uid))?;
+    for t in stored_list(ctx, &keys::catalog_links(uid))? {
+        ctx.delete(&keys::backlink(&t, uid))?;
+    }
+    ctx.delete(&keys::catalog_links(uid))?;
+    ctx.delete_prefix(&keys::backlinks_prefix(uid))
+}
+
+/// A newline-separated list stored at `key` (empty when absent).
+fn stored_list(ctx: &Ctx<'_>, key: &[u8]) -> Result<BTreeSet<String>> {
+    Ok(match ctx.get(key)? {
+        Some(b) => String::from_utf8_lossy(&b)
+            .split('\n')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
+        None => BTreeSet::new(),
+    })
+}
+
+fn write_list(ctx: &mut Ctx<'_>, key: &[u8], items: &BTreeSet<String>) -> Result<()> {
+    if items.is_empty() {
+        return ctx.delete(key);
+    }
+    let joined: Vec<&str> = items.iter().map(String::as_str).collect();
+    ctx.put(key, joined.join("\n").as_bytes())
+}
+
+/// The text `SearchableText` indexes: id, title, description, subjects, the rich text without
+/// tags, and the text of the blocks.
+pub fn searchable_text(obj: &ContentRecord) -> String {
+    let mut out = String::new();
+    out.push_str(&obj.id);
+    for f in ["title", "description"] {
+        out.push(' ');
+        out.push_str(obj.str_field(f));
+    }
+    if let Some(Value::Array(subjects)) = obj.fields.get("subjects") {
+        for s in subjects.iter().filter_map(Value::as_str) {
+            out.push(' ');
+            out.push_str(s);
+        }
+    }
+    if let Some(data) = obj
+        .fields
+        .get("text")
+        .and_then(|t| t.get("data"))
+        .and_then(Value::as_str)
+    {
+        out.push(' ');
+        out.push_str(&text::strip_tags(data));
+    }
+    if let Some(Value::Object(blocks)) = obj.fields.get("blocks") {
+        for b in blocks.values() {
+            match b.get("plaintext").and_then(Value::as_str) {
+                Some(t) => {
+                    out.push(' ');
+                    out.push_str(t);
+                }
+                None => block_strings(b, &mut out),
+            }
+        }
+    }
+    out
+}
+
+/// The strings under `text`, `title` and `description` keys of a block, at any depth.
+fn block_strings(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("text" | "title" | "description", Value::String(s)) => {
+                        out.push(' ');
+                        out.push_str(s);
+                    }
+                    _ => block_strings(v, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| block_strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The uids `obj` links to: `relatedItems`, `resolveuid/<uid>` anywhere in its blocks and rich
+/// text, and internal URLs or paths (`url`, `href`, `@id`, `link` values of blocks; `href`
+/// attributes of rich text) that name an existing object.
+pub fn links_of(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<BTreeSet<String>> {
+    let mut out = BTreeSet::new();
+    let mut paths = Vec::new();
+    if let Some(Value::Array(items)) = obj.fields.get("relatedItems") {
+        for i in items {
+            match i {
+                Value::String(s) => {
+                    out.insert(s.clone());
+                }
+                Value::Object(m) => {
+                    if let Some(u) = m.get("UID").and_then(Value::as_str) {
+                        out.insert(u.to_string());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(b) = obj.fields.get("blocks") {
+        scan_links(b, None, &mut out, &mut paths);
+    }
+    if let Some(data) = obj
+        .fields
+        .get("text")
+        .and_then(|t| t.get("data"))
+        .and_then(Value::as_str)
+    {
+        resolveuids(data, &mut out);
+        let mut rest = data;
+        while let Some(i) = rest.find("href=\"") {
+            rest = &rest[i + 6..];
+            let end = rest.find('"').unwrap_or(rest.len());
+            paths.push(rest[..end].to_string());
+            rest = &rest[end..];
+        }
+    }
+    for p in paths {
+        let p = p.strip_prefix(ctx.base_url.as_str()).unwrap_or(&p);
+        if !p.starts_with('/') || p.starts_with("//") {
+            continue;
+        }
+        let p = p
+            .split(['?', '#'])
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('/');
+        let p = p.split("/@").next().unwrap_or("");
+        if let Some(uid) = tree::uid_at(ctx, p)? {
+            out.insert(uid);
+        }
+    }
+    out.remove(&obj.uid);
+    Ok(out)
+}
+
+fn scan_links(v: &Value, key: Option<&str>, uids: &mut BTreeSet<String>, paths: &mut Vec<String>) {
+    match v {
+        Value::String(s) => {
+            resolveuids(s, uids);
+            if matches!(key, Some("url" | "href" | "@id" | "link")) {
+                paths.push(s.clone());
+            }
+        }
+        Value::Object(m) => m
+            .iter()
+            .for_each(|(k, v)| scan_links(v, Some(k), uids, paths)),
+        Value::Array(a) => a.iter().for_each(|v| scan_links(v, key, uids, paths)),
+        _ => {}
+    }
+}
+
+fn resolveuids(s: &str, out: &mut BTreeSet<String>) {
+    let mut rest = s;
+    while let Some(i) = rest.find("resolveuid/") {
+        rest = &rest[i + "resolveuid/".len()..];
+        let end = rest
+            .find(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+            .unwrap_or(rest.len());
+        if end > 0 {
+            out.insert(rest[..end].to_string());
+        }
+        rest = &rest[end..];
+    }
+}
+
+/// The uids of the objects that link to `target`.
+pub fn linking_to(ctx: &Ctx<'_>, target: &str) -> Result<Vec<String>> {
+    Ok(ctx
+        .scan_prefix(&keys::backlinks_prefix(target))?
+        .into_iter()
+        .filter_map(|(k, _)| keys::posting_uid(&k).map(str::to_string))
+        .collect())
+}
+
+/// The `Subject` values of the objects the caller may view, each with how many such objects
+/// carry it, in value order (the `plone.app.vocabularies.Keywords` vocabulary).
+pub fn keywords(ctx: &Ctx<'_>) -> Result<Vec<(String, usize)>> {
+    let tokens = ctx.principal.search_tokens();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut visible: BTreeMap<String, bool> = BTreeMap::new();
+    for (k, _) in ctx.scan_prefix(keys::SUBJECT_PREFIX)? {
+        let Some(uid) = keys::posting_uid(&k) else {
+            continue;
+        };
+        let subject_bytes = &k[keys::SUBJECT_PREFIX.len()..k.len() - uid.len() - 1];
+        let subject = String::from_utf8_lossy(subject_bytes).into_owned();
+        let seen = match visible.get(uid) {
+            Some(v) => *v,
+            None => {
+                let v = entry(ctx, uid)?.is_some_and(|e| e.visible_to(&tokens));
+                visible.insert(uid.to_string(), v);
+                v
+            }
+        };
+        if seen {
+            *counts.entry(subject).or_default() += 1;
+        }
+    }
+    Ok(counts.into_iter().collect())
+}
+
+/// How many objects lie below `obj` (its whole subtree without it).
+pub fn contained_count(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<usize> {
+    Ok(tree::subtree_uids(ctx, &obj.path)?.len().saturating_sub(1))
+}
+
+/// The length of `value` as compact JSON, without building it.
+fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    match serde_json::to_writer(&mut c, value) {
+        Ok(()) => c.0,
+        Err(_) => 0,
+    }
+}
+
+/// The error for a malformed query value: a 400 naming the parameter.
+pub fn bad_param(param: &str, detail: impl std::fmt::Display) -> EngineError {
+    EngineError::bad_request(format!("Query parameter '{param}': {detail}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::security::Principal;
+    use crate::{Engine, EngineOptions, MemStore, SiteSetup};
+    use serde_json::json;
+
+    fn engine() -> Engine<MemStore> {
+        let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+        e.create_site(&SiteSetup::new("secret")).unwrap();
+        e
+    }
+
+    fn add(ctx: &mut Ctx<'_>, parent: &str, ty: &str, id: &str, f: Value) -> Result<ContentRecord> {
+        let mut p = tree::at_path(ctx, parent)?.expect("parent");
+        let t = ctx.types()?.require(ty)?;
+        let mut rec = tree::new_record(
+            ctx,
+            &t,
+            id,
+            "admin",
+            f.as_object().cloned().unwrap_or_default(),
+        );
+        tree::insert(ctx, &mut p, &mut rec)?;
+        Ok(rec)
+    }
+
+    #[test]
+    fn keywords_count_only_what_the_caller_may_view() {
+        let e = engine();
+        e.with_write(|ctx| {
+            let mut a = add(
+                ctx,
+                "",
+                "Page",
+                "a",
+                json!({"title": "A", "subjects": ["x", "y"]}),
+            )?;
+            add(
+                ctx,
+                "",
+                "Page",
+                "b",
+                json!({"title": "B", "subjects": ["x"]}),
+            )?;
+            a.review_state = Some("published".into());
+            tree::save(
+                ctx,
+                &mut a,
+                tree::Change::Transition {
+                    transition: "publish".into(),
+                    from: "private".into(),
+                    to: "published".into(),
+                },
+            )
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            ctx.principal = Principal::User(crate::security::User {
+                login: "admin".into(),
+                fullname: String::new(),
+                roles: vec!["Manager".into()],
+                groups: Vec::new(),
+            });
+            assert_eq!(
+                keywords(ctx)?,
+                vec![("x".to_string(), 2), ("y".to_string(), 1)]
+            );
+            ctx.principal = Principal::Anonymous;
+            assert_eq!(
+                keywords(ctx)?,
+                vec![("x".to_string(), 1), ("y".to_string(), 1)]
+            );
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn local_roles_reindex_the_whole_subtree() {
+        let e = engine();
+        e.with_write(|ctx| {
+            add(ctx, "", "Folder", "f", json!({"title": "F"}))?;
+            add(ctx, "/f", "Folder", "g", json!({"title": "G"}))?;
+            add(ctx, "/f/g", "Page", "p", json!({"title": "P"}))?;
+            Ok(())
+        })
+        .unwrap();
+        let uid_p = e
+            .with_write(|ctx| Ok(tree::uid_at(ctx, "/f/g/p")?.expect("p")))
+            .unwrap();
+        e.with_write(|ctx| {
+            let mut f = tree::at_path(ctx, "/f")?.expect("f");
+            f.local_roles.insert("jane".into(), vec!["Reader".into()]);
+            tree::save(ctx, &mut f, tree::Change::LocalRoles)
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            let p = entry(ctx, &uid_p)?.expect("entry");
+            assert!(
+                p.allowed.contains(&"user:jane".to_string()),
+                "{:?}",
+                p.allowed
+            );
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn frequent_words_are_checked_per_candidate() {
+        let e = engine();
+        e.with_write(|ctx| {
+            for i in 0..(FREQUENT + 10) {
+                let extra = if i % 1000 == 7 { " rare" } else { "" };
+                add(
+                    ctx,
+                    "",
+                    "Page",
+                    &format!("p{i}"),
+                    json!({"title": format!("common{extra}")}),
+                )?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            let a = query_analyzer(ctx)?;
+            assert_eq!(text_matches(ctx, &a, "common rare")?.len(), 3);
+            assert_eq!(text_matches(ctx, &a, "rare common")?.len(), 3);
+            assert_eq!(text_matches(ctx, &a, "common")?.len(), FREQUENT + 10);
+            assert_eq!(text_matches(ctx, &a, "comm* rar*")?.len(), 3);
+            Ok(())
+        })
+        .unwrap();
+    }
+}

@@ -1,0 +1,398 @@
+//! Querystring queries (what Volto's listing and search blocks and Collections store): rows of
+//! `{i: index, o: operation, v: value}` turned into a catalog [`Query`], and the description of
+//! the indexes and operations offered (`querystring.json`), which `@querystring` serves.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{bad_param, Bound, Criterion, Index, IndexKind, Query};
+use crate::context::Ctx;
+use crate::error::{EngineError, Result};
+use crate::model::ContentRecord;
+
+/// One operation, as `@querystring` describes it.
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+pub struct OperatorDef {
+    /// Title shown in the query widget.
+    pub title: String,
+    /// Help text.
+    pub description: Option<String>,
+    /// The widget Volto renders for the value.
+    pub widget: Option<String>,
+    /// The dotted name of the operation.
+    pub operation: String,
+}
+
+/// One index, as `@querystring` describes it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IndexDef {
+    /// Title.
+    pub title: String,
+    /// Description.
+    pub description: String,
+    /// Group in the widget (`Metadata`, `Text`, `Dates`).
+    pub group: String,
+    /// The operations offered, by dotted name.
+    pub operations: Vec<String>,
+    /// Whether results can be sorted on it.
+    pub sortable: bool,
+    /// Whether it is offered in the widget.
+    pub enabled: bool,
+    /// The vocabulary of its values, if any.
+    pub vocabulary: Option<String>,
+    /// Where its `values` come from: `types` (the content types), `states` (the workflow
+    /// states), or none.
+    #[serde(default)]
+    pub values_from: Option<String>,
+}
+
+/// The querystring registry: operations and indexes.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Registry {
+    /// Operations by dotted name.
+    pub operators: BTreeMap<String, OperatorDef>,
+    /// Indexes by name.
+    pub indexes: BTreeMap<String, IndexDef>,
+}
+
+/// The registry (`querystring.json`, read once).
+pub fn registry() -> &'static Registry {
+    static R: OnceLock<Registry> = OnceLock::new();
+    R.get_or_init(|| {
+        // The file is part of the source tree; its shape is checked by a unit test.
+        serde_json::from_str(include_str!("querystring.json")).unwrap_or(Registry {
+            operators: BTreeMap::new(),
+            indexes: BTreeMap::new(),
+        })
+    })
+}
+
+/// The `values` of an index for the query widget: title by value (content types, workflow
+/// states); empty for the others.
+pub fn index_values(ctx: &Ctx<'_>, def: &IndexDef) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    match def.values_from.as_deref() {
+        Some("types") => {
+            for t in ctx.types()?.all() {
+                out.insert(t.name.clone(), t.title.clone());
+            }
+        }
+        Some("states") => {
+            for t in ctx.types()?.all() {
+                if let Some(w) = t
+                    .workflow
+                    .as_deref()
+                    .and_then(|w| ctx.core.workflows.get(w))
+                {
+                    for (id, s) in &w.states {
+                        out.insert(id.clone(), format!("{} [{id}]", s.title));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(out)
+}
+
+/// One row of a querystring query.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    /// The index.
+    pub i: String,
+    /// The operation (dotted name, `plone.app.querystring.operation.<kind>.<op>`).
+    pub o: String,
+    /// The value (a string, a list, or nothing, depending on the operation).
+    #[serde(default)]
+    pub v: Value,
+}
+
+const PREFIX: &str = "plone.app.querystring.operation.";
+
+/// Add the criteria of `rows` to `q`; `context` is the object relative paths start from.
+/// Rows naming an unknown index are left out (as the catalog ignores them); an unknown
+/// operation, one that does not fit its index, or a malformed value is a 400 naming it.
+pub fn apply(ctx: &Ctx<'_>, context: &ContentRecord, rows: &[Row], q: &mut Query) -> Result<()> {
+    for (n, row) in rows.iter().enumerate() {
+        let what = format!("query[{n}]");
+        let op = row.o.strip_prefix(PREFIX).unwrap_or(&row.o);
+        if !registry().operators.contains_key(&format!("{PREFIX}{op}")) {
+            return Err(EngineError::bad_request(format!(
+                "Invalid property '{what}.o': unknown operation '{}'",
+                row.o
+            )));
+        }
+        let Some(index) = Index::from_name(&row.i) else {
+            continue;
+        };
+        let (family, name) = op.split_once('.').unwrap_or((op, ""));
+        let kind = index.kind();
+        let unfit = || {
+            EngineError::bad_request(format!(
+                "Invalid property '{what}.o': the operation '{}' does not apply to the index '{}'",
+                row.o, row.i
+            ))
+        };
+        let now = ctx.now();
+        let crit = match (family, name) {
+            ("string", "absolutePath" | "relativePath" | "path") => {
+                if kind != IndexKind::Path {
+                    return Err(unfit());
+                }
+                path_row(ctx, context, name, &row.v, q, &what)?;
+                continue;
+            }
+            ("selection", _) | ("string", "is" | "isNot" | "contains") | ("reference", "is") => {
+                let values = strings(&row.v, &what)?;
+                match (kind, name) {
+                    (IndexKind::Text, "contains") => {
+                        let text = values.join(" ");
+                        if text.trim().trim_matches('*').trim().is_empty() {
+                            continue; // an empty search box
+                        }
+                        Criterion::Text(index, text)
+                    }
+                    (IndexKind::Text, _)
+                    | (IndexKind::Date | IndexKind::Int | IndexKind::Bool, _) => {
+                        return Err(unfit())
+                    }
+                    (IndexKind::Path, _) => Criterion::Any(Index::Path, values),
+                    (_, "all") => Criterion::All(index, values),
+                    (_, "none" | "isNot") => Criterion::NoneOf(index, values),
+                    _ => Criterion::Any(index, values),
+                }
+            }
+            ("string", "currentUser") => {
+                if kind != IndexKind::Strings {
+                    return Err(unfit());
+                }
+                let login = ctx.principal.login().unwrap_or("").to_string();
+                Criterion::Any(index, vec![login])
+            }
+            ("date", _) => {
+                if kind != IndexKind::Date {
+                    return Err(unfit());
+                }
+                let start_of = |d: NaiveDate| d.and_time(NaiveTime::MIN).and_utc();
+                let end_of = |d: NaiveDate| {
+                    start_of(d) + chrono::Duration::days(1) - chrono::Duration::seconds(1)
+                };
+                let today = now.date_naive();
+                let days = || -> Result<u64> {
+                    let s = scalar(&row.v);
+                    s.trim().parse::<u64>().map_err(|_| {
+                        EngineError::bad_request(format!(
+                            "Invalid property '{what}.v': a number of days is expected, got '{s}'"
+                        ))
+                    })
+                };
+                let (min, max) = match name {
+                    "lessThan" => (None, Some(date(&scalar(&row.v), &what)?)),
+                    "largerThan" => (Some(date(&scalar(&row.v), &what)?), None),
+                    "between" => {
+                        let v = strings(&row.v, &what)?;
+                        let get = |i: usize| -> Result<Option<DateTime<Utc>>> {
+                            match v.get(i).map(String::as_str) {
+                                None | Some("") => Ok(None),
+                                Some(s) => date(s, &what).map(Some),
+                            }
+                        };
+                        (get(0)?, get(1)?)
+                    }
+                    "today" => (Some(start_of(today)), Some(end_of(today))),
+                    "beforeToday" => (None, Some(start_of(today))),
+                    "afterToday" => (Some(end_of(today)), None),
+                    "lessThanRelativeDate" => {
+                        let d = today.checked_add_days(Days::new(days()?)).unwrap_or(today);
+                        (Some(now), Some(end_of(d)))
+                    }
+                    "largerThanRelativeDate" => {
+                        let d = today.checked_sub_days(Days::new(days()?)).unwrap_or(today);
+                        (Some(start_of(d)), Some(now))
+                    }
+                    "beforeRelativeDate" => {
+                        let d = today.checked_sub_days(Days::new(days()?)).unwrap_or(today);
+                        (None, Some(start_of(d)))
+                    }
+                    "afterRelativeDate" => {
+                        let d = today.checked_add_days(Days::new(days()?)).unwrap_or(today);
+                        (Some(end_of(d)), None)
+                    }
+                    _ => return Err(unfit()),
+                };
+                Criterion::Range(index, min.map(Bound::Date), max.map(Bound::Date))
+            }
+            ("int", _) => {
+                if kind != IndexKind::Int {
+                    return Err(unfit());
+                }
+                let s = scalar(&row.v);
+                let n: i64 = s.trim().parse().map_err(|_| {
+                    EngineError::bad_request(format!(
+                        "Invalid property '{what}.v': an integer is expected, got '{s}'"
+                    ))
+                })?;
+                match name {
+                    "is" => Criterion::Range(index, Some(Bound::Int(n)), Some(Bound::Int(n))),
+                    "lessThan" => Criterion::Range(index, None, Some(Bound::Int(n))),
+                    _ => Criterion::Range(index, Some(Bound::Int(n)), None),
+                }
+            }
+            ("boolean", _) => {
+                if kind != IndexKind::Bool {
+                    return Err(unfit());
+                }
+                Criterion::Bool(index, name == "isTrue")
+            }
+            _ => return Err(unfit()),
+        };
+        q.criteria.push(crit);
+    }
+    Ok(())
+}
+
+/// A path row: `/a/b`, `/a/b::depth`, a uid, or (relative) `..`, `../x`, `x::1`.
+fn path_row(
+    ctx: &Ctx<'_>,
+    context: &ContentRecord,
+    op: &str,
+    v: &Value,
+    q: &mut Query,
+    what: &str,
+) -> Result<()> {
+    let raw = scalar(v);
+    let (p, depth) = match raw.split_once("::") {
+        Some((p, d)) => {
+            let d: i64 = d.trim().parse().map_err(|_| {
+                EngineError::bad_request(format!(
+                    "Invalid property '{what}.v': the depth after '::' must be an integer, got '{d}'"
+                ))
+            })?;
+            (p.to_string(), Some(d))
+        }
+        None => (raw.clone(), None),
+    };
+    let path = match op {
+        "relativePath" => {
+            let mut segs: Vec<&str> = context.path.split('/').filter(|s| !s.is_empty()).collect();
+            for part in p.split('/') {
+                match part {
+                    "" | "." => {}
+                    ".." => {
+                        segs.pop();
+                    }
+                    s => segs.push(s),
+                }
+            }
+            segs.iter().map(|s| format!("/{s}")).collect::<String>()
+        }
+        _ => {
+            let p = p.trim();
+            let looks_like_uid = p.len() == 32 && p.bytes().all(|b| b.is_ascii_hexdigit());
+            let base = if looks_like_uid {
+                match super::entry(ctx, p)? {
+                    Some(e) => e.path,
+                    None => return Err(bad_param(what, format!("no object has the UID '{p}'"))),
+                }
+            } else {
+                p.trim_end_matches('/').to_string()
+            };
+            if op == "path" && !looks_like_uid {
+                let root = crate::multilingual::navigation_root(ctx, context)?;
+                format!("{}{}", root.path, base)
+            } else {
+                base
+            }
+        }
+    };
+    q.paths.push(path);
+    if let Some(d) = depth {
+        q.depth = u32::try_from(d).ok();
+    }
+    Ok(())
+}
+
+/// A value as one string (the first of a list).
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(a) => a.first().map(scalar).unwrap_or_default(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A value as a list of strings.
+fn strings(v: &Value, what: &str) -> Result<Vec<String>> {
+    match v {
+        Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| match x {
+                Value::String(s) => Ok(s.clone()),
+                Value::Number(n) => Ok(n.to_string()),
+                _ => Err(EngineError::bad_request(format!(
+                    "Invalid property '{what}.v': expected strings"
+                ))),
+            })
+            .collect(),
+        Value::Null => Ok(Vec::new()),
+        Value::Number(n) => Ok(vec![n.to_string()]),
+        Value::Bool(b) => Ok(vec![b.to_string()]),
+        Value::Object(_) => Err(EngineError::bad_request(format!(
+            "Invalid property '{what}.v': expected a string or a list of strings"
+        ))),
+    }
+}
+
+/// A date value: ISO 8601, `YYYY/MM/DD` or `YYYY-MM-DD` (midnight UTC).
+pub fn parse_date(s: &str) -> Option<DateTime<Utc>> {
+    let s = s.trim();
+    crate::model::fields::parse_datetime(s).or_else(|| {
+        ["%Y/%m/%d", "%Y-%m-%d"]
+            .iter()
+            .find_map(|f| NaiveDate::parse_from_str(s, f).ok())
+            .map(|d| d.and_time(NaiveTime::MIN).and_utc())
+    })
+}
+
+fn date(s: &str, what: &str) -> Result<DateTime<Utc>> {
+    parse_date(s).ok_or_else(|| {
+        EngineError::bad_request(format!(
+            "Invalid property '{what}.v': '{s}' is not a date (use YYYY-MM-DD or ISO 8601)"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_reads_and_names_known_operations() {
+        let r = registry();
+        assert!(r.indexes.len() > 10);
+        for (name, def) in &r.indexes {
+            assert!(
+                Index::from_name(name).is_some(),
+                "{name} is no catalog index"
+            );
+            for op in &def.operations {
+                assert!(r.operators.contains_key(op), "{name}: {op}");
+            }
+        }
+    }
+
+    #[test]
+    fn dates_parse_in_the_widget_forms() {
+        assert!(parse_date("2026/01/02").is_some());
+        assert!(parse_date("2026-01-02").is_some());
+        assert!(parse_date("2026-01-02T10:00:00").is_some());
+        assert!(parse_date("yesterday").is_none());
+    }
+}
