@@ -7,7 +7,5 @@ use super::router::Registry;
 
 /// Register the links.
 pub fn register(r: &mut Registry) {
-    for name in ["related"] {
-        r.component(name, None);
-    }
+    r.component("related", None);
 }
