@@ -130,6 +130,13 @@ web_demo_e2e() {
   (cd web-demo/e2e && node e2e.mjs)
 }
 
+# Volto (the Plone front end, pinned, built once and cached outside the repo by scripts/volto.sh) in
+# front of the debug server built above, driven through its UI (tests/volto/editor-day.mjs).
+volto_e2e() {
+  local target=${CARGO_TARGET_DIR:-$ROOT/target}
+  HOST_SERVER_BIN="$target/debug/host-server" ./scripts/volto-e2e.sh
+}
+
 # ---- run --------------------------------------------------------------------------------------
 
 SETUP_OK=1
@@ -168,6 +175,12 @@ else
     "contract scenarios on wasm/IndexedDB" "web-demo release build" "web-demo end-to-end"; do
     skip "$s" "toolchain setup failed"
   done
+fi
+
+if [ -x /usr/bin/chromium ] && command -v npm >/dev/null; then
+  stage "Volto end-to-end (Volto 18 + host-server + chromium)" volto_e2e
+else
+  skip "Volto end-to-end" "chromium or npm missing"
 fi
 
 summary

@@ -99,7 +99,7 @@ step("the toolbar: Edit, Contents, Add and More", async (page) => {
   }
 });
 
-step("add a Page with a title, a description and text", async (page) => {
+step("add a Page with a title and text", async (page) => {
   await page.goto(volto + "/news");
   await settle(page);
   await page.click("#toolbar-add");
@@ -109,8 +109,10 @@ step("add a Page with a title, a description and text", async (page) => {
   const title = page.locator(".block.title [contenteditable=true]").first();
   await title.click();
   await title.type("Ferry timetable");
-  await page.keyboard.press("Enter");
-  await page.keyboard.type("Boats leave every hour.");
+  // The new page's text block (the schema's default blocks: a title and an empty text block).
+  const text = page.locator(".block-editor-slate [contenteditable=true]").first();
+  await text.click();
+  await text.type("Boats leave every hour.");
   await page.click("#toolbar-save");
   await page.waitForURL(/\/news\/ferry-timetable$/, { timeout: 15000 });
   await page.locator("h1.documentFirstHeading", { hasText: "Ferry timetable" }).waitFor({ timeout: 10000 });
