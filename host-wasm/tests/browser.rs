@@ -397,7 +397,10 @@ async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
     assert_eq!(r.body["title"], "First, edited");
     drop(site);
     let kv = kv_of(&name).await;
-    assert_eq!(kv.get(&b"s:schema"[..]), Some(&b"2".to_vec()));
+    assert_eq!(
+        kv.get(&b"s:schema"[..]),
+        Some(&engine::keys::SCHEMA_VERSION.to_string().into_bytes())
+    );
     assert!(
         !kv.keys().any(|k| k.starts_with(b"q:")),
         "q: keys left in IndexedDB"
@@ -428,7 +431,10 @@ async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
     assert_eq!(r.body[0]["version"], 2, "{}", r.body);
     drop(site);
     let kv = kv_of(&name).await;
-    assert_eq!(kv.get(&b"s:schema"[..]), Some(&b"2".to_vec()));
+    assert_eq!(
+        kv.get(&b"s:schema"[..]),
+        Some(&engine::keys::SCHEMA_VERSION.to_string().into_bytes())
+    );
 }
 
 /// While alive, `console.error` records its calls (each as its arguments joined by spaces)
