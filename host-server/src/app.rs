@@ -29,9 +29,14 @@ use group::GroupCommitter;
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     /// The site's public base URL (`https://example.org`, or with a path prefix). When `None`, it
-    /// is derived from each request: `X-Forwarded-Proto` (else `http`) and `X-Forwarded-Host`
-    /// (else `Host`).
+    /// is derived from each request: its `Host`, or, with [`Config::trust_forwarded`],
+    /// `X-Forwarded-Proto` (else `http`) and `X-Forwarded-Host` (else `Host`).
     pub public_url: Option<String>,
+    /// Take the base URL from `X-Forwarded-Proto`/`X-Forwarded-Host` (set this behind a reverse
+    /// proxy that sets them). Off by default, as in Zope: any client can send those headers, and
+    /// Volto's server-side rendering sends its own host without the port in `X-Forwarded-Host`,
+    /// which would give it `@id`s it cannot map back to its routes.
+    pub trust_forwarded: bool,
     /// Origins allowed by CORS (`*` for any). Empty: no CORS headers at all.
     pub cors_origins: Vec<String>,
     /// Run read requests on tokio's blocking pool instead of on the async worker that received
@@ -84,6 +89,8 @@ impl Config {
 struct AppState<S: Store> {
     engine: Arc<Engine<S>>,
     public_url: Option<String>,
+    /// See [`Config::trust_forwarded`].
+    trust_forwarded: bool,
     /// Write requests go here (group commit).
     writer: GroupCommitter,
     /// See [`Config::blocking_reads`].
@@ -95,6 +102,7 @@ impl<S: Store> Clone for AppState<S> {
         AppState {
             engine: self.engine.clone(),
             public_url: self.public_url.clone(),
+            trust_forwarded: self.trust_forwarded,
             writer: self.writer.clone(),
             blocking_reads: self.blocking_reads,
         }
@@ -116,6 +124,7 @@ where
     let state = AppState {
         engine,
         public_url: cfg.public_url.map(|u| u.trim_end_matches('/').to_string()),
+        trust_forwarded: cfg.trust_forwarded,
         writer,
         blocking_reads: cfg.blocking_reads,
     };
@@ -188,7 +197,7 @@ where
     S: Store + Send + Sync + 'static,
 {
     let (parts, body) = req.into_parts();
-    let base_url = match base_url(state.public_url.as_deref(), &parts) {
+    let base_url = match base_url(state.public_url.as_deref(), state.trust_forwarded, &parts) {
         Some(url) => url,
         None => {
             return to_http(
@@ -250,15 +259,22 @@ where
 
 /// The site root's absolute URL for this request, or `None` when the request does not say which
 /// host it is for (or says it in a way that cannot be put in a URL).
-fn base_url(public_url: Option<&str>, parts: &Parts) -> Option<String> {
+fn base_url(public_url: Option<&str>, trust_forwarded: bool, parts: &Parts) -> Option<String> {
     if let Some(url) = public_url {
         return Some(url.to_string());
     }
-    let proto = first_value(&parts.headers, "x-forwarded-proto")
+    let forwarded = |name: &str| {
+        if trust_forwarded {
+            first_value(&parts.headers, name)
+        } else {
+            None
+        }
+    };
+    let proto = forwarded("x-forwarded-proto")
         .map(|p| p.to_ascii_lowercase())
         .filter(|p| p == "http" || p == "https")
         .unwrap_or_else(|| "http".to_string());
-    let host = first_value(&parts.headers, "x-forwarded-host")
+    let host = forwarded("x-forwarded-host")
         .or_else(|| first_value(&parts.headers, header::HOST.as_str()))
         .or_else(|| parts.uri.authority().map(|a| a.as_str().to_string()))?;
     valid_host(&host).then(|| format!("{proto}://{host}"))
@@ -352,27 +368,32 @@ mod tests {
     }
 
     #[test]
-    fn base_url_prefers_configuration_then_forwarded_then_host() {
+    fn base_url_prefers_configuration_then_forwarded_when_trusted_then_host() {
         let p = parts(&[("host", "a.test:8080"), ("x-forwarded-host", "b.test")]);
         assert_eq!(
-            base_url(Some("https://pub.test"), &p).unwrap(),
+            base_url(Some("https://pub.test"), true, &p).unwrap(),
             "https://pub.test"
         );
-        assert_eq!(base_url(None, &p).unwrap(), "http://b.test");
+        assert_eq!(base_url(None, true, &p).unwrap(), "http://b.test");
+        assert_eq!(base_url(None, false, &p).unwrap(), "http://a.test:8080");
         let p = parts(&[
             ("host", "a.test:8080"),
             ("x-forwarded-proto", "HTTPS, http"),
         ]);
-        assert_eq!(base_url(None, &p).unwrap(), "https://a.test:8080");
+        assert_eq!(base_url(None, true, &p).unwrap(), "https://a.test:8080");
+        assert_eq!(base_url(None, false, &p).unwrap(), "http://a.test:8080");
         let p = parts(&[("host", "[::1]:8080"), ("x-forwarded-proto", "gopher")]);
-        assert_eq!(base_url(None, &p).unwrap(), "http://[::1]:8080");
+        assert_eq!(base_url(None, true, &p).unwrap(), "http://[::1]:8080");
     }
 
     #[test]
     fn malformed_or_missing_host_gives_no_base_url() {
-        assert_eq!(base_url(None, &parts(&[])), None);
-        assert_eq!(base_url(None, &parts(&[("host", "a.test/evil")])), None);
-        assert_eq!(base_url(None, &parts(&[("host", "a b")])), None);
+        assert_eq!(base_url(None, false, &parts(&[])), None);
+        assert_eq!(
+            base_url(None, false, &parts(&[("host", "a.test/evil")])),
+            None
+        );
+        assert_eq!(base_url(None, false, &parts(&[("host", "a b")])), None);
     }
 
     #[test]

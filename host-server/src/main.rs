@@ -47,9 +47,15 @@ struct Cli {
     data: PathBuf,
 
     /// Public base URL of the site (e.g. https://cms.example.org), used in every `@id`. Without
-    /// it, each request's X-Forwarded-Proto / X-Forwarded-Host (else Host) headers decide.
+    /// it, each request's Host header decides (or its X-Forwarded-Proto / X-Forwarded-Host
+    /// headers, with --trust-forwarded).
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
+
+    /// Take the base URL from X-Forwarded-Proto / X-Forwarded-Host: set this behind a reverse
+    /// proxy that sets those headers. Off by default (as in Zope), since any client can send them.
+    #[arg(long)]
+    trust_forwarded: bool,
 
     /// Allow cross-origin requests from ORIGIN (e.g. http://localhost:3000, or `*` for any).
     /// Repeat for several origins. Without it no CORS headers are sent.
@@ -183,6 +189,7 @@ fn init_logging(filter: &str) {
 fn run(cli: Cli) -> Result<(), ServerError> {
     let config = Config {
         public_url: cli.public_url,
+        trust_forwarded: cli.trust_forwarded,
         cors_origins: cli.cors_origins,
         blocking_reads: cli.blocking_reads,
     }

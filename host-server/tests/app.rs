@@ -316,7 +316,7 @@ async fn cors_wildcard_allows_any_origin() {
 }
 
 #[tokio::test]
-async fn base_url_comes_from_host_or_forwarded_headers_or_config() {
+async fn base_url_comes_from_host_or_trusted_forwarded_headers_or_config() {
     let site = Site::new();
     let id_for = |req: Request<Body>, cfg: Config| {
         let site = &site;
@@ -329,14 +329,25 @@ async fn base_url_comes_from_host_or_forwarded_headers_or_config() {
         .unwrap();
     assert_eq!(id_for(req, Config::default()).await, "http://cms.test:9000");
 
-    let req = Request::get("/")
-        .header("host", "127.0.0.1:9000")
-        .header("x-forwarded-host", "www.example.org")
-        .header("x-forwarded-proto", "https")
-        .body(Body::empty())
-        .unwrap();
+    let forwarded = || {
+        Request::get("/")
+            .header("host", "127.0.0.1:9000")
+            .header("x-forwarded-host", "www.example.org")
+            .header("x-forwarded-proto", "https")
+            .body(Body::empty())
+            .unwrap()
+    };
+    // By default the forwarded headers are not trusted: any client can send them.
     assert_eq!(
-        id_for(req, Config::default()).await,
+        id_for(forwarded(), Config::default()).await,
+        "http://127.0.0.1:9000"
+    );
+    let trusting = Config {
+        trust_forwarded: true,
+        ..Config::default()
+    };
+    assert_eq!(
+        id_for(forwarded(), trusting).await,
         "https://www.example.org"
     );
 

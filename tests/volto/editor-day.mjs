@@ -119,7 +119,43 @@ step("add a Page with a title and text", async (page) => {
   await page.locator("p", { hasText: "Boats leave every hour." }).first().waitFor({ timeout: 10000 });
 });
 
+step("folder contents lists the folder's items", async (page) => {
+  await page.goto(volto + "/news/contents");
+  await settle(page);
+  const table = page.locator("#content-core table");
+  await table.locator("a", { hasText: "The harbour opens" }).first().waitFor({ timeout: 10000 });
+  await table.locator("a", { hasText: "Ferry timetable" }).first().waitFor({ timeout: 10000 });
+});
+
+step("the search page finds a page by a word of its text", async (page) => {
+  await page.goto(volto + "/search?SearchableText=quay");
+  await settle(page);
+  await page.locator(".summary.url", { hasText: "The harbour opens" }).first().waitFor({ timeout: 10000 });
+  const found = await page.locator(".summary.url").count();
+  if (found !== 1) throw new Error(`the search for 'quay' shows ${found} results, expected 1`);
+});
+
+step("the history view of a page", async (page) => {
+  await page.goto(volto + "/news/ferry-timetable");
+  await settle(page);
+  await page.click("#toolbar-more");
+  await page.locator('.menu-more a[href*="/historyview"]').click();
+  await page.waitForURL(/\/news\/ferry-timetable\/historyview$/);
+  await page.locator("text=History of").first().waitFor({ timeout: 10000 });
+});
+
+step("the sharing view of a folder", async (page) => {
+  await page.goto(volto + "/news");
+  await settle(page);
+  await page.click("#toolbar-more");
+  await page.locator('.menu-more a[href*="/sharing"]').click();
+  await page.waitForURL(/\/news\/sharing$/);
+  await page.locator("text=Sharing for").first().waitFor({ timeout: 10000 });
+});
+
 step("log out", async (page) => {
+  await page.goto(volto + "/news");
+  await settle(page);
   await page.click("#toolbar-personal");
   await page.click("#toolbar-logout");
   await page.waitForFunction(() => !document.body.classList.contains("has-toolbar"), null, { timeout: 15000 });
