@@ -256,17 +256,19 @@ fn timezones(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
         .collect())
 }
 
+/// A principal's term: its id as the token, titled by its name (or its id when it has none).
+fn principal_term(id: String, name: String) -> Term {
+    if name.is_empty() {
+        term(id.clone(), id)
+    } else {
+        term(id, name)
+    }
+}
+
 fn users(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     Ok(crate::auth::users::all(ctx)?
         .into_iter()
-        .map(|u| {
-            let title = if u.fullname.is_empty() {
-                u.login.clone()
-            } else {
-                u.fullname.clone()
-            };
-            term(u.login, title)
-        })
+        .map(|u| principal_term(u.login, u.fullname))
         .collect())
 }
 
@@ -282,14 +284,7 @@ fn keywords(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
 fn groups(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     Ok(crate::auth::groups::all(ctx)?
         .into_iter()
-        .map(|g| {
-            let title = if g.title.is_empty() {
-                g.id.clone()
-            } else {
-                g.title.clone()
-            };
-            term(g.id, title)
-        })
+        .map(|g| principal_term(g.id, g.title))
         .collect())
 }
 

@@ -915,8 +915,8 @@ fn catalog_doc(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Value> {
 struct ItemJson<'a> {
     e: &'a Entry,
     url: String,
-    type_title: String,
-    folderish: bool,
+    /// Its type, shared with the cached registry (title and folderishness read from it).
+    ty: std::sync::Arc<crate::model::ContentType>,
     created: String,
     modified: String,
     /// The keys, sorted and without repeats.
@@ -972,8 +972,7 @@ impl<'a> ItemJson<'a> {
         Ok(ItemJson {
             e,
             url: ctx.url(&e.path),
-            type_title: ty.title.clone(),
-            folderish: ty.folderish,
+            ty,
             created: serialize::iso(&e.created),
             modified: serialize::iso(&e.modified),
             keys,
@@ -1002,12 +1001,12 @@ impl Serialize for ItemJson<'_> {
                 "@type" | "Type" | "portal_type" => m.serialize_entry(k, &e.type_name)?,
                 "title" | "Title" => m.serialize_entry(k, str_field("title"))?,
                 "description" | "Description" => m.serialize_entry(k, str_field("description"))?,
-                "type_title" => m.serialize_entry(k, &self.type_title)?,
+                "type_title" => m.serialize_entry(k, &self.ty.title)?,
                 "review_state" => m.serialize_entry(k, &e.review_state)?,
                 "UID" => m.serialize_entry(k, &e.uid)?,
                 "path" => m.serialize_entry(k, if e.path.is_empty() { "/" } else { &e.path })?,
                 "Subject" => m.serialize_entry(k, field("subjects"))?,
-                "is_folderish" => m.serialize_entry(k, &self.folderish)?,
+                "is_folderish" => m.serialize_entry(k, &self.ty.folderish)?,
                 "exclude_from_nav" => m.serialize_entry(k, field("exclude_from_nav"))?,
                 "getId" | "id" => m.serialize_entry(k, &e.id)?,
                 "Creator" => match e.fields.get("creators") {
