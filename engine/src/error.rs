@@ -23,6 +23,14 @@ pub struct ErrorBody {
     pub context: Option<String>,
 }
 
+/// One entry of an [`EngineError::Invalid`] message, in Plone's shape.
+#[derive(Serialize)]
+struct FieldError<'a> {
+    field: &'a str,
+    message: &'a str,
+    error: &'static str,
+}
+
 /// Result alias used throughout the engine.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
@@ -49,6 +57,16 @@ pub enum EngineError {
     /// The request is malformed or asks for something impossible (400).
     #[error("{0}")]
     BadRequest(String),
+    /// A field of the request body does not fit its schema (400). The body's `message` is what
+    /// Plone sends and Volto's forms parse to mark the field: a JSON list
+    /// `[{"field", "message", "error": "ValidationError"}]` as a string.
+    #[error("{message}")]
+    Invalid {
+        /// The field's name.
+        field: String,
+        /// What is wrong with it, for people (names the field too).
+        message: String,
+    },
     /// No or invalid credentials for something that needs them (401).
     #[error("{0}")]
     Unauthorized(String),
@@ -104,6 +122,17 @@ impl EngineError {
         EngineError::BadRequest(message.into())
     }
 
+    /// A 400 for the body field `field` (see [`EngineError::Invalid`]); other errors unchanged.
+    pub fn for_field(self, field: &str) -> Self {
+        match self {
+            EngineError::BadRequest(message) => EngineError::Invalid {
+                field: field.to_string(),
+                message,
+            },
+            other => other,
+        }
+    }
+
     /// The HTTP status for this error.
     pub fn status(&self) -> u16 {
         match self {
@@ -117,7 +146,7 @@ impl EngineError {
                     301
                 }
             }
-            EngineError::BadRequest(_) => 400,
+            EngineError::BadRequest(_) | EngineError::Invalid { .. } => 400,
             EngineError::Unauthorized(_) => 401,
             EngineError::Forbidden(_) => 403,
             EngineError::MethodNotAllowed { .. } => 405,
@@ -137,7 +166,7 @@ impl EngineError {
         match self {
             EngineError::NotFound { .. } => "NotFound",
             EngineError::Redirect { .. } => "Moved",
-            EngineError::BadRequest(_) => "BadRequest",
+            EngineError::BadRequest(_) | EngineError::Invalid { .. } => "BadRequest",
             EngineError::Unauthorized(_) => "Unauthorized",
             EngineError::Forbidden(_) => "Forbidden",
             EngineError::MethodNotAllowed { .. } => "MethodNotAllowed",
@@ -172,6 +201,12 @@ impl EngineError {
             EngineError::Store(_) => {
                 "Storage error: the request could not be completed and changed nothing".to_string()
             }
+            EngineError::Invalid { field, message } => serde_json::to_string(&[FieldError {
+                field,
+                message,
+                error: "ValidationError",
+            }])
+            .unwrap_or_else(|_| message.clone()),
             other => other.to_string(),
         }
     }
@@ -258,6 +293,28 @@ mod tests {
         assert_eq!(
             r.json_body(),
             json!({"type": "NotFound", "message": "Resource not found: http://x/a", "context": "http://x"})
+        );
+    }
+
+    #[test]
+    fn invalid_field_is_plones_field_error_list() {
+        let e = EngineError::bad_request("Field 'title' must be a string, got number")
+            .for_field("title");
+        let r = e.into_response();
+        assert_eq!(r.status, 400);
+        let body = r.json_body();
+        assert_eq!(body["type"], "BadRequest");
+        let list: serde_json::Value =
+            serde_json::from_str(body["message"].as_str().unwrap_or_default()).unwrap_or_default();
+        assert_eq!(
+            list,
+            json!([{"field": "title", "message": "Field 'title' must be a string, got number", "error": "ValidationError"}])
+        );
+        assert_eq!(
+            EngineError::Forbidden("no".into())
+                .for_field("title")
+                .status(),
+            403
         );
     }
 

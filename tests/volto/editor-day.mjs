@@ -36,12 +36,21 @@ async function api(method, path, body, auth = admin) {
   return text ? JSON.parse(text) : null;
 }
 
+// What Volto's add form gives a folder that lists its items: a title block and a listing block.
+const listingBlocks = {
+  blocks: { "b-title": { "@type": "title" }, "b-list": { "@type": "listing", querystring: {} } },
+  blocks_layout: { items: ["b-title", "b-list"] },
+};
+
 async function fixtures() {
   await api("PATCH", "/", { title: SITE_TITLE });
-  await api("POST", "/", { "@type": "Folder", id: "news", title: "News" });
+  // Comments are off by default (as in Plone); the comments step needs them on.
+  await api("PATCH", "/@controlpanels/discussion", { globally_enabled: true });
+  await api("POST", "/", { "@type": "Folder", id: "news", title: "News", ...listingBlocks });
   await api("POST", "/news/@workflow/publish", {});
   await api("POST", "/news", {
     "@type": "Page", id: "harbour-opens", title: "The harbour opens", description: "Boats welcome from May.",
+    allow_discussion: true,
     // What Volto's add form creates: a title block and a text (slate) block.
     blocks: {
       "b-title": { "@type": "title" },
@@ -51,6 +60,24 @@ async function fixtures() {
     blocks_layout: { items: ["b-title", "b-text"] },
   });
   await api("POST", "/news/harbour-opens/@workflow/publish", {});
+  // An archive for the folder contents step: three pages, a sub-folder to paste into, and a page
+  // elsewhere that links to one of them (the delete confirmation must name it).
+  await api("POST", "/", { "@type": "Folder", id: "archive", title: "Archive", ...listingBlocks });
+  await api("POST", "/archive", { "@type": "Folder", id: "past", title: "Past years" });
+  for (const [id, title] of [["minutes-2024", "Minutes 2024"], ["minutes-2025", "Minutes 2025"], ["old-notice", "Old notice"]]) {
+    await api("POST", "/archive", { "@type": "Page", id, title });
+  }
+  await api("POST", "/", {
+    "@type": "Page", id: "notice-board", title: "Notice board",
+    blocks: {
+      "b-title": { "@type": "title" },
+      "b-link": { "@type": "slate", plaintext: "See the old notice.",
+                  value: [{ type: "p", children: [{ text: "See the " },
+                    { type: "link", data: { url: "/archive/old-notice" }, children: [{ text: "old notice" }] },
+                    { text: "." }] }] },
+    },
+    blocks_layout: { items: ["b-title", "b-link"] },
+  });
 }
 
 // ---- steps --------------------------------------------------------------------------------------
@@ -59,13 +86,55 @@ const steps = [];
 const step = (name, fn) => steps.push({ name, fn });
 
 const settle = (page) => page.waitForLoadState("networkidle", { timeout: 30000 });
+const JANE = { login: "jane", password: "harbour-master-2027", fullname: "Jane Quay" };
+
+// Open `path` in Volto and wait until it has settled.
+async function open(page, path) {
+  await page.goto(volto + path);
+  await settle(page);
+}
+
+// Wait for `locator` to be visible, failing with `what` if it does not come.
+async function see(locator, what, timeout = 10000) {
+  await locator.first().waitFor({ state: "visible", timeout }).catch(() => { throw new Error(`not shown: ${what}`); });
+}
+
+// Log in through Volto's login form.
+async function logIn(page, who) {
+  await open(page, "/login");
+  await page.fill("#login", who.login);
+  await page.fill("#password", who.password);
+  await page.click("#login-form-submit");
+  await page.locator("body.has-toolbar").waitFor({ timeout: 15000 });
+  await settle(page);
+}
+
+// Log out through the personal toolbar.
+async function logOut(page) {
+  await open(page, "/");
+  await page.click("#toolbar-personal");
+  await page.click("#toolbar-logout");
+  await page.waitForFunction(() => !document.body.classList.contains("has-toolbar"), null, { timeout: 15000 });
+  await settle(page);
+}
+
+// The description Volto shows for the current page (its title block renders no description; Volto
+// puts it into the page's <meta name="description">).
+async function expectDescription(page, text) {
+  const got = await page.locator('meta[name="description"]').first().getAttribute("content").catch(() => null);
+  if (got !== text) throw new Error(`the page's description is '${got}', expected '${text}'`);
+}
+
+// Tick the row of `path` in the folder contents table.
+async function tick(page, path) {
+  await page.locator(`tr[aria-label="${path}"] > :nth-child(2)`).click();
+}
 
 step("anonymous home: the site title and the logo", async (page) => {
-  await page.goto(volto + "/");
-  await settle(page);
+  await open(page, "/");
   const title = await page.title();
   if (!title.includes(SITE_TITLE)) throw new Error(`page title is '${title}', expected it to name '${SITE_TITLE}'`);
-  await page.locator(".logo img").first().waitFor({ state: "visible", timeout: 10000 });
+  await see(page.locator(".logo img"), "the logo");
   if (await page.locator("body.has-toolbar").count()) throw new Error("an anonymous visitor sees the toolbar");
 });
 
@@ -73,94 +142,302 @@ step("navigation and breadcrumbs", async (page) => {
   await page.locator(".navigation a", { hasText: "News" }).first().click();
   await page.waitForURL(/\/news$/);
   await settle(page);
-  await page.locator(".breadcrumbs", { hasText: "News" }).waitFor({ timeout: 10000 });
+  await see(page.locator(".breadcrumbs", { hasText: "News" }), "the breadcrumbs");
   await page.locator("a", { hasText: "The harbour opens" }).first().click();
   await page.waitForURL(/\/news\/harbour-opens$/);
-  await page.locator("h1.documentFirstHeading", { hasText: "The harbour opens" }).waitFor({ timeout: 10000 });
-  await page.locator("p", { hasText: "The new quay is ready." }).first().waitFor({ timeout: 10000 });
+  await see(page.locator("h1.documentFirstHeading", { hasText: "The harbour opens" }), "the page heading");
+  await see(page.locator("p", { hasText: "The new quay is ready." }), "the page text");
+  if (await page.locator(".navigation a", { hasText: "Archive" }).count()) throw new Error("anonymous sees the private folder Archive in the navigation");
 });
 
 step("log in", async (page) => {
-  await page.goto(volto + "/login");
-  await settle(page);
-  await page.fill("#login", admin.login);
-  await page.fill("#password", admin.password);
-  await page.click("#login-form-submit");
-  await page.locator("body.has-toolbar").waitFor({ timeout: 15000 });
-  await settle(page);
+  await logIn(page, admin);
 });
 
 step("the toolbar: Edit, Contents, Add and More", async (page) => {
-  await page.goto(volto + "/news");
-  await settle(page);
+  await open(page, "/news");
   for (const sel of ["#toolbar a.edit", "#toolbar a[aria-label=\"Contents\"]", "#toolbar #toolbar-add", "#toolbar #toolbar-more"]) {
-    await page.locator(sel).first().waitFor({ state: "visible", timeout: 10000 })
-      .catch(() => { throw new Error(`the toolbar has no '${sel}'`); });
+    await see(page.locator(sel), `the toolbar's '${sel}'`);
   }
 });
 
-step("add a Page with a title and text", async (page) => {
-  await page.goto(volto + "/news");
-  await settle(page);
+step("site setup: add a user", async (page) => {
+  await open(page, "/controlpanel");
+  await see(page.locator("a[href='/controlpanel/users']"), "the Users link in site setup");
+  await open(page, "/controlpanel/users");
   await page.click("#toolbar-add");
-  await page.click("#toolbar-add-page");
-  await page.waitForURL(/\/news\/add\?type=Page$/);
+  await page.fill("#field-username", JANE.login);
+  await page.fill("#field-fullname", JANE.fullname);
+  await page.fill("#field-email", "jane@harbour.example");
+  await page.fill("#field-password", JANE.password);
+  await page.locator('.modal button[title="Save"]').click({ force: true });
+  await settle(page);
+  await see(page.locator(".fullname", { hasText: `${JANE.fullname} (${JANE.login})` }), "the new user in the users list");
+});
+
+step("site setup: add a group and make the user a member", async (page) => {
+  await open(page, "/controlpanel/groups");
+  await page.click("#toolbar-add");
+  await page.fill("#field-title", "Harbour editors");
+  await page.fill("#field-description", "They keep the team pages.");
+  await page.fill("#field-groupname", "harbour-editors");
+  await page.fill("#field-email", "editors@harbour.example");
+  await page.locator('.modal button[title="Save"]').click({ force: true });
+  await settle(page);
+  await see(page.locator("text=harbour-editors"), "the new group in the groups list");
+  await open(page, "/controlpanel/usergroupmembership");
+  const box = page.locator(`#source-row-${JANE.login} div.checkbox_harbour-editors input`);
+  await box.first().waitFor({ state: "attached", timeout: 10000 }).catch(() => { throw new Error("no membership checkbox for jane in harbour-editors"); });
+  // A Semantic UI checkbox: its input is hidden, the click goes to its box; Volto PATCHes the group.
+  const patched = page.waitForResponse((r) => r.request().method() === "PATCH" && r.url().includes("/@groups/harbour-editors"));
+  await page.locator(`#source-row-${JANE.login} div.checkbox_harbour-editors`).first().click();
+  const res = await patched;
+  if (!res.ok()) throw new Error(`the membership PATCH answered ${res.status()}`);
+  await settle(page);
+  await page.reload();
+  await settle(page);
+  if (!(await page.locator(`#source-row-${JANE.login} div.checkbox_harbour-editors input`).first().isChecked())) {
+    throw new Error("the membership did not stay after a reload");
+  }
+});
+
+step("site setup: the content types panel", async (page) => {
+  await open(page, "/controlpanel/dexterity-types");
+  for (const t of ["Page", "Folder", "News Item", "Event"]) {
+    await see(page.locator(`a[href="/controlpanel/dexterity-types/${t.replace(" ", "%20")}"], a[href="/controlpanel/dexterity-types/${t}"]`), `the type ${t} in the types panel`);
+  }
+  await page.locator(`a[href="/controlpanel/dexterity-types/Page"]`).first().click();
+  await settle(page);
+  await see(page.locator("#field-title"), "the Page type's settings form");
+});
+step("add a Folder with a title and a description", async (page) => {
+  await open(page, "/");
+  await page.click("#toolbar-add");
+  await page.click("#toolbar-add-folder");
+  await page.waitForURL(/\/add\?type=Folder$/);
   await settle(page);
   const title = page.locator(".block.title [contenteditable=true]").first();
   await title.click();
-  await title.type("Ferry timetable");
-  // The new page's text block (the schema's default blocks: a title and an empty text block).
-  const text = page.locator(".block-editor-slate [contenteditable=true]").first();
-  await text.click();
-  await text.type("Boats leave every hour.");
+  await title.type("Team");
+  await page.fill("textarea#field-description", "Pages the harbour team keeps.");
   await page.click("#toolbar-save");
-  await page.waitForURL(/\/news\/ferry-timetable$/, { timeout: 15000 });
-  await page.locator("h1.documentFirstHeading", { hasText: "Ferry timetable" }).waitFor({ timeout: 10000 });
-  await page.locator("p", { hasText: "Boats leave every hour." }).first().waitFor({ timeout: 10000 });
+  await page.waitForURL(/\/team$/, { timeout: 15000 });
+  await see(page.locator("h1.documentFirstHeading", { hasText: "Team" }), "the folder's heading");
+  await expectDescription(page, "Pages the harbour team keeps.");
 });
 
-step("folder contents lists the folder's items", async (page) => {
-  await page.goto(volto + "/news/contents");
+step("add a Page with a title, description, text and a link to another page", async (page) => {
+  await open(page, "/team");
+  await page.click("#toolbar-add");
+  await page.click("#toolbar-add-page");
+  await page.waitForURL(/\/team\/add\?type=Page$/);
   await settle(page);
+  const title = page.locator(".block.title [contenteditable=true]").first();
+  await title.click();
+  await title.type("Duty roster");
+  await page.fill("textarea#field-description", "Who keeps watch, and when.");
+  const text = page.locator(".block-editor-slate [contenteditable=true]").first();
+  await text.click();
+  await text.type("Read the harbour news");
+  // Select the sentence and make it a link to another page through the slate toolbar.
+  await page.keyboard.press("Shift+Home");
+  await page.locator('.slate-inline-toolbar a[title="Add link"]').first().click();
+  const url = page.locator(".slate-toolbar .link-form-container input").first();
+  await url.fill(`${volto}/news/harbour-opens`);
+  await url.press("Enter");
+  await see(page.locator(".block-editor-slate a.slate-editor-link"), "the link in the editor");
+  await page.click("#toolbar-save");
+  await page.waitForURL(/\/team\/duty-roster$/, { timeout: 15000 });
+  await see(page.locator("h1.documentFirstHeading", { hasText: "Duty roster" }), "the page heading");
+  await expectDescription(page, "Who keeps watch, and when.");
+  const link = page.locator("#page-document a", { hasText: "Read the harbour news" }).first();
+  await see(link, "the link in the page");
+  const href = await link.getAttribute("href");
+  if (!href || !href.endsWith("/news/harbour-opens")) throw new Error(`the link points at '${href}'`);
+  await link.click();
+  await page.waitForURL(/\/news\/harbour-opens$/);
+  await see(page.locator("h1.documentFirstHeading", { hasText: "The harbour opens" }), "the linked page");
+});
+
+step("edit a page and save", async (page) => {
+  await open(page, "/team/duty-roster");
+  await page.click("#toolbar a.edit");
+  await page.waitForURL(/\/team\/duty-roster\/edit$/);
+  await settle(page);
+  const title = page.locator(".block.title [contenteditable=true]").first();
+  await title.click();
+  await page.keyboard.press("End");
+  await title.type(" for the summer");
+  await page.click("#toolbar-save");
+  await page.waitForURL(/\/team\/duty-roster$/, { timeout: 15000 });
+  await see(page.locator("h1.documentFirstHeading", { hasText: "Duty roster for the summer" }), "the edited heading");
+});
+
+step("history: a diff between versions, then a revert", async (page) => {
+  await open(page, "/team/duty-roster");
+  await page.click("#toolbar-more");
+  await page.locator('.menu-more a[href*="/historyview"]').click();
+  await page.waitForURL(/\/team\/duty-roster\/historyview$/);
+  await settle(page);
+  await see(page.locator("text=History of"), "the history view");
+  // The newest version's "What" links to the diff between it and the one before.
+  await page.locator('#page-history a.item[href*="/diff?one=0&two=1"]').first().click();
+  await page.waitForURL(/\/diff\?one=0&two=1$/);
+  await settle(page);
+  await see(page.locator("#page-diff"), "the diff view");
+  await see(page.locator("#page-diff", { hasText: "for the summer" }), "the changed title in the diff");
+  // Back to the history: revert to the first version.
+  await open(page, "/team/duty-roster/historyview");
+  const rows = page.locator("#page-history tbody tr");
+  const first = rows.filter({ has: page.locator("td:first-child", { hasText: /^0$/ }) });
+  await first.locator(".ui.dropdown").first().click();
+  await first.locator(".item", { hasText: "Revert to this revision" }).first().click();
+  await settle(page);
+  await open(page, "/team/duty-roster");
+  await see(page.locator("h1.documentFirstHeading", { hasText: /^Duty roster$/ }), "the reverted heading");
+});
+
+step("the state menu: submit, publish, retract", async (page) => {
+  await open(page, "/team/duty-roster");
+  await page.click("#toolbar-more");
+  const menu = page.locator(".menu-more");
+  await see(menu.locator(".react-select__single-value", { hasText: "Private" }), "the state Private in the menu");
+  for (const [transition, state] of [["Submit for publication", "Pending review"], ["Publish", "Published"], ["Retract", "Private"]]) {
+    await menu.locator(".react-select__control").first().click();
+    const done = page.waitForResponse((r) => r.request().method() === "POST" && r.url().includes("/@workflow/"));
+    await page.locator(".react-select__option", { hasText: transition }).first().click();
+    const res = await done;
+    if (!res.ok()) throw new Error(`'${transition}' answered ${res.status()}`);
+    await settle(page);
+    await see(menu.locator(".react-select__single-value", { hasText: state }), `the state ${state} after '${transition}'`);
+  }
+  await page.keyboard.press("Escape");
+});
+
+step("folder contents: list, sort, rename, cut and paste, delete with the link warning", async (page) => {
+  await open(page, "/archive/contents");
   const table = page.locator("#content-core table");
-  await table.locator("a", { hasText: "The harbour opens" }).first().waitFor({ timeout: 10000 });
-  await table.locator("a", { hasText: "Ferry timetable" }).first().waitFor({ timeout: 10000 });
+  for (const t of ["Past years", "Minutes 2024", "Minutes 2025", "Old notice"]) await see(table.locator("a", { hasText: t }), `${t} in the contents`);
+  // Sort by title, descending: the folder's order changes (Volto PATCHes the folder with `sort`).
+  await page.locator(".icon.configuration-svg").first().click();
+  await page.locator(".sort_sortable_title").first().hover();
+  await page.locator(".item.sort_sortable_title_descending").first().click();
+  await settle(page);
+  await see(page.locator("tbody > tr:nth-child(1)", { hasText: "Past years" }), "Past years first after sorting by title, descending");
+  await see(page.locator("tbody > tr:nth-child(4)", { hasText: "Minutes 2024" }), "Minutes 2024 last after sorting by title, descending");
+  // Rename Minutes 2025.
+  await tick(page, "/archive/minutes-2025");
+  await page.locator('button[aria-label="Rename"]').first().click();
+  await page.fill('input[name="0_title"]', "Minutes 2025 (approved)");
+  await page.fill('input[name="0_id"]', "minutes-2025-approved");
+  await page.locator('.modal button[title="Save"]').click();
+  await settle(page);
+  await see(table.locator('a[href^="/archive/minutes-2025-approved"]', { hasText: "Minutes 2025 (approved)" }), "the renamed page");
+  // Cut Minutes 2024 and paste it into Past years.
+  await tick(page, "/archive/minutes-2024");
+  await page.locator('button[aria-label="Cut"]').first().click();
+  // Into Past years by its link (the clipboard lives in Volto's state: a page load would lose it).
+  await table.locator("a", { hasText: "Past years" }).first().click();
+  await page.waitForURL(/\/archive\/past\/contents$/);
+  await settle(page);
+  await page.locator('button[aria-label="Paste"]').first().click();
+  await settle(page);
+  await see(page.locator("#content-core table a", { hasText: "Minutes 2024" }), "the pasted page in Past years");
+  await open(page, "/archive/contents");
+  if (await page.locator("#content-core table a", { hasText: "Minutes 2024" }).count()) throw new Error("Minutes 2024 is still in Archive after the paste");
+  // Delete Old notice: the confirmation names the page that links to it.
+  await tick(page, "/archive/old-notice");
+  await page.locator('button[aria-label="Delete"]').first().click();
+  const modal = page.locator(".ui.modal");
+  await see(modal, "the delete confirmation");
+  await see(modal.locator("a", { hasText: "Notice board" }), "the linking page in the delete confirmation");
+  await modal.locator(".ui.primary.button").click();
+  await settle(page);
+  await page.waitForFunction(() => !document.querySelector('tr[aria-label="/archive/old-notice"]'), null, { timeout: 10000 });
+});
+
+step("sharing: give a group the Editor role on a folder", async (page) => {
+  await open(page, "/team");
+  await page.click("#toolbar-more");
+  await page.locator('.menu-more a[href*="/sharing"]').click();
+  await page.waitForURL(/\/team\/sharing$/);
+  await settle(page);
+  await see(page.locator("text=Sharing for"), "the sharing view");
+  const search = page.getByPlaceholder(/search for user or group/i);
+  await search.fill("harbour");
+  await search.press("Enter");
+  await settle(page);
+  const row = page.locator("tr", { hasText: "Harbour editors" });
+  await see(row, "the group in the sharing search results");
+  await row.locator('input[value="harbour-editors:Editor"]').first().locator("xpath=..").click();
+  await page.getByRole("button", { name: /save/i }).click();
+  await settle(page);
+  await open(page, "/team/sharing");
+  const saved = page.locator("tr", { hasText: "Harbour editors" }).locator('input[value="harbour-editors:Editor"]').first();
+  await saved.waitFor({ state: "attached", timeout: 10000 }).catch(() => { throw new Error("the group is not listed after saving"); });
+  if (!(await saved.isChecked())) throw new Error("the Editor role of the group is not checked after saving");
+});
+
+step("a listing block shows the folder's pages", async (page) => {
+  await open(page, "/team/edit");
+  const text = page.locator(".block-editor-slate [contenteditable=true]").last();
+  await text.click();
+  await text.type("/listing");
+  await page.keyboard.press("Enter");
+  await see(page.locator(".block.listing .listing-body", { hasText: "Duty roster" }), "the folder's page in the listing block (editor)");
+  await page.click("#toolbar-save");
+  await page.waitForURL(/\/team$/, { timeout: 15000 });
+  await see(page.locator("#page-document .listing-body", { hasText: "Duty roster" }), "the folder's page in the listing block");
+});
+
+step("comments: add one and reply", async (page) => {
+  await open(page, "/news/harbour-opens");
+  await page.fill("textarea#field-comment", "Will the ferry stop here?");
+  await page.locator('#comment-add-id button[type="submit"], form button[type="submit"]').first().click();
+  await see(page.locator(".comment", { hasText: "Will the ferry stop here?" }), "the new comment");
+  await page.locator('a[aria-label="Reply"]').first().click();
+  await page.locator('[id^="reply-place-"] textarea#field-comment').fill("Yes, from June.");
+  await page.locator('[id^="reply-place-"] button[type="submit"]').click();
+  await see(page.locator(".comment", { hasText: "Yes, from June." }), "the reply");
 });
 
 step("the search page finds a page by a word of its text", async (page) => {
-  await page.goto(volto + "/search?SearchableText=quay");
-  await settle(page);
-  await page.locator(".summary.url", { hasText: "The harbour opens" }).first().waitFor({ timeout: 10000 });
+  await open(page, "/search?SearchableText=quay");
+  await see(page.locator(".summary.url", { hasText: "The harbour opens" }), "the search result");
   const found = await page.locator(".summary.url").count();
   if (found !== 1) throw new Error(`the search for 'quay' shows ${found} results, expected 1`);
 });
 
-step("the history view of a page", async (page) => {
-  await page.goto(volto + "/news/ferry-timetable");
-  await settle(page);
-  await page.click("#toolbar-more");
-  await page.locator('.menu-more a[href*="/historyview"]').click();
-  await page.waitForURL(/\/news\/ferry-timetable\/historyview$/);
-  await page.locator("text=History of").first().waitFor({ timeout: 10000 });
-});
-
-step("the sharing view of a folder", async (page) => {
-  await page.goto(volto + "/news");
-  await settle(page);
-  await page.click("#toolbar-more");
-  await page.locator('.menu-more a[href*="/sharing"]').click();
-  await page.waitForURL(/\/news\/sharing$/);
-  await page.locator("text=Sharing for").first().waitFor({ timeout: 10000 });
-});
-
 step("log out", async (page) => {
-  await page.goto(volto + "/news");
-  await settle(page);
-  await page.click("#toolbar-personal");
-  await page.click("#toolbar-logout");
-  await page.waitForFunction(() => !document.body.classList.contains("has-toolbar"), null, { timeout: 15000 });
+  await logOut(page);
   const cookies = await page.context().cookies();
   if (cookies.some((c) => c.name === "auth_token")) throw new Error("the auth_token cookie is still set after logout");
+});
+
+step("a second user, Editor by the group's local role, edits inside the folder only", async (page) => {
+  await logIn(page, JANE);
+  await open(page, "/team/duty-roster");
+  await see(page.locator("#toolbar a.edit"), "Edit for jane inside the shared folder");
+  await page.click("#toolbar a.edit");
+  await page.waitForURL(/\/team\/duty-roster\/edit$/);
+  await settle(page);
+  const title = page.locator(".block.title [contenteditable=true]").first();
+  await title.click();
+  await page.keyboard.press("End");
+  await title.type(" (checked)");
+  await page.click("#toolbar-save");
+  await page.waitForURL(/\/team\/duty-roster$/, { timeout: 15000 });
+  await see(page.locator("h1.documentFirstHeading", { hasText: "Duty roster (checked)" }), "jane's edit");
+  await open(page, "/news/harbour-opens");
+  await see(page.locator("h1.documentFirstHeading", { hasText: "The harbour opens" }), "a page outside the folder");
+  if (await page.locator("#toolbar a.edit").count()) throw new Error("jane sees Edit outside the shared folder");
+  await open(page, "/news/harbour-opens/edit");
+  await see(page.locator("h1", { hasText: "Forbidden" }), "Volto's Forbidden page for jane's edit outside the folder");
+  if (await page.locator(".block.title [contenteditable=true]").count()) throw new Error("jane gets an edit form outside the shared folder");
+  // Nor may she add content at the site root.
+  await open(page, "/");
+  if (await page.locator("#toolbar-add").count()) throw new Error("jane sees Add at the site root");
+  await logOut(page);
 });
 
 // ---- run ----------------------------------------------------------------------------------------
@@ -176,12 +453,16 @@ try {
   await fixtures();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  page.setDefaultTimeout(15000);
   const pageErrors = [];
   page.on("pageerror", (e) => pageErrors.push(e.message));
   // Every API answer of 400 or more is printed (request body and answer), so a failing step shows
   // what the server refused.
   page.on("response", async (res) => {
-    if (res.status() < 400 || !res.url().includes("/++api++")) return;
+    if (!res.url().includes("/++api++")) return;
+    // VOLTO_E2E_TRACE=1 prints every API write too (what Volto sent and what it got back).
+    const trace = process.env.VOLTO_E2E_TRACE && res.request().method() !== "GET";
+    if (res.status() < 400 && !trace) return;
     const req = res.request();
     const body = await res.text().catch(() => "");
     console.log(`volto-e2e: api ${req.method()} ${res.url()} -> ${res.status()} ${body.slice(0, 300)}`);
@@ -197,7 +478,7 @@ try {
       console.log(`volto-e2e: ok   ${n}. ${s.name} (${Date.now() - t0} ms) ${shot}`);
     } catch (e) {
       await page.screenshot({ path: shot }).catch(() => {});
-      console.log(`volto-e2e: FAIL ${n}. ${s.name}: ${e.message.split("\n")[0]} ${shot}`);
+      console.log(`volto-e2e: FAIL ${n}. ${s.name}: ${e.message.split("\n").slice(0, 3).join(" | ")} ${shot}`);
       if (pageErrors.length) console.log(`volto-e2e: page errors: ${pageErrors.join(" | ")}`);
       failed = s.name;
       break;

@@ -3,7 +3,7 @@
 //!
 //! | method | path | answer |
 //! |---|---|---|
-//! | GET | `/@system` | 200, `{@id, items: [{label, value}]}`: the engine and its version, the Rust compiler that built it, the store backend (named by the host), the schema version this build reads and the one stored |
+//! | GET | `/@system` | 200, `{@id, items: [{label, value}], plone_restapi_version, upgrade}`: the engine and its version, the Rust compiler that built it, the store backend (named by the host), the schema version this build reads and the one stored |
 //! | GET | `/@database` | 200, `{@id, db_name, keys, size_bytes, schema_version, objects, by_prefix: {<prefix>: {keys, bytes}}}` from one scan of the store |
 //!
 //! Only on the site root; the Manage portal permission is required.
@@ -61,7 +61,16 @@ pub struct SystemInfo {
     pub id: String,
     /// The facts.
     pub items: Vec<SystemItem>,
+    /// Plone's key: the plone.restapi release whose behaviour this API follows
+    /// ([`PLONE_RESTAPI_LEVEL`]). Volto reads it to decide which panels the server supports.
+    pub plone_restapi_version: &'static str,
+    /// Plone's key: whether the stored data is older than this build reads (an upgrade is due).
+    pub upgrade: bool,
 }
+
+/// The plone.restapi release whose recorded behaviour this API follows (its transcripts are the
+/// reference the engine is tested against); `@system` reports it as `plone_restapi_version`.
+pub const PLONE_RESTAPI_LEVEL: &str = "10.0.4";
 
 /// Keys and bytes of a part of the store.
 #[derive(Serialize, JsonSchema)]
@@ -128,6 +137,8 @@ fn system(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response>
         &SystemInfo {
             id: format!("{}/@system", ctx.base_url),
             items,
+            plone_restapi_version: PLONE_RESTAPI_LEVEL,
+            upgrade: stored.is_some_and(|v| v < crate::migrations::current_version()),
         },
     ))
 }

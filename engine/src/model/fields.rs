@@ -270,8 +270,13 @@ impl FieldDef {
         Ok(v)
     }
 
-    /// Check a client-supplied value and return its stored form.
+    /// Check a client-supplied value and return its stored form; a bad value is
+    /// [`EngineError::Invalid`] naming this field.
     pub fn validate(&self, value: &Value) -> Result<Value> {
+        self.check(value).map_err(|e| e.for_field(&self.name))
+    }
+
+    fn check(&self, value: &Value) -> Result<Value> {
         if self.required && value.is_null() {
             return self.present(Value::Null);
         }
