@@ -36,6 +36,7 @@ pub mod generation;
 pub mod http;
 pub mod inherit;
 pub mod keys;
+pub mod links;
 pub mod locking;
 pub mod migrations;
 pub mod model;

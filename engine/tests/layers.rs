@@ -54,6 +54,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "locking",
             "comments",
             "aliases",
+            "links",
             "multilingual",
             "navigation",
             "configuration",

@@ -12,6 +12,8 @@ use super::{etag, Route};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
+use crate::links;
+use crate::model::fields::FieldKind;
 use crate::model::{blocks, ids, ContentRecord, ContentType};
 use crate::permissions::Access;
 use crate::security::Permission;
@@ -302,7 +304,10 @@ fn apply_fields(
         } else {
             value
         };
-        let stored = def.validate(&value)?;
+        let mut stored = def.validate(&value)?;
+        if def.kind == FieldKind::Blocks {
+            links::to_stored(ctx, &mut stored)?;
+        }
         if def.transient {
             if key == "changeNote" {
                 change_note = stored

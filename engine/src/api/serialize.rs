@@ -62,9 +62,13 @@ fn full_with(
                 .cloned()
                 .unwrap_or_else(|| f.default_value())
         };
-        let value = match (f.kind, &value) {
-            (FieldKind::Language, Value::String(code)) => language::token_title(code),
-            _ => value,
+        let value = match (f.kind, value) {
+            (FieldKind::Language, Value::String(code)) => language::token_title(&code),
+            (FieldKind::Blocks, mut blocks) => {
+                crate::links::to_public(ctx, &mut blocks)?;
+                blocks
+            }
+            (_, value) => value,
         };
         out.insert(f.name.clone(), value);
     }
