@@ -131,10 +131,9 @@ web_demo_e2e() {
 }
 
 # Volto (the Plone front end, pinned, built once and cached outside the repo by scripts/volto.sh) in
-# front of the debug server built above, driven through its UI (tests/volto/editor-day.mjs).
+# front of the release server (built by the stage), driven through its UI (tests/volto/editor-day.mjs).
 volto_e2e() {
-  local target=${CARGO_TARGET_DIR:-$ROOT/target}
-  HOST_SERVER_BIN="$target/debug/host-server" ./scripts/volto-e2e.sh
+  ./scripts/volto-e2e.sh
 }
 
 # ---- run --------------------------------------------------------------------------------------

@@ -5,22 +5,35 @@
 #
 #   ./scripts/volto-e2e.sh
 #
-# HOST_SERVER_BIN picks the server binary (default: target/release/host-server, built if missing).
+# HOST_SERVER_BIN picks the server binary (default: target/release/host-server, built here with
+# `cargo build --release`, which is a no-op when it is up to date).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=${HOST_SERVER_BIN:-$TARGET/release/host-server}
+LOGS=$ROOT/artifacts/volto
+mkdir -p "$LOGS"
+# Volto's install and build (cached after the first run) beside the server's release build: npm's
+# download time overlaps the compiler's.
+./scripts/volto.sh build > "$LOGS/volto-build.log" 2>&1 &
+VOLTO_BUILD=$!
 if [ -z "${HOST_SERVER_BIN:-}" ]; then
+  t0=$(date +%s)
   cargo build --release -p host-server --quiet
+  echo "volto-e2e: release host-server built in $(($(date +%s) - t0))s"
 fi
+if ! wait "$VOLTO_BUILD"; then
+  echo "Volto's install or build failed; see $LOGS/volto-build.log" >&2
+  tail -20 "$LOGS/volto-build.log" >&2
+  exit 1
+fi
+grep '^volto: \(installed\|built\)' "$LOGS/volto-build.log" || echo "volto-e2e: Volto's build was in the cache"
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 SPORT=$(free_port)
 VPORT=$(free_port)
 DATA=$(mktemp -d)
-LOGS=$ROOT/artifacts/volto
-mkdir -p "$LOGS"
 export ADMIN_PASSWORD="e2e-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 
 pids=()

@@ -42,6 +42,16 @@ pub struct ResponseCache {
 }
 
 impl ResponseCache {
+    /// How many responses it holds, their bytes, and its limit in bytes.
+    pub fn usage(&self) -> (usize, usize, usize) {
+        let (len, bytes) = self
+            .entries
+            .lock()
+            .map(|e| (e.map.len(), e.bytes))
+            .unwrap_or_default();
+        (len, bytes, self.max_bytes)
+    }
+
     /// A cache holding at most about `max_bytes` of responses (0: never caches).
     pub fn new(max_bytes: usize) -> Self {
         ResponseCache {

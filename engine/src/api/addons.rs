@@ -66,7 +66,16 @@ pub struct Addon {
     pub description: &'static str,
     /// Whether it is installed.
     pub is_installed: bool,
+    /// Plone's key: the version of the code providing it (the engine's).
+    pub version: &'static str,
+    /// Plone's key: pending upgrade steps; always empty (an add-on here is part of the engine,
+    /// upgraded with it). Volto's add-ons panel reads it for installed add-ons.
+    pub upgrade_info: UpgradeInfo,
 }
+
+/// Pending upgrades of an add-on: none (serialized `{}`).
+#[derive(Serialize, JsonSchema)]
+pub struct UpgradeInfo {}
 
 fn not_found(ctx: &Ctx<'_>, route: &Route) -> EngineError {
     EngineError::NotFound {
@@ -86,6 +95,8 @@ fn addon(
         title,
         description,
         is_installed: s.has_profile(id),
+        version: env!("CARGO_PKG_VERSION"),
+        upgrade_info: UpgradeInfo {},
     }
 }
 

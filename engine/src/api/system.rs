@@ -4,7 +4,7 @@
 //! | method | path | answer |
 //! |---|---|---|
 //! | GET | `/@system` | 200, `{@id, items: [{label, value}], plone_restapi_version, upgrade}`: the engine and its version, the Rust compiler that built it, the store backend (named by the host), the schema version this build reads and the one stored |
-//! | GET | `/@database` | 200, `{@id, db_name, keys, size_bytes, schema_version, objects, by_prefix: {<prefix>: {keys, bytes}}}` from one scan of the store |
+//! | GET | `/@database` | 200, `{@id, db_name, keys, size_bytes, schema_version, objects, by_prefix: {<prefix>: {keys, bytes}}}` from one scan of the store, plus Plone's keys that Volto's database panel reads (`database_size`, `db_size`, `cache_size`, `cache_length`, `cache_length_bytes` of the response cache, `cache_detail_length` and `cache_detail_size` always empty) |
 //!
 //! Only on the site root; the Manage portal permission is required.
 
@@ -99,6 +99,36 @@ pub struct DatabaseInfo {
     pub objects: u64,
     /// Keys and bytes by key prefix (see the keyspace table).
     pub by_prefix: BTreeMap<String, UsageInfo>,
+    /// Plone's key (Volto's database panel shows it): bytes of all keys and values.
+    pub database_size: u64,
+    /// Plone's key: the same, for people (`"1.2 MB"`).
+    pub db_size: String,
+    /// Plone's key: the response cache's limit in bytes (0: off).
+    pub cache_size: u64,
+    /// Plone's key: how many responses the cache holds.
+    pub cache_length: u64,
+    /// Plone's key: their bytes.
+    pub cache_length_bytes: u64,
+    /// Plone's key: per-connection object caches; this engine has none, so always empty.
+    pub cache_detail_length: Vec<serde_json::Value>,
+    /// Plone's key: as `cache_detail_length`.
+    pub cache_detail_size: Vec<serde_json::Value>,
+}
+
+/// `bytes` for people: `"512 B"`, `"1.2 KB"`, `"3.4 MB"`, `"5.6 GB"`.
+fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
 }
 
 /// GET `/@system`.
@@ -147,6 +177,7 @@ fn system(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response>
 fn database(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let f = statistics::figures(ctx)?;
     let objects = f.by_prefix.get("o:").map_or(0, |u| u.keys);
+    let (cache_length, cache_bytes, cache_size) = ctx.core.responses.usage();
     Ok(Response::json(
         200,
         &DatabaseInfo {
@@ -169,6 +200,13 @@ fn database(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Respons
                     )
                 })
                 .collect(),
+            database_size: f.total.bytes,
+            db_size: human_bytes(f.total.bytes),
+            cache_size: cache_size as u64,
+            cache_length: cache_length as u64,
+            cache_length_bytes: cache_bytes as u64,
+            cache_detail_length: Vec::new(),
+            cache_detail_size: Vec::new(),
         },
     ))
 }
