@@ -210,6 +210,46 @@ step("site setup: the content types panel", async (page) => {
   await settle(page);
   await see(page.locator("#field-title"), "the Page type's settings form");
 });
+// Panels Volto lists whose endpoints this server does not have yet; visited, but not required to
+// work. Each is named in the output so the gap stays visible.
+const PANELS_NOT_SUPPORTED = {
+  "/controlpanel/rules": "@controlpanels/content-rules does not exist yet (content rules are a later issue)",
+  "/controlpanel/relations": "@relations is not implemented",
+  "/controlpanel/undo": "@transactions is not implemented (the store keeps no undo log)",
+};
+
+step("site setup: every panel Volto lists opens without an error", async (page) => {
+  await open(page, "/controlpanel");
+  const hrefs = [...new Set(await page.locator('.controlpanel a[href^="/controlpanel/"]').evaluateAll(
+    (as) => as.map((a) => a.getAttribute("href"))))];
+  if (hrefs.length < 15) throw new Error(`site setup lists only ${hrefs.length} panels`);
+  const errors = [];
+  const visited = [];
+  const onError = (e) => errors.push(e.message);
+  const onResponse = (r) => {
+    if (r.status() >= 400 && r.url().includes("/++api++")) errors.push(`${r.request().method()} ${r.url()} answered ${r.status()}`);
+  };
+  page.on("pageerror", onError);
+  page.on("response", onResponse);
+  try {
+    for (const href of hrefs) {
+      errors.length = 0;
+      await open(page, href);
+      const broken = await page.locator("text=Sorry, something went wrong").count();
+      if (PANELS_NOT_SUPPORTED[href]) {
+        console.log(`volto-e2e:      panel ${href}: not supported here: ${PANELS_NOT_SUPPORTED[href]}`);
+        continue;
+      }
+      if (broken || errors.length) throw new Error(`the panel ${href} fails: ${errors.join(" | ") || "Volto's error page"}`);
+      visited.push(href);
+    }
+  } finally {
+    page.off("pageerror", onError);
+    page.off("response", onResponse);
+  }
+  console.log(`volto-e2e:      ${visited.length} panels work: ${visited.join(" ")}`);
+});
+
 step("add a Folder with a title and a description", async (page) => {
   await open(page, "/");
   await page.click("#toolbar-add");
