@@ -42,6 +42,7 @@ pub mod model;
 pub mod multilingual;
 pub mod navigation;
 pub mod permissions;
+pub mod recyclebin;
 pub mod registry;
 pub mod security;
 pub mod setup;

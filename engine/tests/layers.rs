@@ -64,6 +64,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "accounts",
             "sharing",
             "catalog",
+            "recyclebin",
         ],
     ),
     (

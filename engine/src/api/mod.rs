@@ -31,6 +31,7 @@ pub mod navroot;
 pub mod openapi;
 pub mod principals;
 pub mod query;
+pub mod recyclebin;
 pub mod router;
 pub mod search;
 pub mod securitypanels;
@@ -95,6 +96,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("securitypanels", securitypanels::register),
     ("search", search::register),
     ("linkintegrity", linkintegrity::register),
+    ("recyclebin", recyclebin::register),
     ("contextnavigation", contextnavigation::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),

@@ -889,7 +889,16 @@ impl Subscriber for CatalogSubscriber {
                 }
                 Ok(())
             }
-            Event::Removed { uid, .. } => unindex(ctx, uid),
+            Event::Removed { uid, .. } | Event::Binned { uid, .. } => unindex(ctx, uid),
+            Event::Restored {
+                uid, linked_from, ..
+            } => {
+                reindex(ctx, uid)?;
+                for source in linked_from {
+                    reindex(ctx, source)?;
+                }
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
