@@ -894,8 +894,12 @@ impl Subscriber for CatalogSubscriber {
                 uid, linked_from, ..
             } => {
                 reindex(ctx, uid)?;
+                // The objects that linked to it still list it among their links, but the
+                // reverse entries went when it was binned: write those back.
                 for source in linked_from {
-                    reindex(ctx, source)?;
+                    if stored_list(ctx, &keys::catalog_links(source))?.contains(uid.as_str()) {
+                        ctx.put(&keys::backlink(uid, source), b"")?;
+                    }
                 }
                 Ok(())
             }
