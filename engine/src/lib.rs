@@ -43,6 +43,7 @@ pub mod multilingual;
 pub mod navigation;
 pub mod permissions;
 pub mod recyclebin;
+pub mod replace;
 pub mod registry;
 pub mod security;
 pub mod setup;

@@ -65,6 +65,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "sharing",
             "catalog",
             "recyclebin",
+            "replace",
         ],
     ),
     (

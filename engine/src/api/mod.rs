@@ -32,6 +32,7 @@ pub mod openapi;
 pub mod principals;
 pub mod query;
 pub mod recyclebin;
+pub mod replace;
 pub mod router;
 pub mod search;
 pub mod securitypanels;
@@ -97,6 +98,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("search", search::register),
     ("linkintegrity", linkintegrity::register),
     ("recyclebin", recyclebin::register),
+    ("replace", replace::register),
     ("contextnavigation", contextnavigation::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
