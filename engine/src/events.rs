@@ -152,6 +152,24 @@ pub enum Event {
         /// The comment's id.
         comment_id: String,
     },
+    /// A submission of a form block was stored ([`crate::forms`]).
+    FormSubmitted {
+        /// The uid of the object holding the form.
+        uid: String,
+        /// Its path.
+        path: String,
+        /// The form block's id.
+        block_id: String,
+    },
+    /// The stored submissions of a form block were deleted.
+    FormDataCleared {
+        /// The uid of the object holding the form.
+        uid: String,
+        /// Its path.
+        path: String,
+        /// The form block's id.
+        block_id: String,
+    },
     /// An object was locked.
     Locked {
         /// Its uid.
@@ -308,6 +326,8 @@ impl Event {
             Event::CommentAdded { .. }
             | Event::CommentModified { .. }
             | Event::CommentRemoved { .. }
+            | Event::FormSubmitted { .. }
+            | Event::FormDataCleared { .. }
             | Event::Locked { .. }
             | Event::LockRefreshed { .. }
             | Event::Unlocked { .. }

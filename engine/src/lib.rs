@@ -32,6 +32,7 @@ pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod forms;
 pub mod generation;
 pub mod http;
 pub mod inherit;

@@ -48,6 +48,7 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "comments",
             "translations",
             "counters",
+            "forms",
             "catalog"
         ]
     );
@@ -173,5 +174,27 @@ fn with_the_recycle_bin_off_deleting_leaves_no_record() {
     let page = call(&e, Method::Post, "/", json!({"@type": "Page", "title": "Gone"}), &[]);
     let uid = page.json_body()["UID"].as_str().unwrap().to_string();
     assert_eq!(call(&e, Method::Delete, "/gone", json!({}), &[]).status, 204);
+    assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
+}
+
+#[test]
+fn purging_a_page_drops_its_form_submissions() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let form = json!({"@type": "schemaForm", "store": true,
+        "schema": {"properties": {"name": {"type": "string"}}, "required": ["name"]}});
+    let page = call(
+        &e,
+        Method::Post,
+        "/",
+        json!({"@type": "Page", "title": "Form", "blocks": {"f": form}, "blocks_layout": {"items": ["f"]}}),
+        &[],
+    );
+    let uid = page.json_body()["UID"].as_str().unwrap().to_string();
+    let sent = json!({"block_id": "f", "data": {"name": "Ann"}});
+    assert_eq!(call(&e, Method::Post, "/form/@schemaform-data", sent, &[]).status, 204);
+    assert!(keys_naming(&e, &uid).iter().any(|k| k.starts_with("f:")));
+    assert_eq!(call(&e, Method::Delete, "/form", json!({}), &[]).status, 204);
+    assert_eq!(call(&e, Method::Delete, "/@recyclebin", json!({}), &[]).status, 204);
     assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
 }

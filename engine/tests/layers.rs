@@ -66,6 +66,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "catalog",
             "recyclebin",
             "replace",
+            "forms",
         ],
     ),
     (

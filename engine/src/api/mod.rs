@@ -20,6 +20,7 @@ pub mod dexterity_types;
 pub mod etag;
 pub mod expansion;
 pub mod extract;
+pub mod forms;
 pub mod groups;
 pub mod history;
 pub mod inherit;
@@ -99,6 +100,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("linkintegrity", linkintegrity::register),
     ("recyclebin", recyclebin::register),
     ("replace", replace::register),
+    ("forms", forms::register),
     ("contextnavigation", contextnavigation::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),
