@@ -35,6 +35,7 @@ pub mod events;
 pub mod forms;
 pub mod generation;
 pub mod http;
+pub mod i18n;
 pub mod inherit;
 pub mod keys;
 pub mod locking;

@@ -67,6 +67,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "recyclebin",
             "replace",
             "forms",
+            "i18n",
         ],
     ),
     (

@@ -22,6 +22,7 @@ pub mod expansion;
 pub mod extract;
 pub mod forms;
 pub mod groups;
+pub mod health;
 pub mod history;
 pub mod inherit;
 pub mod linkintegrity;
@@ -101,6 +102,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("recyclebin", recyclebin::register),
     ("replace", replace::register),
     ("forms", forms::register),
+    ("health", health::register),
     ("contextnavigation", contextnavigation::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),

@@ -1,0 +1,200 @@
+//! `@health` (for load balancers and monitors, in the shape of the Health Check RFC draft that
+//! Nick follows) and `@translated-messages` (the UI strings the API serves, translated into one
+//! of the site's languages; the rules are in [`crate::i18n`]).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::extract::Call;
+use super::router::{Registry, RouteDef};
+use crate::clock::iso;
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::http::Response;
+use crate::i18n;
+use crate::keys;
+use crate::model::ContentRecord;
+
+/// Register the routes.
+pub fn register(r: &mut Registry) {
+    r.route(
+        RouteDef::get("@health", health)
+            .root_only()
+            .summary(
+                "Health (anyone): `status` `pass` or `fail`, and `checks`: `uptime` (seconds since \
+                 the engine started, by the host's clock), `store` (a read of the store), \
+                 `schema` (the stored schema version against the one this build writes)",
+            )
+            .answers::<Health>(),
+    );
+    r.route(
+        RouteDef::get("@translated-messages", translated)
+            .root_only()
+            .summary(
+                "The UI strings the API serves (type, workflow, action and control panel titles) \
+                 translated into `language` (one of the site's languages), else the first \
+                 `Accept-Language` the site has, else its default language (anyone)",
+            )
+            .query::<MessagesQuery>()
+            .answers::<Messages>(),
+    );
+}
+
+/// The health of the service.
+#[derive(Serialize, JsonSchema)]
+pub struct Health {
+    /// This endpoint's URL.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// `pass` when every check passes, else `fail`.
+    pub status: &'static str,
+    /// The checks by name.
+    pub checks: BTreeMap<&'static str, Vec<Check>>,
+}
+
+/// One check.
+#[derive(Serialize, JsonSchema)]
+pub struct Check {
+    /// What was checked: `system` or `datastore`.
+    #[serde(rename = "componentType")]
+    pub component_type: &'static str,
+    /// What was measured.
+    #[serde(rename = "observedValue")]
+    pub observed_value: serde_json::Value,
+    /// Its unit, if any.
+    #[serde(rename = "observedUnit", skip_serializing_if = "Option::is_none")]
+    pub observed_unit: Option<&'static str>,
+    /// `pass` or `fail`.
+    pub status: &'static str,
+    /// When it was measured.
+    pub time: String,
+    /// What went wrong (failed checks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+}
+
+fn health(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let now = ctx.now();
+    let time = iso(&now);
+    let uptime = (now - ctx.core.started).num_seconds().max(0);
+    let mut checks = BTreeMap::new();
+    checks.insert(
+        "uptime",
+        vec![Check {
+            component_type: "system",
+            observed_value: uptime.into(),
+            observed_unit: Some("s"),
+            status: "pass",
+            time: time.clone(),
+            output: None,
+        }],
+    );
+    let read = ctx.get(keys::SCHEMA);
+    let (store_ok, store_out) = match &read {
+        Ok(_) => (true, None),
+        Err(e) => (false, Some(e.to_string())),
+    };
+    checks.insert(
+        "store",
+        vec![Check {
+            component_type: "datastore",
+            observed_value: ctx.core.options.store_backend.clone().into(),
+            observed_unit: None,
+            status: if store_ok { "pass" } else { "fail" },
+            time: time.clone(),
+            output: store_out,
+        }],
+    );
+    let stored = match crate::migrations::check(ctx) {
+        Ok(v) => v,
+        Err(_) => None,
+    };
+    let schema_ok = stored == Some(keys::SCHEMA_VERSION);
+    checks.insert(
+        "schema",
+        vec![Check {
+            component_type: "datastore",
+            observed_value: stored.map_or(serde_json::Value::Null, Into::into),
+            observed_unit: None,
+            status: if schema_ok { "pass" } else { "fail" },
+            time,
+            output: (!schema_ok).then(|| {
+                format!("this build writes schema {}", keys::SCHEMA_VERSION)
+            }),
+        }],
+    );
+    let all_ok = store_ok && schema_ok;
+    Ok(Response::json(
+        if all_ok { 200 } else { 503 },
+        &Health {
+            id: ctx.url("/@health"),
+            status: if all_ok { "pass" } else { "fail" },
+            checks,
+        },
+    ))
+}
+
+/// Which language.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessagesQuery {
+    /// A language code of the site.
+    pub language: Option<String>,
+}
+
+/// The UI strings in one language.
+#[derive(Serialize, JsonSchema)]
+pub struct Messages {
+    /// This endpoint's URL.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The language of the translations.
+    pub language: String,
+    /// The site's languages (each may be asked for).
+    pub available_languages: Vec<String>,
+    /// Message id (the English string) → its translation (the id itself where there is none).
+    pub messages: BTreeMap<String, String>,
+}
+
+/// The language codes of `Accept-Language`, best first (`q=0` left out).
+fn accepted_languages(call: &Call<'_>) -> Vec<String> {
+    let Some(header) = call.req.header_value("accept-language") else {
+        return Vec::new();
+    };
+    let mut langs: Vec<(f32, usize, String)> = header
+        .split(',')
+        .enumerate()
+        .filter_map(|(i, part)| {
+            let mut bits = part.split(';');
+            let code = bits.next()?.trim().to_ascii_lowercase();
+            if code.is_empty() || code == "*" {
+                return None;
+            }
+            let q = bits
+                .filter_map(|b| b.trim().strip_prefix("q="))
+                .find_map(|q| q.trim().parse::<f32>().ok())
+                .unwrap_or(1.0);
+            (q > 0.0).then_some((q, i, code))
+        })
+        .collect();
+    langs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    langs.into_iter().map(|(_, _, c)| c).collect()
+}
+
+fn translated(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let q: MessagesQuery = call.query()?;
+    let (language, available) =
+        i18n::pick_language(ctx, q.language.as_deref(), &accepted_languages(call))?;
+    let messages = i18n::messages(ctx, &language)?;
+    Ok(Response::json(
+        200,
+        &Messages {
+            id: ctx.url("/@translated-messages"),
+            language,
+            available_languages: available,
+            messages,
+        },
+    ))
+}
