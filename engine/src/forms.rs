@@ -169,16 +169,17 @@ fn choices(def: &Value) -> Option<Vec<Value>> {
 }
 
 fn check_value(name: &str, def: &Value, v: &Value) -> Result<()> {
-    let bad = |why: String| {
-        EngineError::bad_request(format!("Invalid property 'data.{name}': {why}"))
-    };
+    let bad =
+        |why: String| EngineError::bad_request(format!("Invalid property 'data.{name}': {why}"));
     let ty = def.get("type").and_then(Value::as_str).unwrap_or("string");
     let ok_type = match ty {
         "string" => v.is_string(),
         "number" => v.is_number(),
         "integer" => v.is_i64() || v.is_u64(),
         "boolean" => v.is_boolean(),
-        "array" => v.as_array().is_some_and(|a| a.iter().all(|x| !x.is_object() && !x.is_array())),
+        "array" => v
+            .as_array()
+            .is_some_and(|a| a.iter().all(|x| !x.is_object() && !x.is_array())),
         "object" => v.is_object(),
         _ => true,
     };
@@ -241,7 +242,10 @@ fn check_value(name: &str, def: &Value, v: &Value) -> Result<()> {
 
 /// Check `data` against the form block's schema (see the module documentation); the values to
 /// store (empty optional values left out).
-pub fn validate(block: &Map<String, Value>, data: &Map<String, Value>) -> Result<Map<String, Value>> {
+pub fn validate(
+    block: &Map<String, Value>,
+    data: &Map<String, Value>,
+) -> Result<Map<String, Value>> {
     let (properties, required) = schema(block);
     if let Some(unknown) = data.keys().find(|k| !properties.contains_key(*k)) {
         return Err(EngineError::bad_request(format!(
@@ -361,11 +365,26 @@ mod tests {
             (json!({"email": "ann@example.com"}), "data.name"),
             (json!({"name": "", "email": "ann@example.com"}), "data.name"),
             (json!({"name": "Ann", "email": "nope"}), "data.email"),
-            (json!({"name": "Ann", "email": "a@b.c", "age": -1}), "data.age"),
-            (json!({"name": "Ann", "email": "a@b.c", "age": "3"}), "data.age"),
-            (json!({"name": "Ann", "email": "a@b.c", "topics": ["c"]}), "data.topics"),
-            (json!({"name": "A".repeat(21), "email": "a@b.c"}), "data.name"),
-            (json!({"name": "Ann", "email": "a@b.c", "colour": "red"}), "data.colour"),
+            (
+                json!({"name": "Ann", "email": "a@b.c", "age": -1}),
+                "data.age",
+            ),
+            (
+                json!({"name": "Ann", "email": "a@b.c", "age": "3"}),
+                "data.age",
+            ),
+            (
+                json!({"name": "Ann", "email": "a@b.c", "topics": ["c"]}),
+                "data.topics",
+            ),
+            (
+                json!({"name": "A".repeat(21), "email": "a@b.c"}),
+                "data.name",
+            ),
+            (
+                json!({"name": "Ann", "email": "a@b.c", "colour": "red"}),
+                "data.colour",
+            ),
         ] {
             let e = check(data.clone()).unwrap_err();
             assert!(e.contains(field), "{data}: {e}");

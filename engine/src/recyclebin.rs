@@ -82,9 +82,11 @@ pub fn enabled(ctx: &Ctx<'_>) -> Result<bool> {
 
 /// How many days binned content is kept (0: until purged by hand).
 pub fn retention_days(ctx: &Ctx<'_>) -> Result<i64> {
-    Ok(configuration::get(ctx, configuration::RECYCLEBIN_RETENTION_DAYS)?
-        .as_i64()
-        .unwrap_or(0))
+    Ok(
+        configuration::get(ctx, configuration::RECYCLEBIN_RETENTION_DAYS)?
+            .as_i64()
+            .unwrap_or(0),
+    )
 }
 
 /// Move `obj` and `members` (its subtree, as [`tree::subtree`] lists it; the caller checked
@@ -239,7 +241,11 @@ fn display(path: &str) -> &str {
 
 /// Put `item` back into the tree below `parent` (checked by [`restore_target`]), with its
 /// aliases pointing at the new paths; the item leaves the bin. Returns the restored top record.
-pub fn restore(ctx: &mut Ctx<'_>, item: BinItem, mut parent: ContentRecord) -> Result<ContentRecord> {
+pub fn restore(
+    ctx: &mut Ctx<'_>,
+    item: BinItem,
+    mut parent: ContentRecord,
+) -> Result<ContentRecord> {
     let old_prefix = item.path().to_string();
     let restored = tree::restore_members(ctx, &mut parent, item.members, &item.linked_from)?;
     let top = restored
@@ -247,7 +253,11 @@ pub fn restore(ctx: &mut Ctx<'_>, item: BinItem, mut parent: ContentRecord) -> R
         .cloned()
         .ok_or_else(|| EngineError::Internal("restored an empty bin item".into()))?;
     for a in &item.aliases {
-        let target = format!("{}{}", top.path, &a.redirect_to[old_prefix.len().min(a.redirect_to.len())..]);
+        let target = format!(
+            "{}{}",
+            top.path,
+            &a.redirect_to[old_prefix.len().min(a.redirect_to.len())..]
+        );
         aliases::reinstate(ctx, a, &target)?;
     }
     ctx.delete(&keys::recyclebin_item(&item.recycle_id))?;

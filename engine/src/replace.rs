@@ -40,9 +40,8 @@ impl Rule {
     /// without regard to case. An empty or too long pattern, an invalid or too large regular
     /// expression, or one that matches the empty string is a 400 naming `pattern`.
     pub fn new(pattern: &str, replacement: &str, regex: bool, ignore_case: bool) -> Result<Rule> {
-        let bad = |why: String| {
-            EngineError::bad_request(format!("Invalid property 'pattern': {why}"))
-        };
+        let bad =
+            |why: String| EngineError::bad_request(format!("Invalid property 'pattern': {why}"));
         if pattern.is_empty() {
             return Err(bad("it must not be empty".into()));
         }
@@ -269,7 +268,12 @@ mod tests {
 
     #[test]
     fn bad_patterns_are_refused() {
-        for (p, re) in [("", false), ("(", true), ("a*", true), ("x{1000}{1000}", true)] {
+        for (p, re) in [
+            ("", false),
+            ("(", true),
+            ("a*", true),
+            ("x{1000}{1000}", true),
+        ] {
             let e = Rule::new(p, "", re, false).err().unwrap();
             assert!(e.to_string().contains("pattern"), "{p}: {e}");
         }
@@ -285,7 +289,10 @@ mod tests {
         let new = replace_in_blocks(&rule, &blocks).unwrap();
         assert_eq!(new["a"]["plaintext"], "a dog");
         assert_eq!(new["a"]["value"][0]["children"][0]["text"], "a dog");
-        assert_eq!(new["a"]["value"][0]["children"][1]["children"][0]["text"], "dogs");
+        assert_eq!(
+            new["a"]["value"][0]["children"][1]["children"][0]["text"],
+            "dogs"
+        );
         assert_eq!(new["b"]["alt"], "cat");
     }
 }

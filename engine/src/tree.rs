@@ -380,7 +380,11 @@ pub fn remove_members(
 /// [`remove_members`] (the records, paths and child entries go; `obj` is unlinked from its
 /// parent), but announced with [`Event::Binned`], so the subscribers keep the objects' history,
 /// comments and counters; the caller ([`crate::recyclebin`]) keeps the records.
-pub fn bin_members(ctx: &mut Ctx<'_>, obj: &ContentRecord, members: &[ContentRecord]) -> Result<()> {
+pub fn bin_members(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    members: &[ContentRecord],
+) -> Result<()> {
     for rec in members {
         ctx.delete_prefix(&keys::children_prefix(&rec.uid))?;
         ctx.delete(&keys::path(&rec.path))?;
@@ -421,7 +425,10 @@ pub fn restore_members(
     let top_uid = top.uid.clone();
     let mut out = Vec::with_capacity(members.len());
     for mut rec in members {
-        rec.path = format!("{new_prefix}{}", &rec.path[old_prefix.len().min(rec.path.len())..]);
+        rec.path = format!(
+            "{new_prefix}{}",
+            &rec.path[old_prefix.len().min(rec.path.len())..]
+        );
         if rec.uid == top_uid {
             rec.parent = Some(new_parent.uid.clone());
             rec.pos = new_parent.next_pos;

@@ -139,7 +139,13 @@ fn deleting_an_object_leaves_no_record_about_it() {
     let bin = call(&e, Method::Get, "/@recyclebin", json!({}), &[]).json_body();
     let rid = bin["items"][0]["recycle_id"].as_str().unwrap().to_string();
     // Purging it leaves nothing about it.
-    let purged = call(&e, Method::Delete, &format!("/@recyclebin/{rid}"), json!({}), &[]);
+    let purged = call(
+        &e,
+        Method::Delete,
+        &format!("/@recyclebin/{rid}"),
+        json!({}),
+        &[],
+    );
     assert_eq!(purged.status, 204);
     assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
 }
@@ -148,14 +154,23 @@ fn deleting_an_object_leaves_no_record_about_it() {
 fn purging_expired_bin_items_leaves_no_record_about_them() {
     let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
     e.create_site(&SiteSetup::new("secret")).unwrap();
-    let page = call(&e, Method::Post, "/", json!({"@type": "Page", "title": "Old"}), &[]);
+    let page = call(
+        &e,
+        Method::Post,
+        "/",
+        json!({"@type": "Page", "title": "Old"}),
+        &[],
+    );
     let uid = page.json_body()["UID"].as_str().unwrap().to_string();
     assert_eq!(call(&e, Method::Delete, "/old", json!({}), &[]).status, 204);
     assert!(!keys_naming(&e, &uid).is_empty());
     // Not yet expired: nothing is purged.
     assert_eq!(e.purge_expired_recyclebin().unwrap(), 0);
     let clock = json!({"advance": 31 * 24 * 3600});
-    assert_eq!(call(&e, Method::Post, "/@test-clock", clock, &[]).status, 200);
+    assert_eq!(
+        call(&e, Method::Post, "/@test-clock", clock, &[]).status,
+        200
+    );
     assert_eq!(e.purge_expired_recyclebin().unwrap(), 1);
     assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
     let bin = call(&e, Method::Get, "/@recyclebin", json!({}), &[]).json_body();
@@ -171,9 +186,18 @@ fn with_the_recycle_bin_off_deleting_leaves_no_record() {
         call(&e, Method::Patch, "/@controlpanels/recyclebin", off, &[]).status,
         204
     );
-    let page = call(&e, Method::Post, "/", json!({"@type": "Page", "title": "Gone"}), &[]);
+    let page = call(
+        &e,
+        Method::Post,
+        "/",
+        json!({"@type": "Page", "title": "Gone"}),
+        &[],
+    );
     let uid = page.json_body()["UID"].as_str().unwrap().to_string();
-    assert_eq!(call(&e, Method::Delete, "/gone", json!({}), &[]).status, 204);
+    assert_eq!(
+        call(&e, Method::Delete, "/gone", json!({}), &[]).status,
+        204
+    );
     assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
 }
 
@@ -192,9 +216,18 @@ fn purging_a_page_drops_its_form_submissions() {
     );
     let uid = page.json_body()["UID"].as_str().unwrap().to_string();
     let sent = json!({"block_id": "f", "data": {"name": "Ann"}});
-    assert_eq!(call(&e, Method::Post, "/form/@schemaform-data", sent, &[]).status, 204);
+    assert_eq!(
+        call(&e, Method::Post, "/form/@schemaform-data", sent, &[]).status,
+        204
+    );
     assert!(keys_naming(&e, &uid).iter().any(|k| k.starts_with("f:")));
-    assert_eq!(call(&e, Method::Delete, "/form", json!({}), &[]).status, 204);
-    assert_eq!(call(&e, Method::Delete, "/@recyclebin", json!({}), &[]).status, 204);
+    assert_eq!(
+        call(&e, Method::Delete, "/form", json!({}), &[]).status,
+        204
+    );
+    assert_eq!(
+        call(&e, Method::Delete, "/@recyclebin", json!({}), &[]).status,
+        204
+    );
     assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
 }

@@ -72,7 +72,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "wiring of the services",
-        &["registry", "setup", "migrations"],
+        &["registry", "setup", "migrations", "health"],
     ),
     ("HTTP-shaped api", &["api"]),
     ("facade", &["engine"]),

@@ -159,7 +159,11 @@ fn export(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Resp
     let body = w
         .into_inner()
         .map_err(|e| EngineError::Internal(format!("writing CSV: {e}")))?;
-    let name = format!("{}-{}.csv", if obj.id.is_empty() { "site" } else { &obj.id }, q.block_id);
+    let name = format!(
+        "{}-{}.csv",
+        if obj.id.is_empty() { "site" } else { &obj.id },
+        q.block_id
+    );
     Ok(Response {
         status: 200,
         headers: vec![

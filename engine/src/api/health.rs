@@ -14,7 +14,6 @@ use crate::context::Ctx;
 use crate::error::Result;
 use crate::http::Response;
 use crate::i18n;
-use crate::keys;
 use crate::model::ContentRecord;
 
 /// Register the routes.
@@ -76,61 +75,52 @@ pub struct Check {
 }
 
 fn health(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let now = ctx.now();
-    let time = iso(&now);
-    let uptime = (now - ctx.core.started).num_seconds().max(0);
+    let report = crate::health::check(ctx);
+    let time = iso(&ctx.now());
+    let status = |ok: bool| if ok { "pass" } else { "fail" };
     let mut checks = BTreeMap::new();
     checks.insert(
         "uptime",
         vec![Check {
             component_type: "system",
-            observed_value: uptime.into(),
+            observed_value: report.uptime_secs.into(),
             observed_unit: Some("s"),
             status: "pass",
             time: time.clone(),
             output: None,
         }],
     );
-    let read = ctx.get(keys::SCHEMA);
-    let (store_ok, store_out) = match &read {
-        Ok(_) => (true, None),
-        Err(e) => (false, Some(e.to_string())),
-    };
     checks.insert(
         "store",
         vec![Check {
             component_type: "datastore",
             observed_value: ctx.core.options.store_backend.clone().into(),
             observed_unit: None,
-            status: if store_ok { "pass" } else { "fail" },
+            status: status(report.store_ok()),
             time: time.clone(),
-            output: store_out,
+            output: report.store_error.clone(),
         }],
     );
-    let stored = match crate::migrations::check(ctx) {
-        Ok(v) => v,
-        Err(_) => None,
-    };
-    let schema_ok = stored == Some(keys::SCHEMA_VERSION);
     checks.insert(
         "schema",
         vec![Check {
             component_type: "datastore",
-            observed_value: stored.map_or(serde_json::Value::Null, Into::into),
+            observed_value: report
+                .stored_schema
+                .map_or(serde_json::Value::Null, Into::into),
             observed_unit: None,
-            status: if schema_ok { "pass" } else { "fail" },
+            status: status(report.schema_ok()),
             time,
-            output: (!schema_ok).then(|| {
-                format!("this build writes schema {}", keys::SCHEMA_VERSION)
-            }),
+            output: (!report.schema_ok())
+                .then(|| format!("this build writes schema {}", report.schema_version)),
         }],
     );
-    let all_ok = store_ok && schema_ok;
+    let all_ok = report.store_ok() && report.schema_ok();
     Ok(Response::json(
         if all_ok { 200 } else { 503 },
         &Health {
             id: ctx.url("/@health"),
-            status: if all_ok { "pass" } else { "fail" },
+            status: status(all_ok),
             checks,
         },
     ))

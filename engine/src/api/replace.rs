@@ -103,7 +103,12 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respon
     }
     ctx.require(Permission::View, &obj)?;
     let body: ReplaceRequest = call.body()?;
-    let rule = Rule::new(&body.pattern, &body.replacement, body.regex, body.ignore_case)?;
+    let rule = Rule::new(
+        &body.pattern,
+        &body.replacement,
+        body.regex,
+        body.ignore_case,
+    )?;
     let note = format!("Replaced '{}' with '{}'", body.pattern, body.replacement);
     let outcome = replace::run(ctx, &obj, &rule, body.dry_run, &note)?;
     let changes: Vec<ChangeEntry> = outcome
