@@ -177,8 +177,9 @@ pub fn find(ctx: &Ctx<'_>, recycle_id: &str, url: &str) -> Result<BinItem> {
 }
 
 /// Where `item` is restored to: `target` if given, else its old parent (by uid). A missing old
-/// parent, a target that is not folderish, an id taken there, or a caller without Add portal
-/// content there is refused (400, 401/403) before anything changes.
+/// parent, a target that is not folderish or does not allow the item's type, an id taken there,
+/// or a caller without Add portal content there is refused (400, 401/403) before anything
+/// changes.
 pub fn restore_target(
     ctx: &Ctx<'_>,
     item: &BinItem,
@@ -208,6 +209,16 @@ pub fn restore_target(
             "Invalid property 'target_path': '{}' is not folderish and cannot contain '{}'",
             display(&parent.path),
             top.id
+        )));
+    }
+    let parent_type = ctx.type_of(&parent)?;
+    if !parent_type.allows(ctx.type_of(top)?.as_ref()) {
+        return Err(EngineError::bad_request(format!(
+            "{}'{}' ({}) does not allow a {} inside",
+            if given { "Invalid property 'target_path': " } else { "" },
+            display(&parent.path),
+            parent_type.name,
+            top.type_name
         )));
     }
     ctx.require(Permission::AddContent, &parent)?;
