@@ -215,7 +215,11 @@ pub fn restore_target(
     if !parent_type.allows(ctx.type_of(top)?.as_ref()) {
         return Err(EngineError::bad_request(format!(
             "{}'{}' ({}) does not allow a {} inside",
-            if given { "Invalid property 'target_path': " } else { "" },
+            if given {
+                "Invalid property 'target_path': "
+            } else {
+                ""
+            },
             display(&parent.path),
             parent_type.name,
             top.type_name
