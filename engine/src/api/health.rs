@@ -178,6 +178,7 @@ fn translated(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
     let (language, available) =
         i18n::pick_language(ctx, q.language.as_deref(), &accepted_languages(call))?;
     let messages = i18n::messages(ctx, &language)?;
+    // The answer depends on Accept-Language: shared caches must keep one per language.
     Ok(Response::json(
         200,
         &Messages {
@@ -186,5 +187,6 @@ fn translated(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
             available_languages: available,
             messages,
         },
-    ))
+    )
+    .with_header("Vary", "Accept-Language"))
 }
