@@ -307,6 +307,7 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
         let credentials = req.credentials().map_err(EngineError::Unauthorized)?;
         ctx.principal = crate::auth::authenticate(&ctx, credentials)?;
+        ctx.accept_language = req.accepted_languages();
         let cached = if !ctx.is_write() && self.core.responses.applies(req) {
             let epoch = (ctx.generation()?, ctx.now().timestamp());
             if let Ok(Credentials::Basic(login, password)) = req.credentials() {

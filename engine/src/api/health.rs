@@ -148,35 +148,10 @@ pub struct Messages {
     pub messages: BTreeMap<String, String>,
 }
 
-/// The language codes of `Accept-Language`, best first (`q=0` left out).
-fn accepted_languages(call: &Call<'_>) -> Vec<String> {
-    let Some(header) = call.req.header_value("accept-language") else {
-        return Vec::new();
-    };
-    let mut langs: Vec<(f32, usize, String)> = header
-        .split(',')
-        .enumerate()
-        .filter_map(|(i, part)| {
-            let mut bits = part.split(';');
-            let code = bits.next()?.trim().to_ascii_lowercase();
-            if code.is_empty() || code == "*" {
-                return None;
-            }
-            let q = bits
-                .filter_map(|b| b.trim().strip_prefix("q="))
-                .find_map(|q| q.trim().parse::<f32>().ok())
-                .unwrap_or(1.0);
-            (q > 0.0).then_some((q, i, code))
-        })
-        .collect();
-    langs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    langs.into_iter().map(|(_, _, c)| c).collect()
-}
-
 fn translated(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let q: MessagesQuery = call.query()?;
     let (language, available) =
-        i18n::pick_language(ctx, q.language.as_deref(), &accepted_languages(call))?;
+        i18n::pick_language(ctx, q.language.as_deref(), &ctx.accept_language)?;
     let messages = i18n::messages(ctx, &language)?;
     // The answer depends on Accept-Language: shared caches must keep one per language.
     Ok(Response::json(
