@@ -1,6 +1,6 @@
 //! Form blocks (`@plone/volto-form-block`'s `schemaForm` block): submissions are checked against
 //! the block's JSON Schema (`schema: {fieldsets, properties, required}`) and, when the block says
-//! `store: true`, kept under `f:<uid>:<block id>:<seq>` ([`Submission`]), numbered by the
+//! `store: true`, kept under `d:<uid>:<block id>:<seq>` ([`Submission`]), numbered by the
 //! counter `n:<uid>:f:<block id>`. Editors read them back and export them.
 //!
 //! The schema checks: every key of the data must be a field of the schema; required fields must

@@ -39,7 +39,7 @@
 //! | `x:` | `x:f:<uid>` | the uids the object links to (blocks, `relatedItems`, rich text; newline-separated; absent when none) |
 //! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
 //! | `z:` | `z:<recycle id>` | an item of the recycle bin (JSON, [`crate::recyclebin::BinItem`]: who deleted it and when, the records of the binned subtree, its aliases, the objects that linked into it); the binned objects' versions, workflow history, comments and counters stay under their uids until the item is purged |
-//! | `f:` | `f:<uid>:<block id>:<seq u64 BE>` | a stored submission of a form block (JSON, [`crate::forms::Submission`]) |
+//! | `d:` | `d:<uid>:<block id>:<seq u64 BE>` | a stored submission of a form block (JSON, [`crate::forms::Submission`]) |
 //! | `n:` | `n:<uid>:f:<block id>` | next submission number of a form block (decimal text) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
@@ -59,7 +59,7 @@ pub fn recyclebin_item(recycle_id: &str) -> Vec<u8> {
 
 /// Prefix of the stored submissions of the form block `block` of object `uid`.
 pub fn form_submissions_prefix(uid: &str, block: &str) -> Vec<u8> {
-    let mut k = cat(b"f:", uid.as_bytes());
+    let mut k = cat(b"d:", uid.as_bytes());
     k.push(b':');
     k.extend_from_slice(block.as_bytes());
     k.push(b':');
@@ -68,12 +68,12 @@ pub fn form_submissions_prefix(uid: &str, block: &str) -> Vec<u8> {
 
 /// Prefix of every stored form submission of object `uid`.
 pub fn form_data_prefix(uid: &str) -> Vec<u8> {
-    let mut k = cat(b"f:", uid.as_bytes());
+    let mut k = cat(b"d:", uid.as_bytes());
     k.push(b':');
     k
 }
 
-/// `f:<uid>:<block>:<seq>`: one stored submission of a form block.
+/// `d:<uid>:<block>:<seq>`: one stored submission of a form block.
 pub fn form_submission(uid: &str, block: &str, seq: u64) -> Vec<u8> {
     let mut k = form_submissions_prefix(uid, block);
     k.extend_from_slice(&seq.to_be_bytes());

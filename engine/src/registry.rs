@@ -18,7 +18,7 @@ use crate::subscriber::Registry;
 /// | `comments` ([`crate::comments::CommentsSubscriber`]) | — | comments `m:<uid>:` |
 /// | `translations` ([`crate::multilingual::TranslationSubscriber`]) | `Modified` of `language`: the group slot | `t:<group>:<lang>`, `g:<uid>` |
 /// | `counters` ([`crate::counters::CountersSubscriber`]) | — | the object's counters `n:<uid>:` |
-/// | `forms` ([`crate::forms::FormsSubscriber`]) | — | stored form submissions `f:<uid>:` |
+/// | `forms` ([`crate::forms::FormsSubscriber`]) | — | stored form submissions `d:<uid>:` |
 /// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`, `Restored`: reindex; `LocalRolesChanged`: reindex the subtree; `Binned`: unindex | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();

@@ -220,7 +220,7 @@ fn purging_a_page_drops_its_form_submissions() {
         call(&e, Method::Post, "/form/@schemaform-data", sent, &[]).status,
         204
     );
-    assert!(keys_naming(&e, &uid).iter().any(|k| k.starts_with("f:")));
+    assert!(keys_naming(&e, &uid).iter().any(|k| k.starts_with("d:")));
     assert_eq!(
         call(&e, Method::Delete, "/form", json!({}), &[]).status,
         204
