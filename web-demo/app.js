@@ -411,6 +411,64 @@ async function remove(path, title) {
   $("#breadcrumbs").replaceChildren();
   renderClipboard();
   await renderTree();
+  await renderBin();
+}
+
+// ---- recycle bin (@recyclebin) ----------------------------------------------------------------
+
+let binOpen = false;
+
+/** The bin's items (`GET /@recyclebin`), each with Restore and Purge, and "Empty". */
+async function renderBin() {
+  const list = $("#bin-list");
+  $("#bin-toggle").ariaExpanded = String(binOpen);
+  list.hidden = !binOpen;
+  if (!binOpen) return;
+  const bin = (await api("GET", "/@recyclebin")).body;
+  const ul = el("ul", { className: "bin-items" });
+  for (const item of bin.items) {
+    const below = item.has_children ? " (and what was in it)" : "";
+    ul.append(
+      el(
+        "li",
+        { className: "bin-item" },
+        el("span", { className: "bin-title", title: item.path }, `${item.title || item.id}`),
+        el("small", {}, ` ${item["@type"]} from ${item.parent_path}${below}, deleted ${fmtTime(item.deletion_date)} by ${item.deleted_by}`),
+        button("Restore", { className: "bin-restore" }, () => restoreFromBin(item)),
+        button("Purge", { className: "bin-purge" }, async () => {
+          if (!confirm(`Delete "${item.title || item.id}" for good?`)) return;
+          await api("DELETE", `/@recyclebin/${item.recycle_id}`);
+          await renderBin();
+        }),
+      ),
+    );
+  }
+  const empty = bin.items.length
+    ? button("Empty the recycle bin", { className: "bin-empty" }, async () => {
+        if (!confirm("Delete everything in the recycle bin for good?")) return;
+        await api("DELETE", "/@recyclebin");
+        await renderBin();
+      })
+    : el("p", { className: "hint" }, "The recycle bin is empty.");
+  list.replaceChildren(ul, empty);
+}
+
+/** Restore to the old place; when that is gone or the id is taken there (400), ask for a folder. */
+async function restoreFromBin(item) {
+  const url = `/@recyclebin/${item.recycle_id}/restore`;
+  let restored;
+  try {
+    restored = (await api("POST", url, {})).body;
+  } catch (err) {
+    if (err.status !== 400) throw err;
+    const target = prompt(`${err.message}\n\nRestore into which folder (a path such as /news)?`, "/");
+    if (!target) return;
+    clearError();
+    restored = (await api("POST", url, { target_path: target })).body;
+  }
+  await renderTree();
+  await renderBin();
+  await select(pathOf(restored.restored_item["@id"]));
 }
 
 function containerPath() {
@@ -936,6 +994,13 @@ async function main() {
   site.onchange = () => renderTree().catch(() => {}); // another tab saved something
   $("#new-folder").addEventListener("click", action(() => askTitle("Folder")));
   $("#new-page").addEventListener("click", action(() => askTitle("Page")));
+  $("#bin-toggle").addEventListener(
+    "click",
+    action(async () => {
+      binOpen = !binOpen;
+      await renderBin();
+    }),
+  );
   $("#new-other").addEventListener("change", (e) => {
     const type = e.target.value;
     e.target.value = "";

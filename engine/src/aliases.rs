@@ -164,6 +164,15 @@ fn add(
     )
 }
 
+/// Put back an alias that was taken away with the object it pointed at (the recycle bin), now
+/// redirecting to `target`; skipped when its path is an object or an alias again.
+pub fn reinstate(ctx: &mut Ctx<'_>, a: &Alias, target: &str) -> Result<()> {
+    if tree::uid_at(ctx, &a.path)?.is_some() || get(ctx, &a.path)?.is_some() {
+        return Ok(());
+    }
+    add(ctx, &a.path, target, a.datetime, a.manual)
+}
+
 /// Automatic aliases for a rename or move: every old path redirects to the new one. An alias that
 /// sat on a new path is dropped (the path is an object again).
 pub fn record_moves(ctx: &mut Ctx<'_>, moves: &[tree::Relocation]) -> Result<()> {

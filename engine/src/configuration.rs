@@ -223,6 +223,10 @@ pub const TIMEZONE: &str = "plone.portal_timezone";
 pub const SITE_LOGO: &str = "plone.site_logo";
 /// The record holding the site title.
 pub const SITE_TITLE: &str = "plone.site_title";
+/// The record that switches the recycle bin on ([`crate::recyclebin`]).
+pub const RECYCLEBIN_ENABLED: &str = "plone.recyclebin.enabled";
+/// The record holding how many days binned content is kept ([`crate::recyclebin`]).
+pub const RECYCLEBIN_RETENTION_DAYS: &str = "plone.recyclebin.retention_days";
 /// The record holding robots.txt.
 pub const ROBOTS_TXT: &str = "plone.robots_txt";
 
@@ -396,6 +400,23 @@ pub const RECORDS: &[RecordDef] = &[
         "The time zone of the site (an IANA name from the timezones vocabulary).",
         Kind::Choice(TIMEZONES),
         Default::Text("UTC"),
+    ),
+    stored(
+        RECYCLEBIN_ENABLED,
+        "Recycle bin enabled",
+        "Whether deleting content moves it (with everything below it, its history, comments \
+         and aliases) into the recycle bin, from where it can be restored, instead of \
+         destroying it.",
+        Kind::Bool,
+        Default::Bool(true),
+    ),
+    stored(
+        RECYCLEBIN_RETENTION_DAYS,
+        "Recycle bin retention (days)",
+        "How many days deleted content stays in the recycle bin before it is purged for good \
+         (0: until purged by hand).",
+        Kind::Int { min: 0 },
+        Default::Int(30),
     ),
     stored(
         ROBOTS_TXT,

@@ -36,6 +36,9 @@ pub struct Ctx<'a> {
     pub base_url: String,
     /// The caller.
     pub principal: Principal,
+    /// The languages the caller accepts (`Accept-Language` codes, best first; empty when it
+    /// names none): UI strings are translated by them ([`crate::i18n`]).
+    pub accept_language: Vec<String>,
     events: Vec<Event>,
     delivered: Vec<Event>,
     /// Set by the first write: the commit then moves the store generation ([`crate::cache`]).
@@ -59,6 +62,7 @@ impl<'a> Ctx<'a> {
             txn,
             base_url: base_url.trim_end_matches('/').to_string(),
             principal: Principal::Anonymous,
+            accept_language: Vec::new(),
             events: Vec::new(),
             delivered: Vec::new(),
             dirty: false,

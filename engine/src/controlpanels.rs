@@ -123,6 +123,15 @@ pub const PANELS: &[PanelDef] = &[
         ],
     ),
     panel(
+        "recyclebin",
+        "Recycle Bin",
+        "Content",
+        &[
+            ("recycling_enabled", configuration::RECYCLEBIN_ENABLED),
+            ("retention_period", configuration::RECYCLEBIN_RETENTION_DAYS),
+        ],
+    ),
+    panel(
         "search",
         "Search",
         "General",

@@ -122,6 +122,17 @@ impl<S: Store> Engine<S> {
         Ok(out)
     }
 
+    /// Purge the recycle bin's items older than the site's retention period
+    /// ([`crate::recyclebin::purge_expired`]), in one write transaction; how many were purged (0
+    /// when there is no site yet). There is no job scheduler yet: host-server runs this on a
+    /// timer and the browser host when it opens a site.
+    pub fn purge_expired_recyclebin(&self) -> Result<usize> {
+        if !self.site_exists()? {
+            return Ok(0);
+        }
+        self.with_write(crate::recyclebin::purge_expired)
+    }
+
     /// Configure the languages and install profiles on an existing site, in one transaction (see
     /// [`crate::multilingual::configure`]): what a host does for `--profile` / `--languages` when
     /// the site already exists.
@@ -296,6 +307,7 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
         let credentials = req.credentials().map_err(EngineError::Unauthorized)?;
         ctx.principal = crate::auth::authenticate(&ctx, credentials)?;
+        ctx.accept_language = req.accepted_languages();
         let cached = if !ctx.is_write() && self.core.responses.applies(req) {
             let epoch = (ctx.generation()?, ctx.now().timestamp());
             if let Ok(Credentials::Basic(login, password)) = req.credentials() {

@@ -52,6 +52,35 @@ pub enum Event {
         /// counters changed).
         parent: Option<String>,
     },
+    /// An object was moved into the recycle bin ([`crate::recyclebin`]; once per object of the
+    /// binned subtree, the top first): it left the tree (its record, path and child entries) but
+    /// keeps its history, comments and counters until it is purged ([`Event::Removed`] then).
+    /// The catalog unindexes it.
+    Binned {
+        /// Its uid.
+        uid: String,
+        /// The path it had.
+        path: String,
+        /// Its type.
+        type_name: String,
+        /// The uid of the parent it had (for the top: the folder whose child counters changed).
+        parent: Option<String>,
+    },
+    /// An object came back from the recycle bin (once per object of the restored subtree, the
+    /// top first). The catalog indexes it again, and reindexes `linked_from` (the objects that
+    /// linked to it when it was binned), whose links to it the catalog had dropped.
+    Restored {
+        /// Its uid.
+        uid: String,
+        /// The path it has now.
+        path: String,
+        /// Its type.
+        type_name: String,
+        /// The uid of its parent (for the top: the folder whose child counters changed).
+        parent: Option<String>,
+        /// Uids of the objects that linked to it when it was binned.
+        linked_from: Vec<String>,
+    },
     /// A workflow transition was taken (the object's state, and maybe its dates, changed).
     Transitioned {
         /// The object's uid.
@@ -122,6 +151,24 @@ pub enum Event {
         path: String,
         /// The comment's id.
         comment_id: String,
+    },
+    /// A submission of a form block was stored ([`crate::forms`]).
+    FormSubmitted {
+        /// The uid of the object holding the form.
+        uid: String,
+        /// Its path.
+        path: String,
+        /// The form block's id.
+        block_id: String,
+    },
+    /// The stored submissions of a form block were deleted.
+    FormDataCleared {
+        /// The uid of the object holding the form.
+        uid: String,
+        /// Its path.
+        path: String,
+        /// The form block's id.
+        block_id: String,
     },
     /// An object was locked.
     Locked {
@@ -252,7 +299,10 @@ impl Event {
     pub fn objects(&self) -> Vec<&str> {
         let mut out: Vec<&str> = Vec::new();
         match self {
-            Event::Added { uid, parent, .. } | Event::Removed { uid, parent, .. } => {
+            Event::Added { uid, parent, .. }
+            | Event::Removed { uid, parent, .. }
+            | Event::Binned { uid, parent, .. }
+            | Event::Restored { uid, parent, .. } => {
                 out.push(uid);
                 out.extend(parent.as_deref());
             }
@@ -276,6 +326,8 @@ impl Event {
             Event::CommentAdded { .. }
             | Event::CommentModified { .. }
             | Event::CommentRemoved { .. }
+            | Event::FormSubmitted { .. }
+            | Event::FormDataCleared { .. }
             | Event::Locked { .. }
             | Event::LockRefreshed { .. }
             | Event::Unlocked { .. }

@@ -125,6 +125,32 @@ impl Request {
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
     }
+
+    /// The language codes of `Accept-Language`, lower case, best first (`*` and `q=0` left out;
+    /// equal weights keep their order).
+    pub fn accepted_languages(&self) -> Vec<String> {
+        let Some(header) = self.header_value("accept-language") else {
+            return Vec::new();
+        };
+        let mut langs: Vec<(f32, usize, String)> = header
+            .split(',')
+            .enumerate()
+            .filter_map(|(i, part)| {
+                let mut bits = part.split(';');
+                let code = bits.next()?.trim().to_ascii_lowercase();
+                if code.is_empty() || code == "*" {
+                    return None;
+                }
+                let q = bits
+                    .filter_map(|b| b.trim().strip_prefix("q="))
+                    .find_map(|q| q.trim().parse::<f32>().ok())
+                    .unwrap_or(1.0);
+                (q > 0.0).then_some((q, i, code))
+            })
+            .collect();
+        langs.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        langs.into_iter().map(|(_, _, c)| c).collect()
+    }
 }
 
 /// A response as the engine produces it.

@@ -38,6 +38,9 @@
 //! | `x:` | `x:k:<subject>\0<uid>` | `Subject` posting: `<uid>` is tagged `<subject>` (empty value) |
 //! | `x:` | `x:f:<uid>` | the uids the object links to (blocks, `relatedItems`, rich text; newline-separated; absent when none) |
 //! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
+//! | `z:` | `z:<recycle id>` | an item of the recycle bin (JSON, [`crate::recyclebin::BinItem`]: who deleted it and when, the records of the binned subtree, its aliases, the objects that linked into it); the binned objects' versions, workflow history, comments and counters stay under their uids until the item is purged |
+//! | `d:` | `d:<uid>:<block id>:<seq u64 BE>` | a stored submission of a form block (JSON, [`crate::forms::Submission`]) |
+//! | `n:` | `n:<uid>:f:<block id>` | next submission number of a form block (decimal text) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -45,6 +48,45 @@
 //!
 //! Keys are compared bytewise, so `c:<uid>:` followed by a big-endian position lists a folder's
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
+
+/// Prefix of every recycle bin item.
+pub const RECYCLEBIN_PREFIX: &[u8] = b"z:";
+
+/// `z:<recycle id>`: an item of the recycle bin.
+pub fn recyclebin_item(recycle_id: &str) -> Vec<u8> {
+    cat(RECYCLEBIN_PREFIX, recycle_id.as_bytes())
+}
+
+/// Prefix of the stored submissions of the form block `block` of object `uid`.
+pub fn form_submissions_prefix(uid: &str, block: &str) -> Vec<u8> {
+    let mut k = cat(b"d:", uid.as_bytes());
+    k.push(b':');
+    k.extend_from_slice(block.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// Prefix of every stored form submission of object `uid`.
+pub fn form_data_prefix(uid: &str) -> Vec<u8> {
+    let mut k = cat(b"d:", uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `d:<uid>:<block>:<seq>`: one stored submission of a form block.
+pub fn form_submission(uid: &str, block: &str, seq: u64) -> Vec<u8> {
+    let mut k = form_submissions_prefix(uid, block);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+/// `n:<uid>:f:<block>`: the next submission number of a form block.
+pub fn form_counter(uid: &str, block: &str) -> Vec<u8> {
+    let mut k = counters_prefix(uid);
+    k.extend_from_slice(b"f:");
+    k.extend_from_slice(block.as_bytes());
+    k
+}
 
 /// Version of the keyspace layout this engine reads and writes.
 pub const SCHEMA_VERSION: u32 = 5;

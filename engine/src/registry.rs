@@ -5,6 +5,11 @@ use crate::subscriber::Registry;
 
 /// Every built-in subscriber, in delivery order:
 ///
+/// `Binned` (the recycle bin took an object out of the tree) is not a removal: only the catalog
+/// reacts (unindexes it); the others keep their records until the bin item is purged, which
+/// announces `Removed`. `Restored` makes the catalog index the object (and the objects that
+/// linked to it) again.
+///
 /// | subscriber | reacts to | owns (and cleans on `Removed`) |
 /// |---|---|---|
 /// | `workflow` ([`crate::workflow::WorkflowSubscriber`]) | `Added`: the creation entry | workflow history `w:<uid>:` |
@@ -13,7 +18,8 @@ use crate::subscriber::Registry;
 /// | `comments` ([`crate::comments::CommentsSubscriber`]) | — | comments `m:<uid>:` |
 /// | `translations` ([`crate::multilingual::TranslationSubscriber`]) | `Modified` of `language`: the group slot | `t:<group>:<lang>`, `g:<uid>` |
 /// | `counters` ([`crate::counters::CountersSubscriber`]) | — | the object's counters `n:<uid>:` |
-/// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`: reindex; `LocalRolesChanged`: reindex the subtree | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
+/// | `forms` ([`crate::forms::FormsSubscriber`]) | — | stored form submissions `d:<uid>:` |
+/// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`, `Restored`: reindex; `LocalRolesChanged`: reindex the subtree; `Binned`: unindex | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(crate::workflow::WorkflowSubscriber));
@@ -22,6 +28,7 @@ pub fn builtin() -> Registry {
     r.register(Box::new(crate::comments::CommentsSubscriber));
     r.register(Box::new(crate::multilingual::TranslationSubscriber));
     r.register(Box::new(crate::counters::CountersSubscriber));
+    r.register(Box::new(crate::forms::FormsSubscriber));
     r.register(Box::new(crate::catalog::CatalogSubscriber));
     r
 }

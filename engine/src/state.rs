@@ -107,6 +107,8 @@ pub struct Core {
     pub clock: Arc<dyn Clock>,
     /// Randomness (from the options).
     pub entropy: Arc<dyn Entropy>,
+    /// When this engine started, by its clock (`@health` reports the uptime from it).
+    pub started: chrono::DateTime<chrono::Utc>,
     token_cache: Mutex<HashMap<String, VerifiedToken>>,
     /// Verified Basic credentials, by SHA-256 of `login\0password` (the password itself is never
     /// kept): the one cache of them ([`VerifiedBasic`]).
@@ -168,6 +170,7 @@ impl Core {
             options.response_cache_bytes
         };
         Core {
+            started: options.clock.now(),
             clock: options.clock.clone(),
             entropy: options.entropy.clone(),
             options,

@@ -376,6 +376,85 @@ pub fn remove_members(
     Ok(())
 }
 
+/// Take `obj` and everything below it out of the tree into the recycle bin: like
+/// [`remove_members`] (the records, paths and child entries go; `obj` is unlinked from its
+/// parent), but announced with [`Event::Binned`], so the subscribers keep the objects' history,
+/// comments and counters; the caller ([`crate::recyclebin`]) keeps the records.
+pub fn bin_members(
+    ctx: &mut Ctx<'_>,
+    obj: &ContentRecord,
+    members: &[ContentRecord],
+) -> Result<()> {
+    for rec in members {
+        ctx.delete_prefix(&keys::children_prefix(&rec.uid))?;
+        ctx.delete(&keys::path(&rec.path))?;
+        ctx.delete(&keys::object(&rec.uid))?;
+    }
+    if let Some(mut parent) = parent(ctx, obj)? {
+        ctx.delete(&keys::child(&parent.uid, obj.pos))?;
+        parent.child_count = parent.child_count.saturating_sub(1);
+        write(ctx, &mut parent)?;
+    }
+    for rec in members {
+        ctx.emit(Event::Binned {
+            uid: rec.uid.clone(),
+            path: rec.path.clone(),
+            type_name: rec.type_name.clone(),
+            parent: rec.parent.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// Put a binned subtree back into the tree: `members` are its records as [`bin_members`] took
+/// them (the top first, pre-order), the top becomes the last child of `new_parent` under its id
+/// (the caller checks that it is free), and every path is rewritten below the new place.
+/// `linked_from` names, per uid, the objects that linked to it when it was binned. Announced with
+/// [`Event::Restored`] for every member, the top first; returns the records as stored.
+pub fn restore_members(
+    ctx: &mut Ctx<'_>,
+    new_parent: &mut ContentRecord,
+    members: Vec<ContentRecord>,
+    linked_from: &std::collections::BTreeMap<String, Vec<String>>,
+) -> Result<Vec<ContentRecord>> {
+    let Some(top) = members.first() else {
+        return Ok(Vec::new());
+    };
+    let old_prefix = top.path.clone();
+    let new_prefix = child_path(new_parent, &top.id);
+    let top_uid = top.uid.clone();
+    let mut out = Vec::with_capacity(members.len());
+    for mut rec in members {
+        rec.path = format!(
+            "{new_prefix}{}",
+            &rec.path[old_prefix.len().min(rec.path.len())..]
+        );
+        if rec.uid == top_uid {
+            rec.parent = Some(new_parent.uid.clone());
+            rec.pos = new_parent.next_pos;
+            new_parent.next_pos += 1;
+            new_parent.child_count += 1;
+            ctx.put(&keys::child(&new_parent.uid, rec.pos), rec.uid.as_bytes())?;
+            write(ctx, new_parent)?;
+        } else if let Some(p) = &rec.parent {
+            ctx.put(&keys::child(p, rec.pos), rec.uid.as_bytes())?;
+        }
+        ctx.put(&keys::path(&rec.path), rec.uid.as_bytes())?;
+        write(ctx, &mut rec)?;
+        out.push(rec);
+    }
+    for rec in &out {
+        ctx.emit(Event::Restored {
+            uid: rec.uid.clone(),
+            path: rec.path.clone(),
+            type_name: rec.type_name.clone(),
+            parent: rec.parent.clone(),
+            linked_from: linked_from.get(&rec.uid).cloned().unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
 /// Rewrite the order of `parent`'s children to `order` (uids, a permutation of the current
 /// children); emits [`Event::OrderChanged`] naming the children whose position changed.
 pub fn set_order(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, order: &[String]) -> Result<()> {

@@ -48,6 +48,7 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "comments",
             "translations",
             "counters",
+            "forms",
             "catalog"
         ]
     );
@@ -125,5 +126,108 @@ fn deleting_an_object_leaves_no_record_about_it() {
         &[("Lock-Token", &token)],
     );
     assert_eq!(deleted.status, 204);
+    // The recycle bin is on by default: the page left the tree, but its history, comments and
+    // counters wait in the bin with it.
+    let binned = keys_naming(&e, &uid);
+    assert!(!binned.iter().any(|k| k.starts_with("o:")), "{binned:?}");
+    for prefix in ["v:", "w:", "m:"] {
+        assert!(
+            binned.iter().any(|k| k.starts_with(prefix)),
+            "expected the binned page to keep its {prefix} keys: {binned:?}"
+        );
+    }
+    let bin = call(&e, Method::Get, "/@recyclebin", json!({}), &[]).json_body();
+    let rid = bin["items"][0]["recycle_id"].as_str().unwrap().to_string();
+    // Purging it leaves nothing about it.
+    let purged = call(
+        &e,
+        Method::Delete,
+        &format!("/@recyclebin/{rid}"),
+        json!({}),
+        &[],
+    );
+    assert_eq!(purged.status, 204);
+    assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
+}
+
+#[test]
+fn purging_expired_bin_items_leaves_no_record_about_them() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let page = call(
+        &e,
+        Method::Post,
+        "/",
+        json!({"@type": "Page", "title": "Old"}),
+        &[],
+    );
+    let uid = page.json_body()["UID"].as_str().unwrap().to_string();
+    assert_eq!(call(&e, Method::Delete, "/old", json!({}), &[]).status, 204);
+    assert!(!keys_naming(&e, &uid).is_empty());
+    // Not yet expired: nothing is purged.
+    assert_eq!(e.purge_expired_recyclebin().unwrap(), 0);
+    let clock = json!({"advance": 31 * 24 * 3600});
+    assert_eq!(
+        call(&e, Method::Post, "/@test-clock", clock, &[]).status,
+        200
+    );
+    assert_eq!(e.purge_expired_recyclebin().unwrap(), 1);
+    assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
+    let bin = call(&e, Method::Get, "/@recyclebin", json!({}), &[]).json_body();
+    assert_eq!(bin["items_total"], 0);
+}
+
+#[test]
+fn with_the_recycle_bin_off_deleting_leaves_no_record() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let off = json!({"recycling_enabled": false});
+    assert_eq!(
+        call(&e, Method::Patch, "/@controlpanels/recyclebin", off, &[]).status,
+        204
+    );
+    let page = call(
+        &e,
+        Method::Post,
+        "/",
+        json!({"@type": "Page", "title": "Gone"}),
+        &[],
+    );
+    let uid = page.json_body()["UID"].as_str().unwrap().to_string();
+    assert_eq!(
+        call(&e, Method::Delete, "/gone", json!({}), &[]).status,
+        204
+    );
+    assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
+}
+
+#[test]
+fn purging_a_page_drops_its_form_submissions() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let form = json!({"@type": "schemaForm", "store": true,
+        "schema": {"properties": {"name": {"type": "string"}}, "required": ["name"]}});
+    let page = call(
+        &e,
+        Method::Post,
+        "/",
+        json!({"@type": "Page", "title": "Form", "blocks": {"f": form}, "blocks_layout": {"items": ["f"]}}),
+        &[],
+    );
+    let uid = page.json_body()["UID"].as_str().unwrap().to_string();
+    let sent = json!({"block_id": "f", "data": {"name": "Ann"}});
+    assert_eq!(
+        call(&e, Method::Post, "/form/@schemaform-data", sent, &[]).status,
+        204
+    );
+    assert!(keys_naming(&e, &uid).iter().any(|k| k.starts_with("d:")));
+    assert_eq!(
+        call(&e, Method::Delete, "/form", json!({}), &[]).status,
+        204
+    );
+    assert_eq!(
+        call(&e, Method::Delete, "/@recyclebin", json!({}), &[]).status,
+        204
+    );
     assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
 }

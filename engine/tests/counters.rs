@@ -113,6 +113,9 @@ fn versions_and_history_are_numbered_by_counters_that_go_with_the_object() {
     assert_eq!(raw(&e, &keys::history_counter(&uid)), Some(b"3".to_vec()));
     assert!(raw(&e, &keys::version(&uid, 1)).is_some());
     send(&e, Method::Delete, "/doc", None);
+    // The delete moved it into the recycle bin (which keeps its counters); purging it removes it.
+    assert!(raw(&e, &keys::version_counter(&uid)).is_some());
+    send(&e, Method::Delete, "/@recyclebin", None);
     let txn = e.store().begin_read().expect("read");
     let prefix = keys::counters_prefix(&uid);
     let mut end = prefix.clone();

@@ -329,6 +329,9 @@ async fn serve(
     info!(%addr, "serving");
     say(&format!("listening on http://{addr}"));
 
+    // There is no job scheduler yet: purge the recycle bin's expired items now and every hour.
+    tokio::spawn(purge_recyclebin_periodically(engine.clone()));
+
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let shutdown = async move {
         signals.recv().await;
@@ -351,6 +354,26 @@ async fn serve(
     }
     info!("stopped");
     Ok(())
+}
+
+/// How often the recycle bin's expired items are purged.
+const PURGE_EVERY: Duration = Duration::from_secs(3600);
+
+/// Purge the recycle bin's items older than the site's retention period, at once and then every
+/// [`PURGE_EVERY`] (on the blocking pool: it is one write transaction).
+async fn purge_recyclebin_periodically(engine: Arc<Engine<SqliteStore>>) {
+    let mut every = tokio::time::interval(PURGE_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let engine = engine.clone();
+        match tokio::task::spawn_blocking(move || engine.purge_expired_recyclebin()).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(n)) => info!(items = n, "recycle bin: purged expired items"),
+            Ok(Err(e)) => warn!(error = %e, "recycle bin: purging expired items failed"),
+            Err(e) => warn!(error = %e, "recycle bin: the purge task failed"),
+        }
+    }
 }
 
 /// SIGINT and SIGTERM (Ctrl-C only, off Unix).

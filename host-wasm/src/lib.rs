@@ -300,6 +300,7 @@ impl Site {
         };
         site.persist_migration().await?;
         site.ensure_site(&opts).await?;
+        site.purge_recyclebin().await?;
         {
             let _turn = site.inner.queue.acquire().await;
             site.inner.refresh_snapshot().await;
@@ -335,6 +336,36 @@ impl Site {
         }
         Err(js_err(
             "openSite: gave up saving the schema upgrade (other tabs kept writing)",
+        ))
+    }
+
+    /// Purge the recycle bin's items older than the site's retention period and save that to
+    /// IndexedDB: there is no job scheduler yet, so the browser host does it when a site opens.
+    async fn purge_recyclebin(&self) -> Result<(), JsValue> {
+        let inner = &self.inner;
+        let _turn = inner.queue.acquire().await;
+        for _ in 0..MAX_ATTEMPTS {
+            inner
+                .engine
+                .purge_expired_recyclebin()
+                .map_err(|e| js_err(format!("openSite: purging the recycle bin: {e}")))?;
+            match inner.persist().await {
+                Ok(()) => return Ok(()),
+                Err(idb::WriteError::Conflict) => {
+                    inner
+                        .catch_up()
+                        .await
+                        .map_err(|e| js_err(format!("openSite: {e}")))?;
+                }
+                Err(idb::WriteError::Store(e)) => {
+                    return Err(js_err(format!(
+                        "openSite: cannot save the recycle bin purge: {e}"
+                    )))
+                }
+            }
+        }
+        Err(js_err(
+            "openSite: gave up purging the recycle bin (other tabs kept writing)",
         ))
     }
 

@@ -3,7 +3,7 @@
 // through the Service Worker, reload offline, show an API error; then every control of the editor
 // through the UI: navigation tree and breadcrumbs, workflow, history (change note, view, revert),
 // locking (Lock-Token, the 403 without it), aliases, copy/cut/paste, comments, and a multilingual
-// site (language switcher, translate, unlink, link), and an Event added and edited through the forms
+// site (language switcher, translate, unlink, link), the recycle bin (delete, restore, purge), and an Event added and edited through the forms
 // built from its schema (@types). Saves screenshots in artifacts/.
 // Needs web-demo/pkg (./scripts/web-demo.sh --build-only). Run: node web-demo/e2e/e2e.mjs
 import { spawn } from "node:child_process";
@@ -291,6 +291,29 @@ try {
   expect((await page.inputValue("#f-start")) === "2026-03-01T09:00", "the start did not read back");
   expect(await page.isVisible("label[for='f-end'] .required"), "the end is not marked required");
   await page.screenshot({ path: join(artifacts, "web-demo-event.png"), fullPage: true });
+
+  step("recycle bin: delete a page, find it in the bin, restore it; delete it again and purge it");
+  await page.click(".tree .node[data-path='/']");
+  await page.waitForSelector("#editor h2:text-is('My offline site')");
+  await page.click("#new-page");
+  await page.fill("#new-title", "Binned page");
+  await page.click("#create");
+  await page.waitForSelector("#editor h2:text-is('Binned page')");
+  await page.click("#delete");
+  await page.waitForSelector("#editor p.empty");
+  await page.waitForSelector(".tree .node[data-path='/binned-page']", { state: "detached" });
+  await page.click("#bin-toggle");
+  await page.waitForSelector("#bin-list .bin-item .bin-title:text-is('Binned page')");
+  await page.screenshot({ path: join(artifacts, "web-demo-recyclebin.png"), fullPage: true });
+  await page.click("#bin-list .bin-item:has(.bin-title:text-is('Binned page')) .bin-restore");
+  await page.waitForSelector("#editor h2:text-is('Binned page')");
+  await page.waitForSelector(".tree .node[data-path='/binned-page']");
+  await page.waitForSelector("#bin-list p.hint:text-is('The recycle bin is empty.')");
+  await page.click("#delete");
+  await page.waitForSelector("#bin-list .bin-item .bin-title:text-is('Binned page')");
+  await page.click("#bin-list .bin-item:has(.bin-title:text-is('Binned page')) .bin-purge");
+  await page.waitForSelector("#bin-list p.hint:text-is('The recycle bin is empty.')");
+  await page.click("#bin-toggle");
 
   step("multilingual: open a site with en and de, language roots in the tree and the switcher");
   await page.click("#site-switch");

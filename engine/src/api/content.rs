@@ -52,7 +52,10 @@ pub fn register(r: &mut Registry) {
             .requires(Permission::Delete)
             .conditional()
             .status(204)
-            .summary("Delete the object and everything below it"),
+            .summary(
+                "Delete the object and everything below it (into the recycle bin when the site's \
+                 `plone.recyclebin.enabled` is on, the default)",
+            ),
     );
 }
 
@@ -634,7 +637,8 @@ impl SortKey {
     }
 }
 
-/// DELETE `<path>`: remove the object and everything below it; 204.
+/// DELETE `<path>`: remove the object and everything below it (into the recycle bin when it is
+/// on); 204.
 pub fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     if obj.is_root() {
         return Err(EngineError::bad_request("The site root cannot be deleted"));
@@ -644,7 +648,11 @@ pub fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<
     for member in &members {
         crate::locking::check_can_change(ctx, call.lock_token(), member)?;
     }
-    tree::remove_members(ctx, &obj, &members)?;
+    if crate::recyclebin::enabled(ctx)? {
+        crate::recyclebin::bin(ctx, &obj, members)?;
+    } else {
+        tree::remove_members(ctx, &obj, &members)?;
+    }
     Ok(Response::empty(204))
 }
 

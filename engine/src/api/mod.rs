@@ -20,7 +20,9 @@ pub mod dexterity_types;
 pub mod etag;
 pub mod expansion;
 pub mod extract;
+pub mod forms;
 pub mod groups;
+pub mod health;
 pub mod history;
 pub mod inherit;
 pub mod linkintegrity;
@@ -31,6 +33,8 @@ pub mod navroot;
 pub mod openapi;
 pub mod principals;
 pub mod query;
+pub mod recyclebin;
+pub mod replace;
 pub mod router;
 pub mod search;
 pub mod securitypanels;
@@ -95,6 +99,10 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("securitypanels", securitypanels::register),
     ("search", search::register),
     ("linkintegrity", linkintegrity::register),
+    ("recyclebin", recyclebin::register),
+    ("replace", replace::register),
+    ("forms", forms::register),
+    ("health", health::register),
     ("contextnavigation", contextnavigation::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),

@@ -423,6 +423,7 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response>
 
 fn entries(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<TypeEntry>> {
     let base = ctx.url(&obj.path);
+    let tr = crate::i18n::Translator::for_request(ctx)?;
     Ok(content_types::addable_types(ctx, obj)?
         .into_iter()
         .map(|a| TypeEntry {
@@ -430,7 +431,7 @@ fn entries(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<TypeEntry>> {
             addable: a.addable,
             id: a.ty.name.clone(),
             immediately_addable: a.addable,
-            title: a.ty.title.clone(),
+            title: tr.t(&a.ty.title),
         })
         .collect())
 }

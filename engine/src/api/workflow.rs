@@ -109,14 +109,19 @@ pub struct TransitionRequest {
 }
 
 impl TransitionResult {
-    fn new(ctx: &Ctx<'_>, obj: &ContentRecord, e: &HistoryEntry) -> Result<Self> {
+    fn new(
+        ctx: &Ctx<'_>,
+        tr: &crate::i18n::Translator,
+        obj: &ContentRecord,
+        e: &HistoryEntry,
+    ) -> Result<Self> {
         Ok(TransitionResult {
             action: e.action.clone(),
             actor: e.actor.clone(),
             comments: e.comments.clone(),
             review_state: e.review_state.clone(),
             time: iso(&e.time),
-            title: workflow::state_title(ctx, obj, &e.review_state)?,
+            title: tr.t(&workflow::state_title(ctx, obj, &e.review_state)?),
         })
     }
 }
@@ -129,14 +134,15 @@ fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response> 
 /// The workflow status of `obj`.
 pub fn status(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<WorkflowStatus> {
     let url = ctx.url(&obj.path);
+    let tr = crate::i18n::Translator::for_request(ctx)?;
     let history = workflow::history(ctx, &obj.uid)?
         .iter()
-        .map(|e| TransitionResult::new(ctx, obj, e))
+        .map(|e| TransitionResult::new(ctx, &tr, obj, e))
         .collect::<Result<Vec<_>>>()?;
     let state = match &obj.review_state {
         Some(s) => Some(StateInfo {
             id: s.clone(),
-            title: workflow::state_title(ctx, obj, s)?,
+            title: tr.t(&workflow::state_title(ctx, obj, s)?),
         }),
         None => None,
     };
@@ -144,7 +150,7 @@ pub fn status(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<WorkflowStatus> {
         .into_iter()
         .map(|(id, t)| TransitionLink {
             id: format!("{url}/@workflow/{id}"),
-            title: t.title.clone(),
+            title: tr.t(&t.title),
         })
         .collect();
     Ok(WorkflowStatus {
@@ -191,6 +197,11 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Re
             }
         }
     }
-    let out = TransitionResult::new(ctx, &obj, &entry)?;
+    let out = TransitionResult::new(
+        ctx,
+        &crate::i18n::Translator::for_request(ctx)?,
+        &obj,
+        &entry,
+    )?;
     Ok(super::etag::tagged(Response::json(200, &out), &obj))
 }

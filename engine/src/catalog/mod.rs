@@ -889,7 +889,20 @@ impl Subscriber for CatalogSubscriber {
                 }
                 Ok(())
             }
-            Event::Removed { uid, .. } => unindex(ctx, uid),
+            Event::Removed { uid, .. } | Event::Binned { uid, .. } => unindex(ctx, uid),
+            Event::Restored {
+                uid, linked_from, ..
+            } => {
+                reindex(ctx, uid)?;
+                // The objects that linked to it still list it among their links, but the
+                // reverse entries went when it was binned: write those back.
+                for source in linked_from {
+                    if stored_list(ctx, &keys::catalog_links(source))?.contains(uid.as_str()) {
+                        ctx.put(&keys::backlink(uid, source), b"")?;
+                    }
+                }
+                Ok(())
+            }
             _ => Ok(()),
         }
     }
