@@ -14,6 +14,7 @@ use crate::subscriber::Registry;
 /// | `translations` ([`crate::multilingual::TranslationSubscriber`]) | `Modified` of `language`: the group slot | `t:<group>:<lang>`, `g:<uid>` |
 /// | `counters` ([`crate::counters::CountersSubscriber`]) | — | the object's counters `n:<uid>:` |
 /// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`: reindex; `LocalRolesChanged`: reindex the subtree | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
+/// | `blobs` ([`crate::blobs::BlobsSubscriber`]) | — | the object's blobs `F:<uid>:` and `f:<blob>:` (files, images, scales) |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(crate::workflow::WorkflowSubscriber));
@@ -23,5 +24,6 @@ pub fn builtin() -> Registry {
     r.register(Box::new(crate::multilingual::TranslationSubscriber));
     r.register(Box::new(crate::counters::CountersSubscriber));
     r.register(Box::new(crate::catalog::CatalogSubscriber));
+    r.register(Box::new(crate::blobs::BlobsSubscriber));
     r
 }

@@ -41,6 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "auth::groups",
             "counters",
             "statistics",
+            "blobs",
         ],
     ),
     (
@@ -64,6 +65,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "accounts",
             "sharing",
             "catalog",
+            "files",
+            "uploads",
         ],
     ),
     (

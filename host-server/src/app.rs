@@ -243,11 +243,12 @@ where
     if !state.blocking_reads {
         // Reads never wait for the writer (WAL snapshots) and the reader pool holds at least
         // as many connections as there are workers (see `main`), so this does not block.
-        return to_http(state.engine.handle(request));
+        let resp = state.engine.handle(request);
+        return respond(&state.engine, resp);
     }
     let engine = state.engine.clone();
     match tokio::task::spawn_blocking(move || engine.handle(request)).await {
-        Ok(resp) => to_http(resp),
+        Ok(resp) => respond(&state.engine, resp),
         Err(e) => {
             tracing::error!(error = %e, "the engine task failed");
             to_http(
@@ -331,6 +332,56 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Vec<
         }
     }
     Ok(buf)
+}
+
+/// Bytes of a streamed download read from the store per step (a few of the engine's chunks).
+const STREAM_PIECE: usize = 1024 * 1024;
+
+/// Turn the engine's response into an HTTP response; a [`engine::BlobStream`] body is read from
+/// the store a piece at a time while the client takes it (on the blocking pool), so a large
+/// download never sits whole in memory. A piece that cannot be read (the file was deleted
+/// meanwhile) ends the body with an error: the client sees a truncated transfer.
+fn respond<S>(engine: &Arc<Engine<S>>, mut resp: engine::Response) -> axum::response::Response
+where
+    S: Store + Send + Sync + 'static,
+{
+    let Some(stream) = resp.stream.take() else {
+        return to_http(resp);
+    };
+    let len = stream.len();
+    let state = (engine.clone(), stream, 0u64);
+    let pieces = futures_util::stream::unfold(state, |(engine, stream, offset)| async move {
+        if offset >= stream.len() {
+            return None;
+        }
+        let (e, s) = (engine.clone(), stream.clone());
+        let piece =
+            tokio::task::spawn_blocking(move || e.read_stream(&s, offset, STREAM_PIECE)).await;
+        match piece {
+            Ok(Ok(bytes)) if !bytes.is_empty() => {
+                let next = offset + bytes.len() as u64;
+                Some((Ok(axum::body::Bytes::from(bytes)), (engine, stream, next)))
+            }
+            Ok(Ok(_)) => Some((
+                Err(std::io::Error::other("the file ended early")),
+                (engine, stream, u64::MAX),
+            )),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "reading a download from the store failed");
+                Some((Err(std::io::Error::other(e.to_string())), (engine, stream, u64::MAX)))
+            }
+            Err(e) => Some((
+                Err(std::io::Error::other(e.to_string())),
+                (engine, stream, u64::MAX),
+            )),
+        }
+    });
+    let mut out = to_http(resp);
+    *out.body_mut() = Body::from_stream(pieces);
+    if let Ok(v) = HeaderValue::from_str(&len.to_string()) {
+        out.headers_mut().insert(header::CONTENT_LENGTH, v);
+    }
+    out
 }
 
 /// Turn the engine's response into an HTTP response.

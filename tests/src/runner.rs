@@ -109,9 +109,10 @@ pub fn build_request(spec: &RequestSpec, base: &str, vars: &Vars) -> Result<Requ
         spec.json.is_some(),
         spec.raw.is_some(),
         spec.bytes.is_some(),
+        spec.base64.is_some(),
     ];
     if bodies.iter().filter(|b| **b).count() > 1 {
-        return Err("a request has at most one of json, raw, bytes".into());
+        return Err("a request has at most one of json, raw, bytes, base64".into());
     }
     let path = interpolate(&spec.path, base, vars)?;
     if !path.starts_with('/') {
@@ -137,6 +138,8 @@ pub fn build_request(spec: &RequestSpec, base: &str, vars: &Vars) -> Result<Requ
         req.body = interpolate(r, base, vars)?.into_bytes();
     } else if let Some(n) = spec.bytes {
         req.body = vec![b'x'; n];
+    } else if let Some(b) = &spec.base64 {
+        req.body = decode_base64(b)?;
     }
     if (spec.json.is_some() || spec.raw.is_some()) && !given("content-type") {
         req = req.header("Content-Type", "application/json");
@@ -151,8 +154,14 @@ pub fn check_response(
     base: &str,
     vars: &mut Vars,
 ) -> Result<(), String> {
-    if expect.json.is_some() && expect.raw.is_some() {
-        return Err("an expectation has at most one of json, raw".into());
+    let bodies = [
+        expect.json.is_some(),
+        expect.raw.is_some(),
+        expect.base64.is_some(),
+        expect.size.is_some(),
+    ];
+    if bodies.iter().filter(|b| **b).count() > 1 {
+        return Err("an expectation has at most one of json, raw, base64, size".into());
     }
     if resp.status != expect.status {
         return Err(format!(
@@ -187,6 +196,22 @@ pub fn check_response(
         Matcher::new(base, &mut scratch, expect.mode)
             .check(pattern, &actual)
             .map_err(|m| format!("body {m}"))?;
+    } else if let Some(b) = &expect.base64 {
+        let want = decode_base64(b)?;
+        if resp.body != want {
+            return Err(format!(
+                "body: expected {} bytes (base64 {b:?}), actual {} bytes",
+                want.len(),
+                resp.body.len()
+            ));
+        }
+    } else if let Some(n) = expect.size {
+        if resp.body.len() != n {
+            return Err(format!(
+                "body: expected {n} bytes, actual {}",
+                resp.body.len()
+            ));
+        }
     } else {
         let want = match &expect.raw {
             Some(r) => interpolate(r, base, &scratch)?,
@@ -206,6 +231,12 @@ pub fn check_response(
     }
     *vars = scratch;
     Ok(())
+}
+
+/// Bytes given as base64 in a scenario.
+fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
+    B64.decode(text.trim())
+        .map_err(|e| format!("invalid base64 in the scenario: {e}"))
 }
 
 fn label(step: &Step) -> String {

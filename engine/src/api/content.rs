@@ -12,6 +12,7 @@ use super::{etag, Route};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::{Request, Response};
+use crate::model::fields::FieldKind;
 use crate::model::{blocks, ids, ContentRecord, ContentType};
 use crate::permissions::Access;
 use crate::security::Permission;
@@ -266,7 +267,7 @@ struct Written {
 
 /// Validate `body` against the type's schema and write the values into `rec`.
 fn apply_fields(
-    ctx: &Ctx<'_>,
+    ctx: &mut Ctx<'_>,
     ty: &ContentType,
     rec: &mut ContentRecord,
     body: Map<String, Value>,
@@ -299,6 +300,11 @@ fn apply_fields(
         })?;
         let value = if key == "relatedItems" {
             normalize_related(ctx, &value)?
+        } else {
+            value
+        };
+        let value = if matches!(def.kind, FieldKind::File | FieldKind::Image) {
+            crate::files::accept(ctx, &rec.uid, def, value, rec.fields.get(&key))?
         } else {
             value
         };

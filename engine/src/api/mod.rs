@@ -20,6 +20,7 @@ pub mod dexterity_types;
 pub mod etag;
 pub mod expansion;
 pub mod extract;
+pub mod files;
 pub mod groups;
 pub mod history;
 pub mod inherit;
@@ -70,6 +71,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("locking", locking::register),
     ("aliases", aliases::register),
     ("copymove", copymove::register),
+    ("files", files::register),
     ("comments", comments::register),
     ("translations", translations::register),
     ("navigation", navigation::register),

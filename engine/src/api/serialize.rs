@@ -64,6 +64,9 @@ fn full_with(
         };
         let value = match (f.kind, &value) {
             (FieldKind::Language, Value::String(code)) => language::token_title(code),
+            (FieldKind::File | FieldKind::Image, _) => {
+                super::files::field_json(&url, &f.name, f.kind, &value)
+            }
             _ => value,
         };
         out.insert(f.name.clone(), value);
@@ -302,11 +305,17 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         "EffectiveDate" => date_or_none(field("effective")),
         "expires" => field("expires"),
         "ExpirationDate" => date_or_none(field("expires")),
-        "getObjSize" => json!(json_len(&obj.fields)),
-        "mime_type" => json!("text/plain"),
-        "image_field" => json!(""),
-        "image_scales" => json!({}),
-        "hasPreviewImage" => json!(false),
+        "getObjSize" => match super::files::primary_file(ctx, obj)? {
+            Some(f) => json!(f.size),
+            None => json!(json_len(&obj.fields)),
+        },
+        "mime_type" => match super::files::primary_file(ctx, obj)? {
+            Some(f) => json!(f.content_type),
+            None => json!("text/plain"),
+        },
+        "image_field" => json!(super::files::image_field(ctx, obj)?.unwrap_or_default()),
+        "image_scales" => super::files::image_scales(ctx, obj)?,
+        "hasPreviewImage" => json!(super::files::image_field(ctx, obj)?.is_some()),
         _ => return Ok(None),
     };
     Ok(Some(v))
