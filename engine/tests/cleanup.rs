@@ -48,7 +48,8 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "comments",
             "translations",
             "counters",
-            "catalog"
+            "catalog",
+            "blobs"
         ]
     );
 }
@@ -126,4 +127,55 @@ fn deleting_an_object_leaves_no_record_about_it() {
     );
     assert_eq!(deleted.status, 204);
     assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
+}
+
+/// Every key under `prefix`, as text.
+fn keys_under(e: &Engine<MemStore>, prefix: &[u8]) -> Vec<String> {
+    use engine::Store as _;
+    let txn = e.store().begin_read().unwrap();
+    txn.scan(
+        prefix,
+        &engine::store::prefix_end(prefix),
+        Direction::Forward,
+        usize::MAX,
+    )
+    .unwrap()
+    .into_iter()
+    .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
+    .collect()
+}
+
+/// A 40x20 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAACgAAAAUCAIAAABwJOjsAAAAJElEQVR42mM4ISc3IIhh1OJRi0ctHrV41OJRi0ctHrV45FgMAFLhLK5O4QWwAAAAAElFTkSuQmCC";
+
+#[test]
+fn deleting_files_and_images_leaves_no_blob_behind() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    // A file larger than one chunk, and an image with scales.
+    let big = vec![7u8; engine::blobs::CHUNK_SIZE * 2 + 5];
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(&big);
+    let file = json!({"@type": "File", "id": "f", "title": "F",
+        "file": {"data": data, "encoding": "base64", "filename": "f.bin"}});
+    assert_eq!(call(&e, Method::Post, "/", file, &[]).status, 201);
+    let image = json!({"@type": "Image", "id": "i", "title": "I",
+        "image": {"data": PNG, "encoding": "base64", "filename": "i.png"}});
+    assert_eq!(call(&e, Method::Post, "/", image, &[]).status, 201);
+    // Three chunks and the metadata of the file; the image, its two scales (icon and listing).
+    let blobs = keys_under(&e, b"f:");
+    assert_eq!(blobs.len(), 4 + 3 * 2, "{blobs:?}");
+    assert_eq!(keys_under(&e, b"F:").len(), 4);
+    // Replacing the image releases the old one and its scales.
+    let again = json!({"image": {"data": PNG, "encoding": "base64", "filename": "j.png"}});
+    assert_eq!(call(&e, Method::Patch, "/i", again, &[]).status, 204);
+    assert_eq!(keys_under(&e, b"f:").len(), 4 + 3 * 2);
+    for path in ["/f", "/i"] {
+        assert_eq!(
+            call(&e, Method::Delete, path, json!({}), &[]).status,
+            204
+        );
+    }
+    assert_eq!(keys_under(&e, b"f:"), Vec::<String>::new());
+    assert_eq!(keys_under(&e, b"F:"), Vec::<String>::new());
 }

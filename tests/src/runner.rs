@@ -159,9 +159,10 @@ pub fn check_response(
         expect.raw.is_some(),
         expect.base64.is_some(),
         expect.size.is_some(),
+        expect.image.is_some(),
     ];
     if bodies.iter().filter(|b| **b).count() > 1 {
-        return Err("an expectation has at most one of json, raw, base64, size".into());
+        return Err("an expectation has at most one of json, raw, base64, size, image".into());
     }
     if resp.status != expect.status {
         return Err(format!(
@@ -203,6 +204,16 @@ pub fn check_response(
                 "body: expected {} bytes (base64 {b:?}), actual {} bytes",
                 want.len(),
                 resp.body.len()
+            ));
+        }
+    } else if let Some([w, h]) = expect.image {
+        let (img, _) = engine::files::decode("body", &resp.body)
+            .map_err(|e| format!("body: expected a {w}x{h} image, actual {e}"))?;
+        if (img.width(), img.height()) != (w, h) {
+            return Err(format!(
+                "body: expected a {w}x{h} image, actual {}x{}",
+                img.width(),
+                img.height()
             ));
         }
     } else if let Some(n) = expect.size {

@@ -100,10 +100,13 @@ pub struct Expect {
     /// The body must be exactly these bytes, given as base64 (downloads).
     #[serde(default)]
     pub base64: Option<String>,
-    /// The body must be this many bytes, whatever they are (image scales, whose bytes depend on
-    /// the encoder).
+    /// The body must be this many bytes, whatever they are.
     #[serde(default)]
     pub size: Option<usize>,
+    /// The body must be an image (JPEG, PNG, GIF, WebP) of `[width, height]` pixels: image
+    /// scales, whose bytes depend on the encoder.
+    #[serde(default)]
+    pub image: Option<[u32; 2]>,
     /// How `json` is compared (default `exact`).
     #[serde(default, rename = "match")]
     pub mode: MatchMode,

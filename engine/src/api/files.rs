@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
@@ -17,7 +17,7 @@ use crate::error::{EngineError, Result};
 use crate::files::{self, Served, StoredFile};
 use crate::http::{BlobStream, Response};
 use crate::model::fields::FieldKind;
-use crate::model::ContentRecord;
+use crate::model::{ContentRecord, ContentType};
 use crate::security::Permission;
 
 /// Register the download routes.
@@ -132,43 +132,41 @@ pub struct CatalogImage {
     pub field: String,
 }
 
-/// `image_scales` of a catalog item: every image field of `obj` that has an image, by field
-/// name, each a one-element list (as Plone lists them).
-pub fn image_scales(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Value> {
-    let ty = ctx.type_of(obj)?;
-    let mut out = serde_json::Map::new();
+/// `image_scales` of a catalog item of type `ty` with field values `fields`: every image field
+/// that has an image, by field name, each a one-element list (as Plone lists them).
+pub fn image_scales(ty: &ContentType, fields: &Map<String, Value>) -> Value {
+    let mut out = Map::new();
     for f in ty.fields.iter().filter(|f| f.kind == FieldKind::Image) {
-        if let Some(file) = files::stored(&obj.fields, &f.name) {
+        if let Some(file) = files::stored(fields, &f.name) {
             let item = CatalogImage {
                 info: info("", &f.name, f.kind, &file),
                 field: f.name.clone(),
             };
-            out.insert(f.name.clone(), Value::Array(vec![serde_json::to_value(item)?]));
+            if let Ok(v) = serde_json::to_value(item) {
+                out.insert(f.name.clone(), Value::Array(vec![v]));
+            }
         }
     }
-    Ok(Value::Object(out))
+    Value::Object(out)
 }
 
-/// The first image field of `obj` that has an image (`image_field`, `hasPreviewImage`).
-pub fn image_field(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<String>> {
-    let ty = ctx.type_of(obj)?;
-    Ok(ty
-        .fields
+/// The first image field of type `ty` that has an image in `fields` (`image_field`,
+/// `hasPreviewImage`).
+pub fn image_field(ty: &ContentType, fields: &Map<String, Value>) -> Option<String> {
+    ty.fields
         .iter()
         .filter(|f| f.kind == FieldKind::Image)
-        .find(|f| files::stored(&obj.fields, &f.name).is_some())
-        .map(|f| f.name.clone()))
+        .find(|f| files::stored(fields, &f.name).is_some())
+        .map(|f| f.name.clone())
 }
 
-/// The media type and size of the first file or image field of `obj` with a value
-/// (`mime_type`, `getObjSize` of files).
-pub fn primary_file(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<StoredFile>> {
-    let ty = ctx.type_of(obj)?;
-    Ok(ty
-        .fields
+/// The first file or image field of type `ty` with a value in `fields` (`mime_type`,
+/// `getObjSize` of files).
+pub fn primary_file(ty: &ContentType, fields: &Map<String, Value>) -> Option<StoredFile> {
+    ty.fields
         .iter()
         .filter(|f| matches!(f.kind, FieldKind::File | FieldKind::Image))
-        .find_map(|f| files::stored(&obj.fields, &f.name)))
+        .find_map(|f| files::stored(fields, &f.name))
 }
 
 /// The stored file of field `name` of `obj`; a 404 when the type has no such file field or the

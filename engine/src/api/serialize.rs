@@ -305,17 +305,17 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         "EffectiveDate" => date_or_none(field("effective")),
         "expires" => field("expires"),
         "ExpirationDate" => date_or_none(field("expires")),
-        "getObjSize" => match super::files::primary_file(ctx, obj)? {
+        "getObjSize" => match super::files::primary_file(&ty, &obj.fields) {
             Some(f) => json!(f.size),
             None => json!(json_len(&obj.fields)),
         },
-        "mime_type" => match super::files::primary_file(ctx, obj)? {
+        "mime_type" => match super::files::primary_file(&ty, &obj.fields) {
             Some(f) => json!(f.content_type),
             None => json!("text/plain"),
         },
-        "image_field" => json!(super::files::image_field(ctx, obj)?.unwrap_or_default()),
-        "image_scales" => super::files::image_scales(ctx, obj)?,
-        "hasPreviewImage" => json!(super::files::image_field(ctx, obj)?.is_some()),
+        "image_field" => json!(super::files::image_field(&ty, &obj.fields).unwrap_or_default()),
+        "image_scales" => super::files::image_scales(&ty, &obj.fields),
+        "hasPreviewImage" => json!(super::files::image_field(&ty, &obj.fields).is_some()),
         _ => return Ok(None),
     };
     Ok(Some(v))
