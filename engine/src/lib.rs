@@ -54,6 +54,7 @@ pub mod statistics;
 pub mod store;
 pub mod subscriber;
 pub mod tree;
+pub mod uploads;
 pub mod versioning;
 pub mod vocabularies;
 pub mod workflow;

@@ -115,6 +115,11 @@ pub fn build_request(spec: &RequestSpec, base: &str, vars: &Vars) -> Result<Requ
         return Err("a request has at most one of json, raw, bytes, base64".into());
     }
     let path = interpolate(&spec.path, base, vars)?;
+    // A URL under the base (a saved `Location`) names the path below it.
+    let path = match path.strip_prefix(base) {
+        Some(rest) if rest.starts_with('/') => rest.to_string(),
+        _ => path,
+    };
     if !path.starts_with('/') {
         return Err(format!("request path {path:?} must start with '/'"));
     }

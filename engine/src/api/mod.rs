@@ -42,6 +42,7 @@ pub mod spec_components;
 pub mod system;
 pub mod testhooks;
 pub mod translations;
+pub mod tus;
 pub mod types;
 pub mod upgrade;
 pub mod users;
@@ -72,6 +73,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("aliases", aliases::register),
     ("copymove", copymove::register),
     ("files", files::register),
+    ("tus", tus::register),
     ("comments", comments::register),
     ("translations", translations::register),
     ("navigation", navigation::register),
