@@ -179,3 +179,39 @@ fn deleting_files_and_images_leaves_no_blob_behind() {
     assert_eq!(keys_under(&e, b"f:"), Vec::<String>::new());
     assert_eq!(keys_under(&e, b"F:"), Vec::<String>::new());
 }
+
+#[test]
+fn abandoned_and_cancelled_uploads_leave_no_chunks() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let start = |len: &str| {
+        let r = e.handle(
+            Request::new(Method::Post, "/@tus-upload", BASE)
+                .header("Authorization", ADMIN)
+                .header("Upload-Length", len),
+        );
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        let loc = r.header_value("Location").unwrap().to_string();
+        loc.strip_prefix(BASE).unwrap().to_string()
+    };
+    let abandoned = start("600000");
+    let mut piece = Request::new(Method::Patch, &abandoned, BASE)
+        .header("Authorization", ADMIN)
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream");
+    piece.body = vec![1u8; 300_000];
+    assert_eq!(e.handle(piece).status, 204);
+    assert!(keys_under(&e, b"f:").len() >= 3, "two chunks and metadata");
+    assert_eq!(keys_under(&e, b"T:").len(), 1);
+    // A day passes; the next upload to start removes the abandoned one.
+    assert_eq!(
+        call(&e, Method::Post, "/@test-clock", json!({"advance": 90_000}), &[]).status,
+        200
+    );
+    let cancelled = start("10");
+    assert_eq!(keys_under(&e, b"T:").len(), 1);
+    let r = e.handle(Request::new(Method::Delete, &cancelled, BASE).header("Authorization", ADMIN));
+    assert_eq!(r.status, 204);
+    assert_eq!(keys_under(&e, b"T:"), Vec::<String>::new());
+    assert_eq!(keys_under(&e, b"f:"), Vec::<String>::new());
+}
