@@ -132,9 +132,15 @@ pub fn store(ctx: &mut Ctx<'_>, owner: &str, bytes: &[u8]) -> Result<String> {
     Ok(id)
 }
 
-/// Make object `owner` the owner of blob `id` (it is removed with the object).
+/// Make object `owner` an owner of blob `id` (the blob goes with its last owner).
 pub fn adopt(ctx: &mut Ctx<'_>, owner: &str, id: &str) -> Result<()> {
-    ctx.put(&keys::owned_blob(owner, id), b"")
+    ctx.put(&keys::owned_blob(owner, id), b"")?;
+    ctx.put(&keys::blob_owner(id, owner), b"")
+}
+
+/// Whether object `owner` owns blob `id`.
+pub fn owns(ctx: &Ctx<'_>, owner: &str, id: &str) -> Result<bool> {
+    Ok(ctx.get(&keys::owned_blob(owner, id))?.is_some())
 }
 
 /// The metadata of blob `id`; a 404 when there is no such blob.
@@ -181,7 +187,8 @@ pub fn read_all(ctx: &Ctx<'_>, id: &str) -> Result<Vec<u8>> {
     read_range(ctx, id, 0, u64::MAX)
 }
 
-/// Delete blob `id` (metadata and chunks; the chunks are deleted by number, never read).
+/// Delete blob `id` (metadata and chunks; the chunks are deleted by number, never read),
+/// whoever owns it.
 pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
     if let Some(m) = ctx.get_json::<BlobMeta>(&keys::blob_meta(id))? {
         for n in 0..m.chunks() {
@@ -192,10 +199,21 @@ pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Delete blob `id` and its entry in the index of `owner`.
+/// `owner` lets go of blob `id`; the blob is deleted when no other object owns it.
 pub fn release(ctx: &mut Ctx<'_>, owner: &str, id: &str) -> Result<()> {
-    delete(ctx, id)?;
-    ctx.delete(&keys::owned_blob(owner, id))
+    ctx.delete(&keys::owned_blob(owner, id))?;
+    ctx.delete(&keys::blob_owner(id, owner))?;
+    let owners = keys::blob_owners_prefix(id);
+    let others = ctx.scan(
+        &owners,
+        &crate::store::prefix_end(&owners),
+        crate::store::Direction::Forward,
+        1,
+    )?;
+    if others.is_empty() {
+        delete(ctx, id)?;
+    }
+    Ok(())
 }
 
 /// The ids of the blobs object `uid` owns.
@@ -208,7 +226,32 @@ pub fn owned(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Removes every blob of a removed object (the `F:<uid>:` index and the blobs it lists).
+/// The blob ids the file and image fields of object `uid` reference (their bytes and scales).
+fn referenced(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<String>> {
+    let Some(rec) = crate::tree::load(ctx, uid)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for value in rec.fields.values() {
+        let Some(o) = value.as_object() else { continue };
+        if let Some(id) = o.get("blob").and_then(|b| b.as_str()) {
+            out.push(id.to_string());
+            if let Some(scales) = o.get("scales").and_then(|s| s.as_object()) {
+                for s in scales.values() {
+                    if let Some(id) = s.get("blob").and_then(|b| b.as_str()) {
+                        out.push(id.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Keeps the owners of blobs: a removed object lets go of its blobs (`F:<uid>:`; a blob goes
+/// with its last owner), an added copy owns the blobs its fields reference.
 pub struct BlobsSubscriber;
 
 impl Subscriber for BlobsSubscriber {
@@ -217,10 +260,21 @@ impl Subscriber for BlobsSubscriber {
     }
 
     fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()> {
-        if let Event::Removed { uid, .. } = event {
-            for id in owned(ctx, uid)? {
-                release(ctx, uid, &id)?;
+        match event {
+            Event::Removed { uid, .. } => {
+                for id in owned(ctx, uid)? {
+                    release(ctx, uid, &id)?;
+                }
             }
+            // A copy shares the blobs its fields reference (an upload adopted them already).
+            Event::Added { uid, .. } => {
+                for id in referenced(ctx, uid)? {
+                    if !owns(ctx, uid, &id)? && exists(ctx, &id)? {
+                        adopt(ctx, uid, &id)?;
+                    }
+                }
+            }
+            _ => {}
         }
         Ok(())
     }

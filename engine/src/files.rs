@@ -101,7 +101,12 @@ pub struct ScaleSize {
 pub fn allowed_sizes(ctx: &Ctx<'_>) -> Result<Vec<ScaleSize>> {
     let v = configuration::get(ctx, configuration::ALLOWED_SIZES)?;
     Ok(v.as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).filter_map(parse_size).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .filter_map(parse_size)
+                .collect()
+        })
         .unwrap_or_default())
 }
 
@@ -176,9 +181,8 @@ pub fn accept(
                 ))),
             };
         }
-        Value::Object(_) => serde_json::from_value::<Upload>(value).map_err(|e| {
-            EngineError::bad_request(format!("Field '{}': {e}", def.name))
-        })?,
+        Value::Object(_) => serde_json::from_value::<Upload>(value)
+            .map_err(|e| EngineError::bad_request(format!("Field '{}': {e}", def.name)))?,
         other => {
             return Err(EngineError::bad_request(format!(
                 "Field '{}' must be an upload {{data, encoding, filename, content-type}} or null, \
@@ -189,14 +193,12 @@ pub fn accept(
         }
     };
     let bytes = match upload.encoding.as_deref() {
-        Some("base64") => B64
-            .decode(upload.data.trim().as_bytes())
-            .map_err(|e| {
-                EngineError::bad_request(format!(
-                    "Field '{}': 'data' is not valid base64 ({e})",
-                    def.name
-                ))
-            })?,
+        Some("base64") => B64.decode(upload.data.trim().as_bytes()).map_err(|e| {
+            EngineError::bad_request(format!(
+                "Field '{}': 'data' is not valid base64 ({e})",
+                def.name
+            ))
+        })?,
         None | Some("utf-8") | Some("utf8") => upload.data.into_bytes(),
         Some(other) => {
             return Err(EngineError::bad_request(format!(
@@ -234,7 +236,15 @@ fn store_new(
         None
     };
     let blob = blobs::store(ctx, owner, bytes)?;
-    finish(ctx, owner, blob, bytes.len() as u64, filename, content_type, decoded)
+    finish(
+        ctx,
+        owner,
+        blob,
+        bytes.len() as u64,
+        filename,
+        content_type,
+        decoded,
+    )
 }
 
 /// Complete a stored file whose bytes are blob `blob` (already owned by `owner`): for an image

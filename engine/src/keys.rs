@@ -40,6 +40,7 @@
 //! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
 //! | `f:` | `f:<blob id>:m` | a blob's metadata (JSON, [`crate::blobs::BlobMeta`]: size, chunk size, owner) |
 //! | `f:` | `f:<blob id>:c<chunk u32 BE>` | one chunk of a blob's bytes ([`crate::blobs::CHUNK_SIZE`] bytes, the last one shorter); a blob is written in the request's transaction and never changed once it belongs to an object |
+//! | `f:` | `f:<blob id>:o<owner uid>` | an owner of the blob (empty value): the objects whose fields reference it (a copy shares its original's blobs); the blob is deleted with its last owner |
 //! | `F:` | `F:<owner uid>:<blob id>` | index of the blobs an object owns (empty value): its file and image fields and their cached scales; removed with the object |
 //! | `T:` | `T:<upload id>` | an unfinished tus upload (JSON, [`crate::uploads::Upload`]: its blob, offset, length, target, expiry); its bytes are the blob's chunks |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
@@ -403,6 +404,20 @@ pub fn blob_chunk(id: &str, n: u32) -> Vec<u8> {
 pub fn blob_chunks_prefix(id: &str) -> Vec<u8> {
     let mut k = blob_prefix(id);
     k.push(b'c');
+    k
+}
+
+/// Prefix of the owners of blob `id` (`f:<id>:o`).
+pub fn blob_owners_prefix(id: &str) -> Vec<u8> {
+    let mut k = blob_prefix(id);
+    k.push(b'o');
+    k
+}
+
+/// `f:<id>:o<uid>`: object `uid` owns blob `id`.
+pub fn blob_owner(id: &str, uid: &str) -> Vec<u8> {
+    let mut k = blob_owners_prefix(id);
+    k.extend_from_slice(uid.as_bytes());
     k
 }
 

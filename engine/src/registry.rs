@@ -14,7 +14,7 @@ use crate::subscriber::Registry;
 /// | `translations` ([`crate::multilingual::TranslationSubscriber`]) | `Modified` of `language`: the group slot | `t:<group>:<lang>`, `g:<uid>` |
 /// | `counters` ([`crate::counters::CountersSubscriber`]) | — | the object's counters `n:<uid>:` |
 /// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`: reindex; `LocalRolesChanged`: reindex the subtree | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
-/// | `blobs` ([`crate::blobs::BlobsSubscriber`]) | — | the object's blobs `F:<uid>:` and `f:<blob>:` (files, images, scales) |
+/// | `blobs` ([`crate::blobs::BlobsSubscriber`]) | `Added`: a copy owns the blobs its fields reference | its blob index `F:<uid>:` and ownership `f:<blob>:o<uid>`; a blob `f:<blob>:` goes with its last owner |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(crate::workflow::WorkflowSubscriber));

@@ -162,19 +162,43 @@ fn deleting_files_and_images_leaves_no_blob_behind() {
     let image = json!({"@type": "Image", "id": "i", "title": "I",
         "image": {"data": PNG, "encoding": "base64", "filename": "i.png"}});
     assert_eq!(call(&e, Method::Post, "/", image, &[]).status, 201);
-    // Three chunks and the metadata of the file; the image, its two scales (icon and listing).
+    // The file: metadata, three chunks, its owner; the image and its two scales (icon and
+    // listing): metadata, a chunk and an owner each.
     let blobs = keys_under(&e, b"f:");
-    assert_eq!(blobs.len(), 4 + 3 * 2, "{blobs:?}");
+    assert_eq!(blobs.len(), 5 + 3 * 3, "{blobs:?}");
     assert_eq!(keys_under(&e, b"F:").len(), 4);
     // Replacing the image releases the old one and its scales.
     let again = json!({"image": {"data": PNG, "encoding": "base64", "filename": "j.png"}});
     assert_eq!(call(&e, Method::Patch, "/i", again, &[]).status, 204);
-    assert_eq!(keys_under(&e, b"f:").len(), 4 + 3 * 2);
-    for path in ["/f", "/i"] {
-        assert_eq!(
-            call(&e, Method::Delete, path, json!({}), &[]).status,
-            204
-        );
+    assert_eq!(keys_under(&e, b"f:").len(), 5 + 3 * 3);
+    // A copy shares the file's blob: it outlives the original, and goes with the copy.
+    let copy = call(
+        &e,
+        Method::Post,
+        "/@copy",
+        json!({"source": [format!("{BASE}/f")]}),
+        &[],
+    );
+    assert_eq!(copy.status, 200, "{}", String::from_utf8_lossy(&copy.body));
+    let copied = copy.json_body()[0]["target"]
+        .as_str()
+        .unwrap()
+        .strip_prefix(BASE)
+        .unwrap()
+        .to_string();
+    assert_eq!(keys_under(&e, b"F:").len(), 5);
+    assert_eq!(call(&e, Method::Delete, "/f", json!({}), &[]).status, 204);
+    let download = call(
+        &e,
+        Method::Get,
+        &format!("{copied}/@@download/file"),
+        json!({}),
+        &[],
+    );
+    assert_eq!(download.status, 200);
+    assert_eq!(download.body, big);
+    for path in [copied.as_str(), "/i"] {
+        assert_eq!(call(&e, Method::Delete, path, json!({}), &[]).status, 204);
     }
     assert_eq!(keys_under(&e, b"f:"), Vec::<String>::new());
     assert_eq!(keys_under(&e, b"F:"), Vec::<String>::new());
@@ -205,7 +229,14 @@ fn abandoned_and_cancelled_uploads_leave_no_chunks() {
     assert_eq!(keys_under(&e, b"T:").len(), 1);
     // A day passes; the next upload to start removes the abandoned one.
     assert_eq!(
-        call(&e, Method::Post, "/@test-clock", json!({"advance": 90_000}), &[]).status,
+        call(
+            &e,
+            Method::Post,
+            "/@test-clock",
+            json!({"advance": 90_000}),
+            &[]
+        )
+        .status,
         200
     );
     let cancelled = start("10");

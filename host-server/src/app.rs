@@ -207,8 +207,8 @@ where
     };
     let limit = state.engine.core().options.max_body_bytes;
     if parts.method == HttpMethod::PATCH && is_tus_patch(parts.uri.path()) {
-        if let Some(offset) = first_value(&parts.headers, "upload-offset")
-            .and_then(|v| v.parse::<u64>().ok())
+        if let Some(offset) =
+            first_value(&parts.headers, "upload-offset").and_then(|v| v.parse::<u64>().ok())
         {
             return tus_patch(&state, &parts, body, base_url, offset, limit).await;
         }
@@ -293,9 +293,7 @@ where
     let headers: Vec<(String, String)> = parts
         .headers
         .iter()
-        .filter(|(name, _)| {
-            *name != header::CONTENT_LENGTH && name.as_str() != "upload-offset"
-        })
+        .filter(|(name, _)| *name != header::CONTENT_LENGTH && name.as_str() != "upload-offset")
         .map(|(name, value)| {
             (
                 name.as_str().to_string(),
@@ -321,7 +319,9 @@ where
     loop {
         match body.frame().await {
             Some(Ok(frame)) => {
-                let Ok(data) = frame.into_data() else { continue };
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
                 let mut data: &[u8] = &data;
                 while !data.is_empty() {
                     let take = (piece_size - buf.len()).min(data.len());
@@ -469,7 +469,10 @@ where
             )),
             Ok(Err(e)) => {
                 tracing::warn!(error = %e, "reading a download from the store failed");
-                Some((Err(std::io::Error::other(e.to_string())), (engine, stream, u64::MAX)))
+                Some((
+                    Err(std::io::Error::other(e.to_string())),
+                    (engine, stream, u64::MAX),
+                ))
             }
             Err(e) => Some((
                 Err(std::io::Error::other(e.to_string())),

@@ -89,7 +89,12 @@ fn offset(server: &Server, upload: &str) -> u64 {
         .header("Tus-Resumable", "1.0.0")
         .call()
         .unwrap();
-    assert_eq!(resp.status().as_u16(), 200, "HEAD {upload} on {}", server.addr);
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "HEAD {upload} on {}",
+        server.addr
+    );
     resp.headers()["upload-offset"]
         .to_str()
         .unwrap()

@@ -336,7 +336,11 @@ fn serve(
             bytes,
             content_type,
             etag,
-        } => (format!("\"{etag}\""), bytes.len() as u64, content_type.clone()),
+        } => (
+            format!("\"{etag}\""),
+            bytes.len() as u64,
+            content_type.clone(),
+        ),
     };
     if call
         .req

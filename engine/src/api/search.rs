@@ -1047,10 +1047,9 @@ impl Serialize for ItemJson<'_> {
                 "image_scales" => {
                     m.serialize_entry(k, &super::files::image_scales(&self.ty, &e.fields))?
                 }
-                "hasPreviewImage" => m.serialize_entry(
-                    k,
-                    &super::files::image_field(&self.ty, &e.fields).is_some(),
-                )?,
+                "hasPreviewImage" => {
+                    m.serialize_entry(k, &super::files::image_field(&self.ty, &e.fields).is_some())?
+                }
                 _ => {}
             }
         }

@@ -119,7 +119,12 @@ fn caller(ctx: &Ctx<'_>) -> String {
     ctx.principal.login().unwrap_or("").to_string()
 }
 
-fn start(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: &ContentRecord, replace: bool) -> Result<Response> {
+fn start(
+    ctx: &mut Ctx<'_>,
+    call: &Call<'_>,
+    obj: &ContentRecord,
+    replace: bool,
+) -> Result<Response> {
     if replace {
         file_field(ctx.type_of(obj)?.as_ref())?;
         crate::locking::check_can_change(ctx, call.lock_token(), obj)?;
@@ -199,7 +204,8 @@ pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Resu
     }
     let offset = header_u64(call, "Upload-Offset")?;
     let upload = uploads::append(ctx, upload, offset, &call.req.body)?;
-    let mut resp = tus(Response::empty(204)).with_header("Upload-Offset", &upload.offset.to_string());
+    let mut resp =
+        tus(Response::empty(204)).with_header("Upload-Offset", &upload.offset.to_string());
     if upload.complete() {
         let path = if upload.replace {
             crate::locking::check_can_change(ctx, call.lock_token(), &obj)?;
@@ -325,7 +331,8 @@ fn replace_file(ctx: &mut Ctx<'_>, obj: &mut ContentRecord, upload: &Upload) -> 
     if let Some(p) = previous {
         files::release(ctx, &obj.uid, &p)?;
     }
-    obj.fields.insert(field.clone(), serde_json::to_value(stored)?);
+    obj.fields
+        .insert(field.clone(), serde_json::to_value(stored)?);
     obj.modified = ctx.now();
     tree::save(
         ctx,

@@ -424,7 +424,9 @@ impl FieldDef {
             // check; what reaches it is that form (an object naming its blob) or null.
             FieldKind::File | FieldKind::Image => match value {
                 Value::Null => Ok(Value::Null),
-                Value::Object(o) if o.get("blob").is_some_and(Value::is_string) => Ok(value.clone()),
+                Value::Object(o) if o.get("blob").is_some_and(Value::is_string) => {
+                    Ok(value.clone())
+                }
                 _ => Err(wrong(
                     "an upload {data, encoding, filename, content-type} or null",
                 )),
