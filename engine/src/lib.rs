@@ -33,6 +33,7 @@ pub mod counters;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod exports;
 pub mod files;
 pub mod generation;
 pub mod http;

@@ -67,6 +67,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "catalog",
             "files",
             "uploads",
+            "exports",
         ],
     ),
     (

@@ -19,6 +19,7 @@ pub mod copymove;
 pub mod dexterity_types;
 pub mod etag;
 pub mod expansion;
+pub mod export;
 pub mod extract;
 pub mod files;
 pub mod groups;
@@ -74,6 +75,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("copymove", copymove::register),
     ("files", files::register),
     ("tus", tus::register),
+    ("export", export::register),
     ("comments", comments::register),
     ("translations", translations::register),
     ("navigation", navigation::register),
@@ -107,7 +109,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
 
 /// Endpoints also reachable without the `@` as the path's last segment (`<path>/ics_view`), as
 /// Nick serves them; such a segment never names a content object.
-pub const VIEWS: &[&str] = &["ics_view"];
+pub const VIEWS: &[&str] = &["ics_view", "rss_view"];
 
 /// A parsed request path.
 #[derive(Debug, Clone, PartialEq, Eq)]
