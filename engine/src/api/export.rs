@@ -1,6 +1,7 @@
 //! Exports: `@export` (the object as a JSON document, for migrations and other services) and
 //! `rss_view` (also `@rss_view`: an RSS 2.0 feed of what the caller may view at and below the
-//! object, [`crate::exports`]). Both are served as attachments unless `?disposition=inline`.
+//! object) and `markdown_view` (also `@markdown_view`: the object's blocks as Markdown; both
+//! made by [`crate::exports`]). Both are served as attachments unless `?disposition=inline`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -27,6 +28,16 @@ pub fn register(r: &mut Registry) {
             )
             .query::<DispositionQuery>()
             .answers::<ExportDocument>(),
+    );
+    r.route(
+        RouteDef::get("@markdown_view", markdown)
+            .requires(Permission::View)
+            .summary(
+                "The object's blocks as Markdown (`text/markdown`): title, description, text \
+                 with headings, lists, links and emphasis, images; `<path>/markdown_view` is the \
+                 same",
+            )
+            .query::<DispositionQuery>(),
     );
     r.route(
         RouteDef::get("@rss_view", rss)
@@ -141,5 +152,18 @@ fn rss(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
         .with_header(
             "Content-Disposition",
             &format!("{disposition}; filename=\"{}.xml\"", file_name(&obj)),
+        ))
+}
+
+/// GET `<path>/markdown_view`.
+fn markdown(_ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    let disposition = disposition(call)?;
+    let mut resp = Response::empty(200);
+    resp.body = crate::exports::markdown(&obj).into_bytes();
+    Ok(resp
+        .with_header("Content-Type", "text/markdown; charset=utf-8")
+        .with_header(
+            "Content-Disposition",
+            &format!("{disposition}; filename=\"{}.md\"", file_name(&obj)),
         ))
 }

@@ -109,7 +109,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
 
 /// Endpoints also reachable without the `@` as the path's last segment (`<path>/ics_view`), as
 /// Nick serves them; such a segment never names a content object.
-pub const VIEWS: &[&str] = &["ics_view", "rss_view"];
+pub const VIEWS: &[&str] = &["ics_view", "rss_view", "markdown_view"];
 
 /// A parsed request path.
 #[derive(Debug, Clone, PartialEq, Eq)]
