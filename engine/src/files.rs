@@ -344,7 +344,7 @@ fn make_scales(
             (s, d)
         })
         .collect();
-    sizes.sort_by(|a, b| (b.1 .0 * b.1 .1).cmp(&(a.1 .0 * a.1 .1)));
+    sizes.sort_by_key(|(_, (w, h))| std::cmp::Reverse(u64::from(*w) * u64::from(*h)));
     let mut out = BTreeMap::new();
     let mut source: Option<DynamicImage> = None;
     let mut made: BTreeMap<(u32, u32), StoredScale> = BTreeMap::new();
