@@ -1,6 +1,6 @@
 //! Benchmark figures for files (issue 17), printed as table rows for `bench/RESULTS.md`:
 //!
-//! - upload of a 50 MB file through tus (one `PATCH`, over loopback) and its download
+//! - upload of a 50 MB file (`FILE_MB` to change) through tus (one `PATCH`, over loopback) and its download
 //!   (`@@download`, streamed from the store): MB/s, and the server's peak RSS (`VmHWM`) after each;
 //! - one scale (`preview`, 400 px wide) of a 4000x3000 JPEG: decode, resize and encode, in
 //!   process (the work the server does per scale);
@@ -23,7 +23,14 @@ use base64::Engine as _;
 /// `admin:secret`
 const ADMIN: &str = "Basic YWRtaW46c2VjcmV0";
 const MB: f64 = 1_000_000.0;
-const SIZE: u64 = 50_000_000;
+/// The upload's size in MB (`FILE_MB`, default 50).
+fn size() -> u64 {
+    std::env::var("FILE_MB")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(50)
+        * 1_000_000
+}
 
 /// Peak and current RSS of process `pid`, in MB.
 fn rss(pid: u32) -> (f64, f64) {
@@ -108,13 +115,14 @@ fn main() {
         .build()
         .into();
     let (idle, _) = rss(pid);
+    let size_bytes = size();
 
     // Upload 50 MB through tus in one PATCH.
     let resp = agent
         .post(&format!("{base}/@tus-upload"))
         .header("Authorization", ADMIN)
         .header("Tus-Resumable", "1.0.0")
-        .header("Upload-Length", &SIZE.to_string())
+        .header("Upload-Length", &size_bytes.to_string())
         .header("Upload-Metadata", "filename YmlnLmJpbg==")
         .send_empty()
         .expect("POST");
@@ -130,10 +138,10 @@ fn main() {
         .header("Tus-Resumable", "1.0.0")
         .header("Upload-Offset", "0")
         .header("Content-Type", "application/offset+octet-stream")
-        .header("Content-Length", &SIZE.to_string())
+        .header("Content-Length", &size_bytes.to_string())
         .send(ureq::SendBody::from_owned_reader(Pattern {
             at: 0,
-            len: SIZE,
+            len: size_bytes,
         }))
         .expect("PATCH");
     let up = t.elapsed().as_secs_f64();
@@ -162,7 +170,7 @@ fn main() {
         got += n as u64;
     }
     let down = t.elapsed().as_secs_f64();
-    assert_eq!(got, SIZE);
+    assert_eq!(got, size_bytes);
     let (after_down, _) = rss(pid);
 
     // One scale of a 4000x3000 JPEG, in process.
@@ -200,16 +208,16 @@ fn main() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 
-    let mbs = SIZE as f64 / MB;
+    let mbs = size_bytes as f64 / MB;
     println!("| figure | value | server peak RSS MB |");
     println!("|---|---:|---:|");
     println!("| server idle | | {idle:.0} |");
     println!(
-        "| upload 50 MB via tus (one PATCH, loopback) | {:.1} MB/s ({up:.2} s) | {after_up:.0} |",
+        "| upload {mbs:.0} MB via tus (one PATCH, loopback) | {:.1} MB/s ({up:.2} s) | {after_up:.0} |",
         mbs / up
     );
     println!(
-        "| download 50 MB via @@download (streamed) | {:.1} MB/s ({down:.2} s) | {after_down:.0} |",
+        "| download {mbs:.0} MB via @@download (streamed) | {:.1} MB/s ({down:.2} s) | {after_down:.0} |",
         mbs / down
     );
     println!(
