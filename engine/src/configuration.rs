@@ -217,6 +217,10 @@ const fn owned(
 pub const DISCUSSION_ENABLED: &str = "plone.app.discussion.globally_enabled";
 /// The record holding the site's actions ([`crate::actions`]).
 pub const ACTIONS: &str = "plone.actions";
+/// The record listing the image scales (`name width:height`, [`crate::files`]).
+pub const ALLOWED_SIZES: &str = "plone.allowed_sizes";
+/// The record holding the largest file an upload may store, in bytes ([`crate::files`]).
+pub const MAX_FILE_SIZE: &str = "plone.max_file_size";
 /// The record holding the site's time zone.
 pub const TIMEZONE: &str = "plone.portal_timezone";
 /// The record holding the site logo.
@@ -251,6 +255,26 @@ pub const RECORDS: &[RecordDef] = &[
          user, document_actions): each {id, title, icon, permission, available_to}.",
         Kind::Actions,
         Default::Json(crate::model::actions::DEFAULT_ACTIONS),
+    ),
+    stored(
+        ALLOWED_SIZES,
+        "Allowed image sizes",
+        "The image scales the site produces, each `name width:height` (the scale fits inside \
+         the box, keeping the image's proportions; never larger than the image).",
+        Kind::TextList,
+        Default::TextList(&[
+            "huge 1600:65536",
+            "great 1200:65536",
+            "larger 1000:65536",
+            "large 800:65536",
+            "teaser 600:65536",
+            "preview 400:65536",
+            "mini 200:65536",
+            "thumb 128:128",
+            "tile 64:64",
+            "icon 32:32",
+            "listing 16:16",
+        ]),
     ),
     stored(
         "plone.allowed_types",
@@ -369,6 +393,13 @@ pub const RECORDS: &[RecordDef] = &[
         "Whether editing through the front end locks the object.",
         Kind::Bool,
         Default::Bool(true),
+    ),
+    stored(
+        MAX_FILE_SIZE,
+        "Largest file",
+        "The largest file or image an upload may store, in bytes (base64 and tus uploads alike).",
+        Kind::Int { min: 0 },
+        Default::Int(100 * 1024 * 1024),
     ),
     owned(
         "plone.navigation.extra_items",

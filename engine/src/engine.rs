@@ -167,6 +167,22 @@ impl<S: Store> Engine<S> {
         self.core.responses.get((generation, now), &key)
     }
 
+    /// Up to `max` bytes of a streamed response body ([`Response::stream`]) from byte `offset`
+    /// of the blob on, read in a read transaction of their own (a blob never changes once
+    /// served, so the pieces fit together). Empty at the stream's end. Hosts call it until it
+    /// is; a blob removed meanwhile is an error (the host ends the body early).
+    pub fn read_stream(
+        &self,
+        stream: &crate::http::BlobStream,
+        offset: u64,
+        max: usize,
+    ) -> Result<Vec<u8>> {
+        let ctx = Ctx::new(&self.core, Txn::Read(self.store.begin_read()?), "");
+        let from = stream.start.saturating_add(offset);
+        let to = from.saturating_add(max as u64).min(stream.end);
+        crate::blobs::read_range(&ctx, &stream.blob, from, to)
+    }
+
     /// Answer one request. Never panics on client input; every failure is a JSON error response,
     /// and a failed request changes nothing.
     pub fn handle(&self, req: Request) -> Response {
@@ -353,7 +369,10 @@ fn finish(core: &Core, req: &Request, result: Result<Response>) -> Response {
     };
     if req.method == crate::http::Method::Head {
         // HEAD answers what GET would, without the body; the length is still announced.
-        let len = resp.body.len().to_string();
+        let len = match resp.stream.take() {
+            Some(stream) => stream.len().to_string(),
+            None => resp.body.len().to_string(),
+        };
         resp.body.clear();
         resp = resp.with_header("Content-Length", &len);
     }

@@ -101,6 +101,24 @@ pub enum EngineError {
         /// The limit.
         limit: usize,
     },
+    /// An uploaded file is larger than the site's `plone.max_file_size` (413).
+    #[error("The file '{field}' of {size} bytes exceeds the site's maximum of {limit} bytes (registry record plone.max_file_size)")]
+    FileTooLarge {
+        /// The field (or upload) it was for.
+        field: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A `Range` header asks for bytes the file does not have (416).
+    #[error("The range '{range}' is not satisfiable: the file has {size} bytes")]
+    RangeNotSatisfiable {
+        /// The header's value.
+        range: String,
+        /// The file's size.
+        size: u64,
+    },
     /// The body is not in a media type the endpoint accepts (415).
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -152,7 +170,8 @@ impl EngineError {
             EngineError::MethodNotAllowed { .. } => 405,
             EngineError::Conflict(_) => 409,
             EngineError::PreconditionFailed { .. } => 412,
-            EngineError::PayloadTooLarge { .. } => 413,
+            EngineError::PayloadTooLarge { .. } | EngineError::FileTooLarge { .. } => 413,
+            EngineError::RangeNotSatisfiable { .. } => 416,
             EngineError::UnsupportedMediaType(_) => 415,
             EngineError::Locked(_) => 403,
             EngineError::Store(StoreError::QuotaExceeded(_)) => 507,
@@ -172,7 +191,10 @@ impl EngineError {
             EngineError::MethodNotAllowed { .. } => "MethodNotAllowed",
             EngineError::Conflict(_) => "Conflict",
             EngineError::PreconditionFailed { .. } => "PreconditionFailed",
-            EngineError::PayloadTooLarge { .. } => "PayloadTooLarge",
+            EngineError::PayloadTooLarge { .. } | EngineError::FileTooLarge { .. } => {
+                "PayloadTooLarge"
+            }
+            EngineError::RangeNotSatisfiable { .. } => "RangeNotSatisfiable",
             EngineError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             EngineError::Locked(_) => "Forbidden",
             EngineError::Store(StoreError::QuotaExceeded(_)) => "InsufficientStorage",

@@ -281,6 +281,14 @@ pub enum Event {
         /// Whether it was removed.
         removed: bool,
     },
+    /// A tus upload was started, received bytes, finished, was cancelled or expired
+    /// ([`crate::uploads`]).
+    UploadChanged {
+        /// The upload's id.
+        id: String,
+        /// Bytes received so far (its length when finished; 0 when cancelled or expired).
+        offset: u64,
+    },
     /// An object left a translation group.
     TranslationUnlinked {
         /// The object's uid.
@@ -347,7 +355,8 @@ impl Event {
             | Event::TokenRevoked { .. }
             | Event::TranslationLinked { .. }
             | Event::TranslationUnlinked { .. }
-            | Event::TypeChanged { .. } => {}
+            | Event::TypeChanged { .. }
+            | Event::UploadChanged { .. } => {}
         }
         out
     }

@@ -162,6 +162,34 @@ pub struct Response {
     pub headers: Vec<(String, String)>,
     /// The body bytes (JSON for every API answer, or empty).
     pub body: Vec<u8>,
+    /// When set, the body is these bytes of a stored blob instead of [`Response::body`] (which
+    /// is then empty): a download larger than [`crate::EngineOptions::stream_downloads_over`].
+    /// The host reads it piece by piece with [`crate::Engine::read_stream`], so a large file is
+    /// never whole in its memory.
+    pub stream: Option<BlobStream>,
+}
+
+/// Bytes `start..end` of blob `blob`: a response body the host streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobStream {
+    /// The blob's id.
+    pub blob: String,
+    /// The first byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+}
+
+impl BlobStream {
+    /// How many bytes it holds.
+    pub fn len(&self) -> u64 {
+        self.end.saturating_sub(self.start)
+    }
+
+    /// Whether it holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl Response {
@@ -172,6 +200,7 @@ impl Response {
             status,
             headers: vec![("Content-Type".into(), "application/json".into())],
             body,
+            stream: None,
         }
     }
 
@@ -181,6 +210,7 @@ impl Response {
             status,
             headers: Vec::new(),
             body: Vec::new(),
+            stream: None,
         }
     }
 

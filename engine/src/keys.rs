@@ -41,6 +41,11 @@
 //! | `z:` | `z:<recycle id>` | an item of the recycle bin (JSON, [`crate::recyclebin::BinItem`]: who deleted it and when, the records of the binned subtree, its aliases, the objects that linked into it); the binned objects' versions, workflow history, comments and counters stay under their uids until the item is purged |
 //! | `d:` | `d:<uid>:<block id>:<seq u64 BE>` | a stored submission of a form block (JSON, [`crate::forms::Submission`]) |
 //! | `n:` | `n:<uid>:f:<block id>` | next submission number of a form block (decimal text) |
+//! | `f:` | `f:<blob id>:m` | a blob's metadata (JSON, [`crate::blobs::BlobMeta`]: size, chunk size, owner) |
+//! | `f:` | `f:<blob id>:c<chunk u32 BE>` | one chunk of a blob's bytes ([`crate::blobs::CHUNK_SIZE`] bytes, the last one shorter); a blob is written in the request's transaction and never changed once it belongs to an object |
+//! | `f:` | `f:<blob id>:o<owner uid>` | an owner of the blob (empty value): the objects whose fields reference it (a copy shares its original's blobs); the blob is deleted with its last owner |
+//! | `F:` | `F:<owner uid>:<blob id>` | index of the blobs an object owns (empty value): its file and image fields and their cached scales; removed with the object |
+//! | `T:` | `T:<upload id>` | an unfinished tus upload (JSON, [`crate::uploads::Upload`]: its blob, offset, length, target, expiry); its bytes are the blob's chunks |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -89,7 +94,7 @@ pub fn form_counter(uid: &str, block: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -413,6 +418,71 @@ pub fn backlink(target: &str, source: &str) -> Vec<u8> {
 pub fn posting_uid(key: &[u8]) -> Option<&str> {
     let i = key.iter().rposition(|b| *b == TERM_END)?;
     std::str::from_utf8(&key[i + 1..]).ok()
+}
+
+/// Prefix of every key of blob `id` (metadata and chunks): `f:<id>:`.
+pub fn blob_prefix(id: &str) -> Vec<u8> {
+    let mut k = cat(b"f:", id.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `f:<id>:m`: the metadata of blob `id`.
+pub fn blob_meta(id: &str) -> Vec<u8> {
+    let mut k = blob_prefix(id);
+    k.push(b'm');
+    k
+}
+
+/// `f:<id>:c<n>`: chunk `n` of blob `id`.
+pub fn blob_chunk(id: &str, n: u32) -> Vec<u8> {
+    let mut k = blob_prefix(id);
+    k.push(b'c');
+    k.extend_from_slice(&n.to_be_bytes());
+    k
+}
+
+/// Prefix of every chunk of blob `id` (`f:<id>:c`).
+pub fn blob_chunks_prefix(id: &str) -> Vec<u8> {
+    let mut k = blob_prefix(id);
+    k.push(b'c');
+    k
+}
+
+/// Prefix of the owners of blob `id` (`f:<id>:o`).
+pub fn blob_owners_prefix(id: &str) -> Vec<u8> {
+    let mut k = blob_prefix(id);
+    k.push(b'o');
+    k
+}
+
+/// `f:<id>:o<uid>`: object `uid` owns blob `id`.
+pub fn blob_owner(id: &str, uid: &str) -> Vec<u8> {
+    let mut k = blob_owners_prefix(id);
+    k.extend_from_slice(uid.as_bytes());
+    k
+}
+
+/// Prefix of the blob index of object `uid` (`F:<uid>:`).
+pub fn owned_blobs_prefix(uid: &str) -> Vec<u8> {
+    let mut k = cat(b"F:", uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `F:<uid>:<blob id>`: object `uid` owns blob `id`.
+pub fn owned_blob(uid: &str, id: &str) -> Vec<u8> {
+    let mut k = owned_blobs_prefix(uid);
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+/// Prefix of every unfinished tus upload.
+pub const UPLOAD_PREFIX: &[u8] = b"T:";
+
+/// `T:<id>`: an unfinished tus upload.
+pub fn upload(id: &str) -> Vec<u8> {
+    cat(UPLOAD_PREFIX, id.as_bytes())
 }
 
 fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {

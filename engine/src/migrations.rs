@@ -54,6 +54,12 @@ pub const STEPS: &[Step] = &[
                       postings, links)",
         run: build_catalog,
     },
+    Step {
+        from: 5,
+        description: "files and images: the types File, Image and Video are installed (y:t:); \
+                      blobs (f:, F:) and tus uploads (T:) are new keys, absent until used",
+        run: file_types,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -236,4 +242,11 @@ fn build_catalog(ctx: &mut Ctx<'_>) -> Result<()> {
         }
     })?;
     Ok(())
+}
+
+/// Schema 5 → 6: the built-in types added with files (File, Image, Video) are written to the
+/// type registry ([`crate::content_types::install_builtin`] keeps every record already there, so
+/// a site's own changes to other types stay, and running the step twice changes nothing more).
+fn file_types(ctx: &mut Ctx<'_>) -> Result<()> {
+    crate::content_types::install_builtin(ctx)
 }

@@ -20,6 +20,7 @@ use crate::subscriber::Registry;
 /// | `counters` ([`crate::counters::CountersSubscriber`]) | — | the object's counters `n:<uid>:` |
 /// | `forms` ([`crate::forms::FormsSubscriber`]) | — | stored form submissions `d:<uid>:` |
 /// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`, `Restored`: reindex; `LocalRolesChanged`: reindex the subtree; `Binned`: unindex | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
+/// | `blobs` ([`crate::blobs::BlobsSubscriber`]) | `Added`: a copy owns the blobs its fields reference | its blob index `F:<uid>:` and ownership `f:<blob>:o<uid>`; a blob `f:<blob>:` goes with its last owner |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(crate::workflow::WorkflowSubscriber));
@@ -30,5 +31,6 @@ pub fn builtin() -> Registry {
     r.register(Box::new(crate::counters::CountersSubscriber));
     r.register(Box::new(crate::forms::FormsSubscriber));
     r.register(Box::new(crate::catalog::CatalogSubscriber));
+    r.register(Box::new(crate::blobs::BlobsSubscriber));
     r
 }

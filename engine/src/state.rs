@@ -27,6 +27,11 @@ pub struct EngineOptions {
     pub entropy: Arc<dyn Entropy>,
     /// Largest request body accepted (bytes); larger is a 413.
     pub max_body_bytes: usize,
+    /// Downloads (`@@download`, `@@images`, ...) larger than this many bytes are answered with a
+    /// [`crate::http::BlobStream`] for the host to stream ([`crate::Engine::read_stream`]) instead
+    /// of a body; `u64::MAX` (the default) always fills the body. The server sets it, so a large
+    /// file never sits whole in its memory.
+    pub stream_downloads_over: u64,
     /// Lifetime of login tokens (seconds).
     pub token_ttl_secs: i64,
     /// argon2id cost for new password hashes.
@@ -66,6 +71,7 @@ impl EngineOptions {
             clock: Arc::new(SystemClock),
             entropy: Arc::new(SystemEntropy),
             max_body_bytes: 16 * 1024 * 1024,
+            stream_downloads_over: u64::MAX,
             token_ttl_secs: 12 * 3600,
             password_cost: PasswordCost::PRODUCTION,
             test_clock: None,

@@ -49,7 +49,8 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "translations",
             "counters",
             "forms",
-            "catalog"
+            "catalog",
+            "blobs"
         ]
     );
 }
@@ -230,4 +231,122 @@ fn purging_a_page_drops_its_form_submissions() {
         204
     );
     assert_eq!(keys_naming(&e, &uid), Vec::<String>::new());
+}
+
+/// Every key under `prefix`, as text.
+fn keys_under(e: &Engine<MemStore>, prefix: &[u8]) -> Vec<String> {
+    use engine::Store as _;
+    let txn = e.store().begin_read().unwrap();
+    txn.scan(
+        prefix,
+        &engine::store::prefix_end(prefix),
+        Direction::Forward,
+        usize::MAX,
+    )
+    .unwrap()
+    .into_iter()
+    .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
+    .collect()
+}
+
+/// A 40x20 PNG.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAACgAAAAUCAIAAABwJOjsAAAAJElEQVR42mM4ISc3IIhh1OJRi0ctHrV41OJRi0ctHrV45FgMAFLhLK5O4QWwAAAAAElFTkSuQmCC";
+
+#[test]
+fn deleting_files_and_images_leaves_no_blob_behind() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    // A file larger than one chunk, and an image with scales.
+    let big = vec![7u8; engine::blobs::CHUNK_SIZE * 2 + 5];
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD.encode(&big);
+    let file = json!({"@type": "File", "id": "f", "title": "F",
+        "file": {"data": data, "encoding": "base64", "filename": "f.bin"}});
+    assert_eq!(call(&e, Method::Post, "/", file, &[]).status, 201);
+    let image = json!({"@type": "Image", "id": "i", "title": "I",
+        "image": {"data": PNG, "encoding": "base64", "filename": "i.png"}});
+    assert_eq!(call(&e, Method::Post, "/", image, &[]).status, 201);
+    // The file: metadata, three chunks, its owner; the image and its two scales (icon and
+    // listing): metadata, a chunk and an owner each.
+    let blobs = keys_under(&e, b"f:");
+    assert_eq!(blobs.len(), 5 + 3 * 3, "{blobs:?}");
+    assert_eq!(keys_under(&e, b"F:").len(), 4);
+    // Replacing the image releases the old one and its scales.
+    let again = json!({"image": {"data": PNG, "encoding": "base64", "filename": "j.png"}});
+    assert_eq!(call(&e, Method::Patch, "/i", again, &[]).status, 204);
+    assert_eq!(keys_under(&e, b"f:").len(), 5 + 3 * 3);
+    // A copy shares the file's blob: it outlives the original, and goes with the copy.
+    let copy = call(
+        &e,
+        Method::Post,
+        "/@copy",
+        json!({"source": [format!("{BASE}/f")]}),
+        &[],
+    );
+    assert_eq!(copy.status, 200, "{}", String::from_utf8_lossy(&copy.body));
+    let copied = copy.json_body()[0]["target"]
+        .as_str()
+        .unwrap()
+        .strip_prefix(BASE)
+        .unwrap()
+        .to_string();
+    assert_eq!(keys_under(&e, b"F:").len(), 5);
+    assert_eq!(call(&e, Method::Delete, "/f", json!({}), &[]).status, 204);
+    let download = call(
+        &e,
+        Method::Get,
+        &format!("{copied}/@@download/file"),
+        json!({}),
+        &[],
+    );
+    assert_eq!(download.status, 200);
+    assert_eq!(download.body, big);
+    for path in [copied.as_str(), "/i"] {
+        assert_eq!(call(&e, Method::Delete, path, json!({}), &[]).status, 204);
+    }
+    assert_eq!(keys_under(&e, b"f:"), Vec::<String>::new());
+    assert_eq!(keys_under(&e, b"F:"), Vec::<String>::new());
+}
+
+#[test]
+fn abandoned_and_cancelled_uploads_leave_no_chunks() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let start = |len: &str| {
+        let r = e.handle(
+            Request::new(Method::Post, "/@tus-upload", BASE)
+                .header("Authorization", ADMIN)
+                .header("Upload-Length", len),
+        );
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        let loc = r.header_value("Location").unwrap().to_string();
+        loc.strip_prefix(BASE).unwrap().to_string()
+    };
+    let abandoned = start("600000");
+    let mut piece = Request::new(Method::Patch, &abandoned, BASE)
+        .header("Authorization", ADMIN)
+        .header("Upload-Offset", "0")
+        .header("Content-Type", "application/offset+octet-stream");
+    piece.body = vec![1u8; 300_000];
+    assert_eq!(e.handle(piece).status, 204);
+    assert!(keys_under(&e, b"f:").len() >= 3, "two chunks and metadata");
+    assert_eq!(keys_under(&e, b"T:").len(), 1);
+    // A day passes; the next upload to start removes the abandoned one.
+    assert_eq!(
+        call(
+            &e,
+            Method::Post,
+            "/@test-clock",
+            json!({"advance": 90_000}),
+            &[]
+        )
+        .status,
+        200
+    );
+    let cancelled = start("10");
+    assert_eq!(keys_under(&e, b"T:").len(), 1);
+    let r = e.handle(Request::new(Method::Delete, &cancelled, BASE).header("Authorization", ADMIN));
+    assert_eq!(r.status, 204);
+    assert_eq!(keys_under(&e, b"T:"), Vec::<String>::new());
+    assert_eq!(keys_under(&e, b"f:"), Vec::<String>::new());
 }

@@ -41,6 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "auth::groups",
             "counters",
             "statistics",
+            "blobs",
         ],
     ),
     (
@@ -69,6 +70,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "replace",
             "forms",
             "i18n",
+            "files",
+            "uploads",
+            "exports",
         ],
     ),
     (

@@ -206,6 +206,13 @@ where
         }
     };
     let limit = state.engine.core().options.max_body_bytes;
+    if parts.method == HttpMethod::PATCH && is_tus_patch(parts.uri.path()) {
+        if let Some(offset) =
+            first_value(&parts.headers, "upload-offset").and_then(|v| v.parse::<u64>().ok())
+        {
+            return tus_patch(&state, &parts, body, base_url, offset, limit).await;
+        }
+    }
     let body = match read_body(body, &parts.headers, limit).await {
         Ok(body) => body,
         Err(BodyError::TooLarge(size)) => {
@@ -243,17 +250,112 @@ where
     if !state.blocking_reads {
         // Reads never wait for the writer (WAL snapshots) and the reader pool holds at least
         // as many connections as there are workers (see `main`), so this does not block.
-        return to_http(state.engine.handle(request));
+        let resp = state.engine.handle(request);
+        return respond(&state.engine, resp);
     }
     let engine = state.engine.clone();
     match tokio::task::spawn_blocking(move || engine.handle(request)).await {
-        Ok(resp) => to_http(resp),
+        Ok(resp) => respond(&state.engine, resp),
         Err(e) => {
             tracing::error!(error = %e, "the engine task failed");
             to_http(
                 EngineError::Internal("the request could not be completed".into()).into_response(),
             )
         }
+    }
+}
+
+/// Bytes of a tus `PATCH` body handed to the engine per request (below the engine's body limit).
+const TUS_PIECE: usize = 8 * 1024 * 1024;
+
+/// Whether `path` is a tus upload's URL (`<object>/@tus-upload/<id>`).
+fn is_tus_patch(path: &str) -> bool {
+    path.contains("/@tus-upload/")
+}
+
+/// A tus `PATCH` of any length: the body is read as it arrives and handed to the engine in
+/// pieces of [`TUS_PIECE`] bytes, each a `PATCH` at the offset reached (its own committed write),
+/// so the upload's bytes are never all in memory and whatever arrived before a dropped
+/// connection is kept: the client asks `HEAD` for the offset and resumes there. The answer is
+/// the last piece's (or the first refusal).
+async fn tus_patch<S>(
+    state: &AppState<S>,
+    parts: &Parts,
+    mut body: Body,
+    base_url: String,
+    mut offset: u64,
+    limit: usize,
+) -> axum::response::Response
+where
+    S: Store + Send + Sync + 'static,
+{
+    let piece_size = TUS_PIECE.min(limit.max(1));
+    let headers: Vec<(String, String)> = parts
+        .headers
+        .iter()
+        .filter(|(name, _)| *name != header::CONTENT_LENGTH && name.as_str() != "upload-offset")
+        .map(|(name, value)| {
+            (
+                name.as_str().to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect();
+    let submit = |bytes: Vec<u8>, at: u64| {
+        let mut h = headers.clone();
+        h.push(("Upload-Offset".into(), at.to_string()));
+        let request = engine::Request {
+            method: Method::Patch,
+            path: parts.uri.path().to_string(),
+            query: parts.uri.query().unwrap_or("").to_string(),
+            headers: h,
+            body: bytes,
+            base_url: base_url.clone(),
+        };
+        state.writer.submit(request)
+    };
+    let mut buf: Vec<u8> = Vec::with_capacity(piece_size);
+    let mut last = None;
+    loop {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                let mut data: &[u8] = &data;
+                while !data.is_empty() {
+                    let take = (piece_size - buf.len()).min(data.len());
+                    buf.extend_from_slice(&data[..take]);
+                    data = &data[take..];
+                    if buf.len() == piece_size {
+                        let piece = std::mem::replace(&mut buf, Vec::with_capacity(piece_size));
+                        let n = piece.len() as u64;
+                        let resp = submit(piece, offset).await;
+                        if resp.status != 204 {
+                            return to_http(resp);
+                        }
+                        offset += n;
+                        last = Some(resp);
+                    }
+                }
+            }
+            Some(Err(e)) => {
+                // The connection broke: keep what arrived, the client resumes from there.
+                tracing::debug!(error = %e, offset, "a tus PATCH body ended early");
+                if !buf.is_empty() {
+                    let _ = submit(std::mem::take(&mut buf), offset).await;
+                }
+                return to_http(
+                    EngineError::bad_request(format!("Could not read the request body: {e}"))
+                        .into_response(),
+                );
+            }
+            None => break,
+        }
+    }
+    match last {
+        Some(resp) if buf.is_empty() => to_http(resp),
+        _ => to_http(submit(buf, offset).await),
     }
 }
 
@@ -331,6 +433,59 @@ async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Vec<
         }
     }
     Ok(buf)
+}
+
+/// Bytes of a streamed download read from the store per step (a few of the engine's chunks).
+const STREAM_PIECE: usize = 1024 * 1024;
+
+/// Turn the engine's response into an HTTP response; a [`engine::BlobStream`] body is read from
+/// the store a piece at a time while the client takes it (on the blocking pool), so a large
+/// download never sits whole in memory. A piece that cannot be read (the file was deleted
+/// meanwhile) ends the body with an error: the client sees a truncated transfer.
+fn respond<S>(engine: &Arc<Engine<S>>, mut resp: engine::Response) -> axum::response::Response
+where
+    S: Store + Send + Sync + 'static,
+{
+    let Some(stream) = resp.stream.take() else {
+        return to_http(resp);
+    };
+    let len = stream.len();
+    let state = (engine.clone(), stream, 0u64);
+    let pieces = futures_util::stream::unfold(state, |(engine, stream, offset)| async move {
+        if offset >= stream.len() {
+            return None;
+        }
+        let (e, s) = (engine.clone(), stream.clone());
+        let piece =
+            tokio::task::spawn_blocking(move || e.read_stream(&s, offset, STREAM_PIECE)).await;
+        match piece {
+            Ok(Ok(bytes)) if !bytes.is_empty() => {
+                let next = offset + bytes.len() as u64;
+                Some((Ok(axum::body::Bytes::from(bytes)), (engine, stream, next)))
+            }
+            Ok(Ok(_)) => Some((
+                Err(std::io::Error::other("the file ended early")),
+                (engine, stream, u64::MAX),
+            )),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "reading a download from the store failed");
+                Some((
+                    Err(std::io::Error::other(e.to_string())),
+                    (engine, stream, u64::MAX),
+                ))
+            }
+            Err(e) => Some((
+                Err(std::io::Error::other(e.to_string())),
+                (engine, stream, u64::MAX),
+            )),
+        }
+    });
+    let mut out = to_http(resp);
+    *out.body_mut() = Body::from_stream(pieces);
+    if let Ok(v) = HeaderValue::from_str(&len.to_string()) {
+        out.headers_mut().insert(header::CONTENT_LENGTH, v);
+    }
+    out
 }
 
 /// Turn the engine's response into an HTTP response.

@@ -207,6 +207,8 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             ..EngineOptions::production()
         }
     };
+    // Downloads over 1 MiB are streamed from the store (see `app::respond`).
+    options.stream_downloads_over = 1024 * 1024;
     // Failures inside the service answer a bare 500; their detail goes to the log only.
     options.error_log = Some(Arc::new(|detail: &str| {
         error!(detail, "a request failed inside the service");

@@ -61,6 +61,7 @@ impl Target for Browser {
             status: resp.status(),
             headers: out_headers,
             body: Uint8Array::new(&body).to_vec(),
+            stream: None,
         }
     }
 

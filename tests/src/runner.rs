@@ -109,11 +109,17 @@ pub fn build_request(spec: &RequestSpec, base: &str, vars: &Vars) -> Result<Requ
         spec.json.is_some(),
         spec.raw.is_some(),
         spec.bytes.is_some(),
+        spec.base64.is_some(),
     ];
     if bodies.iter().filter(|b| **b).count() > 1 {
-        return Err("a request has at most one of json, raw, bytes".into());
+        return Err("a request has at most one of json, raw, bytes, base64".into());
     }
     let path = interpolate(&spec.path, base, vars)?;
+    // A URL under the base (a saved `Location`) names the path below it.
+    let path = match path.strip_prefix(base) {
+        Some(rest) if rest.starts_with('/') => rest.to_string(),
+        _ => path,
+    };
     if !path.starts_with('/') {
         return Err(format!("request path {path:?} must start with '/'"));
     }
@@ -137,6 +143,8 @@ pub fn build_request(spec: &RequestSpec, base: &str, vars: &Vars) -> Result<Requ
         req.body = interpolate(r, base, vars)?.into_bytes();
     } else if let Some(n) = spec.bytes {
         req.body = vec![b'x'; n];
+    } else if let Some(b) = &spec.base64 {
+        req.body = decode_base64(b)?;
     }
     if (spec.json.is_some() || spec.raw.is_some()) && !given("content-type") {
         req = req.header("Content-Type", "application/json");
@@ -151,8 +159,15 @@ pub fn check_response(
     base: &str,
     vars: &mut Vars,
 ) -> Result<(), String> {
-    if expect.json.is_some() && expect.raw.is_some() {
-        return Err("an expectation has at most one of json, raw".into());
+    let bodies = [
+        expect.json.is_some(),
+        expect.raw.is_some(),
+        expect.base64.is_some(),
+        expect.size.is_some(),
+        expect.image.is_some(),
+    ];
+    if bodies.iter().filter(|b| **b).count() > 1 {
+        return Err("an expectation has at most one of json, raw, base64, size, image".into());
     }
     if resp.status != expect.status {
         return Err(format!(
@@ -187,6 +202,32 @@ pub fn check_response(
         Matcher::new(base, &mut scratch, expect.mode)
             .check(pattern, &actual)
             .map_err(|m| format!("body {m}"))?;
+    } else if let Some(b) = &expect.base64 {
+        let want = decode_base64(b)?;
+        if resp.body != want {
+            return Err(format!(
+                "body: expected {} bytes (base64 {b:?}), actual {} bytes",
+                want.len(),
+                resp.body.len()
+            ));
+        }
+    } else if let Some([w, h]) = expect.image {
+        let (img, _) = engine::files::decode("body", &resp.body)
+            .map_err(|e| format!("body: expected a {w}x{h} image, actual {e}"))?;
+        if (img.width(), img.height()) != (w, h) {
+            return Err(format!(
+                "body: expected a {w}x{h} image, actual {}x{}",
+                img.width(),
+                img.height()
+            ));
+        }
+    } else if let Some(n) = expect.size {
+        if resp.body.len() != n {
+            return Err(format!(
+                "body: expected {n} bytes, actual {}",
+                resp.body.len()
+            ));
+        }
     } else {
         let want = match &expect.raw {
             Some(r) => interpolate(r, base, &scratch)?,
@@ -206,6 +247,12 @@ pub fn check_response(
     }
     *vars = scratch;
     Ok(())
+}
+
+/// Bytes given as base64 in a scenario.
+fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
+    B64.decode(text.trim())
+        .map_err(|e| format!("invalid base64 in the scenario: {e}"))
 }
 
 fn label(step: &Step) -> String {

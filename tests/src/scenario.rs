@@ -64,6 +64,9 @@ pub struct RequestSpec {
     /// A generated body of this many bytes (`x` repeated), for size limits.
     #[serde(default)]
     pub bytes: Option<usize>,
+    /// A binary body, given as base64 (file uploads: tus `PATCH`).
+    #[serde(default)]
+    pub base64: Option<String>,
 }
 
 /// How the body of a response is compared.
@@ -94,6 +97,16 @@ pub struct Expect {
     /// The body must be exactly this text.
     #[serde(default)]
     pub raw: Option<String>,
+    /// The body must be exactly these bytes, given as base64 (downloads).
+    #[serde(default)]
+    pub base64: Option<String>,
+    /// The body must be this many bytes, whatever they are.
+    #[serde(default)]
+    pub size: Option<usize>,
+    /// The body must be an image (JPEG, PNG, GIF, WebP) of `[width, height]` pixels: image
+    /// scales, whose bytes depend on the encoder.
+    #[serde(default)]
+    pub image: Option<[u32; 2]>,
     /// How `json` is compared (default `exact`).
     #[serde(default, rename = "match")]
     pub mode: MatchMode,

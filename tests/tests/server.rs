@@ -223,6 +223,7 @@ impl Target for Server {
             status,
             headers,
             body,
+            stream: None,
         }
     }
 

@@ -209,6 +209,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
             status: 200,
             headers: vec![("Content-Type".into(), "text/csv; charset=utf-8".into())],
             body: export_csv(&matching)?,
+            stream: None,
         });
     }
     let total = matching.len();

@@ -271,7 +271,7 @@ struct Written {
 
 /// Validate `body` against the type's schema and write the values into `rec`.
 fn apply_fields(
-    ctx: &Ctx<'_>,
+    ctx: &mut Ctx<'_>,
     ty: &ContentType,
     rec: &mut ContentRecord,
     body: Map<String, Value>,
@@ -304,6 +304,11 @@ fn apply_fields(
         })?;
         let value = if key == "relatedItems" {
             normalize_related(ctx, &value)?
+        } else {
+            value
+        };
+        let value = if matches!(def.kind, FieldKind::File | FieldKind::Image) {
+            crate::files::accept(ctx, &rec.uid, def, value, rec.fields.get(&key))?
         } else {
             value
         };

@@ -19,7 +19,9 @@ pub mod copymove;
 pub mod dexterity_types;
 pub mod etag;
 pub mod expansion;
+pub mod export;
 pub mod extract;
+pub mod files;
 pub mod forms;
 pub mod groups;
 pub mod health;
@@ -45,6 +47,7 @@ pub mod spec_components;
 pub mod system;
 pub mod testhooks;
 pub mod translations;
+pub mod tus;
 pub mod types;
 pub mod upgrade;
 pub mod users;
@@ -74,6 +77,9 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("locking", locking::register),
     ("aliases", aliases::register),
     ("copymove", copymove::register),
+    ("files", files::register),
+    ("tus", tus::register),
+    ("export", export::register),
     ("comments", comments::register),
     ("translations", translations::register),
     ("navigation", navigation::register),
@@ -111,7 +117,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
 
 /// Endpoints also reachable without the `@` as the path's last segment (`<path>/ics_view`), as
 /// Nick serves them; such a segment never names a content object.
-pub const VIEWS: &[&str] = &["ics_view"];
+pub const VIEWS: &[&str] = &["ics_view", "rss_view", "markdown_view"];
 
 /// A parsed request path.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -169,6 +169,11 @@ impl RouteDef {
     pub fn delete(pattern: &'static str, handler: Handler) -> Self {
         Self::new(Method::Delete, pattern, handler)
     }
+    /// An OPTIONS route, answering instead of the derived `204` with `Allow` (tus announces its
+    /// protocol there).
+    pub fn options(pattern: &'static str, handler: Handler) -> Self {
+        Self::new(Method::Options, pattern, handler)
+    }
 
     /// Requires `perm` on the context object.
     pub fn requires(mut self, perm: Permission) -> Self {
@@ -365,7 +370,9 @@ fn allow<'a>(matching: impl Iterator<Item = &'a RouteDef>) -> Vec<&'static str> 
     if out.contains(&"GET") {
         out.push("HEAD");
     }
-    out.push("OPTIONS");
+    if !out.contains(&"OPTIONS") {
+        out.push("OPTIONS");
+    }
     out
 }
 
@@ -381,7 +388,10 @@ pub fn lookup(route: &Route, method: &Method, core: &Core, base_url: &str) -> Re
         return Err(not_found());
     }
     if *method == Method::Options {
-        return Ok(Endpoint::Options);
+        let declared = table
+            .candidates(route, core)
+            .find(|r| r.method == Method::Options);
+        return Ok(declared.map_or(Endpoint::Options, Endpoint::Route));
     }
     let wanted = if *method == Method::Head {
         &Method::Get

@@ -1032,11 +1032,24 @@ impl Serialize for ItemJson<'_> {
                     Ok(v) => m.serialize_entry(k, v)?,
                     Err(n) => m.serialize_entry(k, n)?,
                 },
-                "getObjSize" => m.serialize_entry(k, &e.size)?,
-                "mime_type" => m.serialize_entry(k, "text/plain")?,
-                "image_field" => m.serialize_entry(k, "")?,
-                "image_scales" => m.serialize_entry(k, &Map::new())?,
-                "hasPreviewImage" => m.serialize_entry(k, &false)?,
+                "getObjSize" => match super::files::primary_file(&self.ty, &e.fields) {
+                    Some(f) => m.serialize_entry(k, &f.size)?,
+                    None => m.serialize_entry(k, &e.size)?,
+                },
+                "mime_type" => match super::files::primary_file(&self.ty, &e.fields) {
+                    Some(f) => m.serialize_entry(k, &f.content_type)?,
+                    None => m.serialize_entry(k, "text/plain")?,
+                },
+                "image_field" => m.serialize_entry(
+                    k,
+                    &super::files::image_field(&self.ty, &e.fields).unwrap_or_default(),
+                )?,
+                "image_scales" => {
+                    m.serialize_entry(k, &super::files::image_scales(&self.ty, &e.fields))?
+                }
+                "hasPreviewImage" => {
+                    m.serialize_entry(k, &super::files::image_field(&self.ty, &e.fields).is_some())?
+                }
                 _ => {}
             }
         }

@@ -68,6 +68,9 @@ fn full_with(
                 crate::links::to_public(ctx, &mut blocks)?;
                 blocks
             }
+            (FieldKind::File | FieldKind::Image, value) => {
+                super::files::field_json(&url, &f.name, f.kind, &value)
+            }
             (_, value) => value,
         };
         out.insert(f.name.clone(), value);
@@ -306,11 +309,17 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         "EffectiveDate" => date_or_none(field("effective")),
         "expires" => field("expires"),
         "ExpirationDate" => date_or_none(field("expires")),
-        "getObjSize" => json!(json_len(&obj.fields)),
-        "mime_type" => json!("text/plain"),
-        "image_field" => json!(""),
-        "image_scales" => json!({}),
-        "hasPreviewImage" => json!(false),
+        "getObjSize" => match super::files::primary_file(&ty, &obj.fields) {
+            Some(f) => json!(f.size),
+            None => json!(json_len(&obj.fields)),
+        },
+        "mime_type" => match super::files::primary_file(&ty, &obj.fields) {
+            Some(f) => json!(f.content_type),
+            None => json!("text/plain"),
+        },
+        "image_field" => json!(super::files::image_field(&ty, &obj.fields).unwrap_or_default()),
+        "image_scales" => super::files::image_scales(&ty, &obj.fields),
+        "hasPreviewImage" => json!(super::files::image_field(&ty, &obj.fields).is_some()),
         _ => return Ok(None),
     };
     Ok(Some(v))

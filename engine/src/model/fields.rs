@@ -48,6 +48,12 @@ pub enum FieldKind {
     /// A querystring query: a list of rows `{i: index, o: operation, v: value}` (Collections,
     /// listing blocks).
     Querystring,
+    /// A file: uploaded as `{data, encoding, filename, content-type}`, stored as a blob
+    /// ([`crate::files`]), read back as `{filename, content-type, size, download}`.
+    File,
+    /// An image: a [`FieldKind::File`] that must decode as an image, read back with its `width`,
+    /// `height` and `scales`.
+    Image,
 }
 
 /// The factories a client names when it adds a field (`POST @types/<Type>`), with the kind each
@@ -66,6 +72,8 @@ pub const FACTORIES: &[(&str, FieldKind)] = &[
     ("Email", FieldKind::Email),
     ("URL", FieldKind::Url),
     ("JSONField", FieldKind::Json),
+    ("File Upload", FieldKind::File),
+    ("Image", FieldKind::Image),
 ];
 
 impl FieldKind {
@@ -98,6 +106,7 @@ impl FieldKind {
             FieldKind::Int => "integer",
             FieldKind::Float => "number",
             FieldKind::Blocks | FieldKind::BlocksLayout | FieldKind::Json => "dict",
+            FieldKind::File | FieldKind::Image => "object",
             _ => "string",
         }
     }
@@ -110,6 +119,8 @@ impl FieldKind {
             FieldKind::Email => Some("email"),
             FieldKind::Url => Some("url"),
             FieldKind::Richtext => Some("richtext"),
+            FieldKind::File => Some("file"),
+            FieldKind::Image => Some("image"),
             FieldKind::Blocks | FieldKind::BlocksLayout | FieldKind::Json => Some("json"),
             _ => None,
         }
@@ -223,7 +234,10 @@ impl FieldDef {
             }
             Some(v) => {
                 // Stored forms of rich text and language differ from what clients send.
-                if matches!(self.kind, FieldKind::Richtext | FieldKind::Language) {
+                if matches!(
+                    self.kind,
+                    FieldKind::Richtext | FieldKind::Language | FieldKind::File | FieldKind::Image
+                ) {
                     return Ok(());
                 }
                 self.validate(v).map(|_| ()).map_err(|e| {
@@ -254,7 +268,9 @@ impl FieldDef {
             | FieldKind::Language
             | FieldKind::Int
             | FieldKind::Float
-            | FieldKind::Json => Value::Null,
+            | FieldKind::Json
+            | FieldKind::File
+            | FieldKind::Image => Value::Null,
             FieldKind::Querystring => json!([]),
         }
     }
@@ -408,6 +424,17 @@ impl FieldDef {
                     Ok(json!({"data": data, "content-type": ct, "encoding": "utf-8"}))
                 }
                 _ => Err(wrong("rich text {data, content-type} or null")),
+            },
+            // Uploads are turned into their stored form by `crate::files::accept` before this
+            // check; what reaches it is that form (an object naming its blob) or null.
+            FieldKind::File | FieldKind::Image => match value {
+                Value::Null => Ok(Value::Null),
+                Value::Object(o) if o.get("blob").is_some_and(Value::is_string) => {
+                    Ok(value.clone())
+                }
+                _ => Err(wrong(
+                    "an upload {data, encoding, filename, content-type} or null",
+                )),
             },
             FieldKind::Querystring => {
                 let rows = value

@@ -137,6 +137,11 @@ pub const LISTING_FIELDS: &[&str] = &[
     "expires",
     "creators",
     "language",
+    // The stored form of the file and image fields of File, Image and Video (a blob reference,
+    // scales included): catalog items show `image_scales`, `mime_type` and `getObjSize` from it.
+    "file",
+    "image",
+    "video",
 ];
 
 impl ContentRecord {
