@@ -304,6 +304,12 @@ fn deleting_files_and_images_leaves_no_blob_behind() {
     for path in [copied.as_str(), "/i"] {
         assert_eq!(call(&e, Method::Delete, path, json!({}), &[]).status, 204);
     }
+    // Deleted objects wait in the recycle bin with their blobs; purging it removes them.
+    assert!(!keys_under(&e, b"f:").is_empty());
+    assert_eq!(
+        call(&e, Method::Delete, "/@recyclebin", json!({}), &[]).status,
+        204
+    );
     assert_eq!(keys_under(&e, b"f:"), Vec::<String>::new());
     assert_eq!(keys_under(&e, b"F:"), Vec::<String>::new());
 }
