@@ -7,6 +7,7 @@
 //   node tests/volto/editor-day.mjs <volto URL> <backend URL>
 // with ADMIN_PASSWORD set to the backend's admin password. scripts/volto-e2e.sh starts both.
 import { mkdirSync } from "node:fs";
+import { deflateSync } from "node:zlib";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
@@ -21,6 +22,44 @@ const artifacts = process.env.VOLTO_ARTIFACTS || join(here, "..", "..", "artifac
 mkdirSync(artifacts, { recursive: true });
 const admin = { login: "admin", password: process.env.ADMIN_PASSWORD };
 const SITE_TITLE = "Harbour Town Council";
+
+// A small RGB PNG (a gradient) made here, so the test needs no binary file in the repository.
+function makePng(width, height) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([len, body, sum]);
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const rows = [];
+  for (let y = 0; y < height; y++) {
+    const row = Buffer.alloc(1 + width * 3);
+    for (let x = 0; x < width; x++) row.set([(20 + x * 2) % 256, (80 + y * 2) % 256, 160], 1 + x * 3);
+    rows.push(row);
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", header),
+    chunk("IDAT", deflateSync(Buffer.concat(rows))),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
 
 // ---- fixtures, through the REST API -------------------------------------------------------------
 
@@ -279,11 +318,16 @@ step("add a Page with a title, description, text and a link to another page", as
   const text = page.locator(".block-editor-slate [contenteditable=true]").first();
   await text.click();
   await text.type("Read the harbour news");
-  // Select the sentence and make it a link to another page through the slate toolbar.
-  await page.keyboard.press("Shift+Home");
-  await page.locator('.slate-inline-toolbar a[title="Add link"]').first().click();
+  await see(text.locator("text=Read the harbour news"), "the typed text in the editor");
+  // Select the sentence (a triple click selects the paragraph) and make it a link to another page
+  // through slate's hovering toolbar.
+  await text.click({ clickCount: 3 });
+  const addLink = page.locator('.slate-inline-toolbar a[title="Add link"]').first();
+  await see(addLink, "slate's toolbar with 'Add link' over the selected text");
+  await addLink.click();
   const url = page.locator(".slate-toolbar .link-form-container input").first();
-  await url.fill(`${volto}/news/harbour-opens`);
+  await see(url, "the link form");
+  await url.type(`${volto}/news/harbour-opens`);
   await url.press("Enter");
   await see(page.locator(".block-editor-slate a.slate-editor-link"), "the link in the editor");
   await page.click("#toolbar-save");
@@ -428,6 +472,30 @@ step("a listing block shows the folder's pages", async (page) => {
   await page.click("#toolbar-save");
   await page.waitForURL(/\/team$/, { timeout: 15000 });
   await see(page.locator("#page-document .listing-body", { hasText: "Duty roster" }), "the folder's page in the listing block");
+});
+
+step("an image block with an uploaded image", async (page) => {
+  await open(page, "/team/edit");
+  const text = page.locator(".block-editor-slate [contenteditable=true]").last();
+  await text.click();
+  await page.locator(".block-add-button").first().click();
+  await page.locator(".blocks-chooser .ui.basic.icon.button.image", { hasText: "Image" }).first().click();
+  const created = page.waitForResponse((r) => r.request().method() === "POST" && r.url().endsWith("/++api++/team"));
+  await page.locator('.block.image input[type="file"]').first().setInputFiles({
+    name: "harbour.png", mimeType: "image/png", buffer: makePng(96, 64),
+  });
+  const res = await created;
+  if (res.status() !== 201) throw new Error(`the upload answered ${res.status()}: ${(await res.text()).slice(0, 200)}`);
+  await settle(page);
+  await page.click("#toolbar-save");
+  await page.waitForURL(/\/team$/, { timeout: 15000 });
+  await settle(page);
+  const img = page.locator('#page-document .block.image img').first();
+  await see(img, "the uploaded image in the page");
+  const src = await img.getAttribute("src");
+  if (!src || !src.includes("/team/harbour.png/@@images/image")) throw new Error(`the image block shows '${src}'`);
+  const width = await img.evaluate((el) => el.complete ? el.naturalWidth : 0);
+  if (!width) throw new Error(`the image did not load (src ${await img.getAttribute("src")})`);
 });
 
 step("comments: add one and reply", async (page) => {

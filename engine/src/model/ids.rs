@@ -41,8 +41,34 @@ pub fn validate_id(id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Derive an id from a title: lowercase ASCII letters and digits separated by single dashes.
+/// Derive an id from a title: lowercase ASCII letters and digits separated by single dashes. A
+/// file name's extension stays (`Harbour map.PNG` becomes `harbour-map.png`), as Plone keeps it.
 pub fn normalize(title: &str) -> String {
+    let title = title.trim();
+    if let Some((base, ext)) = title.rsplit_once('.') {
+        let is_ext = (1..=5).contains(&ext.len()) && ext.chars().all(|c| c.is_ascii_alphanumeric());
+        let base = normalize_words(base);
+        if is_ext && !base.is_empty() {
+            let id = format!("{base}.{}", ext.to_ascii_lowercase());
+            if validate_id(&id).is_ok() {
+                return id;
+            }
+        }
+    }
+    let out = normalize_words(title);
+    if out.is_empty() || validate_id(&out).is_err() {
+        if out.is_empty() {
+            "item".to_string()
+        } else {
+            format!("{out}-1")
+        }
+    } else {
+        out
+    }
+}
+
+/// Lowercase ASCII letters and digits of `title`, runs of anything else as single dashes.
+fn normalize_words(title: &str) -> String {
     let mut out = String::new();
     let mut dash = false;
     for c in title.chars().flat_map(fold_char) {
@@ -59,16 +85,7 @@ pub fn normalize(title: &str) -> String {
             break;
         }
     }
-    let out = out.trim_end_matches('-').to_string();
-    if out.is_empty() || validate_id(&out).is_err() {
-        if out.is_empty() {
-            "item".to_string()
-        } else {
-            format!("{out}-1")
-        }
-    } else {
-        out
-    }
+    out.trim_end_matches('-').to_string()
 }
 
 /// Fold common accented Latin letters to ASCII so `Über Straße` becomes `uber-strasse`.
@@ -102,6 +119,10 @@ mod tests {
         assert_eq!(normalize("My Document"), "my-document");
         assert_eq!(normalize("  Über die Straße!  "), "ueber-die-strasse");
         assert_eq!(normalize("???"), "item");
+        assert_eq!(normalize("Harbour map.PNG"), "harbour-map.png");
+        assert_eq!(normalize("Version 2.0"), "version-2.0");
+        assert_eq!(normalize(".png"), "png");
+        assert_eq!(normalize("Ends with a dot."), "ends-with-a-dot");
         assert_eq!(normalize("Root"), "root-1");
     }
 
