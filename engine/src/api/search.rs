@@ -1090,10 +1090,7 @@ struct JsonOut {
 
 impl JsonOut {
     fn string(&mut self, s: &str) -> serde_json::Result<()> {
-        let plain = s
-            .bytes()
-            .fold(true, |ok, b| ok & (b >= 0x20 && b != b'"' && b != b'\\'));
-        if plain {
+        if !needs_escape(s.as_bytes()) {
             self.buf.push(b'"');
             self.buf.extend_from_slice(s.as_bytes());
             self.buf.push(b'"');
@@ -1124,6 +1121,28 @@ impl JsonOut {
     }
 }
 
+/// Whether a JSON string needs escapes (a control character, `"` or `\\`), eight bytes at a time.
+fn needs_escape(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is below `n` (n <= 128) / zero: the classic word-at-a-time tests.
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH != 0;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let x = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes);
+        if below(x, 0x20)
+            || below(x ^ (ONES * u64::from(b'"')), 1)
+            || below(x ^ (ONES * u64::from(b'\\')), 1)
+        {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
 impl Emit for JsonOut {
     type Error = serde_json::Error;
     fn str(&mut self, k: &str, v: &str) -> serde_json::Result<()> {
@@ -1140,7 +1159,7 @@ impl Page<'_> {
     /// The page as JSON (as `serde_json::to_vec` writes it, faster).
     fn to_json(&self) -> serde_json::Result<Vec<u8>> {
         let mut out = JsonOut {
-            buf: Vec::with_capacity(256 + 1200 * self.items.len()),
+            buf: Vec::with_capacity(512 + 1600 * self.items.len()),
             first: true,
         };
         out.open();
@@ -1183,6 +1202,23 @@ impl Page<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn needs_escape_finds_every_escaped_byte_anywhere() {
+        let base = "abcdefghijklmnopqrstuvwxyz é";
+        assert!(!needs_escape(base.as_bytes()));
+        for bad in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+            for at in 0..base.len() {
+                if !base.is_char_boundary(at) {
+                    continue;
+                }
+                let mut s = base.to_string();
+                s.insert(at, bad);
+                assert!(needs_escape(s.as_bytes()), "{s:?}");
+            }
+        }
+        assert!(!needs_escape("\u{7f}\u{80}~ !#".as_bytes()));
+    }
 
     /// [`ItemJson`] writes what `serialize::summary` builds from the entry's record.
     #[test]
