@@ -5,7 +5,8 @@
 //! ```
 //!
 //! `--only fc|word|and|prefix|queries` runs only that query (or only the queries) and no creates,
-//! for profiling one of them.
+//! for profiling one of them. `PHASES=<runs>` also times `catalog::search_page` alone for the
+//! folder contents query.
 //!
 //! - the catalog's bytes per object (keys and values under `x:`), next to all the bytes per object;
 //! - the time of the catalog queries the benchmark runs over HTTP: Volto's folder contents query
@@ -302,7 +303,7 @@ fn main() {
     );
 }
 
-#[allow(dead_code)]
+/// The time of `catalog::search_page` alone for the folder contents query (`PHASES=<runs>`).
 fn phase_times(e: &Engine<MemStore>, folder: &str) {
     e.with_write(|ctx| {
         ctx.principal = engine::security::Principal::User(engine::security::User {
@@ -337,19 +338,4 @@ fn phase_times(e: &Engine<MemStore>, folder: &str) {
         Ok(())
     })
     .expect("phase");
-}
-
-#[allow(dead_code)]
-fn dump_entry(e: &Engine<MemStore>) {
-    let txn = e.store().begin_read().expect("read");
-    for (k, v) in txn
-        .scan(b"x:", &[b'x', b';'], Direction::Forward, 40)
-        .expect("scan")
-    {
-        println!(
-            "{} = {}",
-            String::from_utf8_lossy(&k),
-            String::from_utf8_lossy(&v)
-        );
-    }
 }
