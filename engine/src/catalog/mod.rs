@@ -804,9 +804,23 @@ fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result
     let mut acc = match acc {
         Some(a) => a,
         None => {
-            // Every word is frequent: the first one's postings, all of them.
-            let first = frequent.remove(0);
-            word_postings(ctx, first, usize::MAX)?.unwrap_or_default()
+            // Every word is frequent: the candidates are the postings of the least frequent one,
+            // found by reading at most `cap` postings of each word, the cap growing eightfold.
+            let mut cap = FREQUENT;
+            loop {
+                cap = cap.saturating_mul(8);
+                let mut found = None;
+                for (i, w) in frequent.iter().enumerate() {
+                    if let Some(set) = word_postings(ctx, w, cap)? {
+                        found = Some((i, set));
+                        break;
+                    }
+                }
+                if let Some((i, set)) = found {
+                    frequent.remove(i);
+                    break set;
+                }
+            }
         }
     };
     for w in frequent {
@@ -1543,7 +1557,10 @@ mod tests {
         let e = engine();
         e.with_write(|ctx| {
             for i in 0..(FREQUENT + 10) {
-                let extra = if i % 1000 == 7 { " rare" } else { "" };
+                let mut extra = if i % 1000 == 7 { " rare" } else { "" }.to_string();
+                if i >= 8 {
+                    extra.push_str(" often");
+                }
                 add(
                     ctx,
                     "",
@@ -1561,6 +1578,9 @@ mod tests {
             assert_eq!(text_matches(ctx, &a, "rare common")?.len(), 3);
             assert_eq!(text_matches(ctx, &a, "common")?.len(), FREQUENT + 10);
             assert_eq!(text_matches(ctx, &a, "comm* rar*")?.len(), 3);
+            // Both words frequent: the rarer one gives the candidates, whatever the order.
+            assert_eq!(text_matches(ctx, &a, "common often")?.len(), FREQUENT + 2);
+            assert_eq!(text_matches(ctx, &a, "often common")?.len(), FREQUENT + 2);
             Ok(())
         })
         .unwrap();
