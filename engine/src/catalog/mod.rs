@@ -1553,6 +1553,33 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_5_catalog_is_rebuilt_binary_by_the_migration() {
+        let e = engine();
+        let uid = e
+            .with_write(|ctx| Ok(add(ctx, "", "Page", "a", json!({"title": "Alpha words"}))?.uid))
+            .unwrap();
+        // What schema 5 left: JSON entries and the terms lists beside them.
+        e.with_write(|ctx| {
+            for (k, _) in ctx.scan_prefix(b"x:e:")? {
+                ctx.put(&k, br#"{"uid":"old"}"#)?;
+            }
+            ctx.put(format!("x:t:{uid}").as_bytes(), b"alpha\nword")?;
+            ctx.put(keys::SCHEMA, b"5")
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            let report = crate::migrations::run(ctx)?;
+            assert_eq!(report.to, Some(keys::SCHEMA_VERSION));
+            assert_eq!(entry(ctx, &uid)?.expect("rebuilt").path, "/a");
+            assert!(ctx.get(format!("x:t:{uid}").as_bytes())?.is_none());
+            let a = query_analyzer(ctx)?;
+            assert_eq!(text_matches(ctx, &a, "alpha")?.len(), 1);
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
     fn frequent_words_are_checked_per_candidate() {
         let e = engine();
         e.with_write(|ctx| {
