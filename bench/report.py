@@ -54,7 +54,9 @@ if pairs:
         rb = statistics.median(r[0] for r in runs[big])
         ps = statistics.median(r[1] for r in runs[small])
         pb = statistics.median(r[1] for r in runs[big])
-        print(f"| {small[0]} | {small[1]} | {rs:,.0f} | {rb:,.0f} | {rs / rb:.2f}x | {ps:.2f} | {pb:.2f} |")
+        # A 1M row where no request finished within wrk's run has 0 req/s.
+        factor = f"{rs / rb:.2f}x" if rb else "n/a (none finished)"
+        print(f"| {small[0]} | {small[1]} | {rs:,.0f} | {rb:,.0f} | {factor} | {ps:.2f} | {pb:.2f} |")
     print()
 for line in open(notes_path):
     print(f"- {line.rstrip()}")

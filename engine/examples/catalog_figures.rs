@@ -4,6 +4,10 @@
 //! cargo run --release -p engine --example catalog_figures [-- --shape 5,5,4,100 --creates 1000 --repeat 200]
 //! ```
 //!
+//! `--only fc|word|and|prefix|queries` runs only that query (or only the queries) and no creates,
+//! for profiling one of them. `PHASES=<runs>` also times `catalog::search_page` alone for the
+//! folder contents query.
+//!
 //! - the catalog's bytes per object (keys and values under `x:`), next to all the bytes per object;
 //! - the time of the catalog queries the benchmark runs over HTTP: Volto's folder contents query
 //!   (`path.depth=1`, by position, `metadata_fields=_all`, batch 50) on a folder of 100, and
@@ -210,6 +214,7 @@ fn main() {
     let mut shape = vec![5, 5, 4, 100];
     let mut n_creates = 1000;
     let mut repeat = 200;
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let v = args.next().unwrap_or_default();
@@ -217,6 +222,7 @@ fn main() {
             "--shape" => shape = v.split(',').filter_map(|x| x.trim().parse().ok()).collect(),
             "--creates" => n_creates = v.parse().unwrap_or(n_creates),
             "--repeat" => repeat = v.parse().unwrap_or(repeat),
+            "--only" => only = Some(v),
             other => panic!("unknown argument {other}"),
         }
     }
@@ -249,16 +255,25 @@ fn main() {
     );
     let bearer = token(&e);
     let folder: String = shape[..shape.len() - 1].iter().map(|_| "/f0").collect();
-    for (name, path) in [
-        ("folder contents (depth 1, by position, _all, batch 50)", format!("{folder}/@search?path.depth=1&sort_on=getObjPositionInParent&metadata_fields=_all&show_inactive=true&b_size=50")),
-        ("SearchableText one word (42)", "/@search?SearchableText=42".to_string()),
-        ("SearchableText two words AND (page 42)", "/@search?SearchableText=page%2042".to_string()),
-        ("SearchableText prefix (4*)", "/@search?SearchableText=4*".to_string()),
+    for (key, name, path) in [
+        ("fc", "folder contents (depth 1, by position, _all, batch 50)", format!("{folder}/@search?path.depth=1&sort_on=getObjPositionInParent&metadata_fields=_all&show_inactive=true&b_size=50")),
+        ("word", "SearchableText one word (42)", "/@search?SearchableText=42".to_string()),
+        ("and", "SearchableText two words AND (page 42)", "/@search?SearchableText=page%2042".to_string()),
+        ("prefix", "SearchableText prefix (4*)", "/@search?SearchableText=4*".to_string()),
     ] {
+        if only.as_deref().is_some_and(|o| o != key && o != "queries") {
+            continue;
+        }
         let (p50, p99, total) = query_times(&e, &path, &bearer, repeat);
         println!("{name}: p50 {p50:.2} ms, p99 {p99:.2} ms ({total} results)");
     }
+    if std::env::var("PHASES").is_ok() {
+        phase_times(&e, &folder);
+    }
     drop(e);
+    if only.is_some() {
+        return;
+    }
 
     // Create CPU with and without the catalog, on the same small site.
     let mut figures = Vec::new();
@@ -286,4 +301,41 @@ fn main() {
             (a / b - 1.0) * 100.0
         ))
     );
+}
+
+/// The time of `catalog::search_page` alone for the folder contents query (`PHASES=<runs>`).
+fn phase_times(e: &Engine<MemStore>, folder: &str) {
+    e.with_write(|ctx| {
+        ctx.principal = engine::security::Principal::User(engine::security::User {
+            login: "admin".into(),
+            fullname: String::new(),
+            roles: vec!["Manager".into()],
+            groups: Vec::new(),
+        });
+        let q = engine::catalog::Query {
+            paths: vec![folder.to_string()],
+            depth: Some(1),
+            sort: vec![engine::catalog::Sort {
+                index: engine::catalog::Index::Position,
+                reverse: false,
+            }],
+            show_inactive: true,
+            ..Default::default()
+        };
+        let n: usize = std::env::var("PHASES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(3000);
+        let t0 = Instant::now();
+        for _ in 0..n {
+            let (p, t) = engine::catalog::search_page(ctx, &q, 0, 50)?;
+            assert_eq!((p.len(), t), (50, 100));
+        }
+        println!(
+            "search_page alone: {:.1} µs",
+            t0.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+        Ok(())
+    })
+    .expect("phase");
 }

@@ -259,8 +259,10 @@ impl<'a> Ctx<'a> {
     /// The type registry as stored (`y:` keys), read through the engine's cache keyed on the
     /// registry version (`s:types`, moved by every commit that changes the registry; content
     /// writes leave it alone): one read of the version per request, a scan of `y:` only when the
-    /// version is new to this engine. Only read-only requests, which see committed data, fill
-    /// the cache; a request that changed the registry reads its own writes.
+    /// version is new to this engine. Requests fill the cache only with committed data: a read
+    /// request, or a write request that has not changed the registry (what it reads is what the
+    /// last commit left, under the version it read; a write to `y:` moves the version at commit).
+    /// A request that changed the registry reads its own writes.
     pub fn types(&self) -> Result<Arc<TypeRegistry>> {
         if let Some(t) = self.types.get() {
             return Ok(t.clone());
@@ -273,9 +275,7 @@ impl<'a> Ctx<'a> {
                 Some(r) => r,
                 None => {
                     let r = Arc::new(self.load_types()?);
-                    if !self.is_write() {
-                        self.core.cache_types(version, r.clone());
-                    }
+                    self.core.cache_types(version, r.clone());
                     r
                 }
             }

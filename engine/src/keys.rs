@@ -32,11 +32,9 @@
 //! | `s:` | `s:security` | security settings (JSON, [`crate::accounts::SecuritySettings`]: self-registration, password length, e-mail as login) |
 //! | `s:` | `s:userschema` | the fields the site adds to the user forms (JSON list, [`crate::accounts::UserField`]) |
 //! | `s:` | `s:usergroup` | user and group settings (JSON, [`crate::accounts::UserGroupSettings`]) |
-//! | `x:` | `x:e:<uid>` | the catalog entry of an object (JSON, [`crate::catalog::Entry`]: the metadata of a catalog item, the values of the indexes that are not range scans, and its `allowedRolesAndUsers`) |
-//! | `x:` | `x:t:<uid>` | the full-text terms the object is indexed under (newline-separated; read when it is reindexed, to drop its old postings) |
+//! | `x:` | `x:e:<uid>` | the catalog entry of an object (binary, [`crate::catalog::codec`]; [`crate::catalog::Entry`]: its `allowedRolesAndUsers`, path, position and dates first, then the metadata of a catalog item and the values of the indexes that are not range scans, then the full-text terms it is indexed under and the uids it links to, read when it is reindexed or removed to drop its postings) |
 //! | `x:` | `x:w:<term>\0<uid>` | full-text posting: `<uid>` contains `<term>` (empty value); one word is one range scan, `word*` one range scan over the prefix |
 //! | `x:` | `x:k:<subject>\0<uid>` | `Subject` posting: `<uid>` is tagged `<subject>` (empty value) |
-//! | `x:` | `x:f:<uid>` | the uids the object links to (blocks, `relatedItems`, rich text; newline-separated; absent when none) |
 //! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
 //! | `z:` | `z:<recycle id>` | an item of the recycle bin (JSON, [`crate::recyclebin::BinItem`]: who deleted it and when, the records of the binned subtree, its aliases, the objects that linked into it); the binned objects' versions, workflow history, comments and counters stay under their uids until the item is purged |
 //! | `d:` | `d:<uid>:<block id>:<seq u64 BE>` | a stored submission of a form block (JSON, [`crate::forms::Submission`]) |
@@ -49,7 +47,9 @@
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
-//! by `n:<uid>:h` in schema 2; [`crate::migrations`] moves it.
+//! by `n:<uid>:h` in schema 2; [`crate::migrations`] moves it. `x:t:<uid>` and `x:f:<uid>`
+//! (schema 5: an object's terms and links, newline-separated) moved into its entry in schema 7,
+//! which rebuilt the catalog.
 //!
 //! Keys are compared bytewise, so `c:<uid>:` followed by a big-endian position lists a folder's
 //! children in order with one range scan, and `p:` lookups resolve a path in one read.
@@ -94,7 +94,7 @@ pub fn form_counter(uid: &str, block: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -356,11 +356,6 @@ pub fn catalog_entry(uid: &str) -> Vec<u8> {
     cat(b"x:e:", uid.as_bytes())
 }
 
-/// `x:t:<uid>`: the full-text terms `uid` is indexed under.
-pub fn catalog_terms(uid: &str) -> Vec<u8> {
-    cat(b"x:t:", uid.as_bytes())
-}
-
 /// Prefix of the full-text postings of every term starting with `term` (`x:w:<term>`); with
 /// [`TERM_END`] appended, of exactly `term`.
 pub fn text_posting_prefix(term: &str) -> Vec<u8> {
@@ -393,11 +388,6 @@ pub fn subject_posting(subject: &str, uid: &str) -> Vec<u8> {
     let mut k = subject_posting_prefix(subject);
     k.extend_from_slice(uid.as_bytes());
     k
-}
-
-/// `x:f:<uid>`: the uids `uid` links to.
-pub fn catalog_links(uid: &str) -> Vec<u8> {
-    cat(b"x:f:", uid.as_bytes())
 }
 
 /// Prefix of the reverse-link entries of `target` (`x:l:<target>\0`).

@@ -60,6 +60,12 @@ pub const STEPS: &[Step] = &[
                       blobs (f:, F:) and tus uploads (T:) are new keys, absent until used",
         run: file_types,
     },
+    Step {
+        from: 6,
+        description: "catalog: entries in a compact binary encoding with the object's terms and \
+                      links (x:t: and x:f: retired); the catalog is rebuilt",
+        run: catalog_binary_entries,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -230,6 +236,19 @@ fn discussion_switch_to_registry(ctx: &mut Ctx<'_>) -> Result<()> {
         ctx.put_json(&key, &serde_json::Value::Bool(true))?;
     }
     crate::configuration::seed(ctx)
+}
+
+/// Schema 5 → 6: rebuild the catalog in its binary encoding ([`crate::catalog::codec`]). A
+/// catalog built by the step before in the same run is already in it: then nothing is done.
+fn catalog_binary_entries(ctx: &mut Ctx<'_>) -> Result<()> {
+    let first = ctx.scan(b"x:e:", b"x:e;", crate::store::Direction::Forward, 1)?;
+    if first
+        .first()
+        .is_some_and(|(_, v)| v.first() == Some(&crate::catalog::codec::VERSION))
+    {
+        return Ok(());
+    }
+    build_catalog(ctx)
 }
 
 /// Schema 4 → 5: build the catalog ([`crate::catalog::rebuild`]), logging progress through

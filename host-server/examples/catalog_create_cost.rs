@@ -2,8 +2,11 @@
 //! `--sync full` as the server runs it), through `Engine::handle` (no HTTP):
 //!
 //! ```text
-//! cargo run --release -p host-server --example catalog_create_cost [-- --creates 2000]
+//! cargo run --release -p host-server --example catalog_create_cost [-- --creates 2000] [--only with|without]
 //! ```
+//!
+//! `--only with` (or `without`) runs one of the two, for counting instructions under callgrind
+//! (`valgrind --tool=callgrind --toggle-collect='*Engine*handle*'`: load-independent).
 //!
 //! Two fresh databases under a temporary directory; in each, a folder of 1,000 pages, then
 //! `--creates` POSTs of a page into it as the admin with a Bearer token. Without the catalog the
@@ -82,16 +85,21 @@ fn run(with_catalog: bool, creates: usize, dir: &std::path::Path) -> (f64, Optio
 
 fn main() {
     let mut creates = 2000;
+    let mut only: Option<bool> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--creates" => creates = args.next().and_then(|v| v.parse().ok()).unwrap_or(creates),
+            "--only" => only = args.next().map(|v| v == "with"),
             other => panic!("unknown argument {other}"),
         }
     }
     let base = std::env::temp_dir().join(format!("catalog-create-cost-{}", std::process::id()));
     let mut figures = Vec::new();
     for with in [true, false] {
+        if only.is_some_and(|o| o != with) {
+            continue;
+        }
         let dir = base.join(if with { "with" } else { "without" });
         let _ = std::fs::remove_dir_all(&dir);
         let (wall, cpu) = run(with, creates, &dir);
@@ -105,6 +113,9 @@ fn main() {
         figures.push((wall, cpu));
     }
     let _ = std::fs::remove_dir_all(&base);
+    if figures.len() < 2 {
+        return;
+    }
     let ((w1, c1), (w0, c0)) = (figures[0], figures[1]);
     println!(
         "create cost of the catalog: wall {:+.0}%{}",

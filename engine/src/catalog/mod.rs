@@ -17,6 +17,7 @@
 //! view (its [`crate::security::Principal::search_tokens`] meet the entry's
 //! `allowedRolesAndUsers`) and that match every criterion, and sorts them.
 
+pub mod codec;
 pub mod querystring;
 pub mod text;
 
@@ -25,7 +26,7 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::context::Ctx;
@@ -39,7 +40,7 @@ use crate::subscriber::Subscriber;
 use crate::tree;
 
 /// The catalog entry of one object (`x:e:<uid>`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// Uid.
     pub uid: String,
@@ -48,10 +49,8 @@ pub struct Entry {
     /// Site path (`""` for the root).
     pub path: String,
     /// Parent's uid.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
     /// Content type.
-    #[serde(rename = "type")]
     pub type_name: String,
     /// Position in the parent (`getObjPositionInParent`).
     pub pos: u64,
@@ -62,22 +61,103 @@ pub struct Entry {
     /// Owner's login.
     pub owner: String,
     /// Workflow state.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_state: Option<String>,
     /// Whether the type is folderish.
-    #[serde(default)]
     pub folderish: bool,
     /// Size of the object's field values as JSON (`getObjSize`).
-    #[serde(default)]
     pub size: usize,
     /// The field values listings read ([`LISTING_FIELDS`] that are set).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub fields: Map<String, Value>,
     /// `allowedRolesAndUsers`: the roles and `user:<id>` tokens that may view the object.
-    pub allowed: Vec<String>,
+    pub allowed: Allowed,
+}
+
+/// `allowedRolesAndUsers` of an entry, kept in its stored form ([`codec::list_items`]): reading
+/// an entry copies it in one piece, and its tokens are read when they are used.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Allowed(Vec<u8>);
+
+impl Allowed {
+    /// The tokens.
+    pub fn new<'s>(tokens: impl ExactSizeIterator<Item = &'s str>) -> Self {
+        let mut w = codec::Writer::bare();
+        w.strs(tokens);
+        Allowed(w.finish())
+    }
+
+    /// Each token.
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        codec::list_items(&self.0).filter_map(|b| std::str::from_utf8(b).ok())
+    }
+
+    /// Whether `token` is one of them.
+    pub fn contains(&self, token: &str) -> bool {
+        codec::list_items(&self.0).any(|b| b == token.as_bytes())
+    }
 }
 
 impl Entry {
+    /// The stored form of the entry ([`codec`]), with the full-text terms and the uids it links
+    /// to (kept with the entry, to drop its postings when it is reindexed or removed).
+    pub fn encode<'s>(
+        &self,
+        terms: impl ExactSizeIterator<Item = &'s str>,
+        links: impl ExactSizeIterator<Item = &'s str>,
+    ) -> Vec<u8> {
+        let mut w = codec::Writer::new();
+        w.raw(&self.allowed.0);
+        w.str(&self.path);
+        w.varint(self.pos);
+        w.opt_time(self.date_field("effective").as_ref());
+        w.opt_time(self.date_field("expires").as_ref());
+        w.str(&self.uid);
+        w.str(&self.id);
+        w.opt_str(self.parent.as_deref());
+        w.str(&self.type_name);
+        w.time(&self.created);
+        w.time(&self.modified);
+        w.str(&self.owner);
+        w.opt_str(self.review_state.as_deref());
+        w.byte(u8::from(self.folderish));
+        w.varint(self.size as u64);
+        w.map(&self.fields);
+        w.strs(terms);
+        w.strs(links);
+        w.finish()
+    }
+
+    /// Decode a stored entry ([`Entry::encode`]).
+    pub fn decode(bytes: &[u8]) -> Result<Entry> {
+        let mut r = codec::Reader::new(bytes)?;
+        let head = r.head()?;
+        let rest = r.rest()?;
+        Ok(Entry::from_parts(
+            Allowed(head.allowed_raw().to_vec()),
+            head.path.to_string(),
+            head.pos,
+            rest,
+        ))
+    }
+
+    fn from_parts(allowed: Allowed, path: String, pos: u64, rest: codec::Rest) -> Entry {
+        Entry {
+            uid: rest.uid,
+            id: rest.id,
+            path,
+            parent: rest.parent,
+            type_name: rest.type_name,
+            pos,
+            created: rest.created,
+            modified: rest.modified,
+            owner: rest.owner,
+            review_state: rest.review_state,
+            folderish: rest.folderish,
+            size: rest.size,
+            fields: rest.fields,
+            allowed,
+        }
+    }
+
     /// The entry as a record decoded for a listing (structural data and the listing fields;
     /// no local roles, no other field values): what summaries read. Never save it.
     pub fn record(&self) -> ContentRecord {
@@ -135,7 +215,7 @@ impl Entry {
 
     /// Whether a caller with `tokens` may view the object.
     pub fn visible_to(&self, tokens: &[String]) -> bool {
-        self.allowed.iter().any(|a| tokens.contains(a))
+        codec::list_items(&self.allowed.0).any(|a| tokens.iter().any(|t| t.as_bytes() == a))
     }
 
     /// Whether the object is active at `now`: effective (or no effective date) and not expired.
@@ -436,8 +516,13 @@ pub fn search_page(
     let tokens = ctx.principal.search_tokens();
     let now = ctx.now();
     let inactive_ok = q.show_inactive || sees_inactive(ctx);
-    let analyzer = query_analyzer(ctx)?;
-    let (candidates, ordered) = candidates(ctx, q, &analyzer)?;
+    let has_text = q.criteria.iter().any(|c| matches!(c, Criterion::Text(..)));
+    let analyzer = if has_text {
+        query_analyzer(ctx)?
+    } else {
+        text::Analyzer::new([])
+    };
+    let (candidates, ordered, unique) = candidates(ctx, q, &analyzer)?;
     let light = q
         .criteria
         .iter()
@@ -446,23 +531,34 @@ pub fn search_page(
             .iter()
             .all(|s| matches!(s.index, Index::Path | Index::Position));
     let mut seen = HashSet::new();
+    let mut first_time = |uid: &str| unique || seen.insert(uid.to_string());
     if light {
+        // The children of one folder have distinct positions: no path needed to order them.
+        let one_folder = q.paths.len() <= 1 && q.depth == Some(1);
+        let need_path = !(one_folder
+            && (q.sort.is_empty() && ordered
+                || q.sort.len() == 1 && q.sort[0].index == Index::Position));
         let mut heads = Vec::new();
         for uid in candidates {
-            if !seen.insert(uid.clone()) {
+            if !first_time(&uid) {
                 continue;
             }
             let Some(bytes) = ctx.get(&keys::catalog_entry(&uid))? else {
                 continue;
             };
-            let h: Head = serde_json::from_slice(&bytes)?;
-            if !h.allowed.iter().any(|a| tokens.iter().any(|t| t == a))
-                || (!inactive_ok && !h.fields.active_at(now))
-                || !path_within(&h.path, q)
+            let h = codec::head(&bytes)?;
+            if !h.visible_to(&tokens)
+                || (!inactive_ok && !h.active_at(now))
+                || !path_within(h.path, q)
             {
                 continue;
             }
-            let (path, pos) = (h.path.into_owned(), h.pos);
+            let path = if need_path {
+                h.path.to_string()
+            } else {
+                String::new()
+            };
+            let pos = h.pos;
             heads.push((path, pos, bytes));
         }
         if !q.sort.is_empty() {
@@ -490,13 +586,13 @@ pub fn search_page(
             .into_iter()
             .skip(start)
             .take(size)
-            .map(|(_, _, bytes)| Ok(serde_json::from_slice(&bytes)?))
+            .map(|(_, _, bytes)| Entry::decode(&bytes))
             .collect::<Result<Vec<Entry>>>()?;
         return Ok((page, total));
     }
     let mut out = Vec::new();
     for uid in candidates {
-        if !seen.insert(uid.clone()) {
+        if !first_time(&uid) {
             continue;
         }
         let Some(e) = entry(ctx, &uid)? else { continue };
@@ -532,35 +628,6 @@ pub fn search_page(
     Ok((page, total))
 }
 
-/// What a light search decodes of an entry (serde skips the rest).
-/// Strings are borrowed from the stored bytes where they hold no escapes.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(borrow)]
-    path: Cow<'a, str>,
-    pos: u64,
-    #[serde(default, borrow)]
-    fields: HeadFields<'a>,
-    #[serde(borrow)]
-    allowed: Vec<Cow<'a, str>>,
-}
-
-#[derive(Deserialize, Default)]
-struct HeadFields<'a> {
-    #[serde(default, borrow)]
-    effective: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    expires: Option<Cow<'a, str>>,
-}
-
-impl HeadFields<'_> {
-    fn active_at(&self, now: DateTime<Utc>) -> bool {
-        let date = |v: &Option<Cow<'_, str>>| v.as_deref().and_then(parse_datetime);
-        date(&self.effective).is_none_or(|e| e <= now)
-            && date(&self.expires).is_none_or(|x| x > now)
-    }
-}
-
 /// Whether the caller may see inactive content everywhere (Manager, Site Administrator).
 fn sees_inactive(ctx: &Ctx<'_>) -> bool {
     match &ctx.principal {
@@ -574,20 +641,30 @@ fn sees_inactive(ctx: &Ctx<'_>) -> bool {
 
 /// The catalog entry of `uid`.
 pub fn entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Entry>> {
-    ctx.get_json(&keys::catalog_entry(uid))
+    ctx.get(&keys::catalog_entry(uid))?
+        .map(|b| Entry::decode(&b))
+        .transpose()
 }
 
-/// The candidates of a query, and whether they come in the default order already (path order,
-/// or a folder's order for a one-level listing).
-fn candidates(ctx: &Ctx<'_>, q: &Query, analyzer: &text::Analyzer) -> Result<(Vec<String>, bool)> {
+/// The candidates of a query, whether they come in the default order already (path order, or a
+/// folder's order for a one-level listing), and whether each comes once.
+fn candidates(
+    ctx: &Ctx<'_>,
+    q: &Query,
+    analyzer: &text::Analyzer,
+) -> Result<(Vec<String>, bool, bool)> {
     for c in &q.criteria {
         if let Criterion::Any(Index::Uid, uids) = c {
-            return Ok((uids.clone(), false));
+            return Ok((uids.clone(), false, false));
         }
     }
     for c in &q.criteria {
         if let Criterion::Text(Index::SearchableText, t) = c {
-            return Ok((text_matches(ctx, analyzer, t)?.into_iter().collect(), false));
+            return Ok((
+                text_matches(ctx, analyzer, t)?.into_iter().collect(),
+                false,
+                true,
+            ));
         }
     }
     for c in &q.criteria {
@@ -597,7 +674,7 @@ fn candidates(ctx: &Ctx<'_>, q: &Query, analyzer: &text::Analyzer) -> Result<(Ve
                 for s in subjects {
                     out.extend(subject_uids(ctx, s)?);
                 }
-                return Ok((out.into_iter().collect(), false));
+                return Ok((out.into_iter().collect(), false, true));
             }
             Criterion::All(Index::Subject, subjects) if !subjects.is_empty() => {
                 let mut sets = subjects.iter().map(|s| subject_uids(ctx, s));
@@ -609,7 +686,7 @@ fn candidates(ctx: &Ctx<'_>, q: &Query, analyzer: &text::Analyzer) -> Result<(Ve
                     let s = s?;
                     acc.retain(|u| s.contains(u));
                 }
-                return Ok((acc.into_iter().collect(), false));
+                return Ok((acc.into_iter().collect(), false, true));
             }
             _ => {}
         }
@@ -631,7 +708,7 @@ fn candidates(ctx: &Ctx<'_>, q: &Query, analyzer: &text::Analyzer) -> Result<(Ve
             _ => out.extend(tree::subtree_uids(ctx, p)?),
         }
     }
-    Ok((out, paths.len() == 1))
+    Ok((out, paths.len() == 1, paths.len() == 1))
 }
 
 fn subject_uids(ctx: &Ctx<'_>, subject: &str) -> Result<BTreeSet<String>> {
@@ -694,7 +771,7 @@ fn has_word(ctx: &Ctx<'_>, w: &text::QueryWord, uid: &str) -> Result<bool> {
             }
             Ok(false)
         }
-        text::QueryWord::Prefix(ps) => Ok(stored_list(ctx, &keys::catalog_terms(uid))?
+        text::QueryWord::Prefix(ps) => Ok(stored_terms(ctx, uid)?
             .iter()
             .any(|t| ps.iter().any(|p| t.starts_with(p.as_str())))),
     }
@@ -727,9 +804,23 @@ fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result
     let mut acc = match acc {
         Some(a) => a,
         None => {
-            // Every word is frequent: the first one's postings, all of them.
-            let first = frequent.remove(0);
-            word_postings(ctx, first, usize::MAX)?.unwrap_or_default()
+            // Every word is frequent: the candidates are the postings of the least frequent one,
+            // found by reading at most `cap` postings of each word, the cap growing eightfold.
+            let mut cap = FREQUENT;
+            loop {
+                cap = cap.saturating_mul(8);
+                let mut found = None;
+                for (i, w) in frequent.iter().enumerate() {
+                    if let Some(set) = word_postings(ctx, w, cap)? {
+                        found = Some((i, set));
+                        break;
+                    }
+                }
+                if let Some((i, set)) = found {
+                    frequent.remove(i);
+                    break set;
+                }
+            }
         }
     };
     for w in frequent {
@@ -872,20 +963,34 @@ impl Subscriber for CatalogSubscriber {
                 // A new uid has no entry, postings or links yet: nothing old to read.
                 Some(obj) => {
                     let ancestors = tree::ancestors_for_permissions(ctx, &obj)?;
-                    write_index(ctx, &obj, &ancestors, true)
+                    write_index(ctx, &obj, &ancestors, true, Scope::All)
                 }
                 None => unindex(ctx, uid),
             },
-            Event::Modified { uid, .. }
-            | Event::Transitioned { uid, .. }
-            | Event::Moved { uid, .. } => reindex(ctx, uid),
+            Event::Modified { uid, .. } => reindex_scoped(ctx, uid, Scope::All),
+            // A rename changes the id, which is part of the text; a move keeps it.
+            Event::Moved {
+                uid,
+                old_path,
+                new_path,
+                ..
+            } => {
+                let last = |p: &str| p.rsplit('/').next().unwrap_or("").to_string();
+                let scope = if last(old_path) == last(new_path) {
+                    Scope::Metadata
+                } else {
+                    Scope::All
+                };
+                reindex_scoped(ctx, uid, scope)
+            }
+            Event::Transitioned { uid, .. } => reindex_scoped(ctx, uid, Scope::Metadata),
             Event::LocalRolesChanged { uid, .. } => match tree::load(ctx, uid)? {
                 Some(obj) => reindex_subtree(ctx, &obj),
                 None => unindex(ctx, uid),
             },
             Event::OrderChanged { children, .. } => {
                 for c in children {
-                    reindex(ctx, c)?;
+                    reindex_scoped(ctx, c, Scope::Metadata)?;
                 }
                 Ok(())
             }
@@ -897,7 +1002,11 @@ impl Subscriber for CatalogSubscriber {
                 // The objects that linked to it still list it among their links, but the
                 // reverse entries went when it was binned: write those back.
                 for source in linked_from {
-                    if stored_list(ctx, &keys::catalog_links(source))?.contains(uid.as_str()) {
+                    let links_back = match ctx.get(&keys::catalog_entry(source))? {
+                        Some(bytes) => Stored::read(&bytes)?.links.contains(&uid.as_str()),
+                        None => false,
+                    };
+                    if links_back {
                         ctx.put(&keys::backlink(uid, source), b"")?;
                     }
                 }
@@ -910,14 +1019,19 @@ impl Subscriber for CatalogSubscriber {
 
 /// Index (again) the object `uid`; unindex it when it no longer exists.
 pub fn reindex(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
+    reindex_scoped(ctx, uid, Scope::All)
+}
+
+fn reindex_scoped(ctx: &mut Ctx<'_>, uid: &str, scope: Scope) -> Result<()> {
     let Some(obj) = tree::load(ctx, uid)? else {
         return unindex(ctx, uid);
     };
     let ancestors = tree::ancestors_for_permissions(ctx, &obj)?;
-    index_object(ctx, &obj, &ancestors)
+    write_index(ctx, &obj, &ancestors, false, scope)
 }
 
-/// Reindex `obj` and everything below it (ancestors read once per folder).
+/// Reindex the metadata of `obj` and everything below it (ancestors read once per folder): what
+/// a change of local roles changes (`allowedRolesAndUsers`); their text is not analysed again.
 pub fn reindex_subtree(ctx: &mut Ctx<'_>, obj: &ContentRecord) -> Result<()> {
     let ancestors = tree::ancestors_for_permissions(ctx, obj)?;
     walk(ctx, obj.clone(), ancestors, false, &mut |_| {})
@@ -930,10 +1044,11 @@ fn walk(
     fresh: bool,
     progress: &mut dyn FnMut(usize),
 ) -> Result<()> {
+    let scope = if fresh { Scope::All } else { Scope::Metadata };
     // Depth-first with an explicit stack: (object, its ancestors).
     let mut stack = vec![(obj, ancestors)];
     while let Some((obj, ancestors)) = stack.pop() {
-        write_index(ctx, &obj, &ancestors, fresh)?;
+        write_index(ctx, &obj, &ancestors, fresh, scope)?;
         progress(1);
         if obj.child_count > 0 {
             let kids = tree::children(ctx, &obj.uid, 0, usize::MAX)?;
@@ -971,7 +1086,18 @@ pub fn index_object(
     obj: &ContentRecord,
     ancestors: &[ContentRecord],
 ) -> Result<()> {
-    write_index(ctx, obj, ancestors, false)
+    write_index(ctx, obj, ancestors, false, Scope::All)
+}
+
+/// What [`write_index`] recomputes of an object's index.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    /// Everything: metadata, full text, subjects and links.
+    All,
+    /// The metadata only (permissions, state, position, dates): the object's text, subjects and
+    /// links did not change (a workflow transition, a change of local roles, a reorder), so its
+    /// terms and links are taken from its entry instead of analysing its text again.
+    Metadata,
 }
 
 /// [`index_object`]; `fresh` when `obj` is known to have nothing indexed yet (a new object, a
@@ -981,11 +1107,11 @@ fn write_index(
     obj: &ContentRecord,
     ancestors: &[ContentRecord],
     fresh: bool,
+    scope: Scope,
 ) -> Result<()> {
     let ty = ctx.type_of(obj)?;
-    let allowed: Vec<String> = crate::permissions::allowed_roles_and_users(ctx, obj, ancestors)?
-        .into_iter()
-        .collect();
+    let allowed = crate::permissions::allowed_roles_and_users(ctx, obj, ancestors)?;
+    let allowed = Allowed::new(allowed.iter().map(String::as_str));
     let mut fields = Map::new();
     for name in LISTING_FIELDS {
         match obj.fields.get(*name) {
@@ -1011,14 +1137,13 @@ fn write_index(
         fields,
         allowed,
     };
-    let old = if fresh { None } else { entry(ctx, &obj.uid)? };
+    let key = keys::catalog_entry(&obj.uid);
+    let old_bytes = if fresh { None } else { ctx.get(&key)? };
+    let old = old_bytes.as_deref().map(Stored::read).transpose()?;
 
     // Subjects.
     let new_subjects: BTreeSet<&str> = e.subjects().into_iter().collect();
-    let old_subjects: BTreeSet<&str> = old
-        .as_ref()
-        .map(|o| o.subjects().into_iter().collect())
-        .unwrap_or_default();
+    let old_subjects: BTreeSet<&str> = old.as_ref().map(Stored::subjects).unwrap_or_default();
     for s in old_subjects.difference(&new_subjects) {
         ctx.delete(&keys::subject_posting(s, &obj.uid))?;
     }
@@ -1026,85 +1151,103 @@ fn write_index(
         ctx.put(&keys::subject_posting(s, &obj.uid), b"")?;
     }
 
-    // Full text.
-    let analyzer = object_analyzer(ctx, obj)?;
-    let mut terms = BTreeSet::new();
-    analyzer.terms(&searchable_text(obj), &mut terms);
-    let old_terms = if fresh {
-        BTreeSet::new()
+    let old_terms: BTreeSet<&str> = old
+        .as_ref()
+        .map(|o| o.terms.iter().copied().collect())
+        .unwrap_or_default();
+    let old_links: BTreeSet<&str> = old
+        .as_ref()
+        .map(|o| o.links.iter().copied().collect())
+        .unwrap_or_default();
+    let bytes = if scope == Scope::Metadata && old.is_some() {
+        e.encode(old_terms.iter().copied(), old_links.iter().copied())
     } else {
-        stored_list(ctx, &keys::catalog_terms(&obj.uid))?
-    };
-    if old_terms != terms {
-        for t in old_terms.difference(&terms) {
+        // Full text.
+        let analyzer = object_analyzer(ctx, obj)?;
+        let mut terms = BTreeSet::new();
+        analyzer.terms(&searchable_text(obj), &mut terms);
+        for t in old_terms.iter().filter(|t| !terms.contains(**t)) {
             ctx.delete(&keys::text_posting(t, &obj.uid))?;
         }
-        for t in terms.difference(&old_terms) {
+        for t in terms.iter().filter(|t| !old_terms.contains(t.as_str())) {
             ctx.put(&keys::text_posting(t, &obj.uid), b"")?;
         }
-        write_list(ctx, &keys::catalog_terms(&obj.uid), &terms)?;
-    }
-
-    // Links.
-    let links = links_of(ctx, obj)?;
-    let old_links = if fresh {
-        BTreeSet::new()
-    } else {
-        stored_list(ctx, &keys::catalog_links(&obj.uid))?
-    };
-    if old_links != links {
-        for t in old_links.difference(&links) {
+        // Links.
+        let links = links_of(ctx, obj)?;
+        for t in old_links.iter().filter(|t| !links.contains(**t)) {
             ctx.delete(&keys::backlink(t, &obj.uid))?;
         }
-        for t in links.difference(&old_links) {
+        for t in links.iter().filter(|t| !old_links.contains(t.as_str())) {
             ctx.put(&keys::backlink(t, &obj.uid), b"")?;
         }
-        write_list(ctx, &keys::catalog_links(&obj.uid), &links)?;
-    }
-
-    if old.as_ref() != Some(&e) {
-        ctx.put_json(&keys::catalog_entry(&obj.uid), &e)?;
+        e.encode(
+            terms.iter().map(String::as_str),
+            links.iter().map(String::as_str),
+        )
+    };
+    if old_bytes.as_deref() != Some(bytes.as_slice()) {
+        ctx.put(&key, &bytes)?;
     }
     Ok(())
 }
 
+/// What an entry's postings are made of, read from its stored form: the subjects (from its
+/// fields), the full-text terms and the links.
+struct Stored<'a> {
+    fields: Map<String, Value>,
+    terms: Vec<&'a str>,
+    links: Vec<&'a str>,
+}
+
+impl<'a> Stored<'a> {
+    fn read(bytes: &'a [u8]) -> Result<Self> {
+        let mut r = codec::Reader::new(bytes)?;
+        r.head()?;
+        let rest = r.rest()?;
+        Ok(Stored {
+            fields: rest.fields,
+            terms: r.list()?,
+            links: r.list()?,
+        })
+    }
+
+    fn subjects(&self) -> BTreeSet<&str> {
+        match self.fields.get("subjects") {
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+            _ => BTreeSet::new(),
+        }
+    }
+}
+
 /// Drop the entry, postings and links of `uid`, and the links that point at it.
 pub fn unindex(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
-    if let Some(old) = entry(ctx, uid)? {
+    let key = keys::catalog_entry(uid);
+    if let Some(bytes) = ctx.get(&key)? {
+        let old = Stored::read(&bytes)?;
         for s in old.subjects() {
             ctx.delete(&keys::subject_posting(s, uid))?;
         }
-        ctx.delete(&keys::catalog_entry(uid))?;
+        for t in &old.terms {
+            ctx.delete(&keys::text_posting(t, uid))?;
+        }
+        for t in &old.links {
+            ctx.delete(&keys::backlink(t, uid))?;
+        }
+        ctx.delete(&key)?;
     }
-    for t in stored_list(ctx, &keys::catalog_terms(uid))? {
-        ctx.delete(&keys::text_posting(&t, uid))?;
-    }
-    ctx.delete(&keys::catalog_terms(uid))?;
-    for t in stored_list(ctx, &keys::catalog_links(uid))? {
-        ctx.delete(&keys::backlink(&t, uid))?;
-    }
-    ctx.delete(&keys::catalog_links(uid))?;
     ctx.delete_prefix(&keys::backlinks_prefix(uid))
 }
 
-/// A newline-separated list stored at `key` (empty when absent).
-fn stored_list(ctx: &Ctx<'_>, key: &[u8]) -> Result<BTreeSet<String>> {
-    Ok(match ctx.get(key)? {
-        Some(b) => String::from_utf8_lossy(&b)
-            .split('\n')
-            .filter(|s| !s.is_empty())
+/// The full-text terms `uid` is indexed under.
+fn stored_terms(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<String>> {
+    Ok(match ctx.get(&keys::catalog_entry(uid))? {
+        Some(b) => Stored::read(&b)?
+            .terms
+            .into_iter()
             .map(str::to_string)
             .collect(),
-        None => BTreeSet::new(),
+        None => Vec::new(),
     })
-}
-
-fn write_list(ctx: &mut Ctx<'_>, key: &[u8], items: &BTreeSet<String>) -> Result<()> {
-    if items.is_empty() {
-        return ctx.delete(key);
-    }
-    let joined: Vec<&str> = items.iter().map(String::as_str).collect();
-    ctx.put(key, joined.join("\n").as_bytes())
 }
 
 /// The text `SearchableText` indexes: id, title, description, subjects, the rich text without
@@ -1417,10 +1560,37 @@ mod tests {
         e.with_write(|ctx| {
             let p = entry(ctx, &uid_p)?.expect("entry");
             assert!(
-                p.allowed.contains(&"user:jane".to_string()),
+                p.allowed.contains("user:jane"),
                 "{:?}",
-                p.allowed
+                p.allowed.iter().collect::<Vec<_>>()
             );
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_schema_5_catalog_is_rebuilt_binary_by_the_migration() {
+        let e = engine();
+        let uid = e
+            .with_write(|ctx| Ok(add(ctx, "", "Page", "a", json!({"title": "Alpha words"}))?.uid))
+            .unwrap();
+        // What schema 5 left: JSON entries and the terms lists beside them.
+        e.with_write(|ctx| {
+            for (k, _) in ctx.scan_prefix(b"x:e:")? {
+                ctx.put(&k, br#"{"uid":"old"}"#)?;
+            }
+            ctx.put(format!("x:t:{uid}").as_bytes(), b"alpha\nword")?;
+            ctx.put(keys::SCHEMA, b"5")
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            let report = crate::migrations::run(ctx)?;
+            assert_eq!(report.to, Some(keys::SCHEMA_VERSION));
+            assert_eq!(entry(ctx, &uid)?.expect("rebuilt").path, "/a");
+            assert!(ctx.get(format!("x:t:{uid}").as_bytes())?.is_none());
+            let a = query_analyzer(ctx)?;
+            assert_eq!(text_matches(ctx, &a, "alpha")?.len(), 1);
             Ok(())
         })
         .unwrap();
@@ -1431,7 +1601,10 @@ mod tests {
         let e = engine();
         e.with_write(|ctx| {
             for i in 0..(FREQUENT + 10) {
-                let extra = if i % 1000 == 7 { " rare" } else { "" };
+                let mut extra = if i % 1000 == 7 { " rare" } else { "" }.to_string();
+                if i >= 8 {
+                    extra.push_str(" often");
+                }
                 add(
                     ctx,
                     "",
@@ -1449,6 +1622,9 @@ mod tests {
             assert_eq!(text_matches(ctx, &a, "rare common")?.len(), 3);
             assert_eq!(text_matches(ctx, &a, "common")?.len(), FREQUENT + 10);
             assert_eq!(text_matches(ctx, &a, "comm* rar*")?.len(), 3);
+            // Both words frequent: the rarer one gives the candidates, whatever the order.
+            assert_eq!(text_matches(ctx, &a, "common often")?.len(), FREQUENT + 2);
+            assert_eq!(text_matches(ctx, &a, "often common")?.len(), FREQUENT + 2);
             Ok(())
         })
         .unwrap();

@@ -1,0 +1,470 @@
+//! The stored form of a catalog entry (`x:e:<uid>`): a compact binary encoding read far more
+//! often than it is written (every search reads the entries of its candidates).
+//!
+//! JSON made a folder listing spend most of its time parsing entries (escapes, UTF-8 checks,
+//! dates as text). Here strings are length-prefixed, numbers are varints, dates are seconds and
+//! nanoseconds, and the fields a search filters on come first ([`Head`]: `allowedRolesAndUsers`,
+//! path, position, effective and expiration dates), so a candidate is judged by reading those
+//! few values without allocating, and only the entries of the requested batch are decoded whole.
+//!
+//! Layout (version byte [`VERSION`] first):
+//!
+//! ```text
+//! head:  allowed (count, strings) · path · pos · effective (optional time) · expires (optional time)
+//! rest:  uid · id · parent (optional string) · type · created · modified · owner ·
+//!        review_state (optional string) · folderish (byte) · size · fields (map of values) ·
+//!        terms (count, strings) · links (count, strings)
+//! ```
+//!
+//! A string is a varint length and UTF-8 bytes; a time is a zigzag varint of seconds since the
+//! epoch and a varint of nanoseconds; an optional value is a byte 0 (absent) or 1 and the value;
+//! a JSON value (the listing fields) is a tag byte and its content. An entry written as JSON by
+//! schema 5 (first byte `{`) is not read: the migration to schema 6 rebuilds the catalog.
+
+use chrono::{DateTime, Utc};
+use serde_json::{Map, Number, Value};
+
+use crate::error::{EngineError, Result};
+
+/// The first byte of an entry in this encoding (the JSON entries of schema 5 start with `{`).
+pub const VERSION: u8 = 0xC1;
+
+/// The values a search filters and orders on, read from the front of a stored entry without
+/// allocating.
+pub struct Head<'a> {
+    allowed: &'a [u8],
+    /// Site path.
+    pub path: &'a str,
+    /// Position in the parent.
+    pub pos: u64,
+    /// Effective date (parsed from the `effective` field).
+    pub effective: Option<DateTime<Utc>>,
+    /// Expiration date (parsed from the `expires` field).
+    pub expires: Option<DateTime<Utc>>,
+}
+
+impl<'a> Head<'a> {
+    /// `allowedRolesAndUsers`, as stored (a list, see [`list_items`]).
+    pub fn allowed_raw(&self) -> &'a [u8] {
+        self.allowed
+    }
+
+    /// Whether a caller with `tokens` may view the object.
+    pub fn visible_to(&self, tokens: &[String]) -> bool {
+        list_items(self.allowed).any(|a| tokens.iter().any(|t| t.as_bytes() == a))
+    }
+
+    /// Whether the object is active at `now`.
+    pub fn active_at(&self, now: DateTime<Utc>) -> bool {
+        self.effective.is_none_or(|e| e <= now) && self.expires.is_none_or(|x| x > now)
+    }
+}
+
+/// The items of a stored list of strings (a count, then each string), as bytes. The list was
+/// checked when it was read ([`Reader`]); a malformed one ends early.
+pub fn list_items(raw: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut r = Reader { b: raw, i: 0 };
+    let n = r.varint().unwrap_or(0);
+    (0..n).map_while(move |_| {
+        let len = r.len().ok()?;
+        let item = &r.b[r.i..r.i + len];
+        r.i += len;
+        Some(item)
+    })
+}
+
+/// The parts of an entry after its head, as stored.
+pub struct Rest {
+    /// Uid.
+    pub uid: String,
+    /// Id.
+    pub id: String,
+    /// Parent's uid.
+    pub parent: Option<String>,
+    /// Type name.
+    pub type_name: String,
+    /// Creation time.
+    pub created: DateTime<Utc>,
+    /// Modification time.
+    pub modified: DateTime<Utc>,
+    /// Owner.
+    pub owner: String,
+    /// Workflow state.
+    pub review_state: Option<String>,
+    /// Folderish.
+    pub folderish: bool,
+    /// `getObjSize`.
+    pub size: usize,
+    /// The listing fields.
+    pub fields: Map<String, Value>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/// Builds an encoded entry.
+pub struct Writer(Vec<u8>);
+
+impl Writer {
+    /// A writer with the version byte written.
+    pub fn new() -> Self {
+        let mut v = Vec::with_capacity(512);
+        v.push(VERSION);
+        Writer(v)
+    }
+
+    /// A writer without the version byte (for a part of an entry kept apart).
+    pub fn bare() -> Self {
+        Writer(Vec::new())
+    }
+
+    /// Bytes written by another writer.
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+
+    /// The bytes.
+    pub fn finish(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// An unsigned integer.
+    pub fn varint(&mut self, mut n: u64) {
+        while n >= 0x80 {
+            self.0.push((n as u8) | 0x80);
+            n >>= 7;
+        }
+        self.0.push(n as u8);
+    }
+
+    fn zigzag(&mut self, n: i64) {
+        self.varint(((n << 1) ^ (n >> 63)) as u64);
+    }
+
+    /// A byte.
+    pub fn byte(&mut self, b: u8) {
+        self.0.push(b);
+    }
+
+    /// A string.
+    pub fn str(&mut self, s: &str) {
+        self.varint(s.len() as u64);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    /// An optional string.
+    pub fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            None => self.byte(0),
+            Some(s) => {
+                self.byte(1);
+                self.str(s);
+            }
+        }
+    }
+
+    /// A list of strings.
+    pub fn strs<'s>(&mut self, items: impl ExactSizeIterator<Item = &'s str>) {
+        self.varint(items.len() as u64);
+        for s in items {
+            self.str(s);
+        }
+    }
+
+    /// A time.
+    pub fn time(&mut self, t: &DateTime<Utc>) {
+        self.zigzag(t.timestamp());
+        self.varint(u64::from(t.timestamp_subsec_nanos()));
+    }
+
+    /// An optional time.
+    pub fn opt_time(&mut self, t: Option<&DateTime<Utc>>) {
+        match t {
+            None => self.byte(0),
+            Some(t) => {
+                self.byte(1);
+                self.time(t);
+            }
+        }
+    }
+
+    /// A JSON value.
+    pub fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.byte(0),
+            Value::Bool(false) => self.byte(1),
+            Value::Bool(true) => self.byte(2),
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    self.byte(3);
+                    self.varint(u);
+                } else if let Some(i) = n.as_i64() {
+                    self.byte(4);
+                    self.zigzag(i);
+                } else {
+                    self.byte(5);
+                    self.0
+                        .extend_from_slice(&n.as_f64().unwrap_or(0.0).to_le_bytes());
+                }
+            }
+            Value::String(s) => {
+                self.byte(6);
+                self.str(s);
+            }
+            Value::Array(a) => {
+                self.byte(7);
+                self.varint(a.len() as u64);
+                a.iter().for_each(|x| self.value(x));
+            }
+            Value::Object(m) => {
+                self.byte(8);
+                self.map(m);
+            }
+        }
+    }
+
+    /// A JSON object.
+    pub fn map(&mut self, m: &Map<String, Value>) {
+        self.varint(m.len() as u64);
+        for (k, v) in m {
+            self.str(k);
+            self.value(v);
+        }
+    }
+}
+
+impl Default for Writer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+fn corrupt(what: &str) -> EngineError {
+    EngineError::Internal(format!("catalog entry: {what}"))
+}
+
+/// Reads an encoded entry front to back.
+pub struct Reader<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `bytes` (which must start with [`VERSION`]).
+    pub fn new(bytes: &'a [u8]) -> Result<Self> {
+        match bytes.first() {
+            Some(&VERSION) => Ok(Reader { b: bytes, i: 1 }),
+            _ => Err(corrupt("unknown encoding")),
+        }
+    }
+
+    fn byte(&mut self) -> Result<u8> {
+        let b = *self.b.get(self.i).ok_or_else(|| corrupt("truncated"))?;
+        self.i += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64> {
+        let mut n = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = self.byte()?;
+            if shift >= 64 {
+                return Err(corrupt("varint too long"));
+            }
+            n |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(n);
+            }
+            shift += 7;
+        }
+    }
+
+    fn zigzag(&mut self) -> Result<i64> {
+        let n = self.varint()?;
+        Ok(((n >> 1) as i64) ^ -((n & 1) as i64))
+    }
+
+    fn len(&mut self) -> Result<usize> {
+        let n = usize::try_from(self.varint()?).map_err(|_| corrupt("length"))?;
+        if n > self.b.len() - self.i {
+            return Err(corrupt("length past the end"));
+        }
+        Ok(n)
+    }
+
+    fn str(&mut self) -> Result<&'a str> {
+        let n = self.len()?;
+        let s = std::str::from_utf8(&self.b[self.i..self.i + n]).map_err(|_| corrupt("UTF-8"))?;
+        self.i += n;
+        Ok(s)
+    }
+
+    fn opt_str(&mut self) -> Result<Option<&'a str>> {
+        match self.byte()? {
+            0 => Ok(None),
+            _ => Ok(Some(self.str()?)),
+        }
+    }
+
+    fn strs(&mut self) -> Result<Vec<&'a str>> {
+        let n = self.len()?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(self.str()?);
+        }
+        Ok(out)
+    }
+
+    /// A list of strings as its stored bytes (lengths checked; UTF-8 checked when an item is
+    /// read as a string).
+    fn list_raw(&mut self) -> Result<&'a [u8]> {
+        let start = self.i;
+        let n = self.len()?;
+        for _ in 0..n {
+            let len = self.len()?;
+            self.i += len;
+        }
+        Ok(&self.b[start..self.i])
+    }
+
+    fn time(&mut self) -> Result<DateTime<Utc>> {
+        let secs = self.zigzag()?;
+        let nanos = u32::try_from(self.varint()?).map_err(|_| corrupt("time"))?;
+        DateTime::from_timestamp(secs, nanos).ok_or_else(|| corrupt("time"))
+    }
+
+    fn opt_time(&mut self) -> Result<Option<DateTime<Utc>>> {
+        match self.byte()? {
+            0 => Ok(None),
+            _ => Ok(Some(self.time()?)),
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value> {
+        if depth > 64 {
+            return Err(corrupt("nesting"));
+        }
+        Ok(match self.byte()? {
+            0 => Value::Null,
+            1 => Value::Bool(false),
+            2 => Value::Bool(true),
+            3 => Value::Number(self.varint()?.into()),
+            4 => Value::Number(self.zigzag()?.into()),
+            5 => {
+                let end = self.i + 8;
+                let raw: [u8; 8] = self
+                    .b
+                    .get(self.i..end)
+                    .and_then(|s| s.try_into().ok())
+                    .ok_or_else(|| corrupt("truncated"))?;
+                self.i = end;
+                Number::from_f64(f64::from_le_bytes(raw)).map_or(Value::Null, Value::Number)
+            }
+            6 => Value::String(self.str()?.to_string()),
+            7 => {
+                let n = self.len()?;
+                let mut a = Vec::with_capacity(n);
+                for _ in 0..n {
+                    a.push(self.value(depth + 1)?);
+                }
+                Value::Array(a)
+            }
+            8 => Value::Object(self.map(depth + 1)?),
+            _ => return Err(corrupt("value tag")),
+        })
+    }
+
+    fn map(&mut self, depth: usize) -> Result<Map<String, Value>> {
+        let n = self.len()?;
+        let mut m = Map::new();
+        for _ in 0..n {
+            let k = self.str()?.to_string();
+            let v = self.value(depth)?;
+            m.insert(k, v);
+        }
+        Ok(m)
+    }
+
+    /// The head (the reader is left after it).
+    pub fn head(&mut self) -> Result<Head<'a>> {
+        Ok(Head {
+            allowed: self.list_raw()?,
+            path: self.str()?,
+            pos: self.varint()?,
+            effective: self.opt_time()?,
+            expires: self.opt_time()?,
+        })
+    }
+
+    /// The metadata after the head (the reader is left after it, before the terms).
+    pub fn rest(&mut self) -> Result<Rest> {
+        Ok(Rest {
+            uid: self.str()?.to_string(),
+            id: self.str()?.to_string(),
+            parent: self.opt_str()?.map(str::to_string),
+            type_name: self.str()?.to_string(),
+            created: self.time()?,
+            modified: self.time()?,
+            owner: self.str()?.to_string(),
+            review_state: self.opt_str()?.map(str::to_string),
+            folderish: self.byte()? != 0,
+            size: usize::try_from(self.varint()?).map_err(|_| corrupt("size"))?,
+            fields: self.map(0)?,
+        })
+    }
+
+    /// A list of strings (the terms, then the links, after [`Reader::rest`]).
+    pub fn list(&mut self) -> Result<Vec<&'a str>> {
+        self.strs()
+    }
+}
+
+/// The head of a stored entry.
+pub fn head(bytes: &[u8]) -> Result<Head<'_>> {
+    Reader::new(bytes)?.head()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_round_trip() {
+        let v = json!({"a": null, "b": [true, false, 1, -2, 2.5, "é\"\\x"],
+                       "c": {"d": u64::MAX, "e": i64::MIN}});
+        let mut w = Writer::new();
+        w.value(&v);
+        let bytes = w.finish();
+        let mut r = Reader::new(&bytes).unwrap();
+        assert_eq!(r.value(0).unwrap(), v);
+    }
+
+    #[test]
+    fn truncated_input_is_an_error_not_a_panic() {
+        let mut w = Writer::new();
+        w.value(&json!({"title": "A long enough title", "n": [1, 2, 3]}));
+        let bytes = w.finish();
+        for end in 0..bytes.len() {
+            let r = Reader::new(&bytes[..end]).and_then(|mut r| r.value(0));
+            assert!(r.is_err(), "prefix of {end} bytes");
+        }
+    }
+
+    #[test]
+    fn times_keep_nanoseconds_and_negative_seconds() {
+        for t in [
+            DateTime::from_timestamp(1_700_000_000, 123_456_789).unwrap(),
+            DateTime::from_timestamp(-86_400 * 365 * 100, 5).unwrap(),
+        ] {
+            let mut w = Writer::new();
+            w.time(&t);
+            let bytes = w.finish();
+            assert_eq!(Reader::new(&bytes).unwrap().time().unwrap(), t);
+        }
+    }
+}
