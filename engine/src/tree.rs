@@ -355,6 +355,21 @@ pub fn remove_members(
     obj: &ContentRecord,
     members: &[ContentRecord],
 ) -> Result<()> {
+    unlink_members(ctx, obj, members)?;
+    for rec in members {
+        ctx.emit(Event::Removed {
+            uid: rec.uid.clone(),
+            path: rec.path.clone(),
+            type_name: rec.type_name.clone(),
+            parent: rec.parent.clone(),
+        });
+    }
+    Ok(())
+}
+
+/// Delete the records, paths and child entries of `members` (the subtree of `obj`) and unlink
+/// `obj` from its parent; announcing it is the caller's part.
+fn unlink_members(ctx: &mut Ctx<'_>, obj: &ContentRecord, members: &[ContentRecord]) -> Result<()> {
     for rec in members {
         ctx.delete_prefix(&keys::children_prefix(&rec.uid))?;
         ctx.delete(&keys::path(&rec.path))?;
@@ -364,14 +379,6 @@ pub fn remove_members(
         ctx.delete(&keys::child(&parent.uid, obj.pos))?;
         parent.child_count = parent.child_count.saturating_sub(1);
         write(ctx, &mut parent)?;
-    }
-    for rec in members {
-        ctx.emit(Event::Removed {
-            uid: rec.uid.clone(),
-            path: rec.path.clone(),
-            type_name: rec.type_name.clone(),
-            parent: rec.parent.clone(),
-        });
     }
     Ok(())
 }
@@ -385,16 +392,7 @@ pub fn bin_members(
     obj: &ContentRecord,
     members: &[ContentRecord],
 ) -> Result<()> {
-    for rec in members {
-        ctx.delete_prefix(&keys::children_prefix(&rec.uid))?;
-        ctx.delete(&keys::path(&rec.path))?;
-        ctx.delete(&keys::object(&rec.uid))?;
-    }
-    if let Some(mut parent) = parent(ctx, obj)? {
-        ctx.delete(&keys::child(&parent.uid, obj.pos))?;
-        parent.child_count = parent.child_count.saturating_sub(1);
-        write(ctx, &mut parent)?;
-    }
+    unlink_members(ctx, obj, members)?;
     for rec in members {
         ctx.emit(Event::Binned {
             uid: rec.uid.clone(),

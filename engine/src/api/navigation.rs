@@ -7,9 +7,9 @@ use serde_json::{Map, Value};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
+use super::serialize::iso;
 #[cfg(test)]
 use super::serialize::{catalog_value, CATALOG_FIELDS};
-use super::serialize::{iso, json_len};
 use super::Route;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -187,7 +187,7 @@ impl<'a> ItemJson<'a> {
             url: ctx.url(&rec.path),
             created: iso(&rec.created),
             modified: iso(&rec.modified),
-            size: json_len(&rec.fields),
+            size: rec.fields_size(),
             children: item
                 .children
                 .iter()

@@ -311,7 +311,7 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         "ExpirationDate" => date_or_none(field("expires")),
         "getObjSize" => match super::files::primary_file(&ty, &obj.fields) {
             Some(f) => json!(f.size),
-            None => json!(json_len(&obj.fields)),
+            None => json!(obj.fields_size()),
         },
         "mime_type" => match super::files::primary_file(&ty, &obj.fields) {
             Some(f) => json!(f.content_type),
@@ -352,26 +352,6 @@ pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
     }
     out.push_str("+00:00");
     out
-}
-
-/// The length of `value` encoded as compact JSON (what `serde_json::to_vec` would give), without
-/// building the encoding.
-pub fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    match serde_json::to_writer(&mut c, value) {
-        Ok(()) => c.0,
-        Err(_) => 0,
-    }
 }
 
 /// `previous_item` and `next_item`: sibling summaries when the parent enables next/previous
@@ -427,11 +407,5 @@ mod tests {
         for t in &times {
             assert_eq!(iso(t), crate::clock::iso(t));
         }
-    }
-
-    #[test]
-    fn json_len_is_the_encoded_length() {
-        let v = json!({"a": [1, 2.5, "é\"\n"], "b": null, "c": {"d": true}});
-        assert_eq!(json_len(&v), serde_json::to_vec(&v).unwrap().len());
     }
 }

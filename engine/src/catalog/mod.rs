@@ -26,7 +26,6 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::context::Ctx;
@@ -1133,7 +1132,7 @@ fn write_index(
         owner: obj.owner.clone(),
         review_state: obj.review_state.clone(),
         folderish: ty.folderish,
-        size: json_len(&obj.fields),
+        size: obj.fields_size(),
         fields,
         allowed,
     };
@@ -1434,25 +1433,6 @@ pub fn keywords(ctx: &Ctx<'_>) -> Result<Vec<(String, usize)>> {
 /// How many objects lie below `obj` (its whole subtree without it).
 pub fn contained_count(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<usize> {
     Ok(tree::subtree_uids(ctx, &obj.path)?.len().saturating_sub(1))
-}
-
-/// The length of `value` as compact JSON, without building it.
-fn json_len<T: Serialize + ?Sized>(value: &T) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    match serde_json::to_writer(&mut c, value) {
-        Ok(()) => c.0,
-        Err(_) => 0,
-    }
 }
 
 /// The error for a malformed query value: a 400 naming the parameter.

@@ -70,6 +70,26 @@ pub struct ContentRecord {
 }
 
 impl ContentRecord {
+    /// The size of the object's fields as compact JSON (what `serde_json::to_vec` would give,
+    /// without building it): the `getObjSize` of listings and catalog items.
+    pub fn fields_size(&self) -> usize {
+        struct Count(usize);
+        impl std::io::Write for Count {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0 += buf.len();
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut c = Count(0);
+        match serde_json::to_writer(&mut c, &self.fields) {
+            Ok(()) => c.0,
+            Err(_) => 0,
+        }
+    }
+
     /// A string field, or `""`.
     pub fn str_field(&self, name: &str) -> &str {
         self.fields.get(name).and_then(Value::as_str).unwrap_or("")
@@ -366,6 +386,27 @@ pub fn ancestor_paths(path: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fields_size_is_the_encoded_length() {
+        let mut rec: ContentRecord = serde_json::from_str(
+            r#"{"uid":"u","id":"a","path":"/a","parent":"r","type":"Page","pos":0,
+            "created":"2026-01-01T12:00:00Z","modified":"2026-01-01T12:00:00Z","owner":"o",
+            "fields":{}}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        rec.fields = serde_json::from_value(
+            serde_json::json!({"a": [1, 2.5, "é\"\n"], "b": null, "c": {"d": true}}),
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            rec.fields_size(),
+            serde_json::to_vec(&rec.fields)
+                .map(|v| v.len())
+                .unwrap_or(0)
+        );
+        assert!(rec.fields_size() > 20);
+    }
 
     #[test]
     fn listing_decode_keeps_structure_and_listing_fields() {
