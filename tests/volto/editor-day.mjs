@@ -164,6 +164,20 @@ async function expectDescription(page, text) {
   if (got !== text) throw new Error(`the page's description is '${got}', expected '${text}'`);
 }
 
+// From the page at `path`, through the toolbar's Edit: append `suffix` to the title in the
+// title block, save, and wait for the view.
+async function appendToTitle(page, path, suffix) {
+  await page.click("#toolbar a.edit");
+  await page.waitForURL(new RegExp(`${path}/edit$`));
+  await settle(page);
+  const title = page.locator(".block.title [contenteditable=true]").first();
+  await title.click();
+  await page.keyboard.press("End");
+  await title.type(suffix);
+  await page.click("#toolbar-save");
+  await page.waitForURL(new RegExp(`${path}$`), { timeout: 15000 });
+}
+
 // Tick the row of `path` in the folder contents table.
 async function tick(page, path) {
   await page.locator(`tr[aria-label="${path}"] > :nth-child(2)`).click();
@@ -345,15 +359,7 @@ step("add a Page with a title, description, text and a link to another page", as
 
 step("edit a page and save", async (page) => {
   await open(page, "/team/duty-roster");
-  await page.click("#toolbar a.edit");
-  await page.waitForURL(/\/team\/duty-roster\/edit$/);
-  await settle(page);
-  const title = page.locator(".block.title [contenteditable=true]").first();
-  await title.click();
-  await page.keyboard.press("End");
-  await title.type(" for the summer");
-  await page.click("#toolbar-save");
-  await page.waitForURL(/\/team\/duty-roster$/, { timeout: 15000 });
+  await appendToTitle(page, "/team/duty-roster", " for the summer");
   await see(page.locator("h1.documentFirstHeading", { hasText: "Duty roster for the summer" }), "the edited heading");
 });
 
@@ -526,15 +532,7 @@ step("a second user, Editor by the group's local role, edits inside the folder o
   await logIn(page, JANE);
   await open(page, "/team/duty-roster");
   await see(page.locator("#toolbar a.edit"), "Edit for jane inside the shared folder");
-  await page.click("#toolbar a.edit");
-  await page.waitForURL(/\/team\/duty-roster\/edit$/);
-  await settle(page);
-  const title = page.locator(".block.title [contenteditable=true]").first();
-  await title.click();
-  await page.keyboard.press("End");
-  await title.type(" (checked)");
-  await page.click("#toolbar-save");
-  await page.waitForURL(/\/team\/duty-roster$/, { timeout: 15000 });
+  await appendToTitle(page, "/team/duty-roster", " (checked)");
   await see(page.locator("h1.documentFirstHeading", { hasText: "Duty roster (checked)" }), "jane's edit");
   await open(page, "/news/harbour-opens");
   await see(page.locator("h1.documentFirstHeading", { hasText: "The harbour opens" }), "a page outside the folder");
