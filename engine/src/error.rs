@@ -277,6 +277,9 @@ impl EngineError {
             EngineError::PreconditionFailed { etag } => {
                 resp = resp.with_header("ETag", etag);
             }
+            EngineError::RangeNotSatisfiable { size, .. } => {
+                resp = resp.with_header("Content-Range", &format!("bytes */{size}"));
+            }
             EngineError::Store(StoreError::Conflict(_)) => {
                 resp = resp.with_header("Retry-After", "1");
             }

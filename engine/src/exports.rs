@@ -104,7 +104,8 @@ pub fn rss(ctx: &Ctx<'_>, obj: &ContentRecord, language: &str, items: &[ContentR
 
 /// The Markdown of `rec`'s blocks, in layout order: the title block as `# title`, the
 /// description block as text, slate text with headings, lists, quotes, links and emphasis,
-/// images as `![alt](url)`; other blocks are left out.
+/// images as `![alt](url)`; other blocks are left out. An object without blocks (a folder, a
+/// file) is its title as a heading and its description.
 pub fn markdown(rec: &ContentRecord) -> String {
     use serde_json::Value;
     let blocks = rec.fields.get("blocks").and_then(Value::as_object);
@@ -114,7 +115,13 @@ pub fn markdown(rec: &ContentRecord) -> String {
         .and_then(|l| l.get("items"))
         .and_then(Value::as_array);
     let (Some(blocks), Some(order)) = (blocks, order) else {
-        return String::new();
+        let mut out = format!("# {}\n", rec.title());
+        if !rec.description().trim().is_empty() {
+            out.push('\n');
+            out.push_str(rec.description());
+            out.push('\n');
+        }
+        return out;
     };
     let mut parts: Vec<String> = Vec::new();
     for id in order.iter().filter_map(Value::as_str) {

@@ -3,7 +3,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
@@ -170,8 +170,9 @@ impl<'a> Answer<'a> {
 /// `recurrence`.
 struct ItemJson<'a> {
     rec: &'a ContentRecord,
-    folderish: bool,
+    ty: std::sync::Arc<crate::model::ContentType>,
     url: String,
+    markdown: String,
     created: String,
     modified: String,
     size: usize,
@@ -181,13 +182,18 @@ struct ItemJson<'a> {
 impl<'a> ItemJson<'a> {
     fn new(ctx: &Ctx<'_>, item: &'a NavItem) -> Result<Self> {
         let rec = &item.rec;
+        let ty = ctx.type_of(rec)?;
         Ok(ItemJson {
             rec,
-            folderish: ctx.type_of(rec)?.folderish,
+            size: match super::files::primary_file(&ty, &rec.fields) {
+                Some(f) => f.size as usize,
+                None => rec.fields_size(),
+            },
+            ty,
             url: ctx.url(&rec.path),
+            markdown: crate::exports::markdown(rec),
             created: iso(&rec.created),
             modified: iso(&rec.modified),
-            size: rec.fields_size(),
             children: item
                 .children
                 .iter()
@@ -242,18 +248,25 @@ impl Serialize for ItemJson<'_> {
         m.serialize_entry("expires", field("expires"))?;
         m.serialize_entry("getId", &r.id)?;
         m.serialize_entry("getObjSize", &self.size)?;
-        m.serialize_entry("hasPreviewImage", &false)?;
+        let image_field = super::files::image_field(&self.ty, &r.fields);
+        m.serialize_entry("hasPreviewImage", &image_field.is_some())?;
         m.serialize_entry("id", &r.id)?;
-        m.serialize_entry("image_field", "")?;
-        m.serialize_entry("image_scales", &Map::new())?;
-        m.serialize_entry("is_folderish", &self.folderish)?;
+        m.serialize_entry("image_field", &image_field.unwrap_or_default())?;
+        m.serialize_entry(
+            "image_scales",
+            &super::files::image_scales(&self.ty, &r.fields),
+        )?;
+        m.serialize_entry("is_folderish", &self.ty.folderish)?;
         m.serialize_entry("items", &self.children)?;
         match creators {
             Some(c) => m.serialize_entry("listCreators", c)?,
             None => m.serialize_entry("listCreators", owner)?,
         }
-        m.serialize_entry("markdown", "")?;
-        m.serialize_entry("mime_type", "text/plain")?;
+        m.serialize_entry("markdown", &self.markdown)?;
+        match super::files::primary_file(&self.ty, &r.fields) {
+            Some(f) => m.serialize_entry("mime_type", &f.content_type)?,
+            None => m.serialize_entry("mime_type", "text/plain")?,
+        }
         m.serialize_entry("modified", &self.modified)?;
         m.serialize_entry("path", if r.path.is_empty() { "/" } else { &r.path })?;
         m.serialize_entry("portal_type", &r.type_name)?;
@@ -268,7 +281,7 @@ impl Serialize for ItemJson<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Map};
 
     /// An item as `catalog_value` builds it, name by name (the reference for [`ItemJson`]).
     fn reference(ctx: &Ctx<'_>, item: &NavItem) -> Value {
@@ -279,7 +292,10 @@ mod tests {
             }
         }
         m.insert("description".into(), json!(item.rec.description()));
-        m.insert("markdown".into(), json!(""));
+        m.insert(
+            "markdown".into(),
+            json!(crate::exports::markdown(&item.rec)),
+        );
         m.insert("start".into(), Value::Null);
         m.insert("end".into(), Value::Null);
         m.insert("recurrence".into(), Value::Null);

@@ -907,6 +907,9 @@ fn catalog_doc(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Value> {
     Ok(v)
 }
 
+/// The metadata name of an object's Markdown (Nick's catalog column; asked for by name).
+const MARKDOWN: &str = "markdown";
+
 /// A search result as a summary with metadata columns, serialized straight from the catalog
 /// entry: the same JSON as [`serialize::summary`] of [`Entry::record`] (keys in sorted order, as
 /// a `serde_json` map has them), without building a map of values per item.
@@ -919,6 +922,9 @@ struct ItemJson<'a> {
     modified: String,
     /// The keys, sorted and without repeats.
     keys: Vec<&'a str>,
+    /// The object's blocks as Markdown, when `metadata_fields` names `markdown` (read from the
+    /// object itself: the catalog entry does not hold the blocks).
+    markdown: Option<String>,
 }
 
 /// The keys of the summaries of one answer, sorted and without repeats: for items with a
@@ -937,7 +943,10 @@ impl<'a> ItemKeys<'a> {
             fields.to_vec()
         };
         for name in wanted {
-            if serialize::CATALOG_FIELDS.contains(&name) || name == "description" {
+            if serialize::CATALOG_FIELDS.contains(&name)
+                || name == "description"
+                || name == MARKDOWN
+            {
                 keys.push(name);
             }
         }
@@ -967,7 +976,14 @@ impl<'a> ItemJson<'a> {
         } else {
             keys.without_state.clone()
         };
+        let markdown = if keys.contains(&MARKDOWN) {
+            let rec = crate::tree::load(ctx, &e.uid)?;
+            Some(rec.map(|r| crate::exports::markdown(&r)).unwrap_or_default())
+        } else {
+            None
+        };
         Ok(ItemJson {
+            markdown,
             e,
             url: ctx.url(&e.path),
             ty,
@@ -1045,6 +1061,7 @@ impl ItemJson<'_> {
                 "hasPreviewImage" => {
                     m.value(k, &super::files::image_field(&self.ty, &e.fields).is_some())?
                 }
+                MARKDOWN => m.str(k, self.markdown.as_deref().unwrap_or(""))?,
                 _ => {}
             }
         }

@@ -320,6 +320,8 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         "image_field" => json!(super::files::image_field(&ty, &obj.fields).unwrap_or_default()),
         "image_scales" => super::files::image_scales(&ty, &obj.fields),
         "hasPreviewImage" => json!(super::files::image_field(&ty, &obj.fields).is_some()),
+        // Asked for by name only (not part of `_all`): it is built from the object's blocks.
+        "markdown" => json!(crate::exports::markdown(obj)),
         _ => return Ok(None),
     };
     Ok(Some(v))
