@@ -241,13 +241,25 @@ async function refresh({ tree = false } = {}) {
   await select(selected.path);
 }
 
-/** The text of the page: the plaintext of its first `slate` block in blocks_layout order. */
+/** The text of the page: the plaintext of its first `slate` block in blocks_layout order that
+ * is not an attachment link. */
 function slateBlock(obj) {
   const blocks = obj.blocks || {};
   for (const id of obj.blocks_layout?.items || []) {
-    if (blocks[id] && blocks[id]["@type"] === "slate") return [id, blocks[id]];
+    if (blocks[id] && blocks[id]["@type"] === "slate" && !attachmentOf(blocks[id])) return [id, blocks[id]];
   }
   return [null, null];
+}
+
+/** The link of an attachment block (a slate paragraph holding nothing but one link, as "Attach
+ * file" adds it): `{url, text}`, else null. */
+function attachmentOf(block) {
+  const v = block.value;
+  if (block["@type"] !== "slate" || !Array.isArray(v) || v.length !== 1) return null;
+  const links = (v[0].children || []).filter((c) => c.type === "link");
+  const texts = (v[0].children || []).filter((c) => c.type !== "link" && (c.text || "").trim());
+  if (links.length !== 1 || texts.length) return null;
+  return { url: links[0].data?.url, text: (links[0].children || []).map((c) => c.text || "").join("") };
 }
 
 /** JSON Schemas of the content types (`GET @types/<Type>`), by type name. */
@@ -271,6 +283,13 @@ function fieldInput(name, prop, value, required) {
   const help = prop.description ? el("small", { className: "help" }, prop.description) : null;
   let input;
   if (prop.widget === "richtext" || prop.type === "dict") return null;
+  if (isFileField(prop)) {
+    // Uploaded as base64 in the JSON body; on an edit form, empty keeps the stored file.
+    input = el("input", { id, type: "file", accept: prop.widget === "image" ? "image/*" : "" });
+    const current = value?.filename ? el("small", { className: "help current-file" }, `Now: ${value.filename} (${fmtSize(value.size)}); choose a file to replace it.`) : null;
+    if (required && !value) input.setAttribute("aria-required", "true");
+    return el("div", { className: "field" }, label, input, current, help);
+  }
   if (prop.type === "boolean") {
     input = el("input", { id, type: "checkbox", checked: value === true });
     return el("div", { className: "check" }, input, label, help);
@@ -296,15 +315,59 @@ function fieldInput(name, prop, value, required) {
   return el("div", { className: "field" }, label, input, help);
 }
 
-/** The value the input of field `name` holds, in the JSON the API takes. */
-function fieldValue(name, prop) {
+/** The value the input of field `name` holds, in the JSON the API takes (a chosen file: read
+ * and base64-encoded, as plone.restapi takes uploads). */
+async function fieldValue(name, prop) {
   const input = document.getElementById(`f-${name.toLowerCase()}`);
   if (!input || input.readOnly) return undefined;
+  if (isFileField(prop)) return input.files[0] ? await upload(input.files[0]) : undefined;
   if (prop.type === "boolean") return input.checked;
   if (prop.type === "array") return input.value.split(",").map((s) => s.trim()).filter(Boolean);
   if (prop.widget === "datetime") return input.value ? `${input.value}:00` : null;
   if (prop.type === "integer" || prop.type === "number") return input.value === "" ? null : Number(input.value);
   return input.value;
+}
+
+/** Whether a schema property is a file or image field (`widget: "file" | "image"`). */
+const isFileField = (prop) => prop.widget === "file" || prop.widget === "image";
+
+/** A byte count for people: "93 B", "1.2 KB", "3.4 MB". */
+function fmtSize(n) {
+  if (n == null) return "?";
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A browser File as the upload JSON the API takes: `{data, encoding: "base64", filename,
+ * content-type}`. */
+async function upload(file) {
+  const dataUrl = await new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+    r.readAsDataURL(file);
+  });
+  return {
+    data: String(dataUrl).slice(String(dataUrl).indexOf(",") + 1),
+    encoding: "base64",
+    filename: file.name,
+    "content-type": file.type || "application/octet-stream",
+  };
+}
+
+/** Object URLs of downloaded bytes, by API URL: an `<img>` or a link cannot carry the
+ * Authorization header, so the bytes are fetched from the engine and shown from memory. */
+const blobUrls = new Map();
+
+/** An object URL holding the bytes the API serves at `url` (absolute, under BASE). */
+async function blobUrl(url) {
+  if (!blobUrls.has(url)) {
+    const resp = await site.fetch(new Request(url, { headers: { Authorization: AUTH } }));
+    if (!resp.ok) throw new Error(`GET ${url} failed (${resp.status})`);
+    blobUrls.set(url, URL.createObjectURL(await resp.blob()));
+  }
+  return blobUrls.get(url);
 }
 
 /** The fields of the schema's default fieldset that the form renders. */
@@ -315,6 +378,9 @@ function formFields(schema) {
 
 async function renderEditor(obj) {
   const path = pathOf(obj["@id"]);
+  // Bytes shown before may have changed (a replaced image keeps its URLs): fetch them afresh.
+  for (const u of blobUrls.values()) URL.revokeObjectURL(u);
+  blobUrls.clear();
   const schema = await schemaOf(obj["@type"]);
   const hasBlocks = Boolean(schema.properties.blocks);
   const [, block] = slateBlock(obj);
@@ -358,6 +424,10 @@ async function renderEditor(obj) {
   form.append(actions);
   form.addEventListener("submit", action(() => save(obj, path, schema)));
   $("#editor").replaceChildren(form);
+  for (const name of Object.keys(schema.properties).filter((n) => isFileField(schema.properties[n]))) {
+    if (obj[name]) $("#editor").append(await fileView(name, obj[name]));
+  }
+  if (hasBlocks && !obj.is_folderish) $("#editor").append(await mediaView(obj, path));
   if (obj.is_folderish && obj.items_total) {
     // The folder's own items (the GET above answers them): reaches items below the tree's depth.
     const list = el("ul", { className: "plain contents", id: "contents" });
@@ -371,11 +441,124 @@ async function renderEditor(obj) {
   }
 }
 
+/** What an Image or File object holds: the file's name, type, size and a download link; for an
+ * image its size in pixels, the preview scale and every scale (`@@images/<field>/<scale>`). */
+async function fileView(name, file) {
+  const box = el("section", { className: "file-view", id: `file-${name}` });
+  const download = el("a", { className: "download", href: await blobUrl(file.download), download: file.filename }, "Download");
+  box.append(
+    el("h3", {}, file.width ? "Image" : "File"),
+    el(
+      "p",
+      { className: "file-meta" },
+      el("strong", { className: "file-name" }, file.filename),
+      ` · ${file["content-type"]} · `,
+      el("span", { className: "file-size" }, fmtSize(file.size)),
+      file.width ? ` · ${file.width}×${file.height} px` : null,
+      " · ",
+      download,
+    ),
+  );
+  if (file.scales) {
+    const preview = file.scales.preview || file.scales.thumb;
+    if (preview) box.append(el("img", { className: "preview", alt: `${file.filename}, preview scale`, src: await blobUrl(preview.download) }));
+    const rows = Object.entries(file.scales)
+      .sort((a, b) => a[1].width - b[1].width || a[0].localeCompare(b[0]))
+      .map(([scale, s]) => {
+        const open = el("button", { type: "button", className: "link scale-open" }, "show");
+        open.addEventListener(
+          "click",
+          action(async () => {
+            box.querySelector("img.preview")?.setAttribute("src", await blobUrl(s.download));
+            box.querySelector("img.preview")?.setAttribute("alt", `${file.filename}, ${scale} scale`);
+          }),
+        );
+        const tr = el("tr", {}, el("td", {}, scale), el("td", { className: "num" }, `${s.width}×${s.height}`), el("td", {}, open));
+        tr.dataset.scale = scale;
+        return tr;
+      });
+    box.append(
+      el(
+        "table",
+        { className: "scales", ariaLabel: "Image scales" },
+        el("thead", {}, el("tr", {}, el("th", {}, "Scale"), el("th", {}, "Size"), el("th", {}, ""))),
+        el("tbody", {}, ...rows),
+      ),
+    );
+  }
+  return box;
+}
+
+/** A page's images (image blocks, shown from the image's preview scale) and attachments (link
+ * blocks to uploaded files), with the buttons that upload new ones into the page's folder. */
+async function mediaView(obj, path) {
+  const box = el("section", { className: "media", id: "media" }, el("h3", {}, "Images and attachments"));
+  const blocks = obj.blocks || {};
+  const list = el("ul", { className: "plain media-list" });
+  for (const id of obj.blocks_layout?.items || []) {
+    const b = blocks[id];
+    if (!b) continue;
+    if (b["@type"] === "image" && b.url) {
+      const img = el("img", { alt: b.alt || "", className: "block-image" });
+      try {
+        img.src = await blobUrl(`${b.url}/@@images/image/preview`);
+      } catch {
+        img.alt = `${b.alt || "image"} (not available)`;
+      }
+      list.append(el("li", { className: "media-image" }, img, el("span", { className: "muted small-text" }, b.alt || pathOf(b.url))));
+    }
+    const att = attachmentOf(b);
+    if (att?.url) {
+      const open = button(att.text || pathOf(att.url), { className: "link attachment", title: pathOf(att.url) }, () => select(pathOf(att.url)));
+      list.append(el("li", { className: "media-file" }, "📎 ", open));
+    }
+  }
+  if (!list.children.length) list.append(el("li", { className: "muted" }, "None yet."));
+  const pickImage = el("input", { type: "file", accept: "image/*", id: "insert-image", className: "sr-only" });
+  const pickFile = el("input", { type: "file", id: "attach-file", className: "sr-only" });
+  pickImage.addEventListener("change", action(() => addMedia(obj, path, pickImage.files[0], "Image")));
+  pickFile.addEventListener("change", action(() => addMedia(obj, path, pickFile.files[0], "File")));
+  box.append(
+    list,
+    el(
+      "div",
+      { className: "buttons" },
+      el("label", { className: "button", htmlFor: "insert-image" }, "Insert image…"),
+      pickImage,
+      el("label", { className: "button", htmlFor: "attach-file" }, "Attach file…"),
+      pickFile,
+    ),
+    el("p", { className: "hint" }, `Uploads go into “${containerTitle()}” as an Image or a File; the page gets a block that shows or links it.`),
+  );
+  return box;
+}
+
+/** Upload `file` as an Image or File next to the page, then add the block that shows it (an
+ * image block) or links it (a paragraph with one link) at the end of the page. */
+async function addMedia(obj, path, file, type) {
+  if (!file) return;
+  const field = type === "Image" ? "image" : "file";
+  const created = (await api("POST", containerPath(), { "@type": type, title: file.name, [field]: await upload(file) })).body;
+  const id = crypto.randomUUID();
+  const block =
+    type === "Image"
+      ? { "@type": "image", url: created["@id"], alt: file.name }
+      : {
+          "@type": "slate",
+          plaintext: file.name,
+          value: [{ type: "p", children: [{ text: "" }, { type: "link", data: { url: created["@id"] }, children: [{ text: file.name }] }, { text: "" }] }],
+        };
+  const blocks = { ...(obj.blocks || {}), [id]: block };
+  const items = [...(obj.blocks_layout?.items || []), id];
+  await api("PATCH", path, { blocks, blocks_layout: { items } });
+  await refresh({ tree: true });
+}
+
 async function save(obj, path, schema) {
   // Only what changed: the schema says how each input maps to the field's JSON.
   const patch = {};
   for (const name of formFields(schema)) {
-    const value = fieldValue(name, schema.properties[name]);
+    const value = await fieldValue(name, schema.properties[name]);
     if (value !== undefined && JSON.stringify(value) !== JSON.stringify(obj[name] ?? (schema.properties[name].type === "array" ? [] : ""))) {
       patch[name] = value;
     }
@@ -497,7 +680,7 @@ async function askTitle(type) {
       const parent = containerPath();
       const body = { "@type": type, title: input.value };
       for (const n of extra) {
-        const v = fieldValue(n, schema.properties[n]);
+        const v = await fieldValue(n, schema.properties[n]);
         if (v !== undefined) body[n] = v;
       }
       const created = (await api("POST", parent, body)).body;

@@ -3,7 +3,8 @@
 // through the Service Worker, reload offline, show an API error; then every control of the editor
 // through the UI: navigation tree and breadcrumbs, workflow, history (change note, view, revert),
 // locking (Lock-Token, the 403 without it), aliases, copy/cut/paste, comments, and a multilingual
-// site (language switcher, translate, unlink, link), the recycle bin (delete, restore, purge), and an Event added and edited through the forms
+// site (language switcher, translate, unlink, link), the recycle bin (delete, restore, purge), files (an image
+// inserted into a page and its scales, an attached file downloaded, a broken image refused), and an Event added and edited through the forms
 // built from its schema (@types). Saves screenshots in artifacts/.
 // Needs web-demo/pkg (./scripts/web-demo.sh --build-only). Run: node web-demo/e2e/e2e.mjs
 import { spawn } from "node:child_process";
@@ -11,6 +12,7 @@ import { mkdirSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { deflateSync } from "node:zlib";
 import { chromium } from "playwright-core";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -42,6 +44,39 @@ for (let i = 0; i < 50; i++) {
 }
 
 const step = (s) => console.log(`e2e: ${s}`);
+
+/** A w×h RGB PNG (a gradient), encoded here: no image files in the repository, no dependency. */
+function png(w, h) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+    const sum = Buffer.alloc(4);
+    sum.writeUInt32BE(crc(body));
+    return Buffer.concat([len, body, sum]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8); // 8-bit RGB
+  const raw = Buffer.alloc((w * 3 + 1) * h);
+  for (let y = 0; y < h; y++) {
+    const row = y * (w * 3 + 1);
+    for (let x = 0; x < w; x++) raw.set([(x * 255) / w, (y * 255) / h, 128], row + 1 + x * 3);
+  }
+  const sig = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return Buffer.concat([sig, chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+}
 let browser;
 let failed = false;
 try {
@@ -314,6 +349,45 @@ try {
   await page.click("#bin-list .bin-item:has(.bin-title:text-is('Binned page')) .bin-purge");
   await page.waitForSelector("#bin-list p.hint:text-is('The recycle bin is empty.')");
   await page.click("#bin-toggle");
+
+  step("files: insert an image into a page (uploaded as an Image, shown from its preview scale), open it and its scales; attach a file and download it");
+  await open("/", "My offline site");
+  await page.click("#new-page");
+  await page.fill("#new-title", "Gallery");
+  await page.click("#create");
+  await page.waitForSelector("#editor h2:text-is('Gallery')");
+  await page.setInputFiles("#insert-image", { name: "harbour.png", mimeType: "image/png", buffer: png(400, 300) });
+  await page.waitForSelector("#media .media-image img.block-image");
+  await page.waitForFunction(() => document.querySelector("#media img.block-image")?.naturalWidth === 400);
+  await page.waitForSelector(".tree .node[data-path='/harbour.png']");
+  await open("/harbour.png", "harbour.png");
+  expect((await textOf("#file-image .file-meta")).includes("400×300 px"), `image meta: ${await textOf("#file-image .file-meta")}`);
+  expect((await textOf("#file-image tr[data-scale='icon'] td.num")) === "32×24", `icon scale: ${await textOf("#file-image tr[data-scale='icon']")}`);
+  expect((await textOf("#file-image tr[data-scale='thumb'] td.num")) === "128×96", `thumb scale: ${await textOf("#file-image tr[data-scale='thumb']")}`);
+  await page.waitForFunction(() => document.querySelector("#file-image img.preview")?.naturalWidth === 400);
+  await page.click("#file-image tr[data-scale='thumb'] button.scale-open");
+  await page.waitForFunction(() => document.querySelector("#file-image img.preview")?.naturalWidth === 128);
+  await page.screenshot({ path: join(artifacts, "web-demo-image-scales.png"), fullPage: true });
+  await open("/gallery", "Gallery");
+  await page.setInputFiles("#attach-file", { name: "notes.txt", mimeType: "text/plain", buffer: Buffer.from("meeting notes\n") });
+  await page.waitForSelector("#media button.attachment:text-is('notes.txt')");
+  expect((await page.$$("#media .media-image img.block-image")).length === 1, "the image block went missing");
+  await page.click("#media button.attachment:text-is('notes.txt')");
+  await page.waitForSelector("#editor h2:text-is('notes.txt')");
+  expect((await textOf("#file-file .file-size")) === "14 B", `file size: ${await textOf("#file-file .file-size")}`);
+  const downloaded = await page.$eval("#file-file a.download", async (a) => (await fetch(a.href)).text());
+  expect(downloaded === "meeting notes\n", `downloaded: ${JSON.stringify(downloaded)}`);
+  await page.setInputFiles("#f-file", { name: "broken.png", mimeType: "image/png", buffer: Buffer.from("not a png") });
+  await page.click("#save");
+  await page.waitForSelector("#editor h2:text-is('notes.txt')");
+  await page.waitForSelector("#file-file .file-name:text-is('broken.png')");
+  await open("/harbour.png", "harbour.png");
+  await page.setInputFiles("#f-image", { name: "broken.png", mimeType: "image/png", buffer: Buffer.from("not a png") });
+  await page.click("#save");
+  await page.waitForSelector("#error:not([hidden])");
+  expect((await textOf("#error")).includes("400"), `broken image error: ${await textOf("#error")}`);
+  await open("/harbour.png", "harbour.png");
+  expect((await textOf("#file-image .file-name")) === "harbour.png", "a refused upload changed the image");
 
   step("multilingual: open a site with en and de, language roots in the tree and the switcher");
   await page.click("#site-switch");
