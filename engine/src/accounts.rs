@@ -265,15 +265,36 @@ pub struct UserChanges {
     /// Values of the user schema's further fields to set ([`check_properties`]).
     pub properties: BTreeMap<String, Value>,
     /// A new portrait (`Some(None)` removes it; [`portrait`] checks an upload).
-    pub portrait: Option<Option<Portrait>>,
+    pub portrait: Option<Option<PortraitUpload>>,
 }
 
 /// Largest portrait accepted (decoded bytes).
 pub const MAX_PORTRAIT_BYTES: usize = 1024 * 1024;
 
+/// The box a portrait uploaded with `scale: true` is made to fit (pixels).
+pub const PORTRAIT_BOX: u32 = 200;
+
+/// A checked portrait upload, not yet stored.
+#[derive(Debug, Clone)]
+pub struct PortraitUpload {
+    /// Its media type.
+    pub content_type: String,
+    /// Its file name.
+    pub filename: String,
+    /// The image.
+    pub bytes: Vec<u8>,
+}
+
 /// A portrait from an upload: `data` in base64, of an image type (PNG, JPEG, GIF or WebP; not
-/// SVG, which can carry scripts), at most [`MAX_PORTRAIT_BYTES`].
-pub fn portrait(content_type: &str, filename: &str, data: &str) -> Result<Portrait> {
+/// SVG, which can carry scripts), at most [`MAX_PORTRAIT_BYTES`], and an image that decodes.
+/// With `scale`, an image larger than [`PORTRAIT_BOX`] pixels either way is scaled down to fit
+/// (JPEG stays JPEG, other types become PNG).
+pub fn portrait(
+    content_type: &str,
+    filename: &str,
+    data: &str,
+    scale: bool,
+) -> Result<PortraitUpload> {
     use base64::Engine as _;
     const TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
     let content_type = content_type.trim().to_ascii_lowercase();
@@ -291,11 +312,51 @@ pub fn portrait(content_type: &str, filename: &str, data: &str) -> Result<Portra
             "Invalid property 'portrait.data': from 1 byte to {MAX_PORTRAIT_BYTES} bytes"
         )));
     }
-    Ok(Portrait {
+    let (img, format) = crate::files::decode("portrait", &bytes)?;
+    let (w, h) = (img.width(), img.height());
+    let fits = crate::files::ScaleSize {
+        name: "portrait".into(),
+        width: PORTRAIT_BOX,
+        height: PORTRAIT_BOX,
+    };
+    let (sw, sh) = crate::files::fit(w, h, &fits);
+    if scale && (sw, sh) != (w, h) {
+        let (scaled, ct) = crate::files::encode(&crate::files::resize(&img, sw, sh), format)?;
+        return Ok(PortraitUpload {
+            content_type: ct.to_string(),
+            filename: filename.to_string(),
+            bytes: scaled,
+        });
+    }
+    Ok(PortraitUpload {
         content_type,
         filename: filename.to_string(),
-        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        bytes,
     })
+}
+
+/// Store `upload` as `login`'s portrait blob, letting go of `old` (the blob of the portrait it
+/// replaces, if any).
+fn store_portrait(
+    ctx: &mut Ctx<'_>,
+    login: &str,
+    old: Option<&Portrait>,
+    upload: Option<PortraitUpload>,
+) -> Result<Option<Portrait>> {
+    let owner = users::portrait_owner(login);
+    if let Some(old) = old {
+        crate::blobs::release(ctx, &owner, &old.blob)?;
+    }
+    let Some(up) = upload else {
+        return Ok(None);
+    };
+    let blob = crate::blobs::store(ctx, &owner, &up.bytes)?;
+    Ok(Some(Portrait {
+        content_type: up.content_type,
+        filename: up.filename,
+        blob,
+        size: up.bytes.len() as u64,
+    }))
 }
 
 /// The names of the user properties every user has (stored as [`UserRecord`]'s own fields),
@@ -363,7 +424,7 @@ pub fn update_user(ctx: &mut Ctx<'_>, login: &str, changes: UserChanges) -> Resu
         user.password_hash = hash(ctx, pw)?;
     }
     if let Some(p) = changes.portrait {
-        user.portrait = p;
+        user.portrait = store_portrait(ctx, login, user.portrait.as_ref(), p)?;
     }
     check_properties(ctx, &changes.properties)?;
     for (name, value) in changes.properties {

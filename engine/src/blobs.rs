@@ -9,7 +9,8 @@
 //! time ([`read_range`]), so a host can stream a large download chunk by chunk.
 //!
 //! A blob that belongs to an object is listed under `F:<uid>:<id>`; [`BlobsSubscriber`] removes
-//! every blob of a removed object. Blob ids are fresh uids, never reused: a blob's bytes do not
+//! every blob of a removed object. A user's portrait is a blob owned by `@portrait:<login>`
+//! ([`crate::auth::users::portrait_owner`]), removed with the user. Blob ids are fresh uids, never reused: a blob's bytes do not
 //! change once it belongs to an object (a new upload is a new blob), so its id is its `ETag`.
 
 use serde::{Deserialize, Serialize};
@@ -264,6 +265,13 @@ impl Subscriber for BlobsSubscriber {
             Event::Removed { uid, .. } => {
                 for id in owned(ctx, uid)? {
                     release(ctx, uid, &id)?;
+                }
+            }
+            // A removed user's portrait.
+            Event::UserRemoved { login } => {
+                let owner = crate::auth::users::portrait_owner(login);
+                for id in owned(ctx, &owner)? {
+                    release(ctx, &owner, &id)?;
                 }
             }
             // A copy shares the blobs its fields reference (an upload adopted them already).

@@ -42,7 +42,7 @@
 //! | `f:` | `f:<blob id>:m` | a blob's metadata (JSON, [`crate::blobs::BlobMeta`]: size, chunk size, owner) |
 //! | `f:` | `f:<blob id>:c<chunk u32 BE>` | one chunk of a blob's bytes ([`crate::blobs::CHUNK_SIZE`] bytes, the last one shorter); a blob is written in the request's transaction and never changed once it belongs to an object |
 //! | `f:` | `f:<blob id>:o<owner uid>` | an owner of the blob (empty value): the objects whose fields reference it (a copy shares its original's blobs); the blob is deleted with its last owner |
-//! | `F:` | `F:<owner uid>:<blob id>` | index of the blobs an object owns (empty value): its file and image fields and their cached scales; removed with the object |
+//! | `F:` | `F:<owner uid>:<blob id>` | index of the blobs an object owns (empty value): its file and image fields and their cached scales; removed with the object. A user's portrait is owned by `@portrait:<login>` ([`crate::auth::users::portrait_owner`]), removed with the user |
 //! | `T:` | `T:<upload id>` | an unfinished tus upload (JSON, [`crate::uploads::Upload`]: its blob, offset, length, target, expiry); its bytes are the blob's chunks |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
@@ -94,7 +94,7 @@ pub fn form_counter(uid: &str, block: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";

@@ -66,6 +66,12 @@ pub const STEPS: &[Step] = &[
                       links (x:t: and x:f: retired); the catalog is rebuilt",
         run: catalog_binary_entries,
     },
+    Step {
+        from: 7,
+        description: "users' portraits become blobs (f:, owned by @portrait:<login>): the user \
+                      record keeps the blob's id and size instead of the base64 image",
+        run: portraits_as_blobs,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -268,4 +274,33 @@ fn build_catalog(ctx: &mut Ctx<'_>) -> Result<()> {
 /// a site's own changes to other types stay, and running the step twice changes nothing more).
 fn file_types(ctx: &mut Ctx<'_>) -> Result<()> {
     crate::content_types::install_builtin(ctx)
+}
+
+/// Schema 7 → 8: a portrait stored inside its user record as base64 (`portrait.data`) is moved
+/// into a blob ([`crate::auth::users::Portrait`]); a record already in the new form is left as
+/// it is. Stored data the earlier code accepted is moved as it is (it is not decoded again).
+fn portraits_as_blobs(ctx: &mut Ctx<'_>) -> Result<()> {
+    use base64::Engine as _;
+    for (key, raw) in ctx.scan_prefix(keys::USER_PREFIX)? {
+        let mut user: serde_json::Value = serde_json::from_slice(&raw)?;
+        let Some(data) = user
+            .pointer("/portrait/data")
+            .and_then(serde_json::Value::as_str)
+        else {
+            continue;
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map_err(|e| EngineError::Internal(format!("stored portrait is not base64: {e}")))?;
+        let login = String::from_utf8_lossy(&key[keys::USER_PREFIX.len()..]).into_owned();
+        let owner = crate::auth::users::portrait_owner(&login);
+        let blob = crate::blobs::store(ctx, &owner, &bytes)?;
+        if let Some(p) = user.get_mut("portrait").and_then(|p| p.as_object_mut()) {
+            p.remove("data");
+            p.insert("blob".into(), blob.into());
+            p.insert("size".into(), (bytes.len() as u64).into());
+        }
+        ctx.put(&key, &serde_json::to_vec(&user)?)?;
+    }
+    Ok(())
 }

@@ -345,3 +345,60 @@ fn the_upgrade_builds_the_catalog_of_every_object() {
         .as_array()
         .is_some_and(|items| items.iter().any(|i| i["@id"] == first_page["@id"])));
 }
+
+#[test]
+fn a_portrait_stored_as_base64_by_schema_7_becomes_a_blob() {
+    use base64::Engine as _;
+    // A site with user mia, written by this build; then her record is put back in the schema-7
+    // form (the image as base64 inside it, no blob) and the store marked schema 7.
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).expect("open");
+    e.create_site(&engine::SiteSetup::new("secret"))
+        .expect("site");
+    let r = e.handle(
+        Request::new(Method::Post, "/@users", BASE)
+            .header(ADMIN.0, ADMIN.1)
+            .json(
+                &json!({"username": "mia", "password": "mia-password", "email": "mia@example.com"}),
+            ),
+    );
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let image = b"GIF89a stands in for an image: schema 7 did not decode portraits".to_vec();
+    let txn = e.store().begin_read().expect("read");
+    let mut pairs = txn
+        .scan(b"", b"\xff", engine::Direction::Forward, usize::MAX)
+        .expect("scan");
+    drop(txn);
+    for (k, v) in &mut pairs {
+        if k.as_slice() == keys::SCHEMA {
+            *v = b"7".to_vec();
+        }
+        if k.as_slice() == keys::user("mia").as_slice() {
+            let mut user: Value = serde_json::from_slice(v).expect("user record");
+            user["portrait"] = json!({
+                "content_type": "image/gif",
+                "filename": "me.gif",
+                "data": base64::engine::general_purpose::STANDARD.encode(&image),
+            });
+            *v = serde_json::to_vec(&user).expect("encode");
+        }
+    }
+    assert!(
+        !pairs.iter().any(|(k, _)| k.starts_with(b"f:")),
+        "no blob before the upgrade"
+    );
+    let old = Engine::new(MemStore::from_pairs(pairs), EngineOptions::for_tests())
+        .expect("open and migrate");
+    assert_eq!(old.migration_report().steps_run(), 1);
+    let user = raw(&old, &keys::user("mia")).expect("mia");
+    assert!(!user.contains("\"data\""), "the base64 stayed: {user}");
+    let portrait = old.handle(Request::new(Method::Get, "/@portrait/mia", BASE));
+    assert_eq!(portrait.status, 200);
+    assert_eq!(portrait.body, image);
+    assert_eq!(portrait.header_value("Content-Type"), Some("image/gif"));
+    assert!(!keys_with_prefix(&old, b"f:").is_empty());
+    // Deleting mia deletes the blob.
+    let r = old.handle(Request::new(Method::Delete, "/@users/mia", BASE).header(ADMIN.0, ADMIN.1));
+    assert_eq!(r.status, 204, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(keys_with_prefix(&old, b"f:"), Vec::<Vec<u8>>::new());
+    assert_eq!(keys_with_prefix(&old, b"F:"), Vec::<Vec<u8>>::new());
+}

@@ -88,7 +88,7 @@ pub struct CommentJson {
     /// Always `Discussion Item`.
     #[serde(rename = "@type")]
     pub kind: &'static str,
-    /// Always null (no portraits yet).
+    /// The author's portrait URL (`/@portrait/<login>`), or null when the author has none.
     pub author_image: Option<String>,
     /// The author's full name (the login when none).
     pub author_name: String,
@@ -166,6 +166,17 @@ fn comment_url(ctx: &Ctx<'_>, obj: &ContentRecord, id: &str) -> String {
     format!("{}/@comments/{id}", ctx.url(&obj.path))
 }
 
+/// The portrait URL of the comment's author (`/@portrait/<login>`), when the author is a user
+/// of the site with a portrait.
+fn author_image(ctx: &Ctx<'_>, login: &str) -> Result<Option<String>> {
+    if login.is_empty() {
+        return Ok(None);
+    }
+    Ok(crate::auth::users::get(ctx, login)?
+        .and_then(|u| u.portrait)
+        .map(|_| ctx.url(&format!("/@portrait/{login}"))))
+}
+
 fn comment_json(
     ctx: &Ctx<'_>,
     obj: &ContentRecord,
@@ -177,7 +188,7 @@ fn comment_json(
         id: comment_url(ctx, obj, &c.comment_id),
         parent: c.in_reply_to.as_ref().map(|p| comment_url(ctx, obj, p)),
         kind: "Discussion Item",
-        author_image: None,
+        author_image: author_image(ctx, &c.author_username)?,
         author_name: if c.author_name.is_empty() {
             c.author_username.clone()
         } else {

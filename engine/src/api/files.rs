@@ -318,8 +318,9 @@ pub fn parse_range(header: Option<&str>, size: u64) -> Result<Option<(u64, u64)>
 
 /// The answer serving `served`: 200 (or 206 for a `Range`), 304 when `If-None-Match` names its
 /// tag; the body streamed by the host when larger than
-/// [`crate::EngineOptions::stream_downloads_over`].
-fn serve(
+/// [`crate::EngineOptions::stream_downloads_over`]. Also serves users' portraits
+/// ([`super::users`]).
+pub(super) fn serve(
     ctx: &Ctx<'_>,
     call: &Call<'_>,
     served: Served,

@@ -978,7 +978,10 @@ impl<'a> ItemJson<'a> {
         };
         let markdown = if keys.contains(&MARKDOWN) {
             let rec = crate::tree::load(ctx, &e.uid)?;
-            Some(rec.map(|r| crate::exports::markdown(&r)).unwrap_or_default())
+            Some(
+                rec.map(|r| crate::exports::markdown(&r))
+                    .unwrap_or_default(),
+            )
         } else {
             None
         };

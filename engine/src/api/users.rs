@@ -164,6 +164,9 @@ pub struct PortraitUpload {
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
     #[serde(rename = "content-type")]
     pub content_type: String,
+    /// Scale an image larger than 200x200 pixels down to fit (plone.restapi's flag).
+    #[serde(default)]
+    pub scale: bool,
 }
 
 /// Present (even as null) → `Some`.
@@ -456,7 +459,12 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Resp
                     ));
                 }
                 let name = up.filename.unwrap_or_default();
-                Some(Some(accounts::portrait(&up.content_type, &name, &up.data)?))
+                Some(Some(accounts::portrait(
+                    &up.content_type,
+                    &name,
+                    &up.data,
+                    up.scale,
+                )?))
             }
         },
     };
@@ -526,9 +534,9 @@ fn reset_password(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Resul
     Ok(Response::empty(200))
 }
 
-/// GET `/@portrait/<login>`: the image.
+/// GET `/@portrait/<login>`: the image, served as a file's bytes are (`ETag`, `If-None-Match`,
+/// `Range`; inline).
 fn get_portrait(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    use base64::Engine as _;
     let login = call.param("id").unwrap_or_default();
     let none = || EngineError::NotFound {
         url: call.route.url(&ctx.base_url),
@@ -536,10 +544,10 @@ fn get_portrait(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<
     };
     let user = users::get(ctx, login)?.ok_or_else(none)?;
     let p = user.portrait.ok_or_else(none)?;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&p.data)
-        .map_err(|e| EngineError::Internal(format!("stored portrait of {login}: {e}")))?;
-    let mut resp = Response::empty(200).with_header("Content-Type", &p.content_type);
-    resp.body = bytes;
-    Ok(resp)
+    let served = crate::files::Served::Blob {
+        id: p.blob,
+        size: p.size,
+        content_type: p.content_type,
+    };
+    super::files::serve(ctx, call, served, Some(&p.filename), "inline")
 }

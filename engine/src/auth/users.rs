@@ -41,7 +41,9 @@ pub struct UserRecord {
     pub properties: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
-/// A user's portrait image.
+/// A user's portrait image: its bytes are a blob ([`crate::blobs`]) owned by
+/// [`portrait_owner`] of the user, so the user record read on every authenticated request stays
+/// small.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Portrait {
     /// Its media type (`image/png`, ...).
@@ -49,8 +51,16 @@ pub struct Portrait {
     /// Its file name.
     #[serde(default)]
     pub filename: String,
-    /// The image, base64 (standard alphabet, padded).
-    pub data: String,
+    /// The blob holding the image (its id is also the image's `ETag`).
+    pub blob: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
+/// The blob owner a user's portrait is stored under (`@portrait:<login>`; object owners are uids,
+/// which never start with `@`).
+pub fn portrait_owner(login: &str) -> String {
+    format!("@portrait:{login}")
 }
 
 /// The user `login`, if any.
