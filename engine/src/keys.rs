@@ -94,7 +94,7 @@ pub fn form_counter(uid: &str, block: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";

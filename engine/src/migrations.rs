@@ -72,6 +72,12 @@ pub const STEPS: &[Step] = &[
                       record keeps the blob's id and size instead of the base64 image",
         run: portraits_as_blobs,
     },
+    Step {
+        from: 8,
+        description: "the behavior volto.preview_image (preview_image, preview_caption) is \
+                      installed (y:b:) and given to the types Folder, Page, News Item and Event",
+        run: preview_image_behavior,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -301,6 +307,35 @@ fn portraits_as_blobs(ctx: &mut Ctx<'_>) -> Result<()> {
             p.insert("size".into(), (bytes.len() as u64).into());
         }
         ctx.put(&key, &serde_json::to_vec(&user)?)?;
+    }
+    Ok(())
+}
+
+/// Schema 8 → 9: the built-in behavior `volto.preview_image` is written to the registry, and the
+/// stored types Folder, Page, News Item and Event that lack it get it after `volto.blocks` (as a
+/// new site has them). A site's other changes to those types stay.
+fn preview_image_behavior(ctx: &mut Ctx<'_>) -> Result<()> {
+    const BEHAVIOR: &str = "volto.preview_image";
+    crate::content_types::install_builtin(ctx)?;
+    for name in ["Folder", "Page", "News Item", "Event"] {
+        let key = keys::content_type(name);
+        let Some(mut data) = ctx.get_json::<crate::model::types::TypeData>(&key)? else {
+            continue;
+        };
+        if data.behaviors.iter().any(|b| b == BEHAVIOR) {
+            continue;
+        }
+        let at = data
+            .behaviors
+            .iter()
+            .position(|b| b == "volto.blocks")
+            .map_or(data.behaviors.len(), |i| i + 1);
+        data.behaviors.insert(at, BEHAVIOR.to_string());
+        ctx.put_json(&key, &data)?;
+        ctx.emit(crate::events::Event::TypeChanged {
+            name: name.to_string(),
+            removed: false,
+        });
     }
     Ok(())
 }

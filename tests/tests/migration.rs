@@ -388,7 +388,8 @@ fn a_portrait_stored_as_base64_by_schema_7_becomes_a_blob() {
     );
     let old = Engine::new(MemStore::from_pairs(pairs), EngineOptions::for_tests())
         .expect("open and migrate");
-    assert_eq!(old.migration_report().steps_run(), 1);
+    assert_eq!(old.migration_report().from, Some(7));
+    assert_eq!(old.migration_report().to, Some(keys::SCHEMA_VERSION));
     let user = raw(&old, &keys::user("mia")).expect("mia");
     assert!(!user.contains("\"data\""), "the base64 stayed: {user}");
     let portrait = old.handle(Request::new(Method::Get, "/@portrait/mia", BASE));

@@ -160,13 +160,16 @@ pub fn image_field(ty: &ContentType, fields: &Map<String, Value>) -> Option<Stri
         .map(|f| f.name.clone())
 }
 
-/// The first file or image field of type `ty` with a value in `fields` (`mime_type`,
-/// `getObjSize` of files).
+/// The first file or image field of type `ty`'s own (not a behavior's: a page's preview image
+/// does not make it a file) with a value in `fields` (`mime_type`, `getObjSize` of files).
 pub fn primary_file(ty: &ContentType, fields: &Map<String, Value>) -> Option<StoredFile> {
     ty.fields
         .iter()
-        .filter(|f| matches!(f.kind, FieldKind::File | FieldKind::Image))
-        .find_map(|f| files::stored(fields, &f.name))
+        .zip(&ty.sources)
+        .filter(|(f, source)| {
+            source.is_none() && matches!(f.kind, FieldKind::File | FieldKind::Image)
+        })
+        .find_map(|(f, _)| files::stored(fields, &f.name))
 }
 
 /// The stored file of field `name` of `obj`; a 404 when the type has no such file field or the

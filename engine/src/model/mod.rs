@@ -157,11 +157,13 @@ pub const LISTING_FIELDS: &[&str] = &[
     "expires",
     "creators",
     "language",
-    // The stored form of the file and image fields of File, Image and Video (a blob reference,
-    // scales included): catalog items show `image_scales`, `mime_type` and `getObjSize` from it.
+    // The stored form of the file and image fields of File, Image and Video and of the preview
+    // image (volto.preview_image) (a blob reference, scales included): catalog items show
+    // `image_field`, `image_scales`, `mime_type` and `getObjSize` from it.
     "file",
     "image",
     "video",
+    "preview_image",
 ];
 
 impl ContentRecord {
