@@ -33,7 +33,9 @@
 //! | `s:` | `s:userschema` | the fields the site adds to the user forms (JSON list, [`crate::accounts::UserField`]) |
 //! | `s:` | `s:usergroup` | user and group settings (JSON, [`crate::accounts::UserGroupSettings`]) |
 //! | `x:` | `x:e:<uid>` | the catalog entry of an object (binary, [`crate::catalog::codec`]; [`crate::catalog::Entry`]: its `allowedRolesAndUsers`, path, position and dates first, then the metadata of a catalog item and the values of the indexes that are not range scans, then the full-text terms it is indexed under and the uids it links to, read when it is reindexed or removed to drop its postings) |
-//! | `x:` | `x:w:<term>\0<uid>` | full-text posting: `<uid>` contains `<term>` (empty value); one word is one range scan, `word*` one range scan over the prefix |
+//! | `x:` | `x:w:<term>\0<uid>` | full-text posting: `<uid>` contains `<term>`; the value ([`crate::catalog::postings::Meta`]) holds what ranking and filtering a match needs without reading the entry: the interned `allowedRolesAndUsers` id, effective and expiration dates, creation time and the term's frequency. One word is one range scan, `word*` one range scan over the prefix |
+//! | `x:` | `x:a:<allowedRolesAndUsers as stored>` | the id (u32 big-endian) interned for one `allowedRolesAndUsers` list, as postings name it |
+//! | `x:` | `x:A:<id u32 BE>` | the `allowedRolesAndUsers` list (as stored in entries) of an interned id; ids are never reused |
 //! | `x:` | `x:k:<subject>\0<uid>` | `Subject` posting: `<uid>` is tagged `<subject>` (empty value) |
 //! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
 //! | `z:` | `z:<recycle id>` | an item of the recycle bin (JSON, [`crate::recyclebin::BinItem`]: who deleted it and when, the records of the binned subtree, its aliases, the objects that linked into it); the binned objects' versions, workflow history, comments and counters stay under their uids until the item is purged |
@@ -94,7 +96,7 @@ pub fn form_counter(uid: &str, block: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 9;
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -371,6 +373,19 @@ pub fn text_posting(term: &str, uid: &str) -> Vec<u8> {
     k.push(TERM_END);
     k.extend_from_slice(uid.as_bytes());
     k
+}
+
+/// `x:a:<allowed>`: the interned id of an `allowedRolesAndUsers` list (its stored bytes).
+pub fn allowed_id(allowed: &[u8]) -> Vec<u8> {
+    cat(b"x:a:", allowed)
+}
+
+/// Prefix of the interned `allowedRolesAndUsers` lists by id (`x:A:`).
+pub const ALLOWED_BY_ID_PREFIX: &[u8] = b"x:A:";
+
+/// `x:A:<id>`: the `allowedRolesAndUsers` list interned as `id`.
+pub fn allowed_by_id(id: u32) -> Vec<u8> {
+    cat(ALLOWED_BY_ID_PREFIX, &id.to_be_bytes())
 }
 
 /// Prefix of every `Subject` posting (`x:k:`).

@@ -78,6 +78,13 @@ pub const STEPS: &[Step] = &[
                       installed (y:b:) and given to the types Folder, Page, News Item and Event",
         run: preview_image_behavior,
     },
+    Step {
+        from: 9,
+        description: "catalog: full-text postings carry what ranking and filtering need \
+                      (interned allowedRolesAndUsers x:a:/x:A:, dates, creation, term \
+                      frequency); the catalog is rebuilt",
+        run: catalog_ranked_postings,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -338,4 +345,18 @@ fn preview_image_behavior(ctx: &mut Ctx<'_>) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// Schema 9 → 10: rebuild the catalog so full-text postings carry their
+/// [`crate::catalog::postings::Meta`]. A catalog built by an earlier step of the same run
+/// already has them: then nothing is done.
+fn catalog_ranked_postings(ctx: &mut Ctx<'_>) -> Result<()> {
+    let first = ctx.scan(b"x:w:", b"x:w;", crate::store::Direction::Forward, 1)?;
+    if first
+        .first()
+        .is_some_and(|(_, v)| crate::catalog::postings::Meta::decode(v).is_some())
+    {
+        return Ok(());
+    }
+    build_catalog(ctx)
 }

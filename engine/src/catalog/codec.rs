@@ -137,7 +137,8 @@ impl Writer {
         self.0.push(n as u8);
     }
 
-    fn zigzag(&mut self, n: i64) {
+    /// A zigzag varint.
+    pub fn zigzag(&mut self, n: i64) {
         self.varint(((n << 1) ^ (n >> 63)) as u64);
     }
 
@@ -261,13 +262,19 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A reader of `bytes` without a version byte (values that carry their own).
+    pub fn bare(bytes: &'a [u8]) -> Self {
+        Reader { b: bytes, i: 0 }
+    }
+
     fn byte(&mut self) -> Result<u8> {
         let b = *self.b.get(self.i).ok_or_else(|| corrupt("truncated"))?;
         self.i += 1;
         Ok(b)
     }
 
-    fn varint(&mut self) -> Result<u64> {
+    /// A varint.
+    pub fn varint(&mut self) -> Result<u64> {
         let mut n = 0u64;
         let mut shift = 0;
         loop {
@@ -283,7 +290,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn zigzag(&mut self) -> Result<i64> {
+    /// A zigzag varint.
+    pub fn zigzag(&mut self) -> Result<i64> {
         let n = self.varint()?;
         Ok(((n >> 1) as i64) ^ -((n & 1) as i64))
     }
@@ -331,13 +339,15 @@ impl<'a> Reader<'a> {
         Ok(&self.b[start..self.i])
     }
 
-    fn time(&mut self) -> Result<DateTime<Utc>> {
+    /// A time.
+    pub fn time(&mut self) -> Result<DateTime<Utc>> {
         let secs = self.zigzag()?;
         let nanos = u32::try_from(self.varint()?).map_err(|_| corrupt("time"))?;
         DateTime::from_timestamp(secs, nanos).ok_or_else(|| corrupt("time"))
     }
 
-    fn opt_time(&mut self) -> Result<Option<DateTime<Utc>>> {
+    /// An optional time.
+    pub fn opt_time(&mut self) -> Result<Option<DateTime<Utc>>> {
         match self.byte()? {
             0 => Ok(None),
             _ => Ok(Some(self.time()?)),

@@ -18,12 +18,13 @@
 //! `allowedRolesAndUsers`) and that match every criterion, and sorts them.
 
 pub mod codec;
+pub mod postings;
 pub mod querystring;
 pub mod text;
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -521,7 +522,34 @@ pub fn search_page(
     } else {
         text::Analyzer::new([])
     };
-    let (candidates, ordered, unique) = candidates(ctx, q, &analyzer)?;
+    // A full-text criterion: its matches and their relevance, found once.
+    let hits = match q.criteria.iter().find_map(|c| match c {
+        Criterion::Text(Index::SearchableText, t) => Some(t),
+        _ => None,
+    }) {
+        Some(t) => Some(text_matches(ctx, &analyzer, t)?),
+        None => None,
+    };
+    if let Some(hits) = &hits {
+        let whole_site =
+            q.depth.is_none() && q.paths.iter().all(|p| p.trim_end_matches('/').is_empty());
+        if q.criteria.len() == 1 && whole_site && q.sort.is_empty() {
+            if let Some(page) =
+                ranked_from_postings(ctx, hits, &tokens, inactive_ok, now, q.limit, start, size)?
+            {
+                return Ok(page);
+            }
+        }
+    }
+    let (candidates, ordered, unique) = candidates(ctx, q, hits.as_ref())?;
+    // Without sort keys, full-text results come by relevance.
+    let relevance = |a: &str, b: &str| match &hits {
+        Some(h) => match (h.get(a), h.get(b)) {
+            (Some(x), Some(y)) => by_relevance((a, x), (b, y)),
+            _ => Ordering::Equal,
+        },
+        None => Ordering::Equal,
+    };
     let light = q
         .criteria
         .iter()
@@ -558,7 +586,7 @@ pub fn search_page(
                 String::new()
             };
             let pos = h.pos;
-            heads.push((path, pos, bytes));
+            heads.push((path, pos, bytes, uid));
         }
         if !q.sort.is_empty() {
             heads.sort_by(|a, b| {
@@ -574,6 +602,8 @@ pub fn search_page(
                 }
                 a.0.cmp(&b.0)
             });
+        } else if hits.is_some() {
+            heads.sort_by(|a, b| relevance(&a.3, &b.3));
         } else if !ordered {
             heads.sort_by(|a, b| a.0.cmp(&b.0));
         }
@@ -585,7 +615,7 @@ pub fn search_page(
             .into_iter()
             .skip(start)
             .take(size)
-            .map(|(_, _, bytes)| Entry::decode(&bytes))
+            .map(|(_, _, bytes, _)| Entry::decode(&bytes))
             .collect::<Result<Vec<Entry>>>()?;
         return Ok((page, total));
     }
@@ -601,7 +631,10 @@ pub fn search_page(
         if !within_paths(&e, q) {
             continue;
         }
-        if q.criteria.iter().all(|c| matches(ctx, &analyzer, &e, c)) {
+        if q.criteria
+            .iter()
+            .all(|c| matches(&analyzer, hits.as_ref(), &e, c))
+        {
             out.push(e);
         }
     }
@@ -616,6 +649,8 @@ pub fn search_page(
             }
             a.path.cmp(&b.path)
         });
+    } else if hits.is_some() {
+        out.sort_by(|a, b| relevance(&a.uid, &b.uid));
     } else if !ordered {
         out.sort_by(|a, b| a.path.cmp(&b.path));
     }
@@ -625,6 +660,50 @@ pub fn search_page(
     let total = out.len();
     let page = out.into_iter().skip(start).take(size).collect();
     Ok((page, total))
+}
+
+/// A whole-site full-text search with no other criterion, answered from the postings: the
+/// visible, active matches counted and ranked without reading their entries, then only the
+/// batch's entries read. `None` when some match has a posting without [`postings::Meta`] (a
+/// store not yet migrated): then the entries decide.
+#[allow(clippy::too_many_arguments)]
+fn ranked_from_postings(
+    ctx: &Ctx<'_>,
+    hits: &HashMap<String, Hit>,
+    tokens: &[String],
+    inactive_ok: bool,
+    now: DateTime<Utc>,
+    limit: Option<usize>,
+    start: usize,
+    size: usize,
+) -> Result<Option<(Vec<Entry>, usize)>> {
+    let mut visibility = postings::Visibility::new(tokens);
+    let mut ranked: Vec<(&str, &Hit)> = Vec::with_capacity(hits.len());
+    for (uid, hit) in hits {
+        let Some(meta) = &hit.meta else {
+            return Ok(None);
+        };
+        if (inactive_ok || meta.active_at(now)) && visibility.visible(ctx, meta.allowed)? {
+            ranked.push((uid.as_str(), hit));
+        }
+    }
+    let total = limit.map_or(ranked.len(), |l| l.min(ranked.len()));
+    let want = start.saturating_add(size).min(total);
+    if want == 0 {
+        return Ok(Some((Vec::new(), total)));
+    }
+    if want < ranked.len() {
+        ranked.select_nth_unstable_by(want - 1, |a, b| by_relevance(*a, *b));
+        ranked.truncate(want);
+    }
+    ranked.sort_unstable_by(|a, b| by_relevance(*a, *b));
+    let mut page = Vec::with_capacity(want.saturating_sub(start));
+    for (uid, _) in ranked.into_iter().skip(start) {
+        if let Some(e) = entry(ctx, uid)? {
+            page.push(e);
+        }
+    }
+    Ok(Some((page, total)))
 }
 
 /// Whether the caller may see inactive content everywhere (Manager, Site Administrator).
@@ -650,21 +729,15 @@ pub fn entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Entry>> {
 fn candidates(
     ctx: &Ctx<'_>,
     q: &Query,
-    analyzer: &text::Analyzer,
+    hits: Option<&HashMap<String, Hit>>,
 ) -> Result<(Vec<String>, bool, bool)> {
     for c in &q.criteria {
         if let Criterion::Any(Index::Uid, uids) = c {
             return Ok((uids.clone(), false, false));
         }
     }
-    for c in &q.criteria {
-        if let Criterion::Text(Index::SearchableText, t) = c {
-            return Ok((
-                text_matches(ctx, analyzer, t)?.into_iter().collect(),
-                false,
-                true,
-            ));
-        }
+    if let Some(hits) = hits {
+        return Ok((hits.keys().cloned().collect(), false, true));
     }
     for c in &q.criteria {
         match c {
@@ -723,13 +796,25 @@ fn subject_uids(ctx: &Ctx<'_>, subject: &str) -> Result<BTreeSet<String>> {
 /// query under it give the candidates, and the frequent ones are checked per candidate.
 const FREQUENT: usize = 2048;
 
-/// The uids having one query word, reading at most `cap` postings (`None`: more than that).
+/// One object's match of a full-text query.
+#[derive(Debug, Clone)]
+pub struct Hit {
+    /// Relevance: for each query word, its weight ([`postings::idf_weight`]) times the weight of
+    /// its frequency in the object ([`postings::tf_weight`]).
+    pub score: u64,
+    /// What the object's postings say (permissions, dates, creation), when stored.
+    pub meta: Option<postings::Meta>,
+}
+
+/// The postings of one query word by uid (frequency, and what the posting says), reading at
+/// most `cap` postings (`None`: more than that).
+#[allow(clippy::type_complexity)]
 fn word_postings(
     ctx: &Ctx<'_>,
     w: &text::QueryWord,
     cap: usize,
-) -> Result<Option<BTreeSet<String>>> {
-    let mut set = BTreeSet::new();
+) -> Result<Option<HashMap<String, (u32, Option<postings::Meta>)>>> {
+    let mut found: HashMap<String, (u32, Option<postings::Meta>)> = HashMap::new();
     let prefixes: Vec<Vec<u8>> = match w {
         text::QueryWord::Exact(terms) => terms
             .iter()
@@ -747,65 +832,98 @@ fn word_postings(
         if rows.len() > cap {
             return Ok(None);
         }
-        for (k, _) in rows {
+        for (k, v) in rows {
             if let Some(u) = keys::posting_uid(&k) {
-                set.insert(u.to_string());
+                let meta = postings::Meta::decode(&v);
+                let tf = meta.as_ref().map_or(1, |m| m.tf);
+                let slot = found.entry(u.to_string()).or_insert((0, meta));
+                slot.0 = slot.0.saturating_add(tf);
             }
         }
-        if set.len() > cap {
+        if found.len() > cap {
             return Ok(None);
         }
     }
-    Ok(Some(set))
+    Ok(Some(found))
 }
 
-/// Whether `uid` has the query word `w` (a point read per term; a prefix reads its terms).
-fn has_word(ctx: &Ctx<'_>, w: &text::QueryWord, uid: &str) -> Result<bool> {
+/// How often `uid` has the query word `w` (0: not at all; a point read per term; a prefix
+/// reads the object's terms and counts each matching term once).
+fn word_frequency(ctx: &Ctx<'_>, w: &text::QueryWord, uid: &str) -> Result<u32> {
     match w {
         text::QueryWord::Exact(terms) => {
+            let mut tf = 0u32;
             for t in terms {
-                if ctx.get(&keys::text_posting(t, uid))?.is_some() {
-                    return Ok(true);
+                if let Some(v) = ctx.get(&keys::text_posting(t, uid))? {
+                    tf = tf.saturating_add(postings::Meta::decode(&v).map_or(1, |m| m.tf));
                 }
             }
-            Ok(false)
+            Ok(tf)
         }
         text::QueryWord::Prefix(ps) => Ok(stored_terms(ctx, uid)?
             .iter()
-            .any(|t| ps.iter().any(|p| t.starts_with(p.as_str())))),
+            .filter(|t| ps.iter().any(|p| t.starts_with(p.as_str())))
+            .count() as u32),
     }
 }
 
-/// Uids of the objects whose full text matches `query` (every word; `word*` prefixes). The rare
-/// words give the candidates (their postings intersected); the frequent ones are checked on
-/// those candidates only, so a common word in an AND query costs no scan of its postings.
-fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result<BTreeSet<String>> {
+/// The objects whose full text matches `query` (every word; `word*` prefixes), with their
+/// relevance. The rare words give the candidates (their postings intersected); the frequent
+/// ones are checked on those candidates only, so a common word in an AND query costs no scan of
+/// its postings (it is weighed as if found `cap` times).
+fn text_matches(
+    ctx: &Ctx<'_>,
+    analyzer: &text::Analyzer,
+    query: &str,
+) -> Result<HashMap<String, Hit>> {
     let words = analyzer.query(query);
     if words.is_empty() {
-        return Ok(BTreeSet::new());
+        return Ok(HashMap::new());
     }
-    let mut acc: Option<BTreeSet<String>> = None;
+    let mut acc: Option<HashMap<String, Hit>> = None;
     let mut frequent = Vec::new();
+    let add = |acc: Option<HashMap<String, Hit>>,
+               found: HashMap<String, (u32, Option<postings::Meta>)>|
+     -> HashMap<String, Hit> {
+        let weight = postings::idf_weight(found.len());
+        match acc {
+            None => found
+                .into_iter()
+                .map(|(uid, (tf, meta))| {
+                    let score = weight * postings::tf_weight(tf);
+                    (uid, Hit { score, meta })
+                })
+                .collect(),
+            Some(mut a) => {
+                a.retain(|uid, hit| match found.get(uid) {
+                    Some((tf, _)) => {
+                        hit.score += weight * postings::tf_weight(*tf);
+                        true
+                    }
+                    None => false,
+                });
+                a
+            }
+        }
+    };
     for w in &words {
         match word_postings(ctx, w, FREQUENT)? {
-            Some(set) => {
-                acc = Some(match acc {
-                    None => set,
-                    Some(a) => a.intersection(&set).cloned().collect(),
-                });
-                if acc.as_ref().is_some_and(BTreeSet::is_empty) {
-                    return Ok(BTreeSet::new());
+            Some(found) => {
+                let a = add(acc.take(), found);
+                if a.is_empty() {
+                    return Ok(a);
                 }
+                acc = Some(a);
             }
             None => frequent.push(w),
         }
     }
+    let mut cap = FREQUENT;
     let mut acc = match acc {
         Some(a) => a,
         None => {
             // Every word is frequent: the candidates are the postings of the least frequent one,
             // found by reading at most `cap` postings of each word, the cap growing eightfold.
-            let mut cap = FREQUENT;
             loop {
                 cap = cap.saturating_mul(8);
                 let mut found = None;
@@ -817,21 +935,34 @@ fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result
                 }
                 if let Some((i, set)) = found {
                     frequent.remove(i);
-                    break set;
+                    break add(None, set);
                 }
             }
         }
     };
     for w in frequent {
-        let mut keep = BTreeSet::new();
-        for uid in acc {
-            if has_word(ctx, w, &uid)? {
-                keep.insert(uid);
+        let weight = postings::idf_weight(cap);
+        let mut keep = HashMap::with_capacity(acc.len());
+        for (uid, mut hit) in acc {
+            let tf = word_frequency(ctx, w, &uid)?;
+            if tf > 0 {
+                hit.score += weight * postings::tf_weight(tf);
+                keep.insert(uid, hit);
             }
         }
         acc = keep;
     }
     Ok(acc)
+}
+
+/// Relevance order: the higher score first, then the newer object, then by uid (the same order
+/// on every host).
+fn by_relevance(a: (&str, &Hit), b: (&str, &Hit)) -> Ordering {
+    let created = |h: &Hit| h.meta.as_ref().map_or(i64::MIN, |m| m.created);
+    b.1.score
+        .cmp(&a.1.score)
+        .then_with(|| created(b.1).cmp(&created(a.1)))
+        .then_with(|| a.0.cmp(b.0))
 }
 
 fn within_paths(e: &Entry, q: &Query) -> bool {
@@ -867,7 +998,12 @@ fn path_within(path: &str, q: &Query) -> bool {
 
 static EMPTY: String = String::new();
 
-fn matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, e: &Entry, c: &Criterion) -> bool {
+fn matches(
+    analyzer: &text::Analyzer,
+    hits: Option<&HashMap<String, Hit>>,
+    e: &Entry,
+    c: &Criterion,
+) -> bool {
     match c {
         Criterion::Any(Index::Path, paths) => paths.iter().any(|p| {
             let p = p.trim_end_matches('/');
@@ -903,9 +1039,9 @@ fn matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, e: &Entry, c: &Criterion) -
                     .as_ref()
                     .is_none_or(|b| cmp(b).is_some_and(|o| o != Ordering::Greater))
         }
-        Criterion::Text(Index::SearchableText, t) => {
-            // Only reached when another criterion chose the candidates.
-            text_matches(ctx, analyzer, t).is_ok_and(|s| s.contains(&e.uid))
+        Criterion::Text(Index::SearchableText, _) => {
+            // The matches were found once for the query ([`search_page`]).
+            hits.is_some_and(|h| h.contains_key(&e.uid))
         }
         Criterion::Text(i, t) => {
             let field = match i {
@@ -1158,19 +1294,60 @@ fn write_index(
         .as_ref()
         .map(|o| o.links.iter().copied().collect())
         .unwrap_or_default();
+    // What the full-text postings say besides the term's frequency ([`postings::Meta`]); when
+    // it changed (permissions, dates), every posting is rewritten.
+    let base = postings::Meta {
+        allowed: postings::intern(ctx, &e.allowed.0)?,
+        effective: e.date_field("effective"),
+        expires: e.date_field("expires"),
+        created: e.created.timestamp(),
+        tf: 0,
+    };
+    let head_same = match old_bytes.as_deref().map(codec::head).transpose()? {
+        Some(h) => {
+            h.allowed_raw() == e.allowed.0.as_slice()
+                && h.effective == base.effective
+                && h.expires == base.expires
+        }
+        None => false,
+    };
     let bytes = if scope == Scope::Metadata && old.is_some() {
+        if !head_same {
+            for t in &old_terms {
+                let key = keys::text_posting(t, &obj.uid);
+                let tf = ctx
+                    .get(&key)?
+                    .as_deref()
+                    .and_then(postings::Meta::decode)
+                    .map_or(1, |m| m.tf);
+                ctx.put(&key, &postings::Meta { tf, ..base.clone() }.encode())?;
+            }
+        }
         e.encode(old_terms.iter().copied(), old_links.iter().copied())
     } else {
         // Full text.
         let analyzer = object_analyzer(ctx, obj)?;
-        let mut terms = BTreeSet::new();
-        analyzer.terms(&searchable_text(obj), &mut terms);
-        for t in old_terms.iter().filter(|t| !terms.contains(**t)) {
+        let mut counts = std::collections::BTreeMap::new();
+        analyzer.term_counts(&searchable_text(obj), &mut counts);
+        for t in old_terms.iter().filter(|t| !counts.contains_key(**t)) {
             ctx.delete(&keys::text_posting(t, &obj.uid))?;
         }
-        for t in terms.iter().filter(|t| !old_terms.contains(t.as_str())) {
-            ctx.put(&keys::text_posting(t, &obj.uid), b"")?;
+        for (t, tf) in &counts {
+            let key = keys::text_posting(t, &obj.uid);
+            let value = postings::Meta {
+                tf: *tf,
+                ..base.clone()
+            }
+            .encode();
+            if head_same
+                && old_terms.contains(t.as_str())
+                && ctx.get(&key)?.as_deref() == Some(value.as_slice())
+            {
+                continue;
+            }
+            ctx.put(&key, &value)?;
         }
+        let terms: BTreeSet<String> = counts.into_keys().collect();
         // Links.
         let links = links_of(ctx, obj)?;
         for t in old_links.iter().filter(|t| !links.contains(**t)) {

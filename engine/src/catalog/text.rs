@@ -101,6 +101,20 @@ impl Analyzer {
         }
     }
 
+    /// The terms of `text` with how often each occurs (a word's stems each count once per
+    /// occurrence of the word).
+    pub fn term_counts(&self, text: &str, out: &mut std::collections::BTreeMap<String, u32>) {
+        for w in text.unicode_words() {
+            let f = fold(w);
+            if f.is_empty() || f.len() > MAX_TERM_LEN {
+                continue;
+            }
+            for s in self.stems(&f) {
+                *out.entry(s).or_insert(0) += 1;
+            }
+        }
+    }
+
     /// Parse a full-text query: every word must match (AND); a word ending in `*` matches every
     /// term it prefixes. Each word is given as the alternatives any of which may match (its stems
     /// in the site's languages), or as the prefixes to scan.
