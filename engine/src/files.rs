@@ -155,16 +155,22 @@ pub fn stored(fields: &serde_json::Map<String, Value>, name: &str) -> Option<Sto
 ///   blobs of `previous`;
 /// - `null` clears the field (releasing the blobs);
 /// - any other object (the serialized field a form sends back unchanged) keeps `previous`.
+///
+/// With `history_keeps` (the object's type keeps versions), the blobs of `previous` are not
+/// released: an older version still names them, and reverting to it must find its file. They go
+/// with the object.
 pub fn accept(
     ctx: &mut Ctx<'_>,
     owner: &str,
     def: &FieldDef,
     value: Value,
     previous: Option<&Value>,
+    history_keeps: bool,
 ) -> Result<Value> {
     let previous_file = previous
         .filter(|v| v.is_object())
-        .and_then(|v| serde_json::from_value::<StoredFile>(v.clone()).ok());
+        .and_then(|v| serde_json::from_value::<StoredFile>(v.clone()).ok())
+        .filter(|_| !history_keeps);
     let upload = match value {
         Value::Null => {
             if let Some(p) = &previous_file {

@@ -271,10 +271,23 @@ fn deleting_files_and_images_leaves_no_blob_behind() {
     let blobs = keys_under(&e, b"f:");
     assert_eq!(blobs.len(), 5 + 3 * 3, "{blobs:?}");
     assert_eq!(keys_under(&e, b"F:").len(), 4);
-    // Replacing the image releases the old one and its scales.
+    // Replacing the image keeps the old one and its scales: version 0 names them.
     let again = json!({"image": {"data": PNG, "encoding": "base64", "filename": "j.png"}});
     assert_eq!(call(&e, Method::Patch, "/i", again, &[]).status, 204);
-    assert_eq!(keys_under(&e, b"f:").len(), 5 + 3 * 3);
+    assert_eq!(keys_under(&e, b"f:").len(), 5 + 3 * 3 + 3 * 3);
+    assert_eq!(keys_under(&e, b"F:").len(), 4 + 3);
+    // Reverting to it finds its file.
+    let revert = call(&e, Method::Patch, "/i/@history", json!({"version": 0}), &[]);
+    assert_eq!(
+        revert.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&revert.body)
+    );
+    let got = call(&e, Method::Get, "/i", json!({}), &[]).json_body();
+    assert_eq!(got["image"]["filename"], "i.png");
+    let old = call(&e, Method::Get, "/i/@@images/image/icon", json!({}), &[]);
+    assert_eq!(old.status, 200);
     // A copy shares the file's blob: it outlives the original, and goes with the copy.
     let copy = call(
         &e,
@@ -290,7 +303,7 @@ fn deleting_files_and_images_leaves_no_blob_behind() {
         .strip_prefix(BASE)
         .unwrap()
         .to_string();
-    assert_eq!(keys_under(&e, b"F:").len(), 5);
+    assert_eq!(keys_under(&e, b"F:").len(), 4 + 3 + 1);
     assert_eq!(call(&e, Method::Delete, "/f", json!({}), &[]).status, 204);
     let download = call(
         &e,

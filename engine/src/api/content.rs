@@ -308,7 +308,14 @@ fn apply_fields(
             value
         };
         let value = if matches!(def.kind, FieldKind::File | FieldKind::Image) {
-            crate::files::accept(ctx, &rec.uid, def, value, rec.fields.get(&key))?
+            crate::files::accept(
+                ctx,
+                &rec.uid,
+                def,
+                value,
+                rec.fields.get(&key),
+                crate::versioning::is_versioned(&ty),
+            )?
         } else {
             value
         };

@@ -322,11 +322,13 @@ fn add_file(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, upload: &Upload) -> R
     Ok(rec.path)
 }
 
-/// Put a finished upload in the first file field of `obj`, releasing the file it had.
+/// Put a finished upload in the first file field of `obj`, releasing the file it had (unless
+/// the type keeps versions, one of which still names it).
 fn replace_file(ctx: &mut Ctx<'_>, obj: &mut ContentRecord, upload: &Upload) -> Result<()> {
     let ty = ctx.type_of(obj)?;
     let (field, kind) = file_field(&ty)?;
-    let previous = files::stored(&obj.fields, &field);
+    let previous =
+        files::stored(&obj.fields, &field).filter(|_| !crate::versioning::is_versioned(&ty));
     let stored = stored_file(ctx, upload, &obj.uid.clone(), &field, kind)?;
     if let Some(p) = previous {
         files::release(ctx, &obj.uid, &p)?;
