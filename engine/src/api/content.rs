@@ -314,7 +314,7 @@ fn apply_fields(
                 def,
                 value,
                 rec.fields.get(&key),
-                crate::versioning::is_versioned(&ty),
+                crate::versioning::is_versioned(ty),
             )?
         } else {
             value
