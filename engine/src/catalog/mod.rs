@@ -24,7 +24,7 @@ pub mod text;
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
@@ -669,7 +669,7 @@ pub fn search_page(
 #[allow(clippy::too_many_arguments)]
 fn ranked_from_postings(
     ctx: &Ctx<'_>,
-    hits: &HashMap<String, Hit>,
+    hits: &Hits,
     tokens: &[String],
     inactive_ok: bool,
     now: DateTime<Utc>,
@@ -679,7 +679,7 @@ fn ranked_from_postings(
 ) -> Result<Option<(Vec<Entry>, usize)>> {
     let mut visibility = postings::Visibility::new(tokens);
     let mut ranked: Vec<(&str, &Hit)> = Vec::with_capacity(hits.len());
-    for (uid, hit) in hits {
+    for (uid, hit) in &hits.0 {
         let Some(meta) = &hit.meta else {
             return Ok(None);
         };
@@ -726,18 +726,14 @@ pub fn entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Entry>> {
 
 /// The candidates of a query, whether they come in the default order already (path order, or a
 /// folder's order for a one-level listing), and whether each comes once.
-fn candidates(
-    ctx: &Ctx<'_>,
-    q: &Query,
-    hits: Option<&HashMap<String, Hit>>,
-) -> Result<(Vec<String>, bool, bool)> {
+fn candidates(ctx: &Ctx<'_>, q: &Query, hits: Option<&Hits>) -> Result<(Vec<String>, bool, bool)> {
     for c in &q.criteria {
         if let Criterion::Any(Index::Uid, uids) = c {
             return Ok((uids.clone(), false, false));
         }
     }
     if let Some(hits) = hits {
-        return Ok((hits.keys().cloned().collect(), false, true));
+        return Ok((hits.0.iter().map(|(u, _)| u.clone()).collect(), false, true));
     }
     for c in &q.criteria {
         match c {
@@ -806,15 +802,37 @@ pub struct Hit {
     pub meta: Option<postings::Meta>,
 }
 
-/// The postings of one query word by uid (frequency, and what the posting says), reading at
-/// most `cap` postings (`None`: more than that).
-#[allow(clippy::type_complexity)]
-fn word_postings(
-    ctx: &Ctx<'_>,
-    w: &text::QueryWord,
-    cap: usize,
-) -> Result<Option<HashMap<String, (u32, Option<postings::Meta>)>>> {
-    let mut found: HashMap<String, (u32, Option<postings::Meta>)> = HashMap::new();
+/// The matches of a full-text query, by uid (sorted, each once): merged and looked up without
+/// hashing, since postings come in uid order.
+#[derive(Debug, Default)]
+pub struct Hits(Vec<(String, Hit)>);
+
+impl Hits {
+    /// The match of `uid`, if it matched.
+    fn get(&self, uid: &str) -> Option<&Hit> {
+        self.0
+            .binary_search_by(|(u, _)| u.as_str().cmp(uid))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    /// How many objects matched.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nothing matched.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// One posting read: the uid, how often the word occurs, what the posting says.
+type Posting = (String, u32, Option<postings::Meta>);
+
+/// The postings of one query word, by uid (sorted, each once, frequencies of several terms of
+/// the word added up), reading at most `cap` postings (`None`: more than that).
+fn word_postings(ctx: &Ctx<'_>, w: &text::QueryWord, cap: usize) -> Result<Option<Vec<Posting>>> {
     let prefixes: Vec<Vec<u8>> = match w {
         text::QueryWord::Exact(terms) => terms
             .iter()
@@ -826,20 +844,37 @@ fn word_postings(
             .collect(),
         text::QueryWord::Prefix(ps) => ps.iter().map(|p| keys::text_posting_prefix(p)).collect(),
     };
+    let mut found: Vec<Posting> = Vec::new();
+    let several = prefixes.len() > 1 || matches!(w, text::QueryWord::Prefix(_));
     for prefix in prefixes {
         let limit = cap.saturating_add(1);
         let rows = ctx.scan(&prefix, &prefix_end(&prefix), Direction::Forward, limit)?;
         if rows.len() > cap {
             return Ok(None);
         }
+        found.reserve(rows.len());
         for (k, v) in rows {
             if let Some(u) = keys::posting_uid(&k) {
                 let meta = postings::Meta::decode(&v);
                 let tf = meta.as_ref().map_or(1, |m| m.tf);
-                let slot = found.entry(u.to_string()).or_insert((0, meta));
-                slot.0 = slot.0.saturating_add(tf);
+                found.push((u.to_string(), tf, meta));
             }
         }
+        if found.len() > cap && !several {
+            return Ok(None);
+        }
+    }
+    if several {
+        // Several terms (stems, or the words a prefix covers): one entry per uid.
+        found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut merged: Vec<Posting> = Vec::with_capacity(found.len());
+        for p in found {
+            match merged.last_mut() {
+                Some(last) if last.0 == p.0 => last.1 = last.1.saturating_add(p.1),
+                _ => merged.push(p),
+            }
+        }
+        found = merged;
         if found.len() > cap {
             return Ok(None);
         }
@@ -867,51 +902,54 @@ fn word_frequency(ctx: &Ctx<'_>, w: &text::QueryWord, uid: &str) -> Result<u32> 
     }
 }
 
+/// Add the postings of one more word to the matches so far (`None`: it is the first word): a
+/// merge of two uid-ordered lists, keeping the uids in both.
+fn add_word(acc: Option<Vec<(String, Hit)>>, found: Vec<Posting>) -> Vec<(String, Hit)> {
+    let weight = postings::idf_weight(found.len());
+    match acc {
+        None => found
+            .into_iter()
+            .map(|(uid, tf, meta)| {
+                let score = weight * postings::tf_weight(tf);
+                (uid, Hit { score, meta })
+            })
+            .collect(),
+        Some(a) => {
+            let mut out = Vec::with_capacity(a.len().min(found.len()));
+            let mut f = found.into_iter().peekable();
+            for (uid, mut hit) in a {
+                while f.peek().is_some_and(|p| p.0 < uid) {
+                    f.next();
+                }
+                if let Some(p) = f.peek() {
+                    if p.0 == uid {
+                        hit.score += weight * postings::tf_weight(p.1);
+                        out.push((uid, hit));
+                    }
+                }
+            }
+            out
+        }
+    }
+}
+
 /// The objects whose full text matches `query` (every word; `word*` prefixes), with their
 /// relevance. The rare words give the candidates (their postings intersected); the frequent
 /// ones are checked on those candidates only, so a common word in an AND query costs no scan of
 /// its postings (it is weighed as if found `cap` times).
-fn text_matches(
-    ctx: &Ctx<'_>,
-    analyzer: &text::Analyzer,
-    query: &str,
-) -> Result<HashMap<String, Hit>> {
+fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result<Hits> {
     let words = analyzer.query(query);
     if words.is_empty() {
-        return Ok(HashMap::new());
+        return Ok(Hits::default());
     }
-    let mut acc: Option<HashMap<String, Hit>> = None;
+    let mut acc: Option<Vec<(String, Hit)>> = None;
     let mut frequent = Vec::new();
-    let add = |acc: Option<HashMap<String, Hit>>,
-               found: HashMap<String, (u32, Option<postings::Meta>)>|
-     -> HashMap<String, Hit> {
-        let weight = postings::idf_weight(found.len());
-        match acc {
-            None => found
-                .into_iter()
-                .map(|(uid, (tf, meta))| {
-                    let score = weight * postings::tf_weight(tf);
-                    (uid, Hit { score, meta })
-                })
-                .collect(),
-            Some(mut a) => {
-                a.retain(|uid, hit| match found.get(uid) {
-                    Some((tf, _)) => {
-                        hit.score += weight * postings::tf_weight(*tf);
-                        true
-                    }
-                    None => false,
-                });
-                a
-            }
-        }
-    };
     for w in &words {
         match word_postings(ctx, w, FREQUENT)? {
             Some(found) => {
-                let a = add(acc.take(), found);
+                let a = add_word(acc.take(), found);
                 if a.is_empty() {
-                    return Ok(a);
+                    return Ok(Hits(a));
                 }
                 acc = Some(a);
             }
@@ -935,24 +973,24 @@ fn text_matches(
                 }
                 if let Some((i, set)) = found {
                     frequent.remove(i);
-                    break add(None, set);
+                    break add_word(None, set);
                 }
             }
         }
     };
     for w in frequent {
         let weight = postings::idf_weight(cap);
-        let mut keep = HashMap::with_capacity(acc.len());
+        let mut keep = Vec::with_capacity(acc.len());
         for (uid, mut hit) in acc {
             let tf = word_frequency(ctx, w, &uid)?;
             if tf > 0 {
                 hit.score += weight * postings::tf_weight(tf);
-                keep.insert(uid, hit);
+                keep.push((uid, hit));
             }
         }
         acc = keep;
     }
-    Ok(acc)
+    Ok(Hits(acc))
 }
 
 /// Relevance order: the higher score first, then the newer object, then by uid (the same order
@@ -998,12 +1036,7 @@ fn path_within(path: &str, q: &Query) -> bool {
 
 static EMPTY: String = String::new();
 
-fn matches(
-    analyzer: &text::Analyzer,
-    hits: Option<&HashMap<String, Hit>>,
-    e: &Entry,
-    c: &Criterion,
-) -> bool {
+fn matches(analyzer: &text::Analyzer, hits: Option<&Hits>, e: &Entry, c: &Criterion) -> bool {
     match c {
         Criterion::Any(Index::Path, paths) => paths.iter().any(|p| {
             let p = p.trim_end_matches('/');
@@ -1041,7 +1074,7 @@ fn matches(
         }
         Criterion::Text(Index::SearchableText, _) => {
             // The matches were found once for the query ([`search_page`]).
-            hits.is_some_and(|h| h.contains_key(&e.uid))
+            hits.is_some_and(|h| h.get(&e.uid).is_some())
         }
         Criterion::Text(i, t) => {
             let field = match i {

@@ -12,6 +12,7 @@
 //! rewrites its postings: a handful of writes) and when its text changes.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use chrono::{DateTime, Utc};
 
@@ -111,7 +112,28 @@ fn read_id(b: &[u8]) -> Option<u32> {
 /// search.
 pub struct Visibility<'t> {
     tokens: &'t [String],
-    known: HashMap<u32, bool>,
+    known: HashMap<u32, bool, BuildHasherDefault<IdHasher>>,
+}
+
+/// Hashes the small integer ids of interned lists (no need for SipHash's defence against
+/// chosen keys: ids are given by the engine).
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 impl<'t> Visibility<'t> {
@@ -119,7 +141,7 @@ impl<'t> Visibility<'t> {
     pub fn new(tokens: &'t [String]) -> Self {
         Visibility {
             tokens,
-            known: HashMap::new(),
+            known: HashMap::default(),
         }
     }
 
