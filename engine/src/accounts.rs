@@ -226,6 +226,8 @@ pub fn create_user(ctx: &mut Ctx<'_>, new: NewUser, send_reset: bool) -> Result<
         dedup(&new.roles)
     };
     let user = UserRecord {
+        uid: String::new(),
+        credential_version: 0,
         login,
         fullname: new.fullname,
         email: new.email,

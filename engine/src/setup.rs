@@ -73,6 +73,8 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
     users::put(
         ctx,
         &users::UserRecord {
+            uid: String::new(),
+            credential_version: 0,
             login: setup.admin_login.clone(),
             fullname: String::new(),
             email: String::new(),
