@@ -151,7 +151,8 @@ fn new_engine(with_catalog: bool) -> Engine<MemStore> {
     if !with_catalog {
         assert!(e.unsubscribe("catalog"));
     }
-    e.create_site(&SiteSetup::new("secret-password")).expect("site");
+    e.create_site(&SiteSetup::new("secret-password"))
+        .expect("site");
     e
 }
 

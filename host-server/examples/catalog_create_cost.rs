@@ -39,7 +39,9 @@ fn run(with_catalog: bool, creates: usize, dir: &std::path::Path) -> (f64, Optio
     if !with_catalog {
         assert!(engine.unsubscribe("catalog"));
     }
-    engine.create_site(&SiteSetup::new("secret-password")).expect("site");
+    engine
+        .create_site(&SiteSetup::new("secret-password"))
+        .expect("site");
     let login = engine.handle(
         Request::new(Method::Post, "/@login", BASE)
             .json(&json!({"login": "admin", "password": "secret-password"})),

@@ -497,7 +497,8 @@ async fn serve_connection(
             }
         })
     };
-    let conn = builder.serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service);
+    let conn =
+        builder.serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service);
     tokio::pin!(conn);
     let mut tick = tokio::time::interval(Duration::from_millis(250).min(idle));
     let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);

@@ -279,10 +279,7 @@ fn unusable_data_dir_is_a_clear_error() {
     std::fs::write(&file, b"not a directory").unwrap();
     let data = file.join("data");
     let stderr = expect_startup_failure(&["--data", data.to_str().unwrap()]);
-    assert!(
-        stderr.contains("cannot use the data directory"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("cannot use the data directory"), "{stderr}");
 }
 
 #[test]
@@ -316,7 +313,11 @@ fn newer_schema_version_is_refused() {
 #[test]
 fn second_server_on_the_same_data_dir_is_refused() {
     let tmp = TempDir::new("twice");
-    let first = start(&tmp.data(), &tmp.0.join("server.log"), Some("pw-long-enough"));
+    let first = start(
+        &tmp.data(),
+        &tmp.0.join("server.log"),
+        Some("pw-long-enough"),
+    );
     let stderr = expect_startup_failure(&["--data", tmp.data().to_str().unwrap()]);
     assert!(stderr.contains("in use by another process"), "{stderr}");
     first.login("pw-long-enough");

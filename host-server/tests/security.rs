@@ -77,24 +77,29 @@ fn start(tmp: &TempDir, extra: &[&str]) -> Server {
     let mut child = command(tmp, ADMIN_PASSWORD, extra).spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
-    loop {
+    let addr = loop {
         line.clear();
         if stdout.read_line(&mut line).unwrap() == 0 {
-            let status = child.wait().unwrap();
-            panic!(
-                "server exited ({status}) before listening; log:\n{}",
-                std::fs::read_to_string(tmp.log()).unwrap_or_default()
-            );
+            break None;
         }
         if let Some(addr) = line.trim_end().strip_prefix("listening on http://") {
-            return Server {
-                child,
-                _stdout: stdout,
-                addr: addr.to_string(),
-                log: tmp.log(),
-            };
+            break Some(addr.to_string());
         }
+    };
+    let mut server = Server {
+        child,
+        _stdout: stdout,
+        addr: addr.unwrap_or_default(),
+        log: tmp.log(),
+    };
+    if server.addr.is_empty() {
+        let status = server.child.wait().unwrap();
+        panic!(
+            "server exited ({status}) before listening; log:\n{}",
+            std::fs::read_to_string(tmp.log()).unwrap_or_default()
+        );
     }
+    server
 }
 
 /// Start expecting a refusal: the process exits non-zero; its stderr.
@@ -245,7 +250,8 @@ fn a_short_admin_password_is_refused() {
 /// Whether the server closed `s` within `within` (a read answers end of file or an error),
 /// writing `drip` (if any) every 200 ms meanwhile.
 fn closed_within(s: &mut TcpStream, within: Duration, drip: Option<&[u8]>) -> bool {
-    s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
     let deadline = Instant::now() + within;
     let mut buf = [0u8; 4096];
     while Instant::now() < deadline {
@@ -291,9 +297,13 @@ fn slow_headers_and_idle_connections_are_closed() {
     );
 
     let mut kept = TcpStream::connect(addr).unwrap();
-    kept.write_all(format!("GET /@site HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\n\r\n").as_bytes())
+    kept.write_all(
+        format!("GET /@site HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
-    kept.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut first = [0u8; 12];
     kept.read_exact(&mut first).unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");
@@ -314,7 +324,9 @@ fn connections_beyond_the_cap_wait_for_a_free_one() {
     std::thread::sleep(Duration::from_millis(300));
     let mut third = TcpStream::connect(addr).unwrap();
     third
-        .write_all(format!("GET /@site HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes())
+        .write_all(
+            format!("GET /@site HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
         .unwrap();
     third
         .set_read_timeout(Some(Duration::from_millis(1500)))
@@ -325,7 +337,9 @@ fn connections_beyond_the_cap_wait_for_a_free_one() {
         "a third connection was served while two were open"
     );
     drop(idle);
-    third.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     third.read_exact(&mut buf).unwrap();
     assert_eq!(&buf, b"HTTP/1.1 200");
 }
@@ -345,7 +359,11 @@ fn password_guesses_are_throttled() {
         let a = if i % 2 == 0 {
             login(addr, "admin", "wrong-guess")
         } else {
-            get(addr, "/@site", &format!("Authorization: {}\r\n", basic("admin", "wrong")))
+            get(
+                addr,
+                "/@site",
+                &format!("Authorization: {}\r\n", basic("admin", "wrong")),
+            )
         };
         statuses.push(a.status);
         if a.status == 429 {
@@ -430,9 +448,17 @@ fn security_headers_one_host_and_quiet_logs() {
     assert_eq!(a.header("x-frame-options"), Some("DENY"));
     let csp = a.header("content-security-policy").expect("a CSP");
     assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
-    assert_eq!(a.header("cache-control"), None, "anonymous answers may be cached");
+    assert_eq!(
+        a.header("cache-control"),
+        None,
+        "anonymous answers may be cached"
+    );
 
-    let private = get(addr, "/@site", &format!("Authorization: {}\r\n", basic("admin", ADMIN_PASSWORD)));
+    let private = get(
+        addr,
+        "/@site",
+        &format!("Authorization: {}\r\n", basic("admin", ADMIN_PASSWORD)),
+    );
     assert_eq!(private.status, 200);
     assert_eq!(private.header("cache-control"), Some("private, no-cache"));
 
@@ -463,7 +489,10 @@ fn security_headers_one_host_and_quiet_logs() {
     let log = std::fs::read_to_string(&server.log).unwrap();
     assert!(log.contains("/@site"), "requests are logged:\n{log}");
     assert!(log.contains("mail not sent"), "{log}");
-    assert!(!log.contains("reset_token"), "a reset token is in the log:\n{log}");
+    assert!(
+        !log.contains("reset_token"),
+        "a reset token is in the log:\n{log}"
+    );
     for secret in ["QUERYSECRET", ADMIN_PASSWORD, token.as_str()] {
         assert!(!log.contains(secret), "{secret:?} is in the log:\n{log}");
     }

@@ -71,6 +71,15 @@ impl Tally {
     }
 }
 
+/// Whether `SCENARIO=pattern` names scenario `name`: its exact name, or a prefix ending in `*`
+/// (`SCENARIO='i20_*'`).
+fn selects(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,14 +94,5 @@ mod tests {
         assert_eq!(t.summary(), "here: 2 scenarios run, 1 passed, 1 failed");
         let caught = std::panic::catch_unwind(|| t.assert_all_passed());
         assert!(caught.is_err());
-    }
-}
-
-/// Whether `SCENARIO=pattern` names scenario `name`: its exact name, or a prefix ending in `*`
-/// (`SCENARIO='i20_*'`).
-fn selects(pattern: &str, name: &str) -> bool {
-    match pattern.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix),
-        None => pattern == name,
     }
 }

@@ -110,8 +110,7 @@ pub fn put(ctx: &mut Ctx<'_>, user: &UserRecord) -> Result<()> {
             user.uid = old.uid;
             let version = user.credential_version.max(old.credential_version);
             let role_removed = old.roles.iter().any(|r| !user.roles.contains(r));
-            user.credential_version = if old.password_hash != user.password_hash || role_removed
-            {
+            user.credential_version = if old.password_hash != user.password_hash || role_removed {
                 version + 1
             } else {
                 version
