@@ -323,3 +323,48 @@ impl Request {
         Ok(Credentials::None)
     }
 }
+
+#[cfg(test)]
+mod cookie_tests {
+    use super::*;
+
+    fn req(method: Method, headers: &[(&str, &str)]) -> Request {
+        let mut r = Request::new(method, "/@users", "http://site.test:8080");
+        for (k, v) in headers {
+            r = r.header(k, v);
+        }
+        r
+    }
+
+    #[test]
+    fn the_auth_cookie_is_a_write_credential_only_with_json_from_the_own_origin() {
+        let cookie = ("Cookie", "a=b; auth_token=tok");
+        let bearer = Ok(Credentials::Bearer("tok".into()));
+        assert_eq!(req(Method::Get, &[cookie]).credentials(), bearer);
+        let json = ("Content-Type", "application/json; charset=utf-8");
+        assert_eq!(req(Method::Post, &[cookie, json]).credentials(), bearer);
+        let own = ("Origin", "http://site.test:8080");
+        assert_eq!(
+            req(Method::Post, &[cookie, json, own]).credentials(),
+            bearer
+        );
+        for refused in [
+            vec![cookie],
+            vec![cookie, ("Content-Type", "text/plain")],
+            vec![cookie, json, ("Origin", "http://evil.example")],
+            vec![cookie, json, ("Origin", "https://site.test:8080")],
+            vec![cookie, json, ("Origin", "null")],
+        ] {
+            for method in [Method::Post, Method::Patch, Method::Delete, Method::Put] {
+                let r = req(method, &refused).credentials();
+                assert!(r.is_err(), "{refused:?}: {r:?}");
+            }
+        }
+        // A token in Authorization is never the browser's doing: no check.
+        let header = ("Authorization", "Bearer tok");
+        let evil = ("Origin", "http://evil.example");
+        assert_eq!(req(Method::Post, &[header, evil]).credentials(), bearer);
+        assert_eq!(origin_of("https://h.test/site/x"), "https://h.test");
+        assert_eq!(origin_of("http://h.test:1"), "http://h.test:1");
+    }
+}

@@ -253,7 +253,7 @@ where
             EngineError::bad_request("The request has more than one Host header").into_response(),
         );
     }
-    let client = parts.extensions.get::<ClientAddr>().map(|c| c.0);
+    let client = client_address(&parts, state.trust_forwarded);
     let base_url = match base_url(state.public_url.as_deref(), state.trust_forwarded, &parts) {
         Some(url) => url,
         None => {
@@ -515,6 +515,26 @@ fn base_url(public_url: Option<&str>, trust_forwarded: bool, parts: &Parts) -> O
     valid_host(&host).then(|| format!("{proto}://{host}"))
 }
 
+/// The client's address for the login throttle: the connection's peer, or, with
+/// `--trust-forwarded` (behind a proxy, where every peer is the proxy), the last address of
+/// `X-Forwarded-For` (the one the proxy added; earlier ones are the client's say-so).
+fn client_address(parts: &Parts, trust_forwarded: bool) -> Option<IpAddr> {
+    if trust_forwarded {
+        let forwarded = parts
+            .headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .last()
+            .and_then(|a| a.trim().parse::<IpAddr>().ok());
+        if forwarded.is_some() {
+            return forwarded;
+        }
+    }
+    parts.extensions.get::<ClientAddr>().map(|c| c.0)
+}
+
 /// The first comma-separated element of the first `name` header, trimmed, if non-empty.
 fn first_value(headers: &HeaderMap, name: &str) -> Option<String> {
     let value = headers.get(name)?.to_str().ok()?;
@@ -672,6 +692,22 @@ mod tests {
         assert_eq!(base_url(None, false, &p).unwrap(), "http://a.test:8080");
         let p = parts(&[("host", "[::1]:8080"), ("x-forwarded-proto", "gopher")]);
         assert_eq!(base_url(None, true, &p).unwrap(), "http://[::1]:8080");
+    }
+
+    #[test]
+    fn the_client_address_is_the_peer_or_the_proxy_s_last_forwarded_one() {
+        let mut p = parts(&[("x-forwarded-for", "10.9.9.9, 192.0.2.7")]);
+        p.extensions
+            .insert(ClientAddr(IpAddr::from([127, 0, 0, 1])));
+        assert_eq!(
+            client_address(&p, false),
+            Some(IpAddr::from([127, 0, 0, 1]))
+        );
+        assert_eq!(client_address(&p, true), Some(IpAddr::from([192, 0, 2, 7])));
+        let mut p = parts(&[("x-forwarded-for", "not an address")]);
+        p.extensions
+            .insert(ClientAddr(IpAddr::from([127, 0, 0, 1])));
+        assert_eq!(client_address(&p, true), Some(IpAddr::from([127, 0, 0, 1])));
     }
 
     #[test]

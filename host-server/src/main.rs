@@ -56,7 +56,8 @@ struct Cli {
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
 
-    /// Take the base URL from X-Forwarded-Proto / X-Forwarded-Host: set this behind a reverse
+    /// Take the base URL from X-Forwarded-Proto / X-Forwarded-Host, and the client's address
+    /// (for the login throttle) from the last X-Forwarded-For entry: set this behind a reverse
     /// proxy that sets those headers. Off by default (as in Zope), since any client can send them.
     #[arg(long)]
     trust_forwarded: bool,

@@ -497,3 +497,94 @@ fn security_headers_one_host_and_quiet_logs() {
         assert!(!log.contains(secret), "{secret:?} is in the log:\n{log}");
     }
 }
+
+/// A write with the `auth_token` cookie (what a browser adds on its own) from `origin`, with
+/// `content_type` (if any).
+fn cookie_post(
+    addr: &str,
+    token: &str,
+    origin: &str,
+    content_type: Option<&str>,
+    body: &str,
+) -> Answer {
+    let content_type = content_type
+        .map(|c| format!("Content-Type: {c}\r\n"))
+        .unwrap_or_default();
+    send(
+        addr,
+        &format!(
+            "POST /@users HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\n\
+             Cookie: auth_token={token}\r\nOrigin: {origin}\r\n{content_type}\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// Defect 7: a cross-site `fetch(..., {credentials: 'include'})` without Content-Type, carrying
+/// the admin's `auth_token` cookie, created a Manager. The cookie is a write credential only
+/// with JSON from the site's own origin; the token in `Authorization` is unaffected.
+#[test]
+fn the_auth_cookie_cannot_be_used_cross_site() {
+    let tmp = TempDir::new("csrf");
+    let server = start(&tmp, &[]);
+    let addr = &server.addr;
+    let token = login(addr, "admin", ADMIN_PASSWORD);
+    let token = token.body.split('"').nth(3).unwrap().to_string();
+    let admin = format!("Authorization: {}\r\n", basic("admin", ADMIN_PASSWORD));
+    let evil = |name: &str| {
+        format!(r#"{{"username": "{name}", "password": "evil-password", "roles": ["Manager"]}}"#)
+    };
+
+    let read = get(
+        addr,
+        "/@users/admin",
+        &format!("Cookie: auth_token={token}\r\n"),
+    );
+    assert_eq!(
+        read.status, 200,
+        "the cookie still works for reads: {}",
+        read.body
+    );
+
+    for (name, origin, content_type) in [
+        ("evil1", "http://evil.example", None),
+        ("evil2", "http://evil.example", Some("text/plain")),
+        ("evil3", "http://evil.example", Some("application/json")),
+        ("evil4", "null", Some("application/json")),
+    ] {
+        let a = cookie_post(addr, &token, origin, content_type, &evil(name));
+        assert_eq!(a.status, 401, "{name}: {}", a.body);
+        assert!(a.body.contains("auth_token cookie"), "{}", a.body);
+        assert_eq!(
+            get(addr, &format!("/@users/{name}"), &admin).status,
+            404,
+            "{name} was created"
+        );
+    }
+
+    let own = format!("http://{addr}");
+    let a = cookie_post(
+        addr,
+        &token,
+        &own,
+        Some("application/json"),
+        &evil("friend"),
+    );
+    assert_eq!(
+        a.status, 201,
+        "the site's own page may write with the cookie: {}",
+        a.body
+    );
+    let a = post_json(
+        addr,
+        "/@users",
+        Some(&format!("Bearer {token}")),
+        &evil("friend2"),
+    );
+    assert_eq!(
+        a.status, 201,
+        "a token in Authorization needs no Origin: {}",
+        a.body
+    );
+}
