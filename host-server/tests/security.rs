@@ -217,7 +217,12 @@ fn data_directory_and_database_files_are_private() {
     assert_eq!(login(&server.addr, "admin", ADMIN_PASSWORD).status, 200);
     let data = tmp.data();
     assert_eq!(mode(&data), 0o700, "data directory");
-    for name in ["site.sqlite3", "site.sqlite3-wal", "site.sqlite3-shm"] {
+    for name in [
+        "site.sqlite3",
+        "site.sqlite3-wal",
+        "site.sqlite3-shm",
+        "site.sqlite3.lock",
+    ] {
         assert_eq!(mode(&data.join(name)), 0o600, "{name}");
     }
     drop(server);
