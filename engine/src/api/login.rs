@@ -73,7 +73,12 @@ fn login(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
     };
     let token = auth::log_in(ctx, &login, &password)?
         .ok_or_else(|| EngineError::Unauthorized("Wrong login and/or password.".into()))?;
-    Ok(Response::json(200, &TokenAnswer { token }))
+    Ok(token_answer(token))
+}
+
+/// A fresh token: no cache keeps it.
+fn token_answer(token: String) -> Response {
+    Response::json(200, &TokenAnswer { token }).with_header("Cache-Control", "no-store")
 }
 
 fn bearer(call: &Call<'_>) -> Result<String> {
@@ -92,7 +97,7 @@ fn renew(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
     let user = auth::token_user(ctx, &claims)?;
     let fresh = auth::issue_token(ctx, &user)?;
     auth::revoke(ctx, &claims)?;
-    Ok(Response::json(200, &TokenAnswer { token: fresh }))
+    Ok(token_answer(fresh))
 }
 
 /// POST `/@logout` with a valid token: the token stops working (with `{"all": true}`, every
