@@ -138,7 +138,7 @@ fn build(engine: &Engine<MemStore>, shape: &[usize], posts: usize) -> usize {
 fn token(engine: &Engine<MemStore>) -> String {
     let resp = engine.handle(
         Request::new(Method::Post, "/@login", BASE)
-            .json(&json!({"login": "admin", "password": "secret"})),
+            .json(&json!({"login": "admin", "password": "secret-password"})),
     );
     resp.json_body()["token"]
         .as_str()
@@ -151,7 +151,8 @@ fn new_engine(with_catalog: bool) -> Engine<MemStore> {
     if !with_catalog {
         assert!(e.unsubscribe("catalog"));
     }
-    e.create_site(&SiteSetup::new("secret")).expect("site");
+    e.create_site(&SiteSetup::new("secret-password"))
+        .expect("site");
     e
 }
 

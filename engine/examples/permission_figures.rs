@@ -70,7 +70,8 @@ fn main() {
     options.entropy = Arc::new(SeededEntropy::new(7));
     options.password_cost = engine::auth::password::PasswordCost::TESTING;
     let e = Engine::new(MemStore::new(), options).expect("engine");
-    e.create_site(&SiteSetup::new("secret")).expect("site");
+    e.create_site(&SiteSetup::new("secret-password"))
+        .expect("site");
     let post = |path: &str, body: serde_json::Value| call(&e, Method::Post, path, Some(body));
     for i in 0..5 {
         post(
@@ -124,7 +125,10 @@ fn main() {
     })
     .expect("grant");
     let mut callers = vec![
-        ("admin (global Manager)", token(&e, "admin", "secret")),
+        (
+            "admin (global Manager)",
+            token(&e, "admin", "secret-password"),
+        ),
         (
             "direct (user's local role 2 up)",
             token(&e, "direct", "long-password"),

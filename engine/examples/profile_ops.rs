@@ -112,7 +112,7 @@ fn build(engine: &Engine<MemStore>, bench_posts: usize) {
 fn token(engine: &Engine<MemStore>) -> String {
     let resp = engine.handle(
         Request::new(Method::Post, "/@login", BASE)
-            .json(&json!({"login": "admin", "password": "secret"})),
+            .json(&json!({"login": "admin", "password": "secret-password"})),
     );
     assert_eq!(resp.status, 200, "{}", String::from_utf8_lossy(&resp.body));
     resp.json_body()["token"]
@@ -182,7 +182,7 @@ fn main() {
     };
     let engine = Engine::new(MemStore::new(), options).expect("engine");
     engine
-        .create_site(&SiteSetup::new("secret"))
+        .create_site(&SiteSetup::new("secret-password"))
         .expect("create site");
     // `/bench-posts` (a top-level folder) only where it is written to, so that the navigation
     // shows the 130 folders of the shape alone.

@@ -226,6 +226,8 @@ pub fn create_user(ctx: &mut Ctx<'_>, new: NewUser, send_reset: bool) -> Result<
         dedup(&new.roles)
     };
     let user = UserRecord {
+        uid: String::new(),
+        credential_version: 0,
         login,
         fullname: new.fullname,
         email: new.email,
@@ -565,6 +567,7 @@ fn apply_group(
     changes: GroupChanges,
 ) -> Result<GroupRecord> {
     let before = managers(ctx)?;
+    let old = group.clone();
     if let Some(roles) = &changes.roles {
         check_grantable(roles)?;
         let mut out: Vec<Role> = Vec::new();
@@ -620,7 +623,29 @@ fn apply_group(
     }
     groups::put(ctx, &group)?;
     check_managers(ctx, &before)?;
+    // Members who lose a role the group gave them lose their sessions, as a user whose own
+    // roles shrink does ([`users::put`]).
+    let lost: Vec<String> = if old.roles.iter().any(|r| !group.roles.contains(r)) {
+        old.members.clone()
+    } else if old.roles.is_empty() {
+        Vec::new()
+    } else {
+        old.members
+            .iter()
+            .filter(|m| !group.members.contains(m))
+            .cloned()
+            .collect()
+    };
+    end_member_sessions(ctx, &lost)?;
     Ok(group)
+}
+
+/// End the sessions of the users among `members` (group ids among them are skipped).
+fn end_member_sessions(ctx: &mut Ctx<'_>, members: &[String]) -> Result<()> {
+    for m in members {
+        users::end_sessions(ctx, m)?;
+    }
+    Ok(())
 }
 
 /// Remove a group ([`Event::GroupRemoved`]), taking it out of other groups; the built-in groups
@@ -632,9 +657,14 @@ pub fn delete_group(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
         )));
     }
     let before = managers(ctx)?;
+    let gave_roles = groups::get(ctx, id)?.filter(|g| !g.roles.is_empty());
     groups::remove(ctx, id)?;
     drop_member_everywhere(ctx, id)?;
-    check_managers(ctx, &before)
+    check_managers(ctx, &before)?;
+    if let Some(group) = gave_roles {
+        end_member_sessions(ctx, &group.members)?;
+    }
+    Ok(())
 }
 
 /// How long a password reset token is valid.

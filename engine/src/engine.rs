@@ -367,6 +367,13 @@ fn finish(core: &Core, req: &Request, result: Result<Response>) -> Response {
             e.into_response_at(context.as_deref())
         }
     };
+    if !matches!(req.credentials(), Ok(Credentials::None))
+        && resp.header_value("Cache-Control").is_none()
+    {
+        // An answer for a logged-in caller may hold what others may not see: no shared cache
+        // (proxy, CDN) keeps it, and a browser asks again before reusing it.
+        resp = resp.with_header("Cache-Control", "private, no-cache");
+    }
     if req.method == crate::http::Method::Head {
         // HEAD answers what GET would, without the body; the length is still announced.
         let len = match resp.stream.take() {

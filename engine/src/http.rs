@@ -234,6 +234,15 @@ impl Response {
     }
 }
 
+/// The origin (`scheme://host[:port]`) of an absolute URL.
+fn origin_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |i| i + 3);
+    match url[after_scheme..].find('/') {
+        Some(i) => &url[..after_scheme + i],
+        None => url,
+    }
+}
+
 /// Credentials found on a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credentials {
@@ -246,6 +255,35 @@ pub enum Credentials {
 }
 
 impl Request {
+    /// Cross-site request forgery: a browser sends the `auth_token` cookie on its own, also on
+    /// requests another site makes it send. So the cookie is a credential for a write (any
+    /// method but GET, HEAD, OPTIONS) only when the request says `Content-Type:
+    /// application/json` (which another site cannot send without a CORS preflight) and, when it
+    /// carries an `Origin`, that origin is the site's own (its base URL's scheme, host and port).
+    /// `Authorization` headers are never sent by a browser on its own and need neither.
+    fn check_cookie_write(&self) -> Result<(), String> {
+        if self.method.is_safe() {
+            return Ok(());
+        }
+        let json = self.header_value("content-type").is_some_and(|ct| {
+            let ct = ct.trim().to_ascii_lowercase();
+            ct.starts_with("application/json") || ct.contains("+json")
+        });
+        let origin_ok = self.header_value("origin").is_none_or(|origin| {
+            let own = origin_of(&self.base_url);
+            origin.trim().eq_ignore_ascii_case(own)
+        });
+        if json && origin_ok {
+            Ok(())
+        } else {
+            Err(String::from(
+                "The auth_token cookie is accepted for a write only with 'Content-Type: \
+                 application/json' and the site's own Origin (a guard against cross-site \
+                 requests); send the token as 'Authorization: Bearer <token>' instead",
+            ))
+        }
+    }
+
     /// The credentials this request presents: `Authorization: Bearer`, `Authorization: Basic`,
     /// or the `auth_token` cookie. A malformed `Authorization` header is an error whose message
     /// says what is wrong (the engine answers it with a 401).
@@ -276,11 +314,57 @@ impl Request {
             for c in cookies.split(';') {
                 if let Some(tok) = c.trim().strip_prefix("auth_token=") {
                     if !tok.is_empty() {
+                        self.check_cookie_write()?;
                         return Ok(Credentials::Bearer(tok.to_string()));
                     }
                 }
             }
         }
         Ok(Credentials::None)
+    }
+}
+
+#[cfg(test)]
+mod cookie_tests {
+    use super::*;
+
+    fn req(method: Method, headers: &[(&str, &str)]) -> Request {
+        let mut r = Request::new(method, "/@users", "http://site.test:8080");
+        for (k, v) in headers {
+            r = r.header(k, v);
+        }
+        r
+    }
+
+    #[test]
+    fn the_auth_cookie_is_a_write_credential_only_with_json_from_the_own_origin() {
+        let cookie = ("Cookie", "a=b; auth_token=tok");
+        let bearer = Ok(Credentials::Bearer("tok".into()));
+        assert_eq!(req(Method::Get, &[cookie]).credentials(), bearer);
+        let json = ("Content-Type", "application/json; charset=utf-8");
+        assert_eq!(req(Method::Post, &[cookie, json]).credentials(), bearer);
+        let own = ("Origin", "http://site.test:8080");
+        assert_eq!(
+            req(Method::Post, &[cookie, json, own]).credentials(),
+            bearer
+        );
+        for refused in [
+            vec![cookie],
+            vec![cookie, ("Content-Type", "text/plain")],
+            vec![cookie, json, ("Origin", "http://evil.example")],
+            vec![cookie, json, ("Origin", "https://site.test:8080")],
+            vec![cookie, json, ("Origin", "null")],
+        ] {
+            for method in [Method::Post, Method::Patch, Method::Delete, Method::Put] {
+                let r = req(method, &refused).credentials();
+                assert!(r.is_err(), "{refused:?}: {r:?}");
+            }
+        }
+        // A token in Authorization is never the browser's doing: no check.
+        let header = ("Authorization", "Bearer tok");
+        let evil = ("Origin", "http://evil.example");
+        assert_eq!(req(Method::Post, &[header, evil]).credentials(), bearer);
+        assert_eq!(origin_of("https://h.test/site/x"), "https://h.test");
+        assert_eq!(origin_of("http://h.test:1"), "http://h.test:1");
     }
 }

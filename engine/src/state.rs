@@ -119,6 +119,10 @@ pub struct Core {
     /// Verified Basic credentials, by SHA-256 of `login\0password` (the password itself is never
     /// kept): the one cache of them ([`VerifiedBasic`]).
     basic: Mutex<HashMap<[u8; 32], VerifiedBasic>>,
+    /// A password hash of nobody's password, made with this engine's cost: a login attempt for an
+    /// unknown login verifies against it, so it costs what a wrong password of a known login
+    /// costs (an attacker cannot tell logins apart by the answer's speed).
+    dummy_hash: std::sync::OnceLock<String>,
     /// The latest store generation this engine committed, plus one (0: not known). Lets a
     /// cached answer be served without opening a store transaction ([`crate::Engine::handle`]).
     committed: AtomicU64,
@@ -184,6 +188,7 @@ impl Core {
             workflows: Workflows::builtin(),
             token_cache: Mutex::new(HashMap::new()),
             basic: Mutex::new(HashMap::new()),
+            dummy_hash: std::sync::OnceLock::new(),
             committed: AtomicU64::new(0),
             responses: ResponseCache::new(cache_bytes),
             test_mails: Mutex::new(Vec::new()),
@@ -242,6 +247,18 @@ impl Core {
         if let Some(g) = generation {
             self.committed.fetch_max(g + 1, Ordering::AcqRel);
         }
+    }
+
+    /// A hash to verify a password against when the login is unknown (made once, with this
+    /// engine's password cost, from random bytes nobody knows).
+    pub fn dummy_password_hash(&self) -> &str {
+        self.dummy_hash.get_or_init(|| {
+            let mut secret = [0u8; 16];
+            self.entropy.fill(&mut secret);
+            let secret: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+            crate::auth::password::hash(&secret, self.options.password_cost, self.entropy.as_ref())
+                .unwrap_or_default()
+        })
     }
 
     /// Whether `login`/`password` were verified against `password_hash` (the user's current

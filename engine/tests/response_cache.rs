@@ -7,7 +7,7 @@ use engine::store::{ReadTxn, Store, StoreError, WriteTxn};
 use engine::{Engine, EngineOptions, MemStore, Method, Request, SiteSetup};
 use serde_json::json;
 
-const ADMIN: &str = "Basic YWRtaW46c2VjcmV0";
+const ADMIN: &str = "Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk";
 const BASE: &str = "http://localhost:8080";
 
 fn engine(cache_bytes: usize) -> Engine<MemStore> {
@@ -15,7 +15,7 @@ fn engine(cache_bytes: usize) -> Engine<MemStore> {
     options.test_clock = None; // the clock stays fixed, but nothing can move it over HTTP
     options.response_cache_bytes = cache_bytes;
     let e = Engine::new(MemStore::new(), options).unwrap();
-    e.create_site(&SiteSetup::new("secret")).unwrap();
+    e.create_site(&SiteSetup::new("secret-password")).unwrap();
     e
 }
 
@@ -102,7 +102,7 @@ fn verified_tokens_follow_logout_and_user_changes() {
         let e = engine(cache_bytes);
         let login = e.handle(
             Request::new(Method::Post, "/@login", BASE)
-                .json(&json!({"login": "admin", "password": "secret"})),
+                .json(&json!({"login": "admin", "password": "secret-password"})),
         );
         assert_eq!(login.status, 200);
         let token = login.json_body()["token"].as_str().unwrap().to_string();
@@ -133,7 +133,7 @@ fn cached_basic_credentials_follow_password_changes() {
             Request::new(Method::Patch, "/@users/admin", BASE)
                 .header("Authorization", ADMIN)
                 // Changing one's own password takes the current one.
-                .json(&json!({"password": "another-secret", "old_password": "secret"})),
+                .json(&json!({"password": "another-secret", "old_password": "secret-password"})),
         );
         assert_eq!(changed.status, 204, "cache {cache_bytes}");
         assert_eq!(get(ADMIN), 401, "old password, cache {cache_bytes}");
@@ -171,10 +171,10 @@ fn cached_answers_need_no_store_transaction() {
         reads: AtomicUsize::new(0),
     };
     let e = Engine::new(store, options).unwrap();
-    e.create_site(&SiteSetup::new("secret")).unwrap();
+    e.create_site(&SiteSetup::new("secret-password")).unwrap();
     let login = e.handle(
         Request::new(Method::Post, "/@login", BASE)
-            .json(&json!({"login": "admin", "password": "secret"})),
+            .json(&json!({"login": "admin", "password": "secret-password"})),
     );
     let token = login.json_body()["token"].as_str().unwrap().to_string();
     let bearer = format!("Bearer {token}");

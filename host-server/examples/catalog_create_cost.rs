@@ -39,10 +39,12 @@ fn run(with_catalog: bool, creates: usize, dir: &std::path::Path) -> (f64, Optio
     if !with_catalog {
         assert!(engine.unsubscribe("catalog"));
     }
-    engine.create_site(&SiteSetup::new("secret")).expect("site");
+    engine
+        .create_site(&SiteSetup::new("secret-password"))
+        .expect("site");
     let login = engine.handle(
         Request::new(Method::Post, "/@login", BASE)
-            .json(&json!({"login": "admin", "password": "secret"})),
+            .json(&json!({"login": "admin", "password": "secret-password"})),
     );
     let token = login.json_body()["token"]
         .as_str()

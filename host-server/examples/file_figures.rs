@@ -20,8 +20,8 @@ use std::time::Instant;
 
 use base64::Engine as _;
 
-/// `admin:secret`
-const ADMIN: &str = "Basic YWRtaW46c2VjcmV0";
+/// `admin:secret-password`
+const ADMIN: &str = "Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk";
 const MB: f64 = 1_000_000.0;
 /// The upload's size in MB (`FILE_MB`, default 50).
 fn size() -> u64 {
@@ -92,7 +92,7 @@ fn main() {
     let mut child = Command::new(&bin)
         .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
         .arg(dir.join("data"))
-        .env("ADMIN_PASSWORD", "secret")
+        .env("ADMIN_PASSWORD", "secret-password")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -14,7 +14,7 @@
 //! instead of one per request). Records, keys, version and workflow history are therefore exactly
 //! what the same requests sent over HTTP one at a time produce — only the uids, timestamps and the
 //! grouping into transactions differ. The site is created first when the data directory has none
-//! (admin password `$ADMIN_PASSWORD`, default `admin`). Prints the object count and the time taken.
+//! (admin password `$ADMIN_PASSWORD`, default `admin-password`). Prints the object count and the time taken.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -125,7 +125,7 @@ fn page_body(i: usize) -> serde_json::Value {
 }
 
 fn run(args: Args) -> Result<(), String> {
-    let password = std::env::var("ADMIN_PASSWORD").unwrap_or_else(|_| "admin".into());
+    let password = std::env::var("ADMIN_PASSWORD").unwrap_or_else(|_| "admin-password".into());
     let sqlite = SqliteOptions {
         sync: SyncMode::Full,
         writer_cache_kib: 512 * 1024,

@@ -3,10 +3,14 @@
 //! The router has no routes of its own. Every request, whatever its path and method, is turned into
 //! an [`engine::Request`] (body read up to the engine's limit, base URL worked out from the
 //! configuration or the request's headers) and answered by [`Engine::handle`] on tokio's blocking
-//! pool, since each engine call is synchronous SQLite work. CORS (when configured) and request
-//! logging wrap it as tower layers.
+//! pool, since each engine call is synchronous SQLite work. CORS (when configured), security
+//! headers, a body-read timeout and request logging (method and path only: never the query,
+//! headers or body, which may carry tokens or passwords) wrap it as tower layers. Failed password
+//! guesses are throttled here ([`throttle`]).
 
+use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{DefaultBodyLimit, State};
@@ -16,14 +20,28 @@ use axum::Router;
 use engine::{Engine, EngineError, Method, Store};
 use http_body_util::BodyExt;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::RequestBodyTimeoutLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
 use crate::error::ServerError;
 
 mod group;
+pub mod throttle;
 
 use group::GroupCommitter;
+use throttle::LoginThrottle;
+
+/// The address of the client a request came from: the server's accept loop puts it in each
+/// request's extensions (for the per-address login throttle); absent in in-process tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddr(pub IpAddr);
+
+/// The Content-Security-Policy of every answer: an API answers JSON and files, never a page; a
+/// file opened in the browser (an uploaded HTML or SVG) runs no script, loads nothing and cannot
+/// be framed.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; frame-ancestors 'none'; sandbox";
 
 /// How the HTTP layer behaves (the part of the command line that concerns requests).
 #[derive(Debug, Clone, Default)]
@@ -45,6 +63,10 @@ pub struct Config {
     /// thread switches). Turn it on when reads may wait on a slow disk, so one slow read cannot
     /// hold up the other connections of its worker. Writes always go to the writer thread.
     pub blocking_reads: bool,
+    /// Failed login attempts allowed per minute, per login and per client address.
+    pub login_limits: throttle::Limits,
+    /// Longest wait for the next piece of a request body (`None`: no limit).
+    pub body_timeout: Option<Duration>,
 }
 
 impl Config {
@@ -95,6 +117,8 @@ struct AppState<S: Store> {
     writer: GroupCommitter,
     /// See [`Config::blocking_reads`].
     blocking_reads: bool,
+    /// Failed password guesses.
+    throttle: Arc<LoginThrottle>,
 }
 
 impl<S: Store> Clone for AppState<S> {
@@ -105,6 +129,7 @@ impl<S: Store> Clone for AppState<S> {
             trust_forwarded: self.trust_forwarded,
             writer: self.writer.clone(),
             blocking_reads: self.blocking_reads,
+            throttle: self.throttle.clone(),
         }
     }
 }
@@ -127,12 +152,35 @@ where
         trust_forwarded: cfg.trust_forwarded,
         writer,
         blocking_reads: cfg.blocking_reads,
+        throttle: Arc::new(LoginThrottle::new(cfg.login_limits)),
     };
     let mut router = Router::new()
         .fallback(handle::<S>)
         .with_state(state)
         // The engine enforces its own limit and answers with its JSON 413.
         .layer(DefaultBodyLimit::disable());
+    if let Some(timeout) = cfg.body_timeout {
+        // A client that stops sending its body for this long gets a 400 and the connection
+        // is freed (the timer restarts with every piece that arrives, so a long upload is fine).
+        router = router.layer(RequestBodyTimeoutLayer::new(timeout));
+    }
+    router = router
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ));
     if let Some(cors) = cors_layer(&cfg.cors_origins) {
         router = router.layer(cors);
     }
@@ -143,7 +191,10 @@ where
     }
     router.layer(
         TraceLayer::new_for_http()
-            .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+            // Method and path only: a query string may carry a token or a password.
+            .make_span_with(|req: &axum::http::Request<Body>| {
+                tracing::info_span!("request", method = %req.method(), path = %req.uri().path())
+            })
             .on_response(DefaultOnResponse::new().level(Level::INFO)),
     )
 }
@@ -197,6 +248,12 @@ where
     S: Store + Send + Sync + 'static,
 {
     let (parts, body) = req.into_parts();
+    if parts.headers.get_all(header::HOST).iter().count() > 1 {
+        return to_http(
+            EngineError::bad_request("The request has more than one Host header").into_response(),
+        );
+    }
+    let client = client_address(&parts, state.trust_forwarded);
     let base_url = match base_url(state.public_url.as_deref(), state.trust_forwarded, &parts) {
         Some(url) => url,
         None => {
@@ -210,7 +267,21 @@ where
         if let Some(offset) =
             first_value(&parts.headers, "upload-offset").and_then(|v| v.parse::<u64>().ok())
         {
-            return tus_patch(&state, &parts, body, base_url, offset, limit).await;
+            let probe = engine::Request {
+                method: Method::Patch,
+                path: parts.uri.path().to_string(),
+                query: String::new(),
+                headers: header_list(&parts.headers),
+                body: Vec::new(),
+                base_url: base_url.clone(),
+            };
+            let login = login_attempt(&probe);
+            if let Some(refusal) = throttled(&state, login.as_deref(), client) {
+                return refusal;
+            }
+            let resp = tus_patch(&state, &parts, body, base_url, offset, limit).await;
+            count_failure(&state, login.as_deref(), client, resp.status());
+            return resp;
         }
     }
     let body = match read_body(body, &parts.headers, limit).await {
@@ -226,16 +297,7 @@ where
             );
         }
     };
-    let headers = parts
-        .headers
-        .iter()
-        .map(|(name, value)| {
-            (
-                name.as_str().to_string(),
-                String::from_utf8_lossy(value.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
+    let headers = header_list(&parts.headers);
     let request = engine::Request {
         method: Method::parse(parts.method.as_str()),
         path: parts.uri.path().to_string(),
@@ -244,6 +306,77 @@ where
         body,
         base_url,
     };
+    let login = login_attempt(&request);
+    if let Some(refusal) = throttled(&state, login.as_deref(), client) {
+        return refusal;
+    }
+    let resp = answer(&state, request).await;
+    count_failure(&state, login.as_deref(), client, resp.status());
+    resp
+}
+
+/// A request's headers as the engine takes them.
+fn header_list(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_string(),
+                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The login a request tries a password for: `POST .../@login`'s `login`, or the login of
+/// `Authorization: Basic`.
+fn login_attempt(request: &engine::Request) -> Option<String> {
+    if let Ok(engine::auth::Credentials::Basic(login, _)) = request.credentials() {
+        return Some(login);
+    }
+    if request.method == Method::Post && request.path.ends_with("/@login") {
+        let body: serde_json::Value = serde_json::from_slice(&request.body).ok()?;
+        return body.get("login")?.as_str().map(str::to_string);
+    }
+    None
+}
+
+/// The 429 for an attempt whose login or address has used up its failures, if it has.
+fn throttled<S: Store>(
+    state: &AppState<S>,
+    login: Option<&str>,
+    client: Option<IpAddr>,
+) -> Option<axum::response::Response> {
+    let wait = state.throttle.wait(login?, client)?;
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    let body = serde_json::json!({
+        "type": "TooManyRequests",
+        "message": format!(
+            "Too many failed login attempts for this login or from this address; try again in {secs} seconds"
+        ),
+    });
+    let resp = engine::Response::json(429, &body).with_header("Retry-After", &secs.to_string());
+    Some(to_http(resp))
+}
+
+/// Count a refused password (a 401 answer to an attempt with a login).
+fn count_failure<S: Store>(
+    state: &AppState<S>,
+    login: Option<&str>,
+    client: Option<IpAddr>,
+    status: StatusCode,
+) {
+    if let (Some(login), StatusCode::UNAUTHORIZED) = (login, status) {
+        state.throttle.failed(login, client);
+    }
+}
+
+/// Answer `request` with the engine: writes through the group committer, reads here (or on the
+/// blocking pool).
+async fn answer<S>(state: &AppState<S>, request: engine::Request) -> axum::response::Response
+where
+    S: Store + Send + Sync + 'static,
+{
     if !request.method.is_safe() && state.engine.writes(&request) {
         return to_http(state.writer.submit(request).await);
     }
@@ -380,6 +513,26 @@ fn base_url(public_url: Option<&str>, trust_forwarded: bool, parts: &Parts) -> O
         .or_else(|| first_value(&parts.headers, header::HOST.as_str()))
         .or_else(|| parts.uri.authority().map(|a| a.as_str().to_string()))?;
     valid_host(&host).then(|| format!("{proto}://{host}"))
+}
+
+/// The client's address for the login throttle: the connection's peer, or, with
+/// `--trust-forwarded` (behind a proxy, where every peer is the proxy), the last address of
+/// `X-Forwarded-For` (the one the proxy added; earlier ones are the client's say-so).
+fn client_address(parts: &Parts, trust_forwarded: bool) -> Option<IpAddr> {
+    if trust_forwarded {
+        let forwarded = parts
+            .headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .last()
+            .and_then(|a| a.trim().parse::<IpAddr>().ok());
+        if forwarded.is_some() {
+            return forwarded;
+        }
+    }
+    parts.extensions.get::<ClientAddr>().map(|c| c.0)
 }
 
 /// The first comma-separated element of the first `name` header, trimmed, if non-empty.
@@ -539,6 +692,22 @@ mod tests {
         assert_eq!(base_url(None, false, &p).unwrap(), "http://a.test:8080");
         let p = parts(&[("host", "[::1]:8080"), ("x-forwarded-proto", "gopher")]);
         assert_eq!(base_url(None, true, &p).unwrap(), "http://[::1]:8080");
+    }
+
+    #[test]
+    fn the_client_address_is_the_peer_or_the_proxy_s_last_forwarded_one() {
+        let mut p = parts(&[("x-forwarded-for", "10.9.9.9, 192.0.2.7")]);
+        p.extensions
+            .insert(ClientAddr(IpAddr::from([127, 0, 0, 1])));
+        assert_eq!(
+            client_address(&p, false),
+            Some(IpAddr::from([127, 0, 0, 1]))
+        );
+        assert_eq!(client_address(&p, true), Some(IpAddr::from([192, 0, 2, 7])));
+        let mut p = parts(&[("x-forwarded-for", "not an address")]);
+        p.extensions
+            .insert(ClientAddr(IpAddr::from([127, 0, 0, 1])));
+        assert_eq!(client_address(&p, true), Some(IpAddr::from([127, 0, 0, 1])));
     }
 
     #[test]

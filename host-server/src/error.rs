@@ -11,7 +11,7 @@ pub enum ServerError {
     #[error("invalid configuration: {0}")]
     Config(String),
     /// The data directory does not exist and cannot be created.
-    #[error("cannot create the data directory {path}: {source}")]
+    #[error("cannot use the data directory {path}: {source}")]
     DataDir {
         /// The directory.
         path: PathBuf,

@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 
 use engine::{Engine, EngineOptions, SiteSetup};
 
-pub use app::{app, Config};
+pub use app::throttle::Limits as LoginLimits;
+pub use app::{app, ClientAddr, Config, CONTENT_SECURITY_POLICY};
 pub use error::ServerError;
 pub use sqlite::{SqliteOptions, SqliteStore, SyncMode};
 
@@ -28,20 +29,78 @@ pub fn db_path(data_dir: &Path) -> PathBuf {
 
 /// Create `data_dir` if needed, open its database and build an engine over it.
 ///
-/// Fails with a [`ServerError`] that says what is wrong when the directory cannot be created, the
-/// database is in use, locked or damaged, or the engine refuses its schema version.
+/// The database holds the secret that signs login tokens, so the data is the server user's
+/// alone: a new directory is created `0700` and the database file `0600` (SQLite gives its
+/// `-wal` and `-shm` files the database file's mode); files an earlier version left readable
+/// are made `0600`. A directory other users can write is refused (they could replace the
+/// database).
+///
+/// Fails with a [`ServerError`] that says what is wrong when the directory cannot be created or
+/// is writable by others, the database is in use, locked or damaged, or the engine refuses its
+/// schema version.
 pub fn open_engine(
     data_dir: &Path,
     sqlite: SqliteOptions,
     mut options: EngineOptions,
 ) -> Result<Engine<SqliteStore>, ServerError> {
     options.store_backend = format!("SQLite {}", rusqlite::version());
-    std::fs::create_dir_all(data_dir).map_err(|source| ServerError::DataDir {
+    private_data_dir(data_dir).map_err(|source| ServerError::DataDir {
         path: data_dir.to_path_buf(),
         source,
     })?;
     let store = SqliteStore::open(db_path(data_dir), sqlite).map_err(ServerError::Database)?;
     Engine::new(store, options).map_err(ServerError::Engine)
+}
+
+/// Create `data_dir` (mode `0700`) if missing, refuse it if other users can write it, and make
+/// the database files in it private (`0600`), creating the database file so.
+#[cfg(unix)]
+fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+    if !data_dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(data_dir)?;
+    }
+    let mode = std::fs::metadata(data_dir)?.permissions().mode();
+    if mode & 0o002 != 0 {
+        return Err(std::io::Error::other(format!(
+            "other users can write it (mode {:o}); it holds the secret that signs login tokens: \
+             make it the server user's alone (chmod 700)",
+            mode & 0o7777
+        )));
+    }
+    if mode & 0o077 != 0 {
+        tracing::warn!(
+            dir = %data_dir.display(),
+            mode = format!("{:o}", mode & 0o7777),
+            "the data directory is open to other users; chmod 700 is advised"
+        );
+    }
+    let db = db_path(data_dir);
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&db)?;
+    for suffix in ["", "-wal", "-shm", "-journal", ".lock"] {
+        let mut name = db.clone().into_os_string();
+        name.push(suffix);
+        let path = PathBuf::from(name);
+        if let Ok(meta) = std::fs::metadata(&path) {
+            if meta.permissions().mode() & 0o077 != 0 {
+                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Create `data_dir` if missing (no file modes off Unix).
+#[cfg(not(unix))]
+fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(data_dir)
 }
 
 /// What [`ensure_site`] did.

@@ -1,16 +1,19 @@
 //! The `host-server` binary: command line, startup, serving, graceful shutdown.
 
 use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Parser;
 use engine::{Engine, EngineOptions};
 use host_server::{
-    app, ensure_site, open_engine, Config, ServerError, SiteInit, SqliteOptions, SqliteStore,
-    SyncMode, ADMIN_LOGIN,
+    app, ensure_site, open_engine, ClientAddr, Config, LoginLimits, ServerError, SiteInit,
+    SqliteOptions, SqliteStore, SyncMode, ADMIN_LOGIN,
 };
 use tracing::{error, info, warn};
 
@@ -26,8 +29,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
     version,
     after_help = "ENVIRONMENT:\n  \
         ADMIN_PASSWORD  Password of the `admin` user created on first start (when the data\n                  \
-        directory holds no site yet). Without it a random password is generated and\n                  \
-        printed once to stdout. Ignored once the site exists.\n  \
+        directory holds no site yet); at least 8 characters, as for every password.\n                  \
+        Without it a random password is generated and printed once to stdout.\n                  \
+        Ignored once the site exists.\n  \
         RUST_LOG        Log filter, used when --log is not given.\n\n\
         OUTPUT:\n  \
         stdout carries only the generated admin password (first start only) and the line\n  \
@@ -52,7 +56,8 @@ struct Cli {
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
 
-    /// Take the base URL from X-Forwarded-Proto / X-Forwarded-Host: set this behind a reverse
+    /// Take the base URL from X-Forwarded-Proto / X-Forwarded-Host, and the client's address
+    /// (for the login throttle) from the last X-Forwarded-For entry: set this behind a reverse
     /// proxy that sets those headers. Off by default (as in Zope), since any client can send them.
     #[arg(long)]
     trust_forwarded: bool,
@@ -101,9 +106,52 @@ struct Cli {
     #[arg(long)]
     blocking_reads: bool,
 
+    /// Seconds a client gets to send a request's headers; a slower one (slowloris) is
+    /// disconnected.
+    #[arg(long, value_name = "SECS", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    header_timeout: u64,
+
+    /// Seconds a client may pause while sending a request body (the wait for each next piece,
+    /// not for the whole body, so long uploads are fine); then the request fails with a 400.
+    #[arg(long, value_name = "SECS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    body_timeout: u64,
+
+    /// Seconds a connection may stay open without a request in progress (keep-alive idle, or
+    /// a request whose headers never complete); then the server closes it.
+    #[arg(long, value_name = "SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=86400))]
+    idle_timeout: u64,
+
+    /// Most client connections open at once; further ones wait in the listen queue until one
+    /// closes (they hold none of the server's file descriptors meanwhile).
+    #[arg(long, value_name = "N", default_value_t = 512,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections: u32,
+
+    /// Failed password attempts (`@login`, HTTP Basic) allowed per login per minute (also the
+    /// burst); past it that login is answered 429 with Retry-After until the budget refills.
+    /// Successful logins never count.
+    #[arg(long, value_name = "N", default_value_t = NonZeroU32::new(10).unwrap_or(NonZeroU32::MIN))]
+    login_failures_per_login: NonZeroU32,
+
+    /// Failed password attempts allowed per client address per minute (also the burst), over
+    /// all logins; past it that address is answered 429 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = NonZeroU32::new(60).unwrap_or(NonZeroU32::MIN))]
+    login_failures_per_address: NonZeroU32,
+
     /// Log level or filter (error, warn, info, debug, trace, or e.g. `info,tower_http=debug`).
     #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "info")]
     log: String,
+}
+
+/// How the accept loop treats connections (see [`Cli`]).
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    header_timeout: Duration,
+    idle_timeout: Duration,
+    max_connections: usize,
 }
 
 /// `host-server reindex --data DIR`: rebuild the catalog of the site in DIR and exit.
@@ -192,8 +240,18 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         trust_forwarded: cli.trust_forwarded,
         cors_origins: cli.cors_origins,
         blocking_reads: cli.blocking_reads,
+        login_limits: LoginLimits {
+            per_login: cli.login_failures_per_login,
+            per_address: cli.login_failures_per_address,
+        },
+        body_timeout: Some(Duration::from_secs(cli.body_timeout)),
     }
     .validated()?;
+    let limits = Limits {
+        header_timeout: Duration::from_secs(cli.header_timeout),
+        idle_timeout: Duration::from_secs(cli.idle_timeout),
+        max_connections: cli.max_connections as usize,
+    };
 
     let mut options = if cli.deterministic {
         warn!(
@@ -213,9 +271,15 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     options.error_log = Some(Arc::new(|detail: &str| {
         error!(detail, "a request failed inside the service");
     }));
-    // Mails (password reset links) are logged until mail delivery exists.
+    // Mails carry one-time tokens (password resets): only their recipient and subject are
+    // logged at INFO; the text, token included, only with `--log debug`.
     options.info_log = Some(Arc::new(|text: &str| {
-        info!(text, "mail not sent (no mail delivery configured)");
+        let (head, body) = text.split_once('\n').unwrap_or((text, ""));
+        info!(
+            mail = head,
+            "mail not sent (no mail delivery configured; its text is logged at debug level)"
+        );
+        tracing::debug!(text = body, "text of the mail not sent");
     }));
     options.progress_log = Some(Arc::new(|line: &str| {
         info!("{line}");
@@ -292,7 +356,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             context: "cannot start the async runtime",
             source,
         })?;
-    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen));
+    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen, limits));
     // Requests still running on the blocking pool finish their transaction (or are abandoned,
     // which rolls back) — a committed write is durable either way.
     runtime.shutdown_timeout(Duration::from_secs(10));
@@ -314,6 +378,7 @@ async fn serve(
     engine: Arc<Engine<SqliteStore>>,
     config: Config,
     listen: String,
+    limits: Limits,
 ) -> Result<(), ServerError> {
     // Install the signal handlers before announcing the address, so a signal sent right after
     // the announcement is never lost.
@@ -335,27 +400,131 @@ async fn serve(
     tokio::spawn(purge_recyclebin_periodically(engine.clone()));
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let shutdown = async move {
-        signals.recv().await;
-        let _ = stop_tx.send(true);
-    };
-    let server = std::future::IntoFuture::into_future(
-        axum::serve(listener, app(engine, config)).with_graceful_shutdown(shutdown),
-    );
-    let grace = async move {
-        let mut stop_rx = stop_rx;
-        if stop_rx.wait_for(|stopped| *stopped).await.is_err() {
-            // The server ended on its own; nothing to wait for.
-            std::future::pending::<()>().await;
-        }
-        tokio::time::sleep(GRACE).await;
-    };
+    let router = app(engine, config);
+    let open = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     tokio::select! {
-        res = server => res.map_err(|source| ServerError::Io { context: "serving failed", source })?,
-        () = grace => warn!("requests still running {GRACE:?} after the shutdown signal; exiting anyway"),
+        () = accept_loop(listener, router, limits, open.clone(), stop_rx) => {}
+        () = signals.recv() => {}
+    }
+    // Stop accepting; every connection finishes its request in flight and closes.
+    let _ = stop_tx.send(true);
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    if tokio::time::timeout(GRACE, open.acquire_many(all))
+        .await
+        .is_err()
+    {
+        warn!("requests still running {GRACE:?} after the shutdown signal; exiting anyway");
     }
     info!("stopped");
     Ok(())
+}
+
+/// Accept connections while fewer than `max_connections` are open (a connection past the cap
+/// waits in the listen queue), serving each on its own task with the header-read and idle
+/// timeouts.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    limits: Limits,
+    open: Arc<tokio::sync::Semaphore>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let mut builder =
+        hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    builder
+        .http2()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .keep_alive_interval(Some(limits.idle_timeout))
+        .keep_alive_timeout(limits.header_timeout);
+    let builder = Arc::new(builder);
+    loop {
+        let Ok(permit) = open.clone().acquire_owned().await else {
+            return;
+        };
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and the like: wait a moment rather than spin.
+                warn!(error = %e, "accepting a connection failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let builder = builder.clone();
+        let router = router.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            serve_connection(&builder, stream, peer, router, limits.idle_timeout, stop).await;
+            drop(permit);
+        });
+    }
+}
+
+/// Milliseconds since `since`, saturating.
+fn millis_since(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Serve one connection until it closes; close it once no request has been in progress for
+/// `idle` (keep-alive idle, or headers that never complete), or when the server stops.
+async fn serve_connection(
+    builder: &hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    router: axum::Router,
+    idle: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let epoch = Instant::now();
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let last_done = Arc::new(AtomicU64::new(0));
+    let service = {
+        let (in_flight, last_done) = (in_flight.clone(), last_done.clone());
+        hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
+            req.extensions_mut().insert(ClientAddr(peer.ip()));
+            in_flight.fetch_add(1, Ordering::SeqCst);
+            let (in_flight, last_done) = (in_flight.clone(), last_done.clone());
+            let router = router.clone();
+            async move {
+                let resp = tower::ServiceExt::oneshot(router, req).await;
+                last_done.store(millis_since(epoch), Ordering::SeqCst);
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                resp
+            }
+        })
+    };
+    let conn =
+        builder.serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let mut tick = tokio::time::interval(Duration::from_millis(250).min(idle));
+    let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            res = conn.as_mut() => {
+                if let Err(e) = res {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+                return;
+            }
+            _ = tick.tick(), if !closing => {
+                let quiet = millis_since(epoch).saturating_sub(last_done.load(Ordering::SeqCst));
+                if in_flight.load(Ordering::SeqCst) == 0 && quiet >= idle_ms {
+                    closing = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+            _ = stop.wait_for(|stopped| *stopped), if !closing => {
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    }
 }
 
 /// How often the recycle bin's expired items are purged.

@@ -157,17 +157,20 @@ fn take_lock(db: &Path) -> Result<File, StoreError> {
     let mut name = db.as_os_str().to_owned();
     name.push(".lock");
     let lock_path = PathBuf::from(name);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| {
-            StoreError::Backend(format!(
-                "cannot open lock file {}: {e}",
-                lock_path.display()
-            ))
-        })?;
+    let mut options = OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        // Like the database: the server user's alone.
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(&lock_path).map_err(|e| {
+        StoreError::Backend(format!(
+            "cannot open lock file {}: {e}",
+            lock_path.display()
+        ))
+    })?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(TryLockError::WouldBlock) => Err(StoreError::Backend(format!(

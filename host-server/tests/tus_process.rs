@@ -11,8 +11,8 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
-/// `admin:secret`
-const ADMIN: &str = "Basic YWRtaW46c2VjcmV0";
+/// `admin:secret-password`
+const ADMIN: &str = "Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk";
 const LENGTH: u64 = 100_000_000;
 
 /// Byte `i` of the uploaded file: a pattern that catches a piece in the wrong place.
@@ -47,7 +47,7 @@ fn start() -> Server {
     let mut child = Command::new(BIN)
         .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
         .arg(dir.join("data"))
-        .env("ADMIN_PASSWORD", "secret")
+        .env("ADMIN_PASSWORD", "secret-password")
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -4,7 +4,7 @@
 //! ```js
 //! import init, { openSite } from "./pkg/host_wasm.js";
 //! await init();
-//! const site = await openSite("my-site", { baseUrl: "http://localhost:8080", adminPassword: "secret" });
+//! const site = await openSite("my-site", { baseUrl: "http://localhost:8080", adminPassword: "a-long-secret" });
 //! const resp = await site.fetch(new Request("http://localhost:8080/", { headers: { Accept: "application/json" } }));
 //! console.log(resp.status, await resp.json());
 //! ```

@@ -29,7 +29,7 @@ impl Tally {
         let mut out = Vec::new();
         for s in all {
             match s {
-                Ok(s) if only.is_none_or(|o| o == s.name) => out.push(s),
+                Ok(s) if only.is_none_or(|o| selects(o, &s.name)) => out.push(s),
                 Ok(_) => {}
                 Err(f) => self.failures.push(f.to_string()),
             }
@@ -68,6 +68,15 @@ impl Tally {
             self.host,
             self.failures.join("\n\n")
         );
+    }
+}
+
+/// Whether `SCENARIO=pattern` names scenario `name`: its exact name, or a prefix ending in `*`
+/// (`SCENARIO='i20_*'`).
+fn selects(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
     }
 }
 

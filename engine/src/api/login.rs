@@ -29,7 +29,11 @@ pub fn register(r: &mut Registry) {
     r.route(
         RouteDef::post("@logout", logout)
             .status(204)
-            .summary("Revoke the token sent"),
+            .summary(
+                "Revoke the token sent; with `{\"all\": true}`, every token of the user \
+                 (logout of all sessions)",
+            )
+            .body::<LogoutRequest>(),
     );
 }
 
@@ -41,6 +45,15 @@ pub struct LoginRequest {
     pub login: Option<String>,
     /// The password.
     pub password: Option<String>,
+}
+
+/// What `@logout` ends.
+#[derive(Deserialize, JsonSchema, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LogoutRequest {
+    /// `true`: end every session (token) of the user, not only the token sent.
+    #[serde(default)]
+    pub all: bool,
 }
 
 /// A token.
@@ -60,7 +73,12 @@ fn login(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
     };
     let token = auth::log_in(ctx, &login, &password)?
         .ok_or_else(|| EngineError::Unauthorized("Wrong login and/or password.".into()))?;
-    Ok(Response::json(200, &TokenAnswer { token }))
+    Ok(token_answer(token))
+}
+
+/// A fresh token: no cache keeps it.
+fn token_answer(token: String) -> Response {
+    Response::json(200, &TokenAnswer { token }).with_header("Cache-Control", "no-store")
 }
 
 fn bearer(call: &Call<'_>) -> Result<String> {
@@ -76,17 +94,22 @@ fn bearer(call: &Call<'_>) -> Result<String> {
 fn renew(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let token = bearer(call)?;
     let claims = auth::verify_token(ctx, &token)?;
-    let user = auth::users::get(ctx, &claims.sub)?
-        .ok_or_else(|| EngineError::Unauthorized("The token's user no longer exists".into()))?;
+    let user = auth::token_user(ctx, &claims)?;
     let fresh = auth::issue_token(ctx, &user)?;
     auth::revoke(ctx, &claims)?;
-    Ok(Response::json(200, &TokenAnswer { token: fresh }))
+    Ok(token_answer(fresh))
 }
 
-/// POST `/@logout` with a valid token: the token stops working; 204.
+/// POST `/@logout` with a valid token: the token stops working (with `{"all": true}`, every
+/// token of the user does); 204.
 fn logout(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let body: LogoutRequest = call.body()?;
     let token = bearer(call)?;
     let claims = auth::verify_token(ctx, &token)?;
+    auth::token_user(ctx, &claims)?;
+    if body.all {
+        auth::log_out_everywhere(ctx, &claims)?;
+    }
     auth::log_out(ctx, &claims)?;
     Ok(Response::empty(204))
 }

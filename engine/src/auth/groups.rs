@@ -279,6 +279,8 @@ mod tests {
             group(AUTHENTICATED_USERS, &[Role::Reader], &[]),
         ];
         let bob = UserRecord {
+            uid: String::new(),
+            credential_version: 0,
             login: "bob".into(),
             fullname: String::new(),
             email: String::new(),

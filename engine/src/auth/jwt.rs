@@ -21,6 +21,15 @@ pub struct Claims {
     pub exp: i64,
     /// Token id (revoked on logout).
     pub jti: String,
+    /// The user's uid ([`super::users::UserRecord::uid`]): a token never names a later user
+    /// created with the same login.
+    #[serde(default)]
+    pub uid: String,
+    /// The user's credential version when the token was issued
+    /// ([`super::users::UserRecord::credential_version`]): a change of password or roles, or a
+    /// logout of all sessions, moves it on and so ends the token.
+    #[serde(default)]
+    pub cv: u64,
 }
 
 /// Why a token was refused.
@@ -99,6 +108,8 @@ mod tests {
             iat: 100,
             exp: 200,
             jti: "j1".into(),
+            uid: "u1".into(),
+            cv: 3,
         }
     }
 

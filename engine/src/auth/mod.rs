@@ -40,8 +40,7 @@ pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal
                 }
             }
             let claims = verify_token(ctx, &token)?;
-            let user = users::get(ctx, &claims.sub)?
-                .ok_or_else(|| unauthorized("The token's user no longer exists"))?;
+            let user = token_user(ctx, &claims)?;
             let principal = Principal::User(groups::resolve(ctx, &user)?);
             if cached {
                 ctx.core
@@ -70,13 +69,34 @@ pub fn verify_token(ctx: &Ctx<'_>, token: &str) -> Result<jwt::Claims> {
     Ok(claims)
 }
 
-/// The user `login` if `password` is theirs.
+/// The user a verified token names, if the token is still bound to its credential: the same
+/// user (not a later one with the same login) at the same credential version (no password
+/// change, role removal or logout of all sessions since it was issued).
+pub fn token_user(ctx: &Ctx<'_>, claims: &jwt::Claims) -> Result<users::UserRecord> {
+    let user = users::get(ctx, &claims.sub)?
+        .ok_or_else(|| unauthorized("The token's user no longer exists"))?;
+    if user.uid != claims.uid {
+        return Err(unauthorized("The token's user no longer exists"));
+    }
+    if user.credential_version != claims.cv {
+        return Err(unauthorized(
+            "Invalid token: the user's password or roles changed, or all its sessions were \
+             logged out, since it was issued",
+        ));
+    }
+    Ok(user)
+}
+
+/// The user `login` if `password` is theirs. An unknown login costs one password verification
+/// too (against [`crate::state::Core::dummy_password_hash`]), so the answer's speed does not tell
+/// whether a login exists.
 pub fn check_password(
     ctx: &Ctx<'_>,
     login: &str,
     password: &str,
 ) -> Result<Option<users::UserRecord>> {
     let Some(user) = users::get(ctx, login)? else {
+        let _ = password::verify(password, ctx.core.dummy_password_hash());
         return Ok(None);
     };
     if ctx
@@ -103,6 +123,8 @@ pub fn issue_token(ctx: &Ctx<'_>, user: &users::UserRecord) -> Result<String> {
         iat: now,
         exp: now + ctx.core.options.token_ttl_secs,
         jti: ctx.new_uid(),
+        uid: user.uid.clone(),
+        cv: user.credential_version,
     };
     Ok(jwt::sign(&claims, &secret))
 }
@@ -127,6 +149,12 @@ pub fn log_out(ctx: &mut Ctx<'_>, claims: &jwt::Claims) -> Result<()> {
         login: claims.sub.clone(),
     });
     Ok(())
+}
+
+/// Log out of every session: all tokens of the user `claims` names stop working (the caller
+/// then logs the token itself out with [`log_out`]).
+pub fn log_out_everywhere(ctx: &mut Ctx<'_>, claims: &jwt::Claims) -> Result<()> {
+    users::end_sessions(ctx, &claims.sub)
 }
 
 /// Revoke a token (until it would have expired anyway).

@@ -29,6 +29,16 @@ pub struct UserRecord {
     pub location: String,
     /// argon2id PHC string.
     pub password_hash: String,
+    /// Given when the user is created and never changed ([`put`]): tokens carry it, so a token
+    /// of a deleted user never works for a later user with the same login. Empty for users
+    /// stored before it existed (their tokens carry none either).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// Moved on ([`put`]) when the password changes, a role is taken away, or the user logs out
+    /// of all sessions: every token names the version it was issued at and stops working when
+    /// it moves on.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub credential_version: u64,
     /// Global roles.
     #[serde(default)]
     pub roles: Vec<String>,
@@ -63,6 +73,10 @@ pub fn portrait_owner(login: &str) -> String {
     format!("@portrait:{login}")
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// The user `login`, if any.
 pub fn get(ctx: &Ctx<'_>, login: &str) -> Result<Option<UserRecord>> {
     ctx.get_json(&keys::user(login))
@@ -71,6 +85,16 @@ pub fn get(ctx: &Ctx<'_>, login: &str) -> Result<Option<UserRecord>> {
 /// Every user, by login (in login order).
 pub fn all(ctx: &Ctx<'_>) -> Result<Vec<UserRecord>> {
     ctx.values_with_prefix(keys::USER_PREFIX)
+}
+
+/// End every session (token) of `login` at once: its credential version moves on
+/// ([`Event::UserModified`]).
+pub fn end_sessions(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
+    if let Some(mut user) = get(ctx, login)? {
+        user.credential_version += 1;
+        put(ctx, &user)?;
+    }
+    Ok(())
 }
 
 /// Remove a user ([`Event::UserRemoved`]).
@@ -82,11 +106,29 @@ pub fn remove(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
     Ok(())
 }
 
-/// Create ([`Event::UserAdded`]) or replace ([`Event::UserModified`]) a user.
+/// Create ([`Event::UserAdded`]) or replace ([`Event::UserModified`]) a user. A new user gets a
+/// fresh [`UserRecord::uid`]; a stored one keeps its own, and its
+/// [`UserRecord::credential_version`] moves on when the password changes or a role is taken
+/// away (which ends every token of the user).
 pub fn put(ctx: &mut Ctx<'_>, user: &UserRecord) -> Result<()> {
     let key = keys::user(&user.login);
-    let existed = ctx.get(&key)?.is_some();
-    ctx.put_json(&key, user)?;
+    let before: Option<UserRecord> = ctx.get_json(&key)?;
+    let existed = before.is_some();
+    let mut user = user.clone();
+    match before {
+        Some(old) => {
+            user.uid = old.uid;
+            let version = user.credential_version.max(old.credential_version);
+            let role_removed = old.roles.iter().any(|r| !user.roles.contains(r));
+            user.credential_version = if old.password_hash != user.password_hash || role_removed {
+                version + 1
+            } else {
+                version
+            };
+        }
+        None => user.uid = ctx.new_uid(),
+    }
+    ctx.put_json(&key, &user)?;
     let login = user.login.clone();
     ctx.emit(if existed {
         Event::UserModified { login }
