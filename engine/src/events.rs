@@ -29,6 +29,16 @@ pub enum Event {
         /// The change note sent with the creation (`changeNote`), if any.
         change_note: Option<String>,
     },
+    /// An object was created as a copy of another (`@copy`, a content rule's copy action): the
+    /// top of the copied subtree, announced after its [`Event::Added`].
+    Copied {
+        /// The copy's uid.
+        uid: String,
+        /// The copy's path.
+        path: String,
+        /// The uid of the object it copies.
+        source: String,
+    },
     /// Fields of an object were edited (also by a revert to an older version).
     Modified {
         /// Its uid.
@@ -331,7 +341,8 @@ impl Event {
                 out.push(uid);
                 out.extend(children.iter().map(String::as_str));
             }
-            Event::CommentAdded { .. }
+            Event::Copied { .. }
+            | Event::CommentAdded { .. }
             | Event::CommentModified { .. }
             | Event::CommentRemoved { .. }
             | Event::FormSubmitted { .. }
