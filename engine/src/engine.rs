@@ -133,6 +133,54 @@ impl<S: Store> Engine<S> {
         self.with_write(crate::recyclebin::purge_expired)
     }
 
+    /// Claim up to `limit` outbox deliveries that are due now ([`crate::jobs::claim_due`]): the
+    /// host performs them and reports each outcome with [`Engine::report_delivery`]. Empty when
+    /// there is no site yet.
+    pub fn claim_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
+        if !self.site_exists()? {
+            return Ok(Vec::new());
+        }
+        self.with_write(|ctx| crate::jobs::claim_due(ctx, limit))
+    }
+
+    /// Record the outcome of a delivery attempt ([`crate::jobs::report`]): done, or retried
+    /// after a backoff, or failed for good.
+    pub fn report_delivery(&self, job: &str, outcome: crate::jobs::Outcome) -> Result<()> {
+        self.with_write(|ctx| crate::jobs::report(ctx, job, outcome))
+    }
+
+    /// When the next outbox delivery is due (milliseconds since the epoch), if any is queued.
+    pub fn next_delivery_due(&self) -> Result<Option<i64>> {
+        if !self.site_exists()? {
+            return Ok(None);
+        }
+        let txn = self.store.begin_read()?;
+        let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+        crate::jobs::next_due(&ctx)
+    }
+
+    /// The SMTP settings of the mail control panel: (host, port, user, password).
+    pub fn smtp_settings(&self) -> Result<(String, u16, String, String)> {
+        let txn = self.store.begin_read()?;
+        let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+        let text = |name: &str| -> Result<String> {
+            Ok(crate::configuration::get(&ctx, name)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string())
+        };
+        let port = crate::configuration::get(&ctx, "plone.smtp_port")?
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .unwrap_or(25);
+        Ok((
+            text("plone.smtp_host")?,
+            port,
+            text("plone.smtp_userid")?,
+            text("plone.smtp_pass")?,
+        ))
+    }
+
     /// Configure the languages and install profiles on an existing site, in one transaction (see
     /// [`crate::multilingual::configure`]): what a host does for `--profile` / `--languages` when
     /// the site already exists.
