@@ -391,8 +391,22 @@ impl<S: Store> Engine<S> {
         if let Some((epoch, key)) = cached {
             self.core.responses.insert(epoch, key, &resp);
         }
+        let mut resp = resp;
         if ctx.is_write() {
             self.subscribers.dispatch(&mut ctx)?;
+            if !ctx.notices.is_empty() {
+                // Messages of content rules' notify actions (`<type>: <text>`, percent-encoded
+                // beyond ASCII), one header line for all.
+                const SET: &percent_encoding::AsciiSet =
+                    &percent_encoding::CONTROLS.add(b'%').add(b'|');
+                let text = ctx
+                    .notices
+                    .iter()
+                    .map(|n| percent_encoding::utf8_percent_encode(n, SET).to_string())
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                resp = resp.with_header("X-Notify", &text);
+            }
         }
         let moved = ctx.commit()?;
         Ok((resp, moved))

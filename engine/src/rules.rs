@@ -536,12 +536,28 @@ pub fn delete(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Whether rule `id` is assigned anywhere.
+/// The uids of the objects in the tree rule `id` is assigned to (objects in the recycle bin
+/// keep their assignments until purged, but do not count).
+pub fn assigned_to(ctx: &Ctx<'_>, id: &str) -> Result<Vec<ContentRecord>> {
+    let suffix = format!(":{id}");
+    let mut out = Vec::new();
+    for (key, _) in ctx.scan_prefix(keys::RULE_ASSIGNMENT_PREFIX)? {
+        let Some(rest) = key.strip_prefix(keys::RULE_ASSIGNMENT_PREFIX) else {
+            continue;
+        };
+        let Some(uid) = rest.strip_suffix(suffix.as_bytes()) else {
+            continue;
+        };
+        if let Some(obj) = tree::load(ctx, &String::from_utf8_lossy(uid))? {
+            out.push(obj);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether rule `id` is assigned to an object in the tree.
 pub fn is_assigned(ctx: &Ctx<'_>, id: &str) -> Result<bool> {
-    Ok(ctx
-        .scan_prefix(keys::RULE_ASSIGNMENT_PREFIX)?
-        .iter()
-        .any(|(k, _)| k.ends_with(format!(":{id}").as_bytes())))
+    Ok(!assigned_to(ctx, id)?.is_empty())
 }
 
 /// Move item `idx` of `items` one place up (`up`) or down; a 400 when it cannot move.

@@ -483,18 +483,10 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
             })
             .collect()
     };
-    let mut assignments = Vec::new();
-    for (key, _) in ctx.scan_prefix(crate::keys::RULE_ASSIGNMENT_PREFIX)? {
-        let k = String::from_utf8_lossy(&key).into_owned();
-        if let Some(uid) = k
-            .strip_prefix("R:a:")
-            .and_then(|rest| rest.strip_suffix(&format!(":{}", r.id)))
-        {
-            if let Some(o) = crate::tree::load(ctx, uid)? {
-                assignments.push(json!({"@id": ctx.url(&o.path), "title": o.fields.get("title")}));
-            }
-        }
-    }
+    let assignments = rules::assigned_to(ctx, &r.id)?
+        .into_iter()
+        .map(|o| json!({"@id": ctx.url(&o.path), "title": o.fields.get("title")}))
+        .collect();
     Ok(RuleView {
         url: url.clone(),
         id: r.id.clone(),
