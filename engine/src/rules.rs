@@ -971,9 +971,11 @@ fn conditions_hold(ctx: &Ctx<'_>, rule: &Rule, s: &Subject) -> Result<bool> {
     Ok(true)
 }
 
-fn actor(ctx: &Ctx<'_>) -> String {
+/// Who caused the event: the caller, or for a login the user who logged in.
+fn actor(ctx: &Ctx<'_>, s: &Subject) -> String {
     ctx.principal
         .login()
+        .or(s.login.as_deref().filter(|_| s.trigger == "onAfterLogin"))
         .unwrap_or("Anonymous User")
         .to_string()
 }
@@ -991,11 +993,11 @@ fn substitute(ctx: &Ctx<'_>, text: &str, s: &Subject) -> String {
         .replace("${url}", &url)
         .replace("${absolute_url}", &url)
         .replace("${type}", s.type_name.as_deref().unwrap_or_default())
-        .replace("${user_id}", &actor(ctx))
+        .replace("${user_id}", &actor(ctx, s))
         .replace("${event}", s.trigger)
         .replace("&e", s.trigger)
         .replace("&c", &url)
-        .replace("&u", &actor(ctx))
+        .replace("&u", &actor(ctx, s))
 }
 
 /// The JSON description of the event a webhook posts.
@@ -1003,7 +1005,7 @@ fn event_document(ctx: &Ctx<'_>, rule: &Rule, s: &Subject) -> Value {
     let mut doc = Map::new();
     doc.insert("trigger".into(), json!(s.trigger));
     doc.insert("rule".into(), json!(rule.id));
-    doc.insert("actor".into(), json!(actor(ctx)));
+    doc.insert("actor".into(), json!(actor(ctx, s)));
     doc.insert("time".into(), json!(crate::clock::iso(&ctx.now())));
     if let Some(path) = &s.path {
         let mut o = Map::new();
