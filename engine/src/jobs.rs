@@ -187,10 +187,12 @@ pub fn record_finished(ctx: &mut Ctx<'_>, mut job: Job, ok: bool, result: Map<St
     Ok(job.uuid)
 }
 
-/// Every job, oldest first.
+/// Every job, oldest first (those of one moment by title).
 pub fn all(ctx: &Ctx<'_>) -> Result<Vec<Job>> {
     let mut jobs: Vec<Job> = ctx.values_with_prefix(keys::JOB_PREFIX)?;
-    jobs.sort_by(|a, b| a.created.cmp(&b.created).then(a.uuid.cmp(&b.uuid)));
+    jobs.sort_by(|a, b| {
+        (a.created, &a.title, &a.uuid).cmp(&(b.created, &b.title, &b.uuid))
+    });
     Ok(jobs)
 }
 
