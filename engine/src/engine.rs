@@ -159,6 +159,27 @@ impl<S: Store> Engine<S> {
         crate::jobs::next_due(&ctx)
     }
 
+    /// Run the scheduled jobs that are due ([`crate::jobs::run_due_schedules`]); how many ran.
+    /// A read transaction finds out first whether any is due, so an idle tick does not take the
+    /// writer.
+    pub fn run_due_schedules(&self) -> Result<usize> {
+        if !self.site_exists()? {
+            return Ok(0);
+        }
+        {
+            let txn = self.store.begin_read()?;
+            let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+            let now = ctx.now();
+            let due = crate::jobs::schedules(&ctx)?
+                .iter()
+                .any(|j| j.enabled && j.next_run.is_some_and(|t| t <= now));
+            if !due {
+                return Ok(0);
+            }
+        }
+        self.with_write(crate::jobs::run_due_schedules)
+    }
+
     /// The SMTP settings of the mail control panel: (host, port, user, password).
     pub fn smtp_settings(&self) -> Result<(String, u16, String, String)> {
         let txn = self.store.begin_read()?;

@@ -299,6 +299,19 @@ pub enum Event {
         /// Bytes received so far (its length when finished; 0 when cancelled or expired).
         offset: u64,
     },
+    /// A job was queued, attempted, finished, aborted, retried or deleted ([`crate::jobs`]: the
+    /// outbox of mails and webhooks, runs of scheduled jobs).
+    JobChanged {
+        /// The job's uuid.
+        uuid: String,
+        /// Its status now (`deleted` when it was deleted).
+        status: String,
+    },
+    /// A scheduled job was added, changed or removed ([`crate::jobs`]).
+    ScheduleChanged {
+        /// Its id.
+        id: String,
+    },
     /// An object left a translation group.
     TranslationUnlinked {
         /// The object's uid.
@@ -367,7 +380,9 @@ impl Event {
             | Event::TranslationLinked { .. }
             | Event::TranslationUnlinked { .. }
             | Event::TypeChanged { .. }
-            | Event::UploadChanged { .. } => {}
+            | Event::UploadChanged { .. }
+            | Event::JobChanged { .. }
+            | Event::ScheduleChanged { .. } => {}
         }
         out
     }

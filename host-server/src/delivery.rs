@@ -23,6 +23,26 @@ pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most deliveries claimed at once.
 const BATCH: usize = 32;
 
+/// How often the scheduled jobs are looked at.
+pub const SCHEDULE_TICK: Duration = Duration::from_secs(1);
+
+/// Run the scheduled jobs of `engine` when they are due, for ever (each run is a job; the
+/// engine evaluates the cron expressions).
+pub async fn run_schedules<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>) {
+    let mut every = tokio::time::interval(SCHEDULE_TICK);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let e = engine.clone();
+        match tokio::task::spawn_blocking(move || e.run_due_schedules()).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(n)) => tracing::info!(runs = n, "scheduled jobs ran"),
+            Ok(Err(err)) => warn!(error = %err, "scheduled jobs: a run failed"),
+            Err(err) => warn!(error = %err, "scheduled jobs: the task failed"),
+        }
+    }
+}
+
 /// Deliver the outbox of `engine` for ever.
 pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>) {
     let http = match reqwest::Client::builder().timeout(HTTP_TIMEOUT).build() {

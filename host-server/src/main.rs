@@ -334,6 +334,7 @@ async fn serve(
     // There is no job scheduler yet: purge the recycle bin's expired items now and every hour.
     tokio::spawn(purge_recyclebin_periodically(engine.clone()));
     tokio::spawn(host_server::delivery::run(engine.clone()));
+    tokio::spawn(host_server::delivery::run_schedules(engine.clone()));
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let shutdown = async move {
