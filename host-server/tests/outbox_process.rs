@@ -35,7 +35,14 @@ impl Drop for Server {
 }
 
 fn start() -> Server {
-    let dir = std::env::temp_dir().join(format!("host-server-outbox-{}", std::process::id()));
+    start_named("hooks")
+}
+
+fn start_named(tag: &str) -> Server {
+    let dir = std::env::temp_dir().join(format!(
+        "host-server-outbox-{tag}-{}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let log = std::fs::File::create(dir.join("server.log")).unwrap();
@@ -384,4 +391,43 @@ fn webhook_is_signed_retried_and_mail_reaches_smtp() {
         let job = server.ok("GET", &format!("/@jobs/{uuid}"), None, 200);
         (job["status"] == "completed").then_some(())
     });
+}
+
+#[test]
+fn a_scheduled_webhook_runs_on_its_schedule() {
+    let (hook_url, hooks) = receiver(0);
+    let server = start_named("schedule");
+    let job = server.ok(
+        "POST",
+        "/@scheduled-jobs",
+        Some(json!({"id": "ping", "title": "Ping", "action": "webhook",
+                    "params": {"url": hook_url, "secret": "tick-secret"},
+                    "schedule": "* * * * * *"})),
+        201,
+    );
+    assert_eq!(job["params"]["secret"], "********", "the key is not shown");
+    // Every second, without anyone starting it.
+    let first = hooks.recv_timeout(Duration::from_secs(10)).expect("a run");
+    let second = hooks.recv_timeout(Duration::from_secs(10)).expect("another run");
+    assert_ne!(
+        first.header("Idempotency-Key"),
+        second.header("Idempotency-Key"),
+        "each run is its own job"
+    );
+    let mut mac = Hmac::<Sha256>::new_from_slice(b"tick-secret").unwrap();
+    mac.update(&first.body);
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        first.header("X-Signature-256"),
+        Some(format!("sha256={hex}").as_str())
+    );
+    let doc: Value = serde_json::from_slice(&first.body).unwrap();
+    assert_eq!(doc["scheduled_job"], "ping");
+    let s = server.ok("GET", "/@scheduled-jobs/ping", None, 200);
+    assert!(s["last_run"].is_string(), "{s}");
 }
