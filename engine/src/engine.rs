@@ -134,19 +134,27 @@ impl<S: Store> Engine<S> {
     }
 
     /// Claim up to `limit` outbox deliveries that are due now ([`crate::jobs::claim_due`]): the
-    /// host performs them and reports each outcome with [`Engine::report_delivery`]. Empty when
-    /// there is no site yet.
+    /// host performs them and reports the outcomes with [`Engine::report_deliveries`]. Empty
+    /// when there is no site yet. A read transaction finds out first whether any is due, so an
+    /// idle poll does not take the writer.
     pub fn claim_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
-        if !self.site_exists()? {
+        let due = self.next_delivery_due()?;
+        let now = self.core.clock.now().timestamp_millis();
+        if due.is_none_or(|d| d > now) {
             return Ok(Vec::new());
         }
         self.with_write(|ctx| crate::jobs::claim_due(ctx, limit))
     }
 
-    /// Record the outcome of a delivery attempt ([`crate::jobs::report`]): done, or retried
-    /// after a backoff, or failed for good.
-    pub fn report_delivery(&self, job: &str, outcome: crate::jobs::Outcome) -> Result<()> {
-        self.with_write(|ctx| crate::jobs::report(ctx, job, outcome))
+    /// Record the outcomes of delivery attempts ([`crate::jobs::report`]), in one transaction:
+    /// each done, or retried after a backoff, or failed for good.
+    pub fn report_deliveries(&self, outcomes: Vec<(String, crate::jobs::Outcome)>) -> Result<()> {
+        self.with_write(|ctx| {
+            for (job, outcome) in outcomes {
+                crate::jobs::report(ctx, &job, outcome)?;
+            }
+            Ok(())
+        })
     }
 
     /// When the next outbox delivery is due (milliseconds since the epoch), if any is queued.
@@ -210,9 +218,18 @@ impl<S: Store> Engine<S> {
     }
 
     /// Make `generation`, just committed, the one cached answers are served for
-    /// ([`Core::publish`]).
+    /// ([`Core::publish`]); wake the host's outbox delivery if the commit queued deliveries.
     fn publish(&self, generation: Option<u64>) {
         self.core.publish(generation);
+        if self
+            .core
+            .outbox_pending
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            if let Some(notify) = &self.core.options.outbox_notify {
+                notify();
+            }
+        }
     }
 
     /// The cached answer to `req` at the latest committed generation, found without opening a
@@ -429,7 +446,17 @@ impl<S: Store> Engine<S> {
                 resp = resp.with_header("X-Notify", &text);
             }
         }
+        let queued = self.core.options.outbox_notify.is_some()
+            && ctx.delivered_events().iter().any(|e| {
+                matches!(e, crate::events::Event::JobChanged { status, .. } if status == "created")
+            });
         let moved = ctx.commit()?;
+        if queued {
+            // Told to the host when the commit is durable (a group's own commit): [`Self::publish`].
+            self.core
+                .outbox_pending
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
         Ok((resp, moved))
     }
 }

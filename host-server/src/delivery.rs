@@ -14,10 +14,12 @@ use engine::{Engine, Store};
 use lettre::message::header::ContentType;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use tokio::sync::Notify;
 use tracing::warn;
 
-/// How often the task looks for due deliveries when none is known to be due sooner.
-pub const POLL: Duration = Duration::from_millis(50);
+/// How often the task looks for due deliveries when no commit woke it (retries that come due,
+/// leases that end).
+pub const POLL: Duration = Duration::from_millis(250);
 /// How long a webhook receiver may take to answer.
 pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most deliveries claimed at once.
@@ -43,8 +45,9 @@ pub async fn run_schedules<S: Store + Send + Sync + 'static>(engine: Arc<Engine<
     }
 }
 
-/// Deliver the outbox of `engine` for ever.
-pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>) {
+/// Deliver the outbox of `engine` for ever; `wake` is notified after commits that queued
+/// deliveries ([`engine::EngineOptions::outbox_notify`]).
+pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>, wake: Arc<Notify>) {
     let http = match reqwest::Client::builder().timeout(HTTP_TIMEOUT).build() {
         Ok(c) => c,
         Err(e) => {
@@ -66,7 +69,10 @@ pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>) {
             }
         };
         if due.is_empty() {
-            tokio::time::sleep(POLL).await;
+            tokio::select! {
+                _ = wake.notified() => {}
+                _ = tokio::time::sleep(POLL) => {}
+            }
             continue;
         }
         let mut tasks = Vec::new();
@@ -78,17 +84,22 @@ pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>) {
                 if let Outcome::Failed(why, _) = &outcome {
                     warn!(job = %d.job, attempt = d.attempt, error = %why, "outbox: delivery failed");
                 }
-                let job = d.job.clone();
-                let e = engine.clone();
-                match tokio::task::spawn_blocking(move || e.report_delivery(&job, outcome)).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(err)) => warn!(error = %err, "outbox: recording an outcome failed"),
-                    Err(err) => warn!(error = %err, "outbox: the report task failed"),
-                }
+                (d.job, outcome)
             }));
         }
+        let mut outcomes = Vec::new();
         for t in tasks {
-            let _ = t.await;
+            if let Ok(o) = t.await {
+                outcomes.push(o);
+            }
+        }
+        // One transaction for the whole batch; an outcome that is not recorded leaves its job
+        // leased, and it is attempted again when the lease ends (at least once).
+        let e = engine.clone();
+        match tokio::task::spawn_blocking(move || e.report_deliveries(outcomes)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => warn!(error = %err, "outbox: recording outcomes failed"),
+            Err(err) => warn!(error = %err, "outbox: the report task failed"),
         }
     }
 }

@@ -213,9 +213,10 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     options.error_log = Some(Arc::new(|detail: &str| {
         error!(detail, "a request failed inside the service");
     }));
-    // Mails (password reset links) are logged until mail delivery exists.
+    // Notices: content rules' logger actions, and mails the engine does not send through the
+    // outbox (password reset links).
     options.info_log = Some(Arc::new(|text: &str| {
-        info!(text, "mail not sent (no mail delivery configured)");
+        info!(text, "notice");
     }));
     options.progress_log = Some(Arc::new(|line: &str| {
         info!("{line}");
@@ -228,6 +229,10 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         sync: cli.sync,
         ..SqliteOptions::default()
     };
+    // Commits that queue mails or webhooks wake the delivery task at once.
+    let outbox = Arc::new(tokio::sync::Notify::new());
+    let wake = outbox.clone();
+    options.outbox_notify = Some(Arc::new(move || wake.notify_one()));
     let engine = open_engine(&cli.data, sqlite, options)?;
     info!(
         db = %engine.store().path().display(),
@@ -292,7 +297,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             context: "cannot start the async runtime",
             source,
         })?;
-    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen));
+    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen, outbox));
     // Requests still running on the blocking pool finish their transaction (or are abandoned,
     // which rolls back) — a committed write is durable either way.
     runtime.shutdown_timeout(Duration::from_secs(10));
@@ -314,6 +319,7 @@ async fn serve(
     engine: Arc<Engine<SqliteStore>>,
     config: Config,
     listen: String,
+    outbox: Arc<tokio::sync::Notify>,
 ) -> Result<(), ServerError> {
     // Install the signal handlers before announcing the address, so a signal sent right after
     // the announcement is never lost.
@@ -331,9 +337,10 @@ async fn serve(
     info!(%addr, "serving");
     say(&format!("listening on http://{addr}"));
 
-    // There is no job scheduler yet: purge the recycle bin's expired items now and every hour.
+    // Purge the recycle bin's expired items now and every hour; deliver the outbox; run the
+    // scheduled jobs.
     tokio::spawn(purge_recyclebin_periodically(engine.clone()));
-    tokio::spawn(host_server::delivery::run(engine.clone()));
+    tokio::spawn(host_server::delivery::run(engine.clone(), outbox));
     tokio::spawn(host_server::delivery::run_schedules(engine.clone()));
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
