@@ -354,6 +354,12 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RuleRequest {
+    /// Its id: ignored on POST (ids are given out), on PATCH it must be the rule's own (Volto's
+    /// rules list sends it back).
+    pub id: Option<String>,
+    /// Sent by Volto's rule form; ignored.
+    #[serde(rename = "form.button.Save")]
+    pub save: Option<bool>,
     /// Its title.
     pub title: Option<String>,
     /// Its description.
@@ -611,6 +617,12 @@ fn get_rule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Resp
 fn patch_rule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let mut rule = rule_param(ctx, call)?;
     let body: RuleRequest = call.body()?;
+    if body.id.as_ref().is_some_and(|id| *id != rule.id) {
+        return Err(EngineError::Invalid {
+            field: "id".into(),
+            message: format!("'id' cannot change (it is '{}')", rule.id),
+        });
+    }
     if let Some(t) = body.title {
         rule.title = t;
     }
@@ -759,6 +771,9 @@ fn merged<T: Serialize + serde::de::DeserializeOwned>(
         _ => Map::new(),
     };
     for (k, v) in body {
+        if k == "@id" || k == "@schema" {
+            continue; // what GET shows of it, sent back by forms
+        }
         if k == "type" && v != m["type"] {
             return Err(EngineError::Invalid {
                 field: "type".into(),
