@@ -160,7 +160,11 @@ pub fn new_job(ctx: &Ctx<'_>, title: &str, description: &str, params: Map<String
         title: title.to_string(),
         description: description.to_string(),
         params,
-        actor: ctx.principal.login().unwrap_or("Anonymous User").to_string(),
+        actor: ctx
+            .principal
+            .login()
+            .unwrap_or("Anonymous User")
+            .to_string(),
         created: ctx.now(),
         started: None,
         finished: None,
@@ -182,7 +186,12 @@ pub fn enqueue(ctx: &mut Ctx<'_>, mut job: Job, delivery: Delivery) -> Result<St
 }
 
 /// Store a job that is already finished (a run of a scheduled job done in the request).
-pub fn record_finished(ctx: &mut Ctx<'_>, mut job: Job, ok: bool, result: Map<String, Value>) -> Result<String> {
+pub fn record_finished(
+    ctx: &mut Ctx<'_>,
+    mut job: Job,
+    ok: bool,
+    result: Map<String, Value>,
+) -> Result<String> {
     let now = ctx.now();
     job.started = Some(now);
     job.finished = Some(now);
@@ -196,9 +205,7 @@ pub fn record_finished(ctx: &mut Ctx<'_>, mut job: Job, ok: bool, result: Map<St
 /// Every job, oldest first (those of one moment by title).
 pub fn all(ctx: &Ctx<'_>) -> Result<Vec<Job>> {
     let mut jobs: Vec<Job> = ctx.values_with_prefix(keys::JOB_PREFIX)?;
-    jobs.sort_by(|a, b| {
-        (a.created, &a.title, &a.uuid).cmp(&(b.created, &b.title, &b.uuid))
-    });
+    jobs.sort_by(|a, b| (a.created, &a.title, &a.uuid).cmp(&(b.created, &b.title, &b.uuid)));
     Ok(jobs)
 }
 
@@ -485,7 +492,10 @@ fn check_schedule(ctx: &Ctx<'_>, job: &mut ScheduledJob) -> Result<()> {
     {
         return Err(invalid(
             "params",
-            format!("'params' has '{k}', which the action '{}' does not take", job.action),
+            format!(
+                "'params' has '{k}', which the action '{}' does not take",
+                job.action
+            ),
         ));
     }
     if job.action == "webhook" {
@@ -523,10 +533,7 @@ pub fn save_schedule(ctx: &mut Ctx<'_>, mut job: ScheduledJob, new: bool) -> Res
     if !id_ok {
         return Err(EngineError::Invalid {
             field: "id".into(),
-            message: format!(
-                "'id' must be letters, digits, '-' or '_', not '{}'",
-                job.id
-            ),
+            message: format!("'id' must be letters, digits, '-' or '_', not '{}'", job.id),
         });
     }
     if new && schedule(ctx, &job.id)?.is_some() {

@@ -562,7 +562,11 @@ pub fn is_assigned(ctx: &Ctx<'_>, id: &str) -> Result<bool> {
 
 /// Move item `idx` of `items` one place up (`up`) or down; a 400 when it cannot move.
 pub fn move_item<T>(items: &mut [T], idx: usize, up: bool, what: &str) -> Result<()> {
-    let to = if up { idx.checked_sub(1) } else { Some(idx + 1) };
+    let to = if up {
+        idx.checked_sub(1)
+    } else {
+        Some(idx + 1)
+    };
     match to {
         Some(to) if to < items.len() && idx < items.len() => {
             items.swap(idx, to);
@@ -600,7 +604,11 @@ pub fn assign(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<()> {
             "The content rule {id} is already assigned here"
         )));
     }
-    let position = existing.iter().map(|(_, a)| a.position + 1).max().unwrap_or(0);
+    let position = existing
+        .iter()
+        .map(|(_, a)| a.position + 1)
+        .max()
+        .unwrap_or(0);
     put_assignment(
         ctx,
         obj,
@@ -623,7 +631,11 @@ fn put_assignment(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str, a: &Assignme
 
 /// Check that every rule of `ids` is assigned to `obj` (400 naming the first that is not, and
 /// for an empty list).
-fn check_assigned(ctx: &Ctx<'_>, obj: &ContentRecord, ids: &[String]) -> Result<Vec<(String, Assignment)>> {
+fn check_assigned(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    ids: &[String],
+) -> Result<Vec<(String, Assignment)>> {
     if ids.is_empty() {
         return Err(EngineError::Invalid {
             field: "rule_ids".into(),
@@ -845,13 +857,14 @@ impl Subscriber for RulesSubscriber {
         if let Event::Removed { uid, .. } = event {
             ctx.delete_prefix(&keys::rule_assignments(uid))?;
         }
-        if ctx.scan(
-            keys::RULE_ASSIGNMENT_PREFIX,
-            b"R:b",
-            crate::store::Direction::Forward,
-            1,
-        )?
-        .is_empty()
+        if ctx
+            .scan(
+                keys::RULE_ASSIGNMENT_PREFIX,
+                b"R:b",
+                crate::store::Direction::Forward,
+                1,
+            )?
+            .is_empty()
         {
             return Ok(()); // no rule is assigned anywhere
         }
@@ -891,7 +904,7 @@ fn run(ctx: &mut Ctx<'_>, s: &Subject, cause: &[String]) -> Result<()> {
             if !conditions_hold(ctx, &rule, s)? {
                 continue;
             }
-            if cause.iter().any(|c| *c == rule.id) {
+            if cause.contains(&rule.id) {
                 return Err(EngineError::bad_request(format!(
                     "Content rule '{}' ({}) would loop: its own actions trigger it again; \
                      nothing was changed",
@@ -1014,7 +1027,10 @@ fn event_document(ctx: &Ctx<'_>, rule: &Rule, s: &Subject) -> Value {
         o.insert("@type".into(), json!(s.type_name));
         if let Some(obj) = &s.obj {
             o.insert("id".into(), json!(obj.id));
-            o.insert("title".into(), obj.fields.get("title").cloned().unwrap_or(Value::Null));
+            o.insert(
+                "title".into(),
+                obj.fields.get("title").cloned().unwrap_or(Value::Null),
+            );
             o.insert("review_state".into(), json!(obj.review_state));
         }
         doc.insert("object".into(), Value::Object(o));

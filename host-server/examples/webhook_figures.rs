@@ -137,10 +137,13 @@ fn creates_per_second(base: &str, folder: &str, n: usize, clients: usize) -> f64
 }
 
 fn main() {
-    let bin = std::env::args().nth(1).map(PathBuf::from).unwrap_or_else(|| {
-        let exe = std::env::current_exe().unwrap();
-        exe.parent().unwrap().parent().unwrap().join("host-server")
-    });
+    let bin = std::env::args()
+        .nth(1)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let exe = std::env::current_exe().unwrap();
+            exe.parent().unwrap().parent().unwrap().join("host-server")
+        });
     let latency_n = env_or("LATENCY_N", 100);
     let creates = env_or("CREATES", 1000);
     let clients = env_or("CLIENTS", 8);
@@ -198,7 +201,13 @@ fn main() {
         &format!("/@controlpanels/content-rules/{id}/action"),
         json!({"type": "nick.actions.Webhook", "url": hook}),
     );
-    let (s, _) = call(&agent, &base, "POST", &format!("/@content-rules/{id}"), json!({}));
+    let (s, _) = call(
+        &agent,
+        &base,
+        "POST",
+        &format!("/@content-rules/{id}"),
+        json!({}),
+    );
     assert_eq!(s, 201);
 
     // Latency, one create at a time.
@@ -255,7 +264,10 @@ fn main() {
         ms(*lat.last().unwrap())
     );
     println!("| creates/s without rules ({creates} creates, {clients} clients) | {plain:.0} |");
-    println!("| creates/s with one webhook rule | {hooked:.0} ({:.0}% of without) |", hooked / plain * 100.0);
+    println!(
+        "| creates/s with one webhook rule | {hooked:.0} ({:.0}% of without) |",
+        hooked / plain * 100.0
+    );
     println!(
         "| all {creates} webhooks of that run delivered after | {:.2} s ({:.0} webhooks/s end to end) |",
         drained.as_secs_f64(),

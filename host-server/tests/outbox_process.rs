@@ -39,10 +39,7 @@ fn start() -> Server {
 }
 
 fn start_named(tag: &str) -> Server {
-    let dir = std::env::temp_dir().join(format!(
-        "host-server-outbox-{tag}-{}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("host-server-outbox-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let log = std::fs::File::create(dir.join("server.log")).unwrap();
@@ -299,8 +296,10 @@ fn webhook_is_signed_retried_and_mail_reaches_smtp() {
     server.ok(
         "POST",
         &format!("/@controlpanels/content-rules/{id}/action"),
-        Some(json!({"type": "plone.actions.Mail", "subject": "New: ${title}",
-                    "recipients": "editors@example.com", "message": "See ${url}"})),
+        Some(
+            json!({"type": "plone.actions.Mail", "subject": "New: ${title}",
+                    "recipients": "editors@example.com", "message": "See ${url}"}),
+        ),
         201,
     );
     server.ok("POST", &format!("/@content-rules/{id}"), None, 201);
@@ -315,7 +314,9 @@ fn webhook_is_signed_retried_and_mail_reaches_smtp() {
     assert_eq!(page["@id"], format!("{}/hello", server.base));
 
     // First attempt: the receiver answers 500; the job is queued again.
-    let first = hooks.recv_timeout(Duration::from_secs(10)).expect("first attempt");
+    let first = hooks
+        .recv_timeout(Duration::from_secs(10))
+        .expect("first attempt");
     assert_eq!(first.header("X-Delivery-Attempt"), Some("1"));
     let key = first.header("Idempotency-Key").unwrap().to_string();
     // Second attempt, after the backoff: delivered.
@@ -355,10 +356,14 @@ fn webhook_is_signed_retried_and_mail_reaches_smtp() {
     );
 
     // The job shows the outcome.
-    let job = wait_for("the webhook job to complete", Duration::from_secs(10), || {
-        let job = server.ok("GET", &format!("/@jobs/{key}"), None, 200);
-        (job["status"] == "completed").then_some(job)
-    });
+    let job = wait_for(
+        "the webhook job to complete",
+        Duration::from_secs(10),
+        || {
+            let job = server.ok("GET", &format!("/@jobs/{key}"), None, 200);
+            (job["status"] == "completed").then_some(job)
+        },
+    );
     assert_eq!(job["attempts"], 2);
     assert_eq!(job["result"]["response_status"], 200);
     assert_eq!(job["kind"], "webhook");
@@ -408,7 +413,9 @@ fn a_scheduled_webhook_runs_on_its_schedule() {
     assert_eq!(job["params"]["secret"], "********", "the key is not shown");
     // Every second, without anyone starting it.
     let first = hooks.recv_timeout(Duration::from_secs(10)).expect("a run");
-    let second = hooks.recv_timeout(Duration::from_secs(10)).expect("another run");
+    let second = hooks
+        .recv_timeout(Duration::from_secs(10))
+        .expect("another run");
     assert_ne!(
         first.header("Idempotency-Key"),
         second.header("Idempotency-Key"),

@@ -449,9 +449,7 @@ pub struct RuleView {
 fn fields_of(kind: &str) -> &'static [(&'static str, &'static str, &'static str, bool)] {
     match kind {
         "plone.conditions.PortalType" => &[("check_types", "Content type", "array", true)],
-        "plone.conditions.FileExtension" => {
-            &[("file_extension", "File extension", "string", true)]
-        }
+        "plone.conditions.FileExtension" => &[("file_extension", "File extension", "string", true)],
         "plone.conditions.WorkflowState" => &[("wf_states", "Workflow state", "array", true)],
         "plone.conditions.WorkflowTransition" => {
             &[("wf_transitions", "Workflow transition", "array", true)]
@@ -476,7 +474,12 @@ fn fields_of(kind: &str) -> &'static [(&'static str, &'static str, &'static str,
             ("subject", "Subject", "string", true),
             ("source", "Email source", "string", false),
             ("recipients", "Email recipients", "string", true),
-            ("exclude_actor", "Exclude actor from recipients", "boolean", false),
+            (
+                "exclude_actor",
+                "Exclude actor from recipients",
+                "boolean",
+                false,
+            ),
             ("message", "Message", "string", true),
         ],
         "nick.actions.Webhook" => &[("url", "URL", "string", true)],
@@ -567,7 +570,10 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
         secret: r.secret.clone(),
         assignments,
         conditions: elements(
-            r.conditions.iter().map(|c| (c.kind(), c.summary())).collect(),
+            r.conditions
+                .iter()
+                .map(|c| (c.kind(), c.summary()))
+                .collect(),
             rules::CONDITION_KINDS,
             "condition",
         ),
@@ -1190,7 +1196,15 @@ fn email_send(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
     let b: EmailSend = call.body()?;
     check_address("to", &b.to)?;
     check_address("from", &b.from)?;
-    queue_mail(ctx, b.to, b.from, b.name, b.subject, b.message, "@email-send")?;
+    queue_mail(
+        ctx,
+        b.to,
+        b.from,
+        b.name,
+        b.subject,
+        b.message,
+        "@email-send",
+    )?;
     Ok(Response::empty(204))
 }
 
