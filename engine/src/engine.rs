@@ -146,6 +146,21 @@ impl<S: Store> Engine<S> {
         self.with_write(|ctx| crate::jobs::claim_due(ctx, limit))
     }
 
+    /// [`Engine::claim_deliveries`] for webhooks only: mails stay queued (the browser host sends
+    /// no mail).
+    pub fn claim_webhook_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
+        let due = self.next_delivery_due()?;
+        let now = self.core.clock.now().timestamp_millis();
+        if due.is_none_or(|d| d > now) {
+            return Ok(Vec::new());
+        }
+        self.with_write(|ctx| {
+            crate::jobs::claim_due_where(ctx, limit, |d| {
+                matches!(d, crate::jobs::Delivery::Webhook { .. })
+            })
+        })
+    }
+
     /// Record the outcomes of delivery attempts ([`crate::jobs::report`]), in one transaction:
     /// each done, or retried after a backoff, or failed for good.
     pub fn report_deliveries(&self, outcomes: Vec<(String, crate::jobs::Outcome)>) -> Result<()> {

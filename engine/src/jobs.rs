@@ -270,11 +270,24 @@ pub fn retry(ctx: &mut Ctx<'_>, uuid: &str) -> Result<()> {
 /// Claim up to `limit` deliveries due now: each becomes `running` and is leased for
 /// [`LEASE_SECS`] (due again then, unless reported before).
 pub fn claim_due(ctx: &mut Ctx<'_>, limit: usize) -> Result<Vec<DueDelivery>> {
+    claim_due_where(ctx, limit, |_| true)
+}
+
+/// [`claim_due`] for the deliveries `wanted` accepts only (a host that cannot send mail leaves
+/// mails queued).
+pub fn claim_due_where(
+    ctx: &mut Ctx<'_>,
+    limit: usize,
+    wanted: impl Fn(&Delivery) -> bool,
+) -> Result<Vec<DueDelivery>> {
     let now = ctx.now();
     let end = keys::outbox_entry(millis(&now) + 1, "");
-    let entries = ctx.scan(keys::OUTBOX_PREFIX, &end, Direction::Forward, limit)?;
+    let entries = ctx.scan(keys::OUTBOX_PREFIX, &end, Direction::Forward, usize::MAX)?;
     let mut out = Vec::new();
     for (key, _) in entries {
+        if out.len() >= limit {
+            break;
+        }
         let uuid = String::from_utf8_lossy(&key[keys::OUTBOX_PREFIX.len() + 9..]).into_owned();
         let Some(mut job) = get(ctx, &uuid)? else {
             ctx.delete(&key)?; // an entry whose job is gone
@@ -284,6 +297,9 @@ pub fn claim_due(ctx: &mut Ctx<'_>, limit: usize) -> Result<Vec<DueDelivery>> {
             ctx.delete(&key)?;
             continue;
         };
+        if !wanted(&delivery) {
+            continue;
+        }
         job.attempts += 1;
         job.started = Some(now);
         job.status = "running".into();
