@@ -27,6 +27,7 @@
 //! | GET | `/@scheduled-job-actions` | | 200, the actions with their parameters' schema |
 //! | POST | `/@email-send` | `{to, from, message, subject?, name?}` | 204 (queued in the outbox) |
 //! | POST | `/@email-notification` | `{from, message, subject?, name?}` | 204 (to the site's address) |
+//! | POST | `/@users/<id>/@email-notification` | `{from, message, subject?, name?}` | 204 (to the user's address; logged-in callers) |
 //!
 //! The panel and the jobs need Manage portal; `@content-rules` needs Modify on the object;
 //! `@email-send` Manage portal; `@email-notification` is open to everyone.
@@ -207,6 +208,14 @@ pub fn register(r: &mut Registry) {
             .requires(Permission::ManagePortal)
             .status(204)
             .summary("Queue a failed or aborted delivery again"),
+    );
+    r.route(
+        RouteDef::post("@users/{id}/@email-notification", email_user)
+            .root_only()
+            .checked_by_handler()
+            .status(204)
+            .summary("Send a mail to a user (through the outbox); logged-in callers only")
+            .body::<EmailNotification>(),
     );
     r.route(
         RouteDef::get("@scheduled-jobs", list_schedules)
@@ -1204,6 +1213,36 @@ fn email_send(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
         b.subject,
         b.message,
         "@email-send",
+    )?;
+    Ok(Response::empty(204))
+}
+
+fn email_user(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    if ctx.principal.login().is_none() {
+        return Err(EngineError::Unauthorized(
+            "Log in to send a mail to a user".into(),
+        ));
+    }
+    let b: EmailNotification = call.body()?;
+    check_address("from", &b.from)?;
+    let id = call.param("id").unwrap_or_default();
+    let user = crate::auth::users::get(ctx, id)?.ok_or_else(|| EngineError::NotFound {
+        url: format!("{}/@users/{id}/@email-notification", ctx.base_url),
+        context: None,
+    })?;
+    if user.email.is_empty() {
+        return Err(EngineError::bad_request(format!(
+            "The user '{id}' has no e-mail address"
+        )));
+    }
+    queue_mail(
+        ctx,
+        user.email,
+        b.from,
+        b.name,
+        b.subject,
+        b.message,
+        "@email-notification",
     )?;
     Ok(Response::empty(204))
 }
