@@ -2,8 +2,9 @@
 //! to retry and when to give up; this task only performs the I/O. Webhooks are POSTed with
 //! reqwest (`Content-Type: application/json`, `X-Signature-256: sha256=<hex HMAC>`,
 //! `Idempotency-Key: <job uuid>`, `X-Delivery-Attempt`); a 2xx answer is a delivery, anything
-//! else (or no answer within [`HTTP_TIMEOUT`]) a failed attempt. Mails go over SMTP with lettre,
-//! to the server of the mail control panel (`smtp_host`, `smtp_port`, and `smtp_userid` /
+//! else (or no answer within [`HTTP_TIMEOUT`]) a failed attempt; `https` URLs are checked against
+//! the system's certificates (rustls). Mails go over SMTP with lettre (TLS on port 465, STARTTLS
+//! elsewhere when the server offers it), to the server of the mail control panel (`smtp_host`, `smtp_port`, and `smtp_userid` /
 //! `smtp_pass` when set), with `Message-ID: <job uuid@outbox>` so repeats can be recognised.
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use engine::jobs::{Delivery, DueDelivery, Outcome};
 use engine::{Engine, Store};
 use lettre::message::header::ContentType;
 use lettre::transport::smtp::authentication::Credentials;
+use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use tokio::sync::Notify;
 use tracing::warn;
@@ -173,8 +175,15 @@ async fn send_mail(
         msg = msg.to(r.parse().map_err(|e| format!("recipient '{r}': {e}"))?);
     }
     let msg = msg.body(body.to_string()).map_err(|e| e.to_string())?;
+    // Port 465: TLS from the start; otherwise STARTTLS when the server offers it.
+    let tls = TlsParameters::new(host.clone()).map_err(|e| format!("TLS: {e}"))?;
     let mut transport = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
         .port(port)
+        .tls(if port == 465 {
+            Tls::Wrapper(tls)
+        } else {
+            Tls::Opportunistic(tls)
+        })
         .timeout(Some(HTTP_TIMEOUT));
     if !user.is_empty() {
         transport = transport.credentials(Credentials::new(user, pass));
