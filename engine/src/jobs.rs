@@ -435,6 +435,12 @@ pub const SCHEDULED_ACTIONS: &[ActionDef] = &[
         &[],
     ),
     (
+        "reindex",
+        "Reindex items",
+        "Reindex the catalog entries of the items of the given types",
+        &[("type", "Content type", "array", true)],
+    ),
+    (
         "send-mail",
         "Send a mail",
         "Queue a mail in the outbox",
@@ -493,8 +499,12 @@ fn check_schedule(ctx: &Ctx<'_>, job: &mut ScheduledJob) -> Result<()> {
         ));
     };
     for (name, _, _, required) in *params {
-        let given = job.params.get(*name).and_then(Value::as_str);
-        if *required && given.is_none_or(str::is_empty) {
+        let given = match job.params.get(*name) {
+            Some(Value::String(s)) => !s.is_empty(),
+            Some(Value::Array(a)) => !a.is_empty() && a.iter().all(Value::is_string),
+            _ => false,
+        };
+        if *required && !given {
             return Err(invalid(
                 "params",
                 format!("'params' needs '{name}' for the action '{}'", job.action),
@@ -591,6 +601,27 @@ pub fn run_schedule(ctx: &mut Ctx<'_>, job: &mut ScheduledJob) -> Result<String>
             let n = crate::recyclebin::purge_expired(ctx)?;
             let mut result = Map::new();
             result.insert("purged".into(), Value::from(n));
+            record_finished(ctx, run, true, result)?
+        }
+        "reindex" => {
+            let types: Vec<String> = match job.params.get("type") {
+                Some(Value::String(t)) => vec![t.clone()],
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let root = crate::tree::root(ctx)?;
+            let mut n = 0usize;
+            for obj in crate::tree::subtree(ctx, &root)? {
+                if types.contains(&obj.type_name) {
+                    crate::catalog::reindex(ctx, &obj.uid)?;
+                    n += 1;
+                }
+            }
+            let mut result = Map::new();
+            result.insert("reindexed".into(), Value::from(n));
             record_finished(ctx, run, true, result)?
         }
         "send-mail" => {

@@ -17,6 +17,7 @@
 //! | PATCH | `<path>/@content-rules` | one `form.button.*` flag and `rule_ids` | 200, `{message}` |
 //! | DELETE | `<path>/@content-rules` | `{rule_ids}` | 204 |
 //! | GET | `/@jobs`, `/@jobs/<uuid>` | | 200, jobs / a job |
+//! | GET | `/@jobs/<uuid>/result` | | 200, the job's `result` |
 //! | DELETE | `/@jobs/<uuid>` | | 204 |
 //! | POST | `/@jobs/<uuid>/abort`, `/@jobs/<uuid>/retry` | | 204 |
 //! | GET | `/@scheduled-jobs`, `/@scheduled-jobs/<id>` | | 200, scheduled jobs / one (`next_run`, `last_run`) |
@@ -187,6 +188,13 @@ pub fn register(r: &mut Registry) {
             .requires(Permission::ManagePortal)
             .summary("A job")
             .answers::<JobView>(),
+    );
+    r.route(
+        RouteDef::get("@jobs/{id}/result", job_result)
+            .root_only()
+            .requires(Permission::ManagePortal)
+            .summary("What a job produced (its `result`)")
+            .answers::<Map<String, Value>>(),
     );
     r.route(
         RouteDef::delete("@jobs/{id}", delete_job)
@@ -1100,6 +1108,11 @@ fn job_param(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<Job> {
 fn get_job(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let j = job_param(ctx, call)?;
     Ok(Response::json(200, &job_view(ctx, j)))
+}
+
+fn job_result(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let j = job_param(ctx, call)?;
+    Ok(Response::json(200, &j.result))
 }
 
 fn delete_job(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
