@@ -587,7 +587,10 @@ async fn deliver_outbox_posts_webhooks_and_keeps_mail_queued() {
     let jobs = call(&site, "GET", "/@jobs", None, true).await;
     let list = jobs.body.as_array().expect("a list").clone();
     let mail = list.iter().find(|j| j["kind"] == "mail").expect("the mail");
-    let hook = list.iter().find(|j| j["kind"] == "webhook").expect("the webhook");
+    let hook = list
+        .iter()
+        .find(|j| j["kind"] == "webhook")
+        .expect("the webhook");
     assert_eq!(mail["attempts"], 0, "mail stays queued: {mail}");
     assert_eq!(mail["status"], "created");
     assert_eq!(hook["attempts"], 1, "{hook}");
