@@ -766,14 +766,27 @@ fn subject_of(ctx: &Ctx<'_>, event: &Event) -> Result<Option<Subject>> {
             uid,
             path,
             type_name,
-            ..
+            parent,
         }
         | Event::Binned {
             uid,
             path,
             type_name,
-            ..
+            parent,
         } => {
+            // With the recycle bin on, a delete bins (`Binned`); `Removed` then means a purge of
+            // the bin, which is no new deletion.
+            if matches!(event, Event::Removed { .. }) && recyclebin::enabled(ctx)? {
+                return Ok(None);
+            }
+            // Once for a deleted subtree, as Plone: for its top (whose folder is still there).
+            let top = match parent {
+                Some(p) => tree::load(ctx, p)?.is_some(),
+                None => false,
+            };
+            if !top {
+                return Ok(None);
+            }
             content(&mut s, "onAfterDelete", uid, path);
             s.type_name = Some(type_name.clone());
         }
