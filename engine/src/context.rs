@@ -52,6 +52,9 @@ pub struct Ctx<'a> {
     pub event_cause: Vec<String>,
     /// Messages content rules' notify actions address to the caller (hosts may show them).
     pub notices: Vec<String>,
+    /// Uids of the objects added by this request, as the content rules saw them: an object
+    /// added inside one of them (the members of a copied folder) is no addition of its own.
+    pub added_here: Vec<String>,
     delivered: Vec<Event>,
     /// Set by the first write: the commit then moves the store generation ([`crate::cache`]).
     dirty: bool,
@@ -80,6 +83,7 @@ impl<'a> Ctx<'a> {
             running_rules: Vec::new(),
             event_cause: Vec::new(),
             notices: Vec::new(),
+            added_here: Vec::new(),
             delivered: Vec::new(),
             dirty: false,
             saved: HashMap::new(),

@@ -749,7 +749,14 @@ fn subject_of(ctx: &Ctx<'_>, event: &Event) -> Result<Option<Subject>> {
         });
     };
     match event {
-        Event::Added { uid, path, .. } => content(&mut s, "onAfterAdd", uid, path),
+        Event::Added {
+            uid, path, parent, ..
+        } => {
+            if parent.as_ref().is_some_and(|p| ctx.added_here.contains(p)) {
+                return Ok(None); // a member of a copied folder: Plone announces the top only
+            }
+            content(&mut s, "onAfterAdd", uid, path);
+        }
         Event::Copied {
             uid, path, source, ..
         } => {
@@ -882,8 +889,14 @@ impl Subscriber for RulesSubscriber {
             return Ok(()); // no rule is assigned anywhere
         }
         let Some(subject) = subject_of(ctx, event)? else {
+            if let Event::Added { uid, .. } = event {
+                ctx.added_here.push(uid.clone());
+            }
             return Ok(());
         };
+        if let Event::Added { uid, .. } = event {
+            ctx.added_here.push(uid.clone());
+        }
         let cause = ctx.event_cause.clone();
         if let Some(last) = cause.last() {
             if !get(ctx, last)?.is_some_and(|r| r.cascading) {
