@@ -40,6 +40,21 @@ pub struct Ctx<'a> {
     /// names none): UI strings are translated by them ([`crate::i18n`]).
     pub accept_language: Vec<String>,
     events: Vec<Event>,
+    /// For each pending event, the content rules whose actions were running when it was emitted
+    /// (outermost first; empty for the request's own changes): see [`Ctx::running_rules`].
+    causes: Vec<Vec<String>>,
+    /// The content rules whose actions are running now (outermost first): events emitted
+    /// meanwhile are caused by them ([`crate::rules`] stops a rule that triggers itself and
+    /// keeps non-cascading rules from triggering others).
+    pub running_rules: Vec<String>,
+    /// The content rules whose actions caused the event being delivered now
+    /// ([`crate::subscriber::Registry::dispatch`] sets it).
+    pub event_cause: Vec<String>,
+    /// Messages content rules' notify actions address to the caller (hosts may show them).
+    pub notices: Vec<String>,
+    /// Uids of the objects added by this request, as the content rules saw them: an object
+    /// added inside one of them (the members of a copied folder) is no addition of its own.
+    pub added_here: Vec<String>,
     delivered: Vec<Event>,
     /// Set by the first write: the commit then moves the store generation ([`crate::cache`]).
     dirty: bool,
@@ -64,6 +79,11 @@ impl<'a> Ctx<'a> {
             principal: Principal::Anonymous,
             accept_language: Vec::new(),
             events: Vec::new(),
+            causes: Vec::new(),
+            running_rules: Vec::new(),
+            event_cause: Vec::new(),
+            notices: Vec::new(),
+            added_here: Vec::new(),
             delivered: Vec::new(),
             dirty: false,
             saved: HashMap::new(),
@@ -229,11 +249,22 @@ impl<'a> Ctx<'a> {
     /// Record an event for the subscribers.
     pub fn emit(&mut self, event: Event) {
         self.events.push(event);
+        self.causes.push(self.running_rules.clone());
     }
 
     /// Take the events not yet delivered.
     pub fn take_events(&mut self) -> Vec<Event> {
+        self.causes.clear();
         std::mem::take(&mut self.events)
+    }
+
+    /// Take the events not yet delivered, each with the content rules that caused it
+    /// ([`Ctx::running_rules`] when it was emitted).
+    pub fn take_events_with_causes(&mut self) -> (Vec<Event>, Vec<Vec<String>>) {
+        let mut causes = std::mem::take(&mut self.causes);
+        let events = std::mem::take(&mut self.events);
+        causes.resize(events.len(), Vec::new());
+        (events, causes)
     }
 
     /// Remember events that were delivered (for tests and for hosts that want the list).

@@ -133,6 +133,98 @@ impl<S: Store> Engine<S> {
         self.with_write(crate::recyclebin::purge_expired)
     }
 
+    /// Claim up to `limit` outbox deliveries that are due now ([`crate::jobs::claim_due`]): the
+    /// host performs them and reports the outcomes with [`Engine::report_deliveries`]. Empty
+    /// when there is no site yet. A read transaction finds out first whether any is due, so an
+    /// idle poll does not take the writer.
+    pub fn claim_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
+        let due = self.next_delivery_due()?;
+        let now = self.core.clock.now().timestamp_millis();
+        if due.is_none_or(|d| d > now) {
+            return Ok(Vec::new());
+        }
+        self.with_write(|ctx| crate::jobs::claim_due(ctx, limit))
+    }
+
+    /// [`Engine::claim_deliveries`] for webhooks only: mails stay queued (the browser host sends
+    /// no mail).
+    pub fn claim_webhook_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
+        let due = self.next_delivery_due()?;
+        let now = self.core.clock.now().timestamp_millis();
+        if due.is_none_or(|d| d > now) {
+            return Ok(Vec::new());
+        }
+        self.with_write(|ctx| {
+            crate::jobs::claim_due_where(ctx, limit, |d| {
+                matches!(d, crate::jobs::Delivery::Webhook { .. })
+            })
+        })
+    }
+
+    /// Record the outcomes of delivery attempts ([`crate::jobs::report`]), in one transaction:
+    /// each done, or retried after a backoff, or failed for good.
+    pub fn report_deliveries(&self, outcomes: Vec<(String, crate::jobs::Outcome)>) -> Result<()> {
+        self.with_write(|ctx| {
+            for (job, outcome) in outcomes {
+                crate::jobs::report(ctx, &job, outcome)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// When the next outbox delivery is due (milliseconds since the epoch), if any is queued.
+    pub fn next_delivery_due(&self) -> Result<Option<i64>> {
+        if !self.site_exists()? {
+            return Ok(None);
+        }
+        let txn = self.store.begin_read()?;
+        let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+        crate::jobs::next_due(&ctx)
+    }
+
+    /// Run the scheduled jobs that are due ([`crate::jobs::run_due_schedules`]); how many ran.
+    /// A read transaction finds out first whether any is due, so an idle tick does not take the
+    /// writer.
+    pub fn run_due_schedules(&self) -> Result<usize> {
+        if !self.site_exists()? {
+            return Ok(0);
+        }
+        {
+            let txn = self.store.begin_read()?;
+            let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+            let now = ctx.now();
+            let due = crate::jobs::schedules(&ctx)?
+                .iter()
+                .any(|j| j.enabled && j.next_run.is_some_and(|t| t <= now));
+            if !due {
+                return Ok(0);
+            }
+        }
+        self.with_write(crate::jobs::run_due_schedules)
+    }
+
+    /// The SMTP settings of the mail control panel: (host, port, user, password).
+    pub fn smtp_settings(&self) -> Result<(String, u16, String, String)> {
+        let txn = self.store.begin_read()?;
+        let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+        let text = |name: &str| -> Result<String> {
+            Ok(crate::configuration::get(&ctx, name)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string())
+        };
+        let port = crate::configuration::get(&ctx, "plone.smtp_port")?
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .unwrap_or(25);
+        Ok((
+            text("plone.smtp_host")?,
+            port,
+            text("plone.smtp_userid")?,
+            text("plone.smtp_pass")?,
+        ))
+    }
+
     /// Configure the languages and install profiles on an existing site, in one transaction (see
     /// [`crate::multilingual::configure`]): what a host does for `--profile` / `--languages` when
     /// the site already exists.
@@ -141,9 +233,18 @@ impl<S: Store> Engine<S> {
     }
 
     /// Make `generation`, just committed, the one cached answers are served for
-    /// ([`Core::publish`]).
+    /// ([`Core::publish`]); wake the host's outbox delivery if the commit queued deliveries.
     fn publish(&self, generation: Option<u64>) {
         self.core.publish(generation);
+        if self
+            .core
+            .outbox_pending
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            if let Some(notify) = &self.core.options.outbox_notify {
+                notify();
+            }
+        }
     }
 
     /// The cached answer to `req` at the latest committed generation, found without opening a
@@ -343,10 +444,34 @@ impl<S: Store> Engine<S> {
         if let Some((epoch, key)) = cached {
             self.core.responses.insert(epoch, key, &resp);
         }
+        let mut resp = resp;
         if ctx.is_write() {
             self.subscribers.dispatch(&mut ctx)?;
+            if !ctx.notices.is_empty() {
+                // Messages of content rules' notify actions (`<type>: <text>`, percent-encoded
+                // beyond ASCII), one header line for all.
+                const SET: &percent_encoding::AsciiSet =
+                    &percent_encoding::CONTROLS.add(b'%').add(b'|');
+                let text = ctx
+                    .notices
+                    .iter()
+                    .map(|n| percent_encoding::utf8_percent_encode(n, SET).to_string())
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                resp = resp.with_header("X-Notify", &text);
+            }
         }
+        let queued = self.core.options.outbox_notify.is_some()
+            && ctx.delivered_events().iter().any(|e| {
+                matches!(e, crate::events::Event::JobChanged { status, .. } if status == "created")
+            });
         let moved = ctx.commit()?;
+        if queued {
+            // Told to the host when the commit is durable (a group's own commit): [`Self::publish`].
+            self.core
+                .outbox_pending
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
         Ok((resp, moved))
     }
 }

@@ -29,6 +29,16 @@ pub enum Event {
         /// The change note sent with the creation (`changeNote`), if any.
         change_note: Option<String>,
     },
+    /// An object was created as a copy of another (`@copy`, a content rule's copy action): the
+    /// top of the copied subtree, announced after its [`Event::Added`].
+    Copied {
+        /// The copy's uid.
+        uid: String,
+        /// The copy's path.
+        path: String,
+        /// The uid of the object it copies.
+        source: String,
+    },
     /// Fields of an object were edited (also by a revert to an older version).
     Modified {
         /// Its uid.
@@ -289,6 +299,19 @@ pub enum Event {
         /// Bytes received so far (its length when finished; 0 when cancelled or expired).
         offset: u64,
     },
+    /// A job was queued, attempted, finished, aborted, retried or deleted ([`crate::jobs`]: the
+    /// outbox of mails and webhooks, runs of scheduled jobs).
+    JobChanged {
+        /// The job's uuid.
+        uuid: String,
+        /// Its status now (`deleted` when it was deleted).
+        status: String,
+    },
+    /// A scheduled job was added, changed or removed ([`crate::jobs`]).
+    ScheduleChanged {
+        /// Its id.
+        id: String,
+    },
     /// An object left a translation group.
     TranslationUnlinked {
         /// The object's uid.
@@ -331,7 +354,8 @@ impl Event {
                 out.push(uid);
                 out.extend(children.iter().map(String::as_str));
             }
-            Event::CommentAdded { .. }
+            Event::Copied { .. }
+            | Event::CommentAdded { .. }
             | Event::CommentModified { .. }
             | Event::CommentRemoved { .. }
             | Event::FormSubmitted { .. }
@@ -356,7 +380,9 @@ impl Event {
             | Event::TranslationLinked { .. }
             | Event::TranslationUnlinked { .. }
             | Event::TypeChanged { .. }
-            | Event::UploadChanged { .. } => {}
+            | Event::UploadChanged { .. }
+            | Event::JobChanged { .. }
+            | Event::ScheduleChanged { .. } => {}
         }
         out
     }

@@ -46,6 +46,11 @@
 //! | `f:` | `f:<blob id>:o<owner uid>` | an owner of the blob (empty value): the objects whose fields reference it (a copy shares its original's blobs); the blob is deleted with its last owner |
 //! | `F:` | `F:<owner uid>:<blob id>` | index of the blobs an object owns (empty value): its file and image fields and their cached scales; removed with the object. A user's portrait is owned by `@portrait:<login>` ([`crate::auth::users::portrait_owner`]), removed with the user |
 //! | `T:` | `T:<upload id>` | an unfinished tus upload (JSON, [`crate::uploads::Upload`]: its blob, offset, length, target, expiry); its bytes are the blob's chunks |
+//! | `R:` | `R:r:<rule id>` | a content rule (JSON, [`crate::rules::Rule`]: title, trigger, flags, conditions, actions, webhook secret) |
+//! | `R:` | `R:a:<uid>:<rule id>` | a rule assigned to an object (JSON, [`crate::rules::Assignment`]: enabled, bubbles, position); removed with the object or the rule |
+//! | `J:` | `J:j:<job uuid>` | a job (JSON, [`crate::jobs::Job`]): an outbox entry (mail, webhook) with its delivery state, or a run of a scheduled job |
+//! | `J:` | `J:q:<due millis u64 BE>:<job uuid>` | the outbox queue: a job due for (another) delivery attempt at that time (empty value) |
+//! | `K:` | `K:<scheduled job id>` | a scheduled job (JSON, [`crate::jobs::ScheduledJob`]: action, params, cron schedule, last run) |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -488,6 +493,56 @@ pub const UPLOAD_PREFIX: &[u8] = b"T:";
 /// `T:<id>`: an unfinished tus upload.
 pub fn upload(id: &str) -> Vec<u8> {
     cat(UPLOAD_PREFIX, id.as_bytes())
+}
+
+/// Prefix of every content rule.
+pub const RULE_PREFIX: &[u8] = b"R:r:";
+
+/// `R:r:<rule id>`: a content rule.
+pub fn rule(id: &str) -> Vec<u8> {
+    cat(RULE_PREFIX, id.as_bytes())
+}
+
+/// Prefix of every rule assignment.
+pub const RULE_ASSIGNMENT_PREFIX: &[u8] = b"R:a:";
+
+/// Prefix of the rules assigned to object `uid`.
+pub fn rule_assignments(uid: &str) -> Vec<u8> {
+    let mut k = cat(RULE_ASSIGNMENT_PREFIX, uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `R:a:<uid>:<rule id>`: rule `rule` assigned to object `uid`.
+pub fn rule_assignment(uid: &str, rule: &str) -> Vec<u8> {
+    cat(&rule_assignments(uid), rule.as_bytes())
+}
+
+/// Prefix of every job.
+pub const JOB_PREFIX: &[u8] = b"J:j:";
+
+/// `J:j:<uuid>`: a job.
+pub fn job(uuid: &str) -> Vec<u8> {
+    cat(JOB_PREFIX, uuid.as_bytes())
+}
+
+/// Prefix of the outbox queue.
+pub const OUTBOX_PREFIX: &[u8] = b"J:q:";
+
+/// `J:q:<due millis BE>:<uuid>`: job `uuid` is due for delivery at `due_millis`.
+pub fn outbox_entry(due_millis: u64, uuid: &str) -> Vec<u8> {
+    let mut k = cat(OUTBOX_PREFIX, &due_millis.to_be_bytes());
+    k.push(b':');
+    k.extend_from_slice(uuid.as_bytes());
+    k
+}
+
+/// Prefix of every scheduled job.
+pub const SCHEDULED_JOB_PREFIX: &[u8] = b"K:";
+
+/// `K:<id>`: a scheduled job.
+pub fn scheduled_job(id: &str) -> Vec<u8> {
+    cat(SCHEDULED_JOB_PREFIX, id.as_bytes())
 }
 
 fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {

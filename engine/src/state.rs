@@ -59,6 +59,9 @@ pub struct EngineOptions {
     /// Where progress of long work done when a store is opened goes (building the catalog of a
     /// site written before it had one: a line every 1,000 objects). Hosts log it.
     pub progress_log: Option<ErrorLog>,
+    /// Called after a transaction that queued outbox deliveries committed ([`crate::jobs`]): a
+    /// host wakes its delivery task with it instead of waiting for its next poll.
+    pub outbox_notify: Option<Arc<dyn Fn() + Send + Sync>>,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -82,6 +85,7 @@ impl EngineOptions {
             store_backend: "memory (MemStore)".into(),
             info_log: None,
             progress_log: None,
+            outbox_notify: None,
         }
     }
 
@@ -131,6 +135,9 @@ pub struct Core {
     /// The mails logged so far, kept only by engines with a test clock (read by the test-only
     /// `GET /@test-mails`); production engines only log them ([`EngineOptions::info_log`]).
     test_mails: Mutex<Vec<Mail>>,
+    /// Set when a request queued outbox deliveries; the commit that makes them durable tells
+    /// the host ([`EngineOptions::outbox_notify`]).
+    pub outbox_pending: std::sync::atomic::AtomicBool,
 }
 
 /// A mail the engine would send (see [`Core::send_mail`]).
@@ -192,6 +199,7 @@ impl Core {
             committed: AtomicU64::new(0),
             responses: ResponseCache::new(cache_bytes),
             test_mails: Mutex::new(Vec::new()),
+            outbox_pending: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

@@ -54,15 +54,17 @@ impl Registry {
     /// turn.
     pub fn dispatch(&self, ctx: &mut Ctx<'_>) -> Result<()> {
         for _ in 0..MAX_ROUNDS {
-            let batch = ctx.take_events();
+            let (batch, causes) = ctx.take_events_with_causes();
             if batch.is_empty() {
                 return Ok(());
             }
-            for event in &batch {
+            for (event, cause) in batch.iter().zip(causes) {
+                ctx.event_cause = cause;
                 for s in &self.subscribers {
                     s.on_event(ctx, event)?;
                 }
             }
+            ctx.event_cause = Vec::new();
             ctx.record_delivered(batch);
         }
         Err(EngineError::Internal(

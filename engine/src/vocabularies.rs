@@ -189,23 +189,12 @@ fn boolean(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     Ok(vec![term("Yes", "Yes"), term("No", "No")])
 }
 
-/// The events content rules can react to: the domain events the service emits
-/// ([`crate::events::Event`]).
+/// The triggers content rules can react to ([`crate::rules::TRIGGERS`]).
 fn events(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
-    Ok([
-        ("onAfterAdd", "Object added to this container"),
-        ("onAfterDelete", "Object removed from this container"),
-        ("onAfterModified", "Object modified"),
-        ("onAfterMove", "Object moved or renamed"),
-        ("onAfterChangeWorkflow", "Workflow state changed"),
-        ("onAfterComment", "Comment added"),
-        ("onAfterLogout", "User logged out"),
-        ("onAfterCreateUser", "User created"),
-        ("onAfterDeleteUser", "User removed"),
-    ]
-    .into_iter()
-    .map(|(t, l)| term(t, l))
-    .collect())
+    Ok(crate::rules::TRIGGERS
+        .iter()
+        .map(|(t, l)| term(*t, *l))
+        .collect())
 }
 
 fn permissions(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {

@@ -50,7 +50,8 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "counters",
             "forms",
             "catalog",
-            "blobs"
+            "blobs",
+            "rules"
         ]
     );
 }

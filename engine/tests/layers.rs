@@ -73,6 +73,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "files",
             "uploads",
             "exports",
+            "copying",
+            "jobs",
+            "rules",
         ],
     ),
     (

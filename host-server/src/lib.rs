@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 mod app;
+pub mod delivery;
 pub mod error;
 pub mod sqlite;
 

@@ -271,15 +271,20 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     options.error_log = Some(Arc::new(|detail: &str| {
         error!(detail, "a request failed inside the service");
     }));
-    // Mails carry one-time tokens (password resets): only their recipient and subject are
-    // logged at INFO; the text, token included, only with `--log debug`.
+    // Notices: content rules' logger actions at INFO; mails the engine does not send through the
+    // outbox (password resets) carry one-time tokens, so only their recipient and subject are
+    // logged at INFO, the text, token included, only with `--log debug`.
     options.info_log = Some(Arc::new(|text: &str| {
-        let (head, body) = text.split_once('\n').unwrap_or((text, ""));
-        info!(
-            mail = head,
-            "mail not sent (no mail delivery configured; its text is logged at debug level)"
-        );
-        tracing::debug!(text = body, "text of the mail not sent");
+        if text.starts_with("mail to ") {
+            let (head, body) = text.split_once('\n').unwrap_or((text, ""));
+            info!(
+                mail = head,
+                "mail not sent (no mail delivery configured; its text is logged at debug level)"
+            );
+            tracing::debug!(text = body, "text of the mail not sent");
+        } else {
+            info!(text, "notice");
+        }
     }));
     options.progress_log = Some(Arc::new(|line: &str| {
         info!("{line}");
@@ -292,6 +297,10 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         sync: cli.sync,
         ..SqliteOptions::default()
     };
+    // Commits that queue mails or webhooks wake the delivery task at once.
+    let outbox = Arc::new(tokio::sync::Notify::new());
+    let wake = outbox.clone();
+    options.outbox_notify = Some(Arc::new(move || wake.notify_one()));
     let engine = open_engine(&cli.data, sqlite, options)?;
     info!(
         db = %engine.store().path().display(),
@@ -356,7 +365,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             context: "cannot start the async runtime",
             source,
         })?;
-    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen, limits));
+    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen, limits, outbox));
     // Requests still running on the blocking pool finish their transaction (or are abandoned,
     // which rolls back) — a committed write is durable either way.
     runtime.shutdown_timeout(Duration::from_secs(10));
@@ -379,6 +388,7 @@ async fn serve(
     config: Config,
     listen: String,
     limits: Limits,
+    outbox: Arc<tokio::sync::Notify>,
 ) -> Result<(), ServerError> {
     // Install the signal handlers before announcing the address, so a signal sent right after
     // the announcement is never lost.
@@ -396,8 +406,11 @@ async fn serve(
     info!(%addr, "serving");
     say(&format!("listening on http://{addr}"));
 
-    // There is no job scheduler yet: purge the recycle bin's expired items now and every hour.
+    // Purge the recycle bin's expired items now and every hour; deliver the outbox; run the
+    // scheduled jobs.
     tokio::spawn(purge_recyclebin_periodically(engine.clone()));
+    tokio::spawn(host_server::delivery::run(engine.clone(), outbox));
+    tokio::spawn(host_server::delivery::run_schedules(engine.clone()));
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let router = app(engine, config);

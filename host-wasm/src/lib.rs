@@ -369,6 +369,31 @@ impl Site {
         ))
     }
 
+    /// Run `op` on the engine in the site's line and save its writes to IndexedDB (catching up
+    /// with other tabs and running it again on a conflict).
+    async fn write_op<T>(
+        &self,
+        what: &str,
+        op: impl Fn(&Engine<MemStore>) -> engine::Result<T>,
+    ) -> Result<T, JsValue> {
+        let inner = &self.inner;
+        let _turn = inner.queue.acquire().await;
+        for _ in 0..MAX_ATTEMPTS {
+            if let Err(e) = inner.catch_up().await {
+                return Err(js_err(format!("{what}: {e}")));
+            }
+            let out = op(&inner.engine).map_err(|e| js_err(format!("{what}: {e}")))?;
+            match inner.persist().await {
+                Ok(()) => return Ok(out),
+                Err(idb::WriteError::Conflict) => continue,
+                Err(idb::WriteError::Store(e)) => {
+                    return Err(js_err(format!("{what}: cannot save: {e}")))
+                }
+            }
+        }
+        Err(js_err(format!("{what}: gave up (other tabs kept writing)")))
+    }
+
     /// Create the site on first open (racing tabs: the loser sees the winner's site and stops).
     async fn ensure_site(&self, opts: &OpenOptions) -> Result<(), JsValue> {
         let inner = &self.inner;
@@ -922,10 +947,101 @@ impl Site {
         *self.inner.onchange.borrow_mut() = f;
     }
 
+    /// Deliver the webhooks of the outbox that are due ([`engine::jobs`]): when the browser is
+    /// online, each is POSTed with the global `fetch` (headers `X-Signature-256`,
+    /// `Idempotency-Key`, `X-Delivery-Attempt`; the receiver must allow the page's origin by
+    /// CORS), and its outcome recorded (retried later with backoff when it failed). Mails stay
+    /// queued: a browser sends no mail. Resolves with the number of webhooks delivered. Call it
+    /// when the page comes online and from time to time.
+    #[wasm_bindgen(js_name = deliverOutbox)]
+    pub async fn deliver_outbox(&self) -> Result<u32, JsValue> {
+        let global = js_sys::global();
+        let online = js_sys::Reflect::get(&global, &"navigator".into())
+            .and_then(|n| js_sys::Reflect::get(&n, &"onLine".into()))
+            .map(|v| v.as_bool().unwrap_or(true))
+            .unwrap_or(true);
+        if !online {
+            return Ok(0);
+        }
+        let due = self
+            .write_op("deliverOutbox", |e| e.claim_webhook_deliveries(16))
+            .await?;
+        if due.is_empty() {
+            return Ok(0);
+        }
+        let fetch: Function = js_sys::Reflect::get(&global, &"fetch".into())?.dyn_into()?;
+        let mut outcomes = Vec::new();
+        let mut delivered = 0;
+        for d in due {
+            let engine::jobs::Delivery::Webhook {
+                url,
+                body,
+                signature,
+            } = &d.delivery
+            else {
+                continue;
+            };
+            let outcome = match post_webhook(&fetch, &global, url, body, signature, &d).await {
+                Ok(status) if (200..300).contains(&status) => {
+                    delivered += 1;
+                    engine::jobs::Outcome::Delivered(Some(status))
+                }
+                Ok(status) => engine::jobs::Outcome::Failed(
+                    format!("the receiver answered {status}"),
+                    Some(status),
+                ),
+                Err(why) => engine::jobs::Outcome::Failed(why, None),
+            };
+            outcomes.push((d.job.clone(), outcome));
+        }
+        self.write_op("deliverOutbox", move |e| {
+            e.report_deliveries(outcomes.clone())
+        })
+        .await?;
+        Ok(delivered)
+    }
+
     /// Close the handle: the IndexedDB connection and the BroadcastChannel. Later requests answer 503.
     pub fn close(&self) {
         self.inner.close();
     }
+}
+
+/// POST one webhook with the global `fetch`; the status the receiver answered.
+async fn post_webhook(
+    fetch: &Function,
+    global: &js_sys::Object,
+    url: &str,
+    body: &str,
+    signature: &str,
+    d: &engine::jobs::DueDelivery,
+) -> Result<u16, String> {
+    let why = |e: JsValue| format!("{e:?}");
+    let headers = web_sys::Headers::new().map_err(why)?;
+    headers
+        .set("Content-Type", "application/json")
+        .map_err(why)?;
+    headers.set("X-Signature-256", signature).map_err(why)?;
+    headers.set("Idempotency-Key", &d.job).map_err(why)?;
+    headers
+        .set("X-Delivery-Attempt", &d.attempt.to_string())
+        .map_err(why)?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(body));
+    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(why)?;
+    let promise: Promise = fetch
+        .call1(global, &request)
+        .map_err(why)?
+        .dyn_into()
+        .map_err(why)?;
+    let resp: web_sys::Response = wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map_err(|e| format!("no answer: {e:?}"))?
+        .dyn_into()
+        .map_err(why)?;
+    Ok(resp.status())
 }
 
 impl Drop for Site {

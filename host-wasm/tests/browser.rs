@@ -538,3 +538,78 @@ async fn internal_failures_go_to_the_console_not_to_the_client() {
         "{logged:?}"
     );
 }
+
+/// The outbox in the browser: `deliverOutbox` POSTs due webhooks with `fetch` and records the
+/// outcome (here a receiver that cannot be reached: a failed attempt, queued again with backoff);
+/// mails stay queued, never attempted.
+#[wasm_bindgen_test]
+async fn deliver_outbox_posts_webhooks_and_keeps_mail_queued() {
+    let name = unique("outbox");
+    let site = open(&name, options("indexeddb")).await;
+    let r = call(
+        &site,
+        "POST",
+        "/@controlpanels/content-rules",
+        Some(json!({"title": "Hook", "event": "onAfterAdd"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    for action in [
+        json!({"type": "nick.actions.Webhook", "url": "http://127.0.0.1:9/hook"}),
+        json!({"type": "plone.actions.Mail", "subject": "New", "recipients": "ed@example.com",
+               "message": "x"}),
+    ] {
+        let r = call(
+            &site,
+            "POST",
+            "/@controlpanels/content-rules/rule-1/action",
+            Some(action),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let r = call(&site, "POST", "/@content-rules/rule-1", None, true).await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    let r = call(
+        &site,
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "title": "Hello"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+
+    let delivered = site.deliver_outbox().await.expect("deliverOutbox");
+    assert_eq!(delivered, 0, "nobody listens on port 9");
+    let jobs = call(&site, "GET", "/@jobs", None, true).await;
+    let list = jobs.body.as_array().expect("a list").clone();
+    let mail = list.iter().find(|j| j["kind"] == "mail").expect("the mail");
+    let hook = list
+        .iter()
+        .find(|j| j["kind"] == "webhook")
+        .expect("the webhook");
+    assert_eq!(mail["attempts"], 0, "mail stays queued: {mail}");
+    assert_eq!(mail["status"], "created");
+    assert_eq!(hook["attempts"], 1, "{hook}");
+    assert_eq!(hook["status"], "created", "queued again: {hook}");
+    assert!(hook["result"]["error"].is_string(), "{hook}");
+    assert!(hook["result"]["next_attempt"].is_string(), "{hook}");
+    // The outcome is in IndexedDB: a new handle sees it.
+    drop(site);
+    let mut opts = options("indexeddb");
+    opts.admin_password = None;
+    let site = open(&name, opts).await;
+    let jobs = call(&site, "GET", "/@jobs", None, true).await;
+    let hook = jobs
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["kind"] == "webhook")
+        .unwrap()
+        .clone();
+    assert_eq!(hook["attempts"], 1, "{hook}");
+}

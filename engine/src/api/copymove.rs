@@ -5,8 +5,6 @@
 //! a fresh history (version 0) and the initial workflow state; moves keep UIDs, history and state
 //! and leave automatic aliases at the old paths.
 
-use std::collections::HashMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -16,10 +14,10 @@ use super::router::{Registry, RouteDef};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
-use crate::model::{ids, ContentRecord};
+use crate::model::ContentRecord;
 use crate::permissions::Access;
 use crate::security::Permission;
-use crate::{aliases, locking, tree};
+use crate::{copying, locking, tree};
 
 /// Register `@copy` and `@move`.
 pub fn register(r: &mut Registry) {
@@ -134,29 +132,6 @@ fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -
     Ok(())
 }
 
-/// A free id for `id` in `parent`: `id` itself, else `copy_of_id`, `copy2_of_id`, ...
-fn free_id(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<String> {
-    if !tree::has_child(ctx, parent, id)? {
-        return Ok(id.to_string());
-    }
-    for n in 1.. {
-        let candidate = if n == 1 {
-            format!("copy_of_{id}")
-        } else {
-            format!("copy{n}_of_{id}")
-        };
-        if candidate.len() <= ids::MAX_ID_LEN && !tree::has_child(ctx, parent, &candidate)? {
-            return Ok(candidate);
-        }
-        if candidate.len() > ids::MAX_ID_LEN {
-            return Err(EngineError::bad_request(format!(
-                "No free id for '{id}' in the destination"
-            )));
-        }
-    }
-    unreachable!("ids are unbounded")
-}
-
 /// POST `<destination>/@copy`.
 fn copy(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord) -> Result<Response> {
     run(ctx, call, dest, false)
@@ -192,9 +167,9 @@ fn run(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord, moving: bool) ->
         let dest_now = tree::load(ctx, &dest.uid)?
             .ok_or_else(|| EngineError::Internal("destination vanished".into()))?;
         let target_path = if moving {
-            move_one(ctx, &obj, &dest_now)?
+            copying::move_into(ctx, &obj, &dest_now)?
         } else {
-            copy_one(ctx, &obj, &dest_now)?
+            copying::copy_into(ctx, &obj, &dest_now)?
         };
         out.push(Copied {
             source: source_url,
@@ -202,52 +177,4 @@ fn run(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord, moving: bool) ->
         });
     }
     Ok(Response::json(200, &out))
-}
-
-fn move_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Result<String> {
-    if obj.parent.as_deref() == Some(dest.uid.as_str()) {
-        return Ok(obj.path.clone()); // already there
-    }
-    let id = free_id(ctx, dest, &obj.id)?;
-    let moves = tree::relocate(ctx, obj, &dest.uid, &id)?;
-    aliases::record_moves(ctx, &moves)?;
-    Ok(moves
-        .first()
-        .map(|m| m.new_path.clone())
-        .unwrap_or_default())
-}
-
-fn copy_one(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Result<String> {
-    let members = tree::subtree(ctx, obj)?;
-    let login = ctx.principal.login().unwrap_or("").to_string();
-    // old uid → the new record standing in for it (kept current as children are added)
-    let mut made: HashMap<String, ContentRecord> = HashMap::new();
-    let mut top_path = String::new();
-    for (i, old) in members.iter().enumerate() {
-        let ty = ctx.type_of(old)?;
-        let mut parent = if i == 0 {
-            tree::load(ctx, &dest.uid)?
-                .ok_or_else(|| EngineError::Internal("destination vanished".into()))?
-        } else {
-            let puid = old.parent.as_deref().unwrap_or("");
-            made.get(puid)
-                .cloned()
-                .ok_or_else(|| EngineError::Internal("copied parent missing".into()))?
-        };
-        let id = if i == 0 {
-            free_id(ctx, &parent, &old.id)?
-        } else {
-            old.id.clone()
-        };
-        let mut rec = tree::new_record(ctx, &ty, &id, &login, old.fields.clone());
-        tree::add(ctx, &mut parent, &mut rec, None)?;
-        if i == 0 {
-            top_path = rec.path.clone();
-        } else if let Some(p) = old.parent.as_deref() {
-            made.insert(p.to_string(), parent);
-        }
-
-        made.insert(old.uid.clone(), rec);
-    }
-    Ok(top_path)
 }

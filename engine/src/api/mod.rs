@@ -38,6 +38,7 @@ pub mod query;
 pub mod recyclebin;
 pub mod replace;
 pub mod router;
+pub mod rules;
 pub mod search;
 pub mod securitypanels;
 pub mod serialize;
@@ -109,6 +110,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("replace", replace::register),
     ("forms", forms::register),
     ("health", health::register),
+    ("content-rules", rules::register),
     ("contextnavigation", contextnavigation::register),
     ("components", spec_components::register),
     ("openapi", openapi::register),

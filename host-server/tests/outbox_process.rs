@@ -1,0 +1,440 @@
+//! The outbox against the real binary: a content rule's webhook is delivered to a local HTTP
+//! receiver after a create, signed with the rule's secret (HMAC-SHA256, checked here with the
+//! `hmac` crate), retried after the receiver first answered 500, with the same idempotency key;
+//! and its mail reaches a local SMTP listener (a minimal SMTP dialogue in a thread). `@jobs`
+//! shows the outcomes.
+#![cfg(unix)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use hmac::{Hmac, Mac};
+use serde_json::{json, Value};
+use sha2::Sha256;
+
+const BIN: &str = env!("CARGO_BIN_EXE_host-server");
+const PASSWORD: &str = "outbox-secret";
+
+struct Server {
+    child: Child,
+    base: String,
+    dir: PathBuf,
+    agent: ureq::Agent,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn start() -> Server {
+    start_named("hooks")
+}
+
+fn start_named(tag: &str) -> Server {
+    let dir = std::env::temp_dir().join(format!("host-server-outbox-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = std::fs::File::create(dir.join("server.log")).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--log", "info", "--data"])
+        .arg(dir.join("data"))
+        .env("ADMIN_PASSWORD", PASSWORD)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(log))
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let base = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "server exited early");
+        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
+            break addr.to_string();
+        }
+    };
+    // Keep reading stdout so the server never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        let _ = out.read_to_string(&mut sink);
+    });
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    Server {
+        child,
+        base,
+        dir,
+        agent,
+    }
+}
+
+impl Server {
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        use base64::Engine as _;
+        let auth = base64::engine::general_purpose::STANDARD.encode(format!("admin:{PASSWORD}"));
+        let req = ureq::http::Request::builder()
+            .method(method)
+            .uri(format!("{}{path}", self.base))
+            .header("Accept", "application/json")
+            .header("Authorization", format!("Basic {auth}"));
+        let mut resp = match body {
+            Some(b) => self
+                .agent
+                .run(
+                    req.header("Content-Type", "application/json")
+                        .body(b.to_string())
+                        .unwrap(),
+                )
+                .unwrap(),
+            None => self.agent.run(req.body(()).unwrap()).unwrap(),
+        };
+        let status = resp.status().as_u16();
+        let text = resp.body_mut().read_to_string().unwrap();
+        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    }
+
+    fn ok(&self, method: &str, path: &str, body: Option<Value>, want: u16) -> Value {
+        let (status, v) = self.call(method, path, body);
+        assert_eq!(status, want, "{method} {path}: {v}");
+        v
+    }
+}
+
+/// One HTTP request as the receiver saw it.
+#[derive(Debug)]
+struct Received {
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    at: Instant,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A webhook receiver: answers the first `fail_first` requests with 500, the others with 200, and
+/// sends every request it read to the channel.
+fn receiver(fail_first: usize) -> (String, mpsc::Receiver<Received>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(stream) = stream else { continue };
+            let Some(req) = read_http(&stream) else {
+                continue;
+            };
+            let status = if n < fail_first {
+                "500 Internal Server Error"
+            } else {
+                "200 OK"
+            };
+            let mut s = stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = tx.send(req);
+        }
+    });
+    (url, rx)
+}
+
+fn read_http(stream: &TcpStream) -> Option<Received> {
+    let mut r = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    r.read_line(&mut line).ok()?;
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (n, v) = h.split_once(':')?;
+        headers.push((n.trim().to_string(), v.trim().to_string()));
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    Some(Received {
+        headers,
+        body,
+        at: Instant::now(),
+    })
+}
+
+/// One mail as the SMTP sink received it: envelope and data.
+#[derive(Debug)]
+struct Mail {
+    from: String,
+    to: Vec<String>,
+    data: String,
+}
+
+/// A minimal SMTP server (the commands lettre sends without TLS or authentication).
+fn smtp_sink() -> (u16, mpsc::Receiver<Mail>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            if let Some(mail) = smtp_session(stream) {
+                let _ = tx.send(mail);
+            }
+        }
+    });
+    (port, rx)
+}
+
+fn smtp_session(stream: TcpStream) -> Option<Mail> {
+    let mut w = stream.try_clone().ok()?;
+    let mut r = BufReader::new(stream);
+    write!(w, "220 sink ESMTP\r\n").ok()?;
+    let mut mail = Mail {
+        from: String::new(),
+        to: Vec::new(),
+        data: String::new(),
+    };
+    let mut got = false;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            break;
+        }
+        let cmd = line.trim_end().to_string();
+        let upper = cmd.to_ascii_uppercase();
+        if upper.starts_with("EHLO") || upper.starts_with("HELO") {
+            write!(w, "250-sink\r\n250 8BITMIME\r\n").ok()?;
+        } else if upper.starts_with("MAIL FROM:") {
+            mail.from = cmd[10..].trim().to_string();
+            write!(w, "250 OK\r\n").ok()?;
+        } else if upper.starts_with("RCPT TO:") {
+            mail.to.push(cmd[8..].trim().to_string());
+            write!(w, "250 OK\r\n").ok()?;
+        } else if upper == "DATA" {
+            write!(w, "354 go ahead\r\n").ok()?;
+            loop {
+                let mut l = String::new();
+                if r.read_line(&mut l).ok()? == 0 {
+                    return None;
+                }
+                if l == ".\r\n" {
+                    break;
+                }
+                mail.data.push_str(&l);
+            }
+            got = true;
+            write!(w, "250 queued\r\n").ok()?;
+        } else if upper == "QUIT" {
+            write!(w, "221 bye\r\n").ok()?;
+            break;
+        } else {
+            write!(w, "250 OK\r\n").ok()?;
+        }
+    }
+    got.then_some(mail)
+}
+
+fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn webhook_is_signed_retried_and_mail_reaches_smtp() {
+    let (hook_url, hooks) = receiver(1);
+    let (smtp_port, mails) = smtp_sink();
+    let server = start();
+    server.ok(
+        "PATCH",
+        "/@controlpanels/mail",
+        Some(json!({"smtp_host": "127.0.0.1", "smtp_port": smtp_port,
+                    "email_from_address": "site@example.com"})),
+        204,
+    );
+    let rule = server.ok(
+        "POST",
+        "/@controlpanels/content-rules",
+        Some(json!({"title": "Announce", "event": "onAfterAdd", "secret": "hook-secret"})),
+        201,
+    );
+    let id = rule["id"].as_str().unwrap().to_string();
+    server.ok(
+        "POST",
+        &format!("/@controlpanels/content-rules/{id}/action"),
+        Some(json!({"type": "nick.actions.Webhook", "url": hook_url})),
+        201,
+    );
+    server.ok(
+        "POST",
+        &format!("/@controlpanels/content-rules/{id}/action"),
+        Some(
+            json!({"type": "plone.actions.Mail", "subject": "New: ${title}",
+                    "recipients": "editors@example.com", "message": "See ${url}"}),
+        ),
+        201,
+    );
+    server.ok("POST", &format!("/@content-rules/{id}"), None, 201);
+
+    let created = Instant::now();
+    let page = server.ok(
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "hello", "title": "Hello"})),
+        201,
+    );
+    assert_eq!(page["@id"], format!("{}/hello", server.base));
+
+    // First attempt: the receiver answers 500; the job is queued again.
+    let first = hooks
+        .recv_timeout(Duration::from_secs(10))
+        .expect("first attempt");
+    assert_eq!(first.header("X-Delivery-Attempt"), Some("1"));
+    let key = first.header("Idempotency-Key").unwrap().to_string();
+    // Second attempt, after the backoff: delivered.
+    let second = hooks.recv_timeout(Duration::from_secs(10)).expect("retry");
+    assert_eq!(second.header("X-Delivery-Attempt"), Some("2"));
+    assert_eq!(second.header("Idempotency-Key"), Some(key.as_str()));
+    assert!(
+        second.at.duration_since(first.at) >= Duration::from_millis(900),
+        "the retry waited for the backoff"
+    );
+    assert_eq!(first.body, second.body, "every attempt posts the same body");
+    assert_eq!(second.header("Content-Type"), Some("application/json"));
+
+    // The signature is the HMAC-SHA256 of the body under the rule's secret.
+    let mut mac = Hmac::<Sha256>::new_from_slice(b"hook-secret").unwrap();
+    mac.update(&second.body);
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        second.header("X-Signature-256"),
+        Some(format!("sha256={hex}").as_str())
+    );
+    let event: Value = serde_json::from_slice(&second.body).unwrap();
+    assert_eq!(event["trigger"], "onAfterAdd");
+    assert_eq!(event["rule"], id.as_str());
+    assert_eq!(event["actor"], "admin");
+    assert_eq!(event["object"]["@id"], format!("{}/hello", server.base));
+    assert_eq!(event["object"]["@type"], "Page");
+    assert_eq!(event["object"]["title"], "Hello");
+    eprintln!(
+        "webhook: first attempt {:?} after the create",
+        first.at.duration_since(created)
+    );
+
+    // The job shows the outcome.
+    let job = wait_for(
+        "the webhook job to complete",
+        Duration::from_secs(10),
+        || {
+            let job = server.ok("GET", &format!("/@jobs/{key}"), None, 200);
+            (job["status"] == "completed").then_some(job)
+        },
+    );
+    assert_eq!(job["attempts"], 2);
+    assert_eq!(job["result"]["response_status"], 200);
+    assert_eq!(job["kind"], "webhook");
+
+    // The mail reached the SMTP sink, from the mail panel's sender.
+    let mail = mails.recv_timeout(Duration::from_secs(10)).expect("a mail");
+    assert_eq!(mail.from, "<site@example.com>");
+    assert_eq!(mail.to, vec!["<editors@example.com>".to_string()]);
+    assert!(mail.data.contains("Subject: New: Hello"), "{}", mail.data);
+    assert!(
+        mail.data.contains(&format!("See {}/hello", server.base)),
+        "{}",
+        mail.data
+    );
+    let jobs = server.ok("GET", "/@jobs", None, 200);
+    let mail_job = jobs
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["kind"] == "mail")
+        .unwrap()
+        .clone();
+    let uuid = mail_job["uuid"].as_str().unwrap();
+    assert!(
+        mail.data.contains(&format!("<{uuid}@outbox>")),
+        "the Message-ID carries the idempotency key: {}",
+        mail.data
+    );
+    wait_for("the mail job to complete", Duration::from_secs(10), || {
+        let job = server.ok("GET", &format!("/@jobs/{uuid}"), None, 200);
+        (job["status"] == "completed").then_some(())
+    });
+}
+
+#[test]
+fn a_scheduled_webhook_runs_on_its_schedule() {
+    let (hook_url, hooks) = receiver(0);
+    let server = start_named("schedule");
+    let job = server.ok(
+        "POST",
+        "/@scheduled-jobs",
+        Some(json!({"id": "ping", "title": "Ping", "action": "webhook",
+                    "params": {"url": hook_url, "secret": "tick-secret"},
+                    "schedule": "* * * * * *"})),
+        201,
+    );
+    assert_eq!(job["params"]["secret"], "********", "the key is not shown");
+    // Every second, without anyone starting it.
+    let first = hooks.recv_timeout(Duration::from_secs(10)).expect("a run");
+    let second = hooks
+        .recv_timeout(Duration::from_secs(10))
+        .expect("another run");
+    assert_ne!(
+        first.header("Idempotency-Key"),
+        second.header("Idempotency-Key"),
+        "each run is its own job"
+    );
+    let mut mac = Hmac::<Sha256>::new_from_slice(b"tick-secret").unwrap();
+    mac.update(&first.body);
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(
+        first.header("X-Signature-256"),
+        Some(format!("sha256={hex}").as_str())
+    );
+    let doc: Value = serde_json::from_slice(&first.body).unwrap();
+    assert_eq!(doc["scheduled_job"], "ping");
+    let s = server.ok("GET", "/@scheduled-jobs/ping", None, 200);
+    assert!(s["last_run"].is_string(), "{s}");
+}
