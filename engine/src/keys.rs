@@ -44,6 +44,8 @@
 //! | `f:` | `f:<blob id>:o<owner uid>` | an owner of the blob (empty value): the objects whose fields reference it (a copy shares its original's blobs); the blob is deleted with its last owner |
 //! | `F:` | `F:<owner uid>:<blob id>` | index of the blobs an object owns (empty value): its file and image fields and their cached scales; removed with the object |
 //! | `T:` | `T:<upload id>` | an unfinished tus upload (JSON, [`crate::uploads::Upload`]: its blob, offset, length, target, expiry); its bytes are the blob's chunks |
+//! | `E:` | `E:v:<uid>` | the embedding vector of an object (little-endian `f32`s, [`crate::related`]): of its title, description and text, by the engine's embedding model |
+//! | `E:` | `E:model` | the id of the embedding model that made the stored vectors (text); opening the store with another model recomputes them |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -104,6 +106,17 @@ pub const SITE: &[u8] = b"s:site";
 /// `o:<uid>`
 pub fn object(uid: &str) -> Vec<u8> {
     cat(b"o:", uid.as_bytes())
+}
+
+/// Prefix of every stored embedding vector (`E:v:<uid>`).
+pub const VECTOR_PREFIX: &[u8] = b"E:v:";
+
+/// `E:model`: the id of the embedding model that made the stored vectors.
+pub const VECTOR_MODEL: &[u8] = b"E:model";
+
+/// `E:v:<uid>`: the embedding vector of an object.
+pub fn vector(uid: &str) -> Vec<u8> {
+    cat(VECTOR_PREFIX, uid.as_bytes())
 }
 
 /// `p:<path>`

@@ -20,6 +20,7 @@ use crate::subscriber::Registry;
 /// | `counters` ([`crate::counters::CountersSubscriber`]) | — | the object's counters `n:<uid>:` |
 /// | `forms` ([`crate::forms::FormsSubscriber`]) | — | stored form submissions `d:<uid>:` |
 /// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`, `Restored`: reindex; `LocalRolesChanged`: reindex the subtree; `Binned`: unindex | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
+/// | `vectors` ([`crate::related::VectorsSubscriber`]) | `Added`, `Restored`, `Modified` of a text field: the embedding vector (without a model: drops `E:model`); `Binned`: drops it | `E:v:<uid>` |
 /// | `blobs` ([`crate::blobs::BlobsSubscriber`]) | `Added`: a copy owns the blobs its fields reference | its blob index `F:<uid>:` and ownership `f:<blob>:o<uid>`; a blob `f:<blob>:` goes with its last owner |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();
@@ -32,5 +33,6 @@ pub fn builtin() -> Registry {
     r.register(Box::new(crate::forms::FormsSubscriber));
     r.register(Box::new(crate::catalog::CatalogSubscriber));
     r.register(Box::new(crate::blobs::BlobsSubscriber));
+    r.register(Box::new(crate::related::VectorsSubscriber));
     r
 }

@@ -13,12 +13,13 @@ use sha2::{Digest, Sha256};
 use crate::auth::password::PasswordCost;
 use crate::cache::ResponseCache;
 use crate::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
+use crate::embedding::{Embedder, TestEmbedder};
 use crate::model::workflows::Workflows;
 use crate::model::TypeRegistry;
 use crate::security::Principal;
 
 /// How an engine is set up. Production hosts use [`EngineOptions::production`]; tests use
-/// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing).
+/// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing, the test embedder).
 #[derive(Clone)]
 pub struct EngineOptions {
     /// Source of time.
@@ -59,6 +60,10 @@ pub struct EngineOptions {
     /// Where progress of long work done when a store is opened goes (building the catalog of a
     /// site written before it had one: a line every 1,000 objects). Hosts log it.
     pub progress_log: Option<ErrorLog>,
+    /// The sentence-embedding model behind `@related` ([`crate::embedding`]); `None` (the
+    /// production default) answers "AI is disabled.". [`EngineOptions::for_tests`] sets the
+    /// deterministic [`crate::embedding::TestEmbedder`].
+    pub embedder: Option<Arc<dyn Embedder>>,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -82,6 +87,7 @@ impl EngineOptions {
             store_backend: "memory (MemStore)".into(),
             info_log: None,
             progress_log: None,
+            embedder: None,
         }
     }
 
@@ -95,6 +101,7 @@ impl EngineOptions {
             password_cost: PasswordCost::TESTING,
             test_clock: Some(clock),
             response_cache_bytes: 0,
+            embedder: Some(Arc::new(TestEmbedder)),
             ..Self::production()
         }
     }

@@ -27,7 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "auth::password",
         ],
     ),
-    ("model and rules as data", &["model", "security", "cache"]),
+    ("model and rules as data", &["model", "security", "cache", "embedding"]),
     ("engine-wide state", &["state"]),
     ("request context", &["context"]),
     ("event delivery", &["subscriber"]),
@@ -73,6 +73,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "files",
             "uploads",
             "exports",
+            "related",
         ],
     ),
     (

@@ -36,6 +36,7 @@ pub mod openapi;
 pub mod principals;
 pub mod query;
 pub mod recyclebin;
+pub mod related;
 pub mod replace;
 pub mod router;
 pub mod search;
@@ -43,7 +44,7 @@ pub mod securitypanels;
 pub mod serialize;
 pub mod sharing;
 pub mod site;
-pub mod spec_components;
+
 pub mod system;
 pub mod testhooks;
 pub mod translations;
@@ -110,7 +111,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("forms", forms::register),
     ("health", health::register),
     ("contextnavigation", contextnavigation::register),
-    ("components", spec_components::register),
+    ("related", related::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),
 ];
