@@ -91,6 +91,13 @@ struct Cli {
     #[arg(long)]
     deterministic: bool,
 
+    /// The sentence-embedding model behind `@related`: a directory with `model.safetensors` and
+    /// `tokenizer.json` (a static model, see scripts/prepare-embedding-model.sh), or `test` for
+    /// the deterministic test embedder (contract tests). Without it, `@related` answers 400 "AI is
+    /// disabled.".
+    #[arg(long, value_name = "DIR|test")]
+    embedding_model: Option<String>,
+
     /// Memory (MiB) for answers to repeated GET requests, reused until the next write or the
     /// next second, whichever comes first; 0 turns the cache off.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
@@ -206,6 +213,15 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             response_cache_bytes: cli.response_cache_mb.saturating_mul(1024 * 1024),
             ..EngineOptions::production()
         }
+    };
+    // The embedding model only when asked for (`--deterministic` alone leaves it off).
+    options.embedder = match &cli.embedding_model {
+        Some(spec) => {
+            let e = host_server::load_embedder(spec)?;
+            info!(model = %e.id(), dim = e.dim(), "embedding model loaded");
+            Some(e)
+        }
+        None => None,
     };
     // Downloads over 1 MiB are streamed from the store (see `app::respond`).
     options.stream_downloads_over = 1024 * 1024;
