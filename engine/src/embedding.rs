@@ -480,6 +480,62 @@ fn parse_safetensors(bytes: &[u8]) -> Result<Vec<Tensor<'_>>, ModelError> {
     Ok(out)
 }
 
+/// A tiny static model the project generates (no download): `(model.safetensors,
+/// tokenizer.json)` bytes for tests and CI. Its vocabulary is the special tokens, the ASCII
+/// punctuation and `words`; each word's vector is the [`TestEmbedder`] vector of the word, so texts
+/// sharing words are similar, and it exercises the whole static-model path (safetensors with I8
+/// rows and scales, WordPiece, mean pooling).
+pub fn tiny_model(words: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    let mut vocab: Vec<String> = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    vocab.extend((b'!'..=b'~').filter(u8::is_ascii_punctuation).map(|b| (b as char).to_string()));
+    for w in words {
+        let w = w.to_lowercase();
+        if !vocab.contains(&w) {
+            vocab.push(w);
+        }
+    }
+    let rows = vocab.len();
+    let mut quant = Vec::with_capacity(rows * TEST_DIM);
+    let mut scales = Vec::with_capacity(rows);
+    for t in &vocab {
+        let v = if t.starts_with('[') || t.chars().count() < 2 {
+            vec![0f32; TEST_DIM]
+        } else {
+            TestEmbedder.embed(t)
+        };
+        let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+        let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+        scales.push(scale);
+        quant.extend(v.iter().map(|x| (x / scale).round() as i8 as u8));
+    }
+    let scale_bytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
+    let header = serde_json::json!({
+        "embeddings": {"dtype": "I8", "shape": [rows, TEST_DIM], "data_offsets": [0, quant.len()]},
+        "scales": {"dtype": "F32", "shape": [rows], "data_offsets": [quant.len(), quant.len() + scale_bytes.len()]},
+    });
+    let header = serde_json::to_vec(&header).unwrap_or_default();
+    let mut model = (header.len() as u64).to_le_bytes().to_vec();
+    model.extend_from_slice(&header);
+    model.extend_from_slice(&quant);
+    model.extend_from_slice(&scale_bytes);
+    let map: serde_json::Map<String, serde_json::Value> = vocab
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), serde_json::Value::from(i)))
+        .collect();
+    let tokenizer = serde_json::json!({
+        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
+                       "strip_accents": null, "lowercase": true},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": map}
+    });
+    (model, serde_json::to_vec(&tokenizer).unwrap_or_default())
+}
+
 /// An IEEE half-precision float as `f32`.
 fn f16_to_f32(h: u16) -> f32 {
     let sign = u32::from(h >> 15) << 31;
@@ -516,6 +572,18 @@ mod tests {
         assert!((cosine(&a, &a) - 1.0).abs() < 1e-6);
         assert!(cosine(&a, &b) > cosine(&a, &c));
         assert!(e.embed("").iter().all(|x| *x == 0.0));
+    }
+
+    #[test]
+    fn the_tiny_model_loads_and_relates_shared_words() {
+        let (model, tok) = tiny_model(&["harbour", "tours", "boat", "budget", "report"]);
+        let m = StaticEmbedder::from_bytes("tiny", &model, &tok).unwrap();
+        let a = m.embed("Harbour tours!");
+        let b = m.embed("boat tours of the harbour");
+        let c = m.embed("budget report");
+        assert!((cosine(&a, &a) - 1.0).abs() < 1e-5);
+        assert!(cosine(&a, &b) > 0.5, "{}", cosine(&a, &b));
+        assert!(cosine(&a, &b) > cosine(&a, &c));
     }
 
     #[test]

@@ -70,8 +70,12 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
     Ok(Response::json(200, &related_items(ctx, &obj, size)?))
 }
 
-/// The `related` component: the default answer of `@related` (expanded, it needs a model).
+/// The `related` component: expanded, the default answer of `@related`; without a model only its
+/// `@id` (the object itself still answers).
 fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
+    if ctx.core.options.embedder.is_none() {
+        return Ok(serde_json::json!({"@id": format!("{}/@related", ctx.url(&obj.path))}));
+    }
     Ok(serde_json::to_value(related_items(ctx, obj, DEFAULT_SIZE)?)?)
 }
 
