@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod accounts;
+pub mod ai;
 pub mod actions;
 pub mod aliases;
 pub mod api;
@@ -44,6 +45,7 @@ pub mod i18n;
 pub mod inherit;
 pub mod keys;
 pub mod links;
+pub mod llm;
 pub mod locking;
 pub mod migrations;
 pub mod model;

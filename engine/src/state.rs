@@ -64,6 +64,9 @@ pub struct EngineOptions {
     /// production default) answers "AI is disabled.". [`EngineOptions::for_tests`] sets the
     /// deterministic [`crate::embedding::TestEmbedder`].
     pub embedder: Option<Arc<dyn Embedder>>,
+    /// The language model behind `@chat` and `@generate` ([`crate::llm::Llm`], implemented by
+    /// the host); `None` (the default) answers "AI is disabled.".
+    pub llm: Option<Arc<dyn crate::llm::Llm>>,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -88,6 +91,7 @@ impl EngineOptions {
             info_log: None,
             progress_log: None,
             embedder: None,
+            llm: None,
         }
     }
 

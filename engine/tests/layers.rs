@@ -27,7 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "auth::password",
         ],
     ),
-    ("model and rules as data", &["model", "security", "cache", "embedding"]),
+    ("model and rules as data", &["model", "security", "cache", "embedding", "llm"]),
     ("engine-wide state", &["state"]),
     ("request context", &["context"]),
     ("event delivery", &["subscriber"]),
@@ -74,6 +74,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "uploads",
             "exports",
             "related",
+            "ai",
         ],
     ),
     (

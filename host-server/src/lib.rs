@@ -8,6 +8,7 @@
 
 mod app;
 pub mod error;
+pub mod llm;
 pub mod sqlite;
 
 use std::path::{Path, PathBuf};

@@ -225,6 +225,7 @@ impl Target for Server {
             headers,
             body,
             stream: None,
+            lines: None,
         }
     }
 

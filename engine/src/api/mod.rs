@@ -5,6 +5,7 @@
 //! the plain path serves, with plain `@id`s.
 
 pub mod actions;
+pub mod ai;
 pub mod addons;
 pub mod aliases;
 pub mod batching;
@@ -112,6 +113,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("health", health::register),
     ("contextnavigation", contextnavigation::register),
     ("related", related::register),
+    ("ai", ai::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),
 ];
