@@ -50,7 +50,11 @@ pub fn messages(
     );
     for (rec, _) in nearest_to_text(ctx, prompt, CONTEXT_ITEMS)? {
         let text: String = related::text_of(&rec).chars().take(CONTEXT_CHARS).collect();
-        system.push_str(&format!("\n--- {} ({})\n{text}\n", rec.title(), ctx.url(&rec.path)));
+        system.push_str(&format!(
+            "\n--- {} ({})\n{text}\n",
+            rec.title(),
+            ctx.url(&rec.path)
+        ));
     }
     for e in extra {
         system.push_str("\n--- context\n");

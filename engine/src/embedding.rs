@@ -457,8 +457,8 @@ fn parse_safetensors(bytes: &[u8]) -> Result<Vec<Tensor<'_>>, ModelError> {
         .get(8..8usize.saturating_add(header_len))
         .ok_or_else(|| bad("safetensors header truncated"))?;
     let data = &bytes[8 + header_len..];
-    let map: HashMap<String, serde_json::Value> = serde_json::from_slice(header)
-        .map_err(|e| bad(format!("safetensors header: {e}")))?;
+    let map: HashMap<String, serde_json::Value> =
+        serde_json::from_slice(header).map_err(|e| bad(format!("safetensors header: {e}")))?;
     let mut out = Vec::new();
     for (name, v) in map {
         if name == "__metadata__" {
@@ -490,7 +490,11 @@ pub fn tiny_model(words: &[&str]) -> (Vec<u8>, Vec<u8>) {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    vocab.extend((b'!'..=b'~').filter(u8::is_ascii_punctuation).map(|b| (b as char).to_string()));
+    vocab.extend(
+        (b'!'..=b'~')
+            .filter(u8::is_ascii_punctuation)
+            .map(|b| (b as char).to_string()),
+    );
     for w in words {
         let w = w.to_lowercase();
         if !vocab.contains(&w) {
@@ -614,7 +618,10 @@ mod tests {
     #[test]
     fn wordpiece_splits_like_bert() {
         let t = WordPiece::from_json(&tiny_tokenizer()).unwrap();
-        assert_eq!(t.encode("The Harbour tours, Café!"), vec![4, 5, 6, 7, 9, 8, 10]);
+        assert_eq!(
+            t.encode("The Harbour tours, Café!"),
+            vec![4, 5, 6, 7, 9, 8, 10]
+        );
         assert_eq!(t.encode("zebra"), vec![1]);
     }
 

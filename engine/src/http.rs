@@ -175,9 +175,7 @@ pub struct Response {
 
 /// A response body produced line by line while the host sends it ([`Response::lines`]).
 #[derive(Clone)]
-pub struct LineStream(
-    std::sync::Arc<std::sync::Mutex<Box<dyn Iterator<Item = Vec<u8>> + Send>>>,
-);
+pub struct LineStream(std::sync::Arc<std::sync::Mutex<Box<dyn Iterator<Item = Vec<u8>> + Send>>>);
 
 impl LineStream {
     /// The lines of `lines`.

@@ -15,8 +15,8 @@
 #![warn(missing_docs)]
 
 pub mod accounts;
-pub mod ai;
 pub mod actions;
+pub mod ai;
 pub mod aliases;
 pub mod api;
 pub mod auth;

@@ -35,4 +35,3 @@ pub trait Llm: Send + Sync {
     /// model cannot be reached.
     fn chat(&self, messages: &[Message]) -> std::result::Result<Chunks, String>;
 }
-

@@ -66,15 +66,12 @@ pub fn text_of(obj: &ContentRecord) -> String {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        let ordered = order
-            .iter()
-            .filter_map(|id| blocks.get(*id))
-            .chain(
-                blocks
-                    .iter()
-                    .filter(|(id, _)| !order.contains(&id.as_str()))
-                    .map(|(_, b)| b),
-            );
+        let ordered = order.iter().filter_map(|id| blocks.get(*id)).chain(
+            blocks
+                .iter()
+                .filter(|(id, _)| !order.contains(&id.as_str()))
+                .map(|(_, b)| b),
+        );
         for b in ordered {
             match b.get("plaintext").and_then(Value::as_str) {
                 Some(t) => push(t),

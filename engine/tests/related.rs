@@ -43,7 +43,9 @@ fn model_key(store: &MemStore) -> Option<String> {
 }
 
 fn tiny() -> Arc<StaticEmbedder> {
-    let (model, tok) = tiny_model(&["harbour", "tours", "boat", "hire", "budget", "report", "annual"]);
+    let (model, tok) = tiny_model(&[
+        "harbour", "tours", "boat", "hire", "budget", "report", "annual",
+    ]);
     Arc::new(StaticEmbedder::from_bytes("tiny", &model, &tok).unwrap())
 }
 
@@ -93,7 +95,12 @@ fn vectors_follow_the_configured_model_across_reopenings() {
 
     // changed while no model is configured: the vectors are stale, E:model goes
     let e = Engine::new(store.clone(), options(None)).unwrap();
-    let r = call(&e, Method::Patch, "/harbour-tours", Some(json!({"title": "Annual report"})));
+    let r = call(
+        &e,
+        Method::Patch,
+        "/harbour-tours",
+        Some(json!({"title": "Annual report"})),
+    );
     assert_eq!(r.status, 204);
     assert_eq!(model_key(&store), None);
     drop(e);

@@ -130,7 +130,10 @@ fn parse_line(api: LlmApi, line: &str) -> Option<Result<Chunk, String>> {
             let choice = &v["choices"][0];
             let reason = choice["finish_reason"].as_str().map(str::to_string);
             Chunk {
-                text: choice["delta"]["content"].as_str().unwrap_or("").to_string(),
+                text: choice["delta"]["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
                 done: reason.is_some(),
                 done_reason: reason,
             }

@@ -241,8 +241,12 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     options.llm = cli.llm_url.as_deref().map(|url| {
         info!(url, model = %cli.llm_model, api = ?cli.llm_api, "language model configured");
         let key = std::env::var("LLM_API_KEY").ok().filter(|k| !k.is_empty());
-        Arc::new(host_server::llm::HttpLlm::new(url, cli.llm_api, &cli.llm_model, key))
-            as Arc<dyn engine::llm::Llm>
+        Arc::new(host_server::llm::HttpLlm::new(
+            url,
+            cli.llm_api,
+            &cli.llm_model,
+            key,
+        )) as Arc<dyn engine::llm::Llm>
     });
     // Downloads over 1 MiB are streamed from the store (see `app::respond`).
     options.stream_downloads_over = 1024 * 1024;

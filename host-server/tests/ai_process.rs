@@ -109,7 +109,10 @@ impl Server {
         };
         let status = resp.status().as_u16();
         let text = resp.body_mut().read_to_string().unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 
     fn page(&self, title: &str, description: &str) {
@@ -132,7 +135,12 @@ fn a_static_model_directory_answers_related() {
     ]);
     std::fs::write(model_dir.join("model.safetensors"), model).unwrap();
     std::fs::write(model_dir.join("tokenizer.json"), tokenizer).unwrap();
-    let s = start(&dir, &["--embedding-model", model_dir.to_str().unwrap()], &[]).unwrap();
+    let s = start(
+        &dir,
+        &["--embedding-model", model_dir.to_str().unwrap()],
+        &[],
+    )
+    .unwrap();
     s.page("Harbour tours", "Boat tours of the harbour");
     s.page("Annual report", "The budget report");
     s.page("Boat hire", "Hire a boat in the harbour");
@@ -198,13 +206,18 @@ fn stub_llm(
             }
             let mut body = vec![0u8; len];
             reader.read_exact(&mut body).unwrap();
-            let _ = tx.send((path, auth, serde_json::from_slice(&body).unwrap_or(Value::Null)));
+            let _ = tx.send((
+                path,
+                auth,
+                serde_json::from_slice(&body).unwrap_or(Value::Null),
+            ));
             let mut out = String::from("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n");
             for (i, p) in pieces.iter().enumerate() {
                 let last = i + 1 == pieces.len();
                 if openai {
                     let finish = if last { json!("stop") } else { Value::Null };
-                    let v = json!({"choices": [{"delta": {"content": p}, "finish_reason": finish}]});
+                    let v =
+                        json!({"choices": [{"delta": {"content": p}, "finish_reason": finish}]});
                     out.push_str(&format!("data: {v}\n\n"));
                 } else {
                     let v = json!({"model": "stub", "message": {"role": "assistant", "content": p}, "done": false});
@@ -230,7 +243,14 @@ fn chat_asks_an_ollama_model_with_the_site_content_and_the_history() {
     let dir = TempDir::new("chat");
     let s = start(
         &dir,
-        &["--llm-url", &url, "--llm-model", "stub-model", "--embedding-model", "test"],
+        &[
+            "--llm-url",
+            &url,
+            "--llm-model",
+            "stub-model",
+            "--embedding-model",
+            "test",
+        ],
         &[("LLM_API_KEY", "k3y")],
     )
     .unwrap();
@@ -253,7 +273,9 @@ fn chat_asks_an_ollama_model_with_the_site_content_and_the_history() {
     assert_eq!(body["done"], true);
     assert_eq!(body["done_reason"], "stop");
     assert!(body["created_at"].is_string());
-    let (path, auth, sent) = seen.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+    let (path, auth, sent) = seen
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
     assert_eq!(path, "/api/chat");
     assert_eq!(auth, "Bearer k3y");
     assert_eq!(sent["model"], "stub-model");
@@ -261,15 +283,28 @@ fn chat_asks_an_ollama_model_with_the_site_content_and_the_history() {
     assert_eq!(messages.len(), 4, "{sent}");
     assert_eq!(messages[0]["role"], "system");
     let system = messages[0]["content"].as_str().unwrap();
-    assert!(system.contains("The username of the demo site is admin"), "{system}");
+    assert!(
+        system.contains("The username of the demo site is admin"),
+        "{system}"
+    );
     assert_eq!(messages[1]["content"], "What is the password?");
     assert_eq!(messages[2]["role"], "assistant");
-    assert_eq!(messages[3], json!({"role": "user", "content": "What is the username of the demo site?"}));
+    assert_eq!(
+        messages[3],
+        json!({"role": "user", "content": "What is the username of the demo site?"})
+    );
 
     // bad bodies change nothing and never reach the model
-    let (status, body) = s.request("POST", "/@chat", Some(json!({"prompt": "x", "temperature": 1})));
+    let (status, body) = s.request(
+        "POST",
+        "/@chat",
+        Some(json!({"prompt": "x", "temperature": 1})),
+    );
     assert_eq!(status, 400, "{body}");
-    assert!(body["message"].as_str().unwrap().contains("temperature"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("temperature"),
+        "{body}"
+    );
     let (status, body) = s.request(
         "POST",
         "/@chat",
@@ -278,7 +313,10 @@ fn chat_asks_an_ollama_model_with_the_site_content_and_the_history() {
     assert_eq!(status, 400, "{body}");
     let (status, _) = s.request("POST", "/@generate", Some(json!({"prompt": "  "})));
     assert_eq!(status, 400);
-    assert!(seen.try_recv().is_err(), "a refused request reached the model");
+    assert!(
+        seen.try_recv().is_err(),
+        "a refused request reached the model"
+    );
 }
 
 #[test]
@@ -297,9 +335,15 @@ fn generate_streams_pieces_as_json_lines() {
     assert_eq!(resp.status().as_u16(), 200);
     assert_eq!(resp.headers()["content-type"], "application/x-ndjson");
     let text = resp.body_mut().read_to_string().unwrap();
-    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 4, "{text}");
-    let joined: String = lines.iter().map(|l| l["response"].as_str().unwrap()).collect();
+    let joined: String = lines
+        .iter()
+        .map(|l| l["response"].as_str().unwrap())
+        .collect();
     assert_eq!(joined, "The username is \"admin\".");
     assert_eq!(lines[0]["done"], false);
     assert_eq!(lines[3]["done"], true);
@@ -312,16 +356,36 @@ fn an_openai_compatible_model_answers_too() {
     let (url, seen) = stub_llm(true, PIECES);
     let dir = TempDir::new("openai");
     let base = format!("{url}/v1");
-    let s = start(&dir, &["--llm-url", &base, "--llm-api", "openai", "--llm-model", "gpt-stub"], &[])
-        .unwrap();
-    let (status, body) = s.request("POST", "/@generate", Some(json!({"prompt": "Who?", "context": ["extra text"]})));
+    let s = start(
+        &dir,
+        &[
+            "--llm-url",
+            &base,
+            "--llm-api",
+            "openai",
+            "--llm-model",
+            "gpt-stub",
+        ],
+        &[],
+    )
+    .unwrap();
+    let (status, body) = s.request(
+        "POST",
+        "/@generate",
+        Some(json!({"prompt": "Who?", "context": ["extra text"]})),
+    );
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["response"], "The username is \"admin\".");
     assert_eq!(body["model"], "gpt-stub");
-    let (path, auth, sent) = seen.recv_timeout(std::time::Duration::from_secs(5)).unwrap();
+    let (path, auth, sent) = seen
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
     assert_eq!(path, "/v1/chat/completions");
     assert_eq!(auth, "");
-    assert!(sent["messages"][0]["content"].as_str().unwrap().contains("extra text"));
+    assert!(sent["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains("extra text"));
 }
 
 #[test]
@@ -335,11 +399,18 @@ fn without_a_language_model_chat_is_disabled_and_a_dead_one_is_a_502() {
     }
     drop(s);
     // a port nobody listens on
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let dir = TempDir::new("dead-llm");
     let url = format!("http://127.0.0.1:{port}");
     let s = start(&dir, &["--llm-url", &url], &[]).unwrap();
     let (status, body) = s.request("POST", "/@chat", Some(json!({"prompt": "Who?"})));
     assert_eq!(status, 502, "{body}");
-    assert!(body["message"].as_str().unwrap().contains("language model"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("language model"),
+        "{body}"
+    );
 }

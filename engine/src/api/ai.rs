@@ -92,13 +92,27 @@ fn chat(ctx: &mut Ctx<'_>, call: &Call<'_>, _obj: ContentRecord) -> Result<Respo
             )));
         }
     }
-    ask(ctx, llm.as_ref(), &req.prompt, &req.messages, &req.context, req.stream)
+    ask(
+        ctx,
+        llm.as_ref(),
+        &req.prompt,
+        &req.messages,
+        &req.context,
+        req.stream,
+    )
 }
 
 fn generate(ctx: &mut Ctx<'_>, call: &Call<'_>, _obj: ContentRecord) -> Result<Response> {
     let llm = ai::llm(ctx)?;
     let req: GenerateRequest = call.body()?;
-    ask(ctx, llm.as_ref(), &req.prompt, &[], &req.context, req.stream)
+    ask(
+        ctx,
+        llm.as_ref(),
+        &req.prompt,
+        &[],
+        &req.context,
+        req.stream,
+    )
 }
 
 fn ask(
@@ -127,5 +141,8 @@ fn ask(
         resp.lines = Some(LineStream::new(lines));
         return Ok(resp);
     }
-    Ok(Response::json(200, &ai::answer(llm, &messages, created_at)?))
+    Ok(Response::json(
+        200,
+        &ai::answer(llm, &messages, created_at)?,
+    ))
 }

@@ -5,8 +5,8 @@
 //! the plain path serves, with plain `@id`s.
 
 pub mod actions;
-pub mod ai;
 pub mod addons;
+pub mod ai;
 pub mod aliases;
 pub mod batching;
 pub mod breadcrumbs;

@@ -76,7 +76,11 @@ fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
     if ctx.core.options.embedder.is_none() {
         return Ok(serde_json::json!({"@id": format!("{}/@related", ctx.url(&obj.path))}));
     }
-    Ok(serde_json::to_value(related_items(ctx, obj, DEFAULT_SIZE)?)?)
+    Ok(serde_json::to_value(related_items(
+        ctx,
+        obj,
+        DEFAULT_SIZE,
+    )?)?)
 }
 
 /// The answer for `obj`: its `size` nearest items.

@@ -124,7 +124,11 @@ fn distill(src: &Path, out: &Path, dim: usize) -> Result<()> {
     mean.iter_mut().for_each(|m| *m /= vocab as f64);
     let mut cov = nalgebra::DMatrix::<f64>::zeros(hidden, hidden);
     for r in rows.chunks_exact(hidden) {
-        let c: Vec<f64> = r.iter().zip(&mean).map(|(x, m)| f64::from(*x) - m).collect();
+        let c: Vec<f64> = r
+            .iter()
+            .zip(&mean)
+            .map(|(x, m)| f64::from(*x) - m)
+            .collect();
         for i in 0..hidden {
             let ci = c[i];
             for j in i..hidden {
@@ -147,7 +151,11 @@ fn distill(src: &Path, out: &Path, dim: usize) -> Result<()> {
     let mut quant = Vec::with_capacity(vocab * dim);
     let mut scales = Vec::with_capacity(vocab);
     for (id, r) in rows.chunks_exact(hidden).enumerate() {
-        let c: Vec<f64> = r.iter().zip(&mean).map(|(x, m)| f64::from(*x) - m).collect();
+        let c: Vec<f64> = r
+            .iter()
+            .zip(&mean)
+            .map(|(x, m)| f64::from(*x) - m)
+            .collect();
         let w = (1.0 + id as f64).ln();
         let p: Vec<f64> = comps
             .iter()
@@ -156,7 +164,10 @@ fn distill(src: &Path, out: &Path, dim: usize) -> Result<()> {
         let max = p.iter().fold(0f64, |m, x| m.max(x.abs()));
         let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
         scales.push(scale as f32);
-        quant.extend(p.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8 as u8));
+        quant.extend(
+            p.iter()
+                .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8 as u8),
+        );
     }
     std::fs::create_dir_all(out)?;
     let scale_bytes: Vec<u8> = scales.iter().flat_map(|s| s.to_le_bytes()).collect();
@@ -198,7 +209,10 @@ fn corpus(dirs: &[PathBuf]) -> Result<Vec<(String, String)>> {
         let mut body = String::new();
         let mut flush = |title: &str, body: &mut String| {
             if body.split_whitespace().count() >= 20 {
-                out.push((format!("{}#{title}", f.display()), format!("{title}\n{body}")));
+                out.push((
+                    format!("{}#{title}", f.display()),
+                    format!("{title}\n{body}"),
+                ));
             }
             body.clear();
         };
@@ -292,7 +306,10 @@ fn quality(full_dir: &Path, static_dir: &Path, dirs: &[PathBuf]) -> Result<()> {
         .sum();
     println!("| measure | value |");
     println!("|---|---|");
-    println!("| corpus | {n} sections, {:.0} words on average |", words as f64 / n as f64);
+    println!(
+        "| corpus | {n} sections, {:.0} words on average |",
+        words as f64 / n as f64
+    );
     println!(
         "| recall@5 (static vs full model's top 5) | {:.3} |",
         hits as f64 / (5 * n) as f64
@@ -315,8 +332,6 @@ fn quality(full_dir: &Path, static_dir: &Path, dirs: &[PathBuf]) -> Result<()> {
         stat.dim(),
         model.len()
     );
-    println!(
-        "| engine WordPiece = reference tokenizer | {agree}/{n} sections identical |"
-    );
+    println!("| engine WordPiece = reference tokenizer | {agree}/{n} sections identical |");
     Ok(())
 }
