@@ -1016,3 +1016,25 @@ impl Drop for Site {
         self.inner.close();
     }
 }
+
+/// A static embedding model loaded from bytes, usable from JavaScript on its own (the browser
+/// benchmark times it; a page may embed texts with the same model as its site).
+#[wasm_bindgen(js_name = StaticEmbedding)]
+pub struct StaticEmbedding(engine::embedding::StaticEmbedder);
+
+#[wasm_bindgen(js_class = StaticEmbedding)]
+impl StaticEmbedding {
+    /// Load the model from `model.safetensors` and `tokenizer.json` bytes.
+    #[wasm_bindgen(constructor)]
+    pub fn new(model: &[u8], tokenizer: &[u8]) -> Result<StaticEmbedding, JsValue> {
+        engine::embedding::StaticEmbedder::from_bytes("model", model, tokenizer)
+            .map(StaticEmbedding)
+            .map_err(|e| js_err(e.to_string()))
+    }
+
+    /// The unit vector of `text`.
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        use engine::embedding::Embedder;
+        self.0.embed(text)
+    }
+}
