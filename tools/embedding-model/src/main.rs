@@ -57,7 +57,14 @@ impl Full {
         let weights = std::fs::read(dir.join("model.safetensors"))?;
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &device)?;
         let model = BertModel::load(vb, &config)?;
-        let tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json"))
+        let mut tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json"))
+            .map_err(|e| anyhow!("tokenizer: {e}"))?;
+        // The file pads to a fixed 128 tokens and truncates there: off (the model runs without
+        // an attention mask, so padding would enter the mean; `embed` truncates to 256, the
+        // model's max_seq_length in sentence-transformers).
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(None)
             .map_err(|e| anyhow!("tokenizer: {e}"))?;
         Ok(Full {
             model,
@@ -288,8 +295,21 @@ fn quality(full_dir: &Path, static_dir: &Path, dirs: &[PathBuf]) -> Result<()> {
             .map_err(|e| anyhow!("encode: {e}"))?
             .get_ids()
             .to_vec();
-        if reference == stat.tokenizer().encode(s) {
+        let ours = stat.tokenizer().encode(s);
+        if reference == ours {
             agree += 1;
+        } else if std::env::var_os("SHOW_TOKEN_DIFF").is_some() {
+            let at = reference
+                .iter()
+                .zip(&ours)
+                .take_while(|(a, b)| a == b)
+                .count();
+            let lo = at.saturating_sub(3);
+            eprintln!(
+                "tokenizers differ at {at}: reference {:?} ours {:?}",
+                &reference[lo..(at + 5).min(reference.len())],
+                &ours[lo..(at + 5).min(ours.len())]
+            );
         }
     }
 
