@@ -353,5 +353,19 @@ fn quality(full_dir: &Path, static_dir: &Path, dirs: &[PathBuf]) -> Result<()> {
         model.len()
     );
     println!("| engine WordPiece = reference tokenizer | {agree}/{n} sections identical |");
+    // the page the browser benchmark embeds (web-demo/model/page.txt), natively
+    if let Some(page) = std::env::var_os("PAGE_FILE") {
+        let page = std::fs::read_to_string(page)?;
+        let rounds = 2000;
+        let t = Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(stat.embed(std::hint::black_box(&page)));
+        }
+        println!(
+            "| embed one page ({} words), static model (native, release) | {:.1} µs |",
+            page.split_whitespace().count(),
+            t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+        );
+    }
     Ok(())
 }
