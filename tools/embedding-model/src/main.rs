@@ -155,6 +155,7 @@ fn distill(src: &Path, out: &Path, dim: usize) -> Result<()> {
         .iter()
         .map(|&k| eig.eigenvectors.column(k).iter().copied().collect())
         .collect();
+    let zipf = std::env::var("ZIPF").map_or(true, |v| v != "0");
     let mut quant = Vec::with_capacity(vocab * dim);
     let mut scales = Vec::with_capacity(vocab);
     for (id, r) in rows.chunks_exact(hidden).enumerate() {
@@ -163,7 +164,8 @@ fn distill(src: &Path, out: &Path, dim: usize) -> Result<()> {
             .zip(&mean)
             .map(|(x, m)| f64::from(*x) - m)
             .collect();
-        let w = (1.0 + id as f64).ln();
+        // ZIPF=0 turns the weights off (for comparison)
+        let w = if zipf { (1.0 + id as f64).ln() } else { 1.0 };
         let p: Vec<f64> = comps
             .iter()
             .map(|comp| comp.iter().zip(&c).map(|(a, b)| a * b).sum::<f64>() * w)
