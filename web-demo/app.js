@@ -750,13 +750,14 @@ function panel(id, title, ...children) {
 async function renderPanels(obj) {
   const path = selected.path;
   const isRoot = path === "/";
-  const [crumbs, wf, history, aliases, comments, translations] = await Promise.all([
+  const [crumbs, wf, history, aliases, comments, translations, related] = await Promise.all([
     api("GET", at(path, "@breadcrumbs")).then((r) => r.body),
     api("GET", at(path, "@workflow")).then((r) => r.body),
     api("GET", at(path, "@history")).then((r) => r.body),
     isRoot ? null : api("GET", at(path, "@aliases")).then((r) => r.body),
     obj["@type"] === "Page" ? api("GET", at(path, "@comments")).then((r) => r.body) : null,
     ml ? api("GET", at(path, "@translations")).then((r) => r.body) : null,
+    api("GET", at(path, "@related")).then((r) => r.body),
   ]);
   if (selected?.path !== path) return; // another item was selected meanwhile
   renderBreadcrumbs(crumbs);
@@ -764,10 +765,27 @@ async function renderPanels(obj) {
   const side = [workflowPanel(wf), lockPanel(obj)];
   if (aliases) side.push(aliasesPanel(aliases));
   if (translations && !isRoot) side.push(translationsPanel(obj, translations));
+  side.push(relatedPanel(related));
   $("#side").replaceChildren(...side);
   const below = [historyPanel(history)];
   if (comments) below.push(commentsPanel(obj, comments));
   $("#panels").replaceChildren(...below);
+}
+
+// related pages (@related): the items nearest by the embedding model given to openSite
+
+function relatedPanel(related) {
+  const list = el("ol", { id: "related", className: "related" });
+  for (const item of related.items) {
+    const a = el("a", { href: "#" }, item.title || item.id);
+    a.addEventListener("click", (e) => {
+      e.preventDefault();
+      action(() => select(pathOf(item["@id"])))();
+    });
+    list.append(el("li", {}, a, ` · ${item["@type"]} · ${item.similarity.toFixed(2)}`));
+  }
+  const note = el("p", { className: "hint" }, `by ${embeddingLabel}`);
+  return panel("related-panel", "Related", related.items.length ? list : el("p", { className: "empty" }, "Nothing related yet."), note);
 }
 
 // breadcrumbs (@breadcrumbs)
@@ -1163,10 +1181,29 @@ function renderSiteSwitch() {
   }
 }
 
+// The embedding model of @related: the static model when ./model/ serves one (see
+// scripts/prepare-embedding-model.sh and web-demo/README.md), else the test embedder (shared words).
+let embeddingLabel = "the test embedder (shared words)";
+async function embeddingModel() {
+  try {
+    const [m, t] = await Promise.all([fetch("./model/model.safetensors"), fetch("./model/tokenizer.json")]);
+    if (m.ok && t.ok) {
+      const model = new Uint8Array(await m.arrayBuffer());
+      const tokenizer = new Uint8Array(await t.arrayBuffer());
+      embeddingLabel = `the static model (${(model.length / 1e6).toFixed(1)} MB)`;
+      return { name: "minilm-static", model, tokenizer };
+    }
+  } catch {
+    /* no model served */
+  }
+  return "test";
+}
+
 async function main() {
   try {
     await init();
     const opts = { baseUrl: BASE, adminPassword: "admin", title: LANGUAGES.length ? "My multilingual site" : "My offline site" };
+    opts.embeddingModel = await embeddingModel();
     if (LANGUAGES.length) Object.assign(opts, { profiles: ["multilingual-content"], languages: LANGUAGES });
     site = await openSite(SITE_NAME, opts);
   } catch (e) {

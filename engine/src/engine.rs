@@ -36,6 +36,7 @@ impl<S: Store> Engine<S> {
         };
         let mut engine = engine;
         engine.migrated = engine.migrate()?;
+        engine.sync_vectors()?;
         if engine.core.caches_enabled() {
             let ctx = Ctx::new(&engine.core, Txn::Read(engine.store.begin_read()?), "");
             engine.publish(Some(ctx.generation()?));
@@ -108,8 +109,28 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         setup::create(&mut ctx, setup)?;
         self.subscribers.dispatch(&mut ctx)?;
+        crate::related::sync(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(())
+    }
+
+    /// Make the stored embedding vectors those of the configured model
+    /// ([`crate::related::sync`]); [`Engine::new`] does this. How many were recomputed.
+    pub fn sync_vectors(&self) -> Result<usize> {
+        if self.core.options.embedder.is_none() || !self.site_exists()? {
+            return Ok(0);
+        }
+        {
+            let ctx = Ctx::new(&self.core, Txn::Read(self.store.begin_read()?), "");
+            let id = self.core.options.embedder.as_ref().map(|e| e.id());
+            if ctx.get(keys::VECTOR_MODEL)?.as_deref() == id.as_deref().map(str::as_bytes) {
+                return Ok(0);
+            }
+        }
+        let mut ctx = Ctx::new(&self.core, Txn::Write(self.store.begin_write()?), "");
+        let n = crate::related::sync(&mut ctx)?;
+        self.publish(ctx.commit()?);
+        Ok(n)
     }
 
     /// Run `f` in one write transaction with the rights of the site's admin (bulk loading, seeding).

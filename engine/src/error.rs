@@ -129,6 +129,10 @@ pub enum EngineError {
     /// The storage backend failed (500, or 507 when out of space).
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A service the engine relies on (the language model of `@chat`) failed or cannot be
+    /// reached (502).
+    #[error("{0}")]
+    BadGateway(String),
     /// A bug or corrupt data; never caused by client input (500).
     #[error("Internal error: {0}")]
     Internal(String),
@@ -177,6 +181,7 @@ impl EngineError {
             EngineError::Store(StoreError::QuotaExceeded(_)) => 507,
             EngineError::Store(StoreError::Conflict(_)) => 503,
             EngineError::Store(_) | EngineError::Internal(_) => 500,
+            EngineError::BadGateway(_) => 502,
         }
     }
 
@@ -201,6 +206,7 @@ impl EngineError {
             EngineError::Store(StoreError::Conflict(_)) => "Busy",
             EngineError::Store(_) => "StorageError",
             EngineError::Internal(_) => "InternalError",
+            EngineError::BadGateway(_) => "BadGateway",
         }
     }
 

@@ -167,6 +167,47 @@ pub struct Response {
     /// The host reads it piece by piece with [`crate::Engine::read_stream`], so a large file is
     /// never whole in its memory.
     pub stream: Option<BlobStream>,
+    /// When set, the body is these lines, produced while the host sends them (a language
+    /// model's answer streamed by `@chat` and `@generate`, [`crate::ai::AnswerLines`]); hosts
+    /// that cannot stream collect them.
+    pub lines: Option<LineStream>,
+}
+
+/// A response body produced line by line while the host sends it ([`Response::lines`]).
+#[derive(Clone)]
+pub struct LineStream(std::sync::Arc<std::sync::Mutex<Box<dyn Iterator<Item = Vec<u8>> + Send>>>);
+
+impl LineStream {
+    /// The lines of `lines`.
+    pub fn new(lines: impl Iterator<Item = Vec<u8>> + Send + 'static) -> Self {
+        LineStream(std::sync::Arc::new(std::sync::Mutex::new(Box::new(lines))))
+    }
+
+    /// The next line (blocks while it is produced); `None` at the end.
+    pub fn next_line(&self) -> Option<Vec<u8>> {
+        self.0.lock().ok()?.next()
+    }
+
+    /// Every remaining line, for hosts that do not stream.
+    pub fn collect_all(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        while let Some(line) = self.next_line() {
+            out.extend_from_slice(&line);
+        }
+        out
+    }
+}
+
+impl std::fmt::Debug for LineStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LineStream")
+    }
+}
+
+impl PartialEq for LineStream {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// Bytes `start..end` of blob `blob`: a response body the host streams.
@@ -201,6 +242,7 @@ impl Response {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body,
             stream: None,
+            lines: None,
         }
     }
 
@@ -211,6 +253,7 @@ impl Response {
             headers: Vec::new(),
             body: Vec::new(),
             stream: None,
+            lines: None,
         }
     }
 

@@ -51,6 +51,8 @@
 //! | `J:` | `J:j:<job uuid>` | a job (JSON, [`crate::jobs::Job`]): an outbox entry (mail, webhook) with its delivery state, or a run of a scheduled job |
 //! | `J:` | `J:q:<due millis u64 BE>:<job uuid>` | the outbox queue: a job due for (another) delivery attempt at that time (empty value) |
 //! | `K:` | `K:<scheduled job id>` | a scheduled job (JSON, [`crate::jobs::ScheduledJob`]: action, params, cron schedule, last run) |
+//! | `E:` | `E:v:<uid>` | the embedding vector of an object (little-endian `f32`s, [`crate::related`]): of its title, description and text, by the engine's embedding model |
+//! | `E:` | `E:model` | the id of the embedding model that made the stored vectors (text); opening the store with another model recomputes them |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
@@ -111,6 +113,17 @@ pub const SITE: &[u8] = b"s:site";
 /// `o:<uid>`
 pub fn object(uid: &str) -> Vec<u8> {
     cat(b"o:", uid.as_bytes())
+}
+
+/// Prefix of every stored embedding vector (`E:v:<uid>`).
+pub const VECTOR_PREFIX: &[u8] = b"E:v:";
+
+/// `E:model`: the id of the embedding model that made the stored vectors.
+pub const VECTOR_MODEL: &[u8] = b"E:model";
+
+/// `E:v:<uid>`: the embedding vector of an object.
+pub fn vector(uid: &str) -> Vec<u8> {
+    cat(VECTOR_PREFIX, uid.as_bytes())
 }
 
 /// `p:<path>`

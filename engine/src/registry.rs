@@ -21,6 +21,7 @@ use crate::subscriber::Registry;
 /// | `forms` ([`crate::forms::FormsSubscriber`]) | — | stored form submissions `d:<uid>:` |
 /// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`, `Restored`: reindex; `LocalRolesChanged`: reindex the subtree; `Binned`: unindex | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
 /// | `rules` ([`crate::rules::RulesSubscriber`]) | the triggers of content rules: runs the rules (their actions may write content and queue outbox jobs `J:`) | rule assignments `R:a:<uid>:` |
+/// | `vectors` ([`crate::related::VectorsSubscriber`]) | `Added`, `Restored`, `Modified` of a text field: the embedding vector (without a model: drops `E:model`); `Binned`: drops it | `E:v:<uid>` |
 /// | `blobs` ([`crate::blobs::BlobsSubscriber`]) | `Added`: a copy owns the blobs its fields reference | its blob index `F:<uid>:` and ownership `f:<blob>:o<uid>`; a blob `f:<blob>:` goes with its last owner |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();
@@ -34,5 +35,6 @@ pub fn builtin() -> Registry {
     r.register(Box::new(crate::catalog::CatalogSubscriber));
     r.register(Box::new(crate::blobs::BlobsSubscriber));
     r.register(Box::new(crate::rules::RulesSubscriber));
+    r.register(Box::new(crate::related::VectorsSubscriber));
     r
 }

@@ -13,12 +13,13 @@ use sha2::{Digest, Sha256};
 use crate::auth::password::PasswordCost;
 use crate::cache::ResponseCache;
 use crate::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
+use crate::embedding::{Embedder, TestEmbedder};
 use crate::model::workflows::Workflows;
 use crate::model::TypeRegistry;
 use crate::security::Principal;
 
 /// How an engine is set up. Production hosts use [`EngineOptions::production`]; tests use
-/// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing).
+/// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing, the test embedder).
 #[derive(Clone)]
 pub struct EngineOptions {
     /// Source of time.
@@ -62,6 +63,13 @@ pub struct EngineOptions {
     /// Called after a transaction that queued outbox deliveries committed ([`crate::jobs`]): a
     /// host wakes its delivery task with it instead of waiting for its next poll.
     pub outbox_notify: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The sentence-embedding model behind `@related` ([`crate::embedding`]); `None` (the
+    /// production default) answers "AI is disabled.". [`EngineOptions::for_tests`] sets the
+    /// deterministic [`crate::embedding::TestEmbedder`].
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// The language model behind `@chat` and `@generate` ([`crate::llm::Llm`], implemented by
+    /// the host); `None` (the default) answers "AI is disabled.".
+    pub llm: Option<Arc<dyn crate::llm::Llm>>,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -86,6 +94,8 @@ impl EngineOptions {
             info_log: None,
             progress_log: None,
             outbox_notify: None,
+            embedder: None,
+            llm: None,
         }
     }
 
@@ -99,6 +109,7 @@ impl EngineOptions {
             password_cost: PasswordCost::TESTING,
             test_clock: Some(clock),
             response_cache_bytes: 0,
+            embedder: Some(Arc::new(TestEmbedder)),
             ..Self::production()
         }
     }

@@ -51,7 +51,8 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "forms",
             "catalog",
             "blobs",
-            "rules"
+            "rules",
+            "vectors"
         ]
     );
 }
@@ -113,7 +114,7 @@ fn deleting_an_object_leaves_no_record_about_it() {
     let token = lock.json_body()["token"].as_str().unwrap().to_string();
 
     let before = keys_naming(&e, &uid);
-    for prefix in ["o:", "v:", "w:", "l:", "m:", "g:"] {
+    for prefix in ["o:", "v:", "w:", "l:", "m:", "g:", "E:"] {
         assert!(
             before.iter().any(|k| k.starts_with(prefix)),
             "expected a {prefix} key about the page before deleting it: {before:?}"

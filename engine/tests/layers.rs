@@ -27,7 +27,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "auth::password",
         ],
     ),
-    ("model and rules as data", &["model", "security", "cache"]),
+    (
+        "model and rules as data",
+        &["model", "security", "cache", "embedding", "llm"],
+    ),
     ("engine-wide state", &["state"]),
     ("request context", &["context"]),
     ("event delivery", &["subscriber"]),
@@ -76,6 +79,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "copying",
             "jobs",
             "rules",
+            "related",
+            "ai",
         ],
     ),
     (

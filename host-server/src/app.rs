@@ -380,7 +380,9 @@ where
     if !request.method.is_safe() && state.engine.writes(&request) {
         return to_http(state.writer.submit(request).await);
     }
-    if !state.blocking_reads {
+    // The language model may take long: its requests never hold an async worker.
+    let slow = request.path.ends_with("/@chat") || request.path.ends_with("/@generate");
+    if !state.blocking_reads && !slow {
         // Reads never wait for the writer (WAL snapshots) and the reader pool holds at least
         // as many connections as there are workers (see `main`), so this does not block.
         let resp = state.engine.handle(request);
@@ -599,6 +601,22 @@ fn respond<S>(engine: &Arc<Engine<S>>, mut resp: engine::Response) -> axum::resp
 where
     S: Store + Send + Sync + 'static,
 {
+    if let Some(lines) = resp.lines.take() {
+        // A language model's answer: each line sent as the model produces it.
+        let pieces = futures_util::stream::unfold(lines, |lines| async move {
+            let next = lines.clone();
+            match tokio::task::spawn_blocking(move || next.next_line()).await {
+                Ok(Some(line)) => Some((
+                    Ok::<_, std::io::Error>(axum::body::Bytes::from(line)),
+                    lines,
+                )),
+                _ => None,
+            }
+        });
+        let mut out = to_http(resp);
+        *out.body_mut() = Body::from_stream(pieces);
+        return out;
+    }
     let Some(stream) = resp.stream.take() else {
         return to_http(resp);
     };

@@ -9,6 +9,7 @@
 mod app;
 pub mod delivery;
 pub mod error;
+pub mod llm;
 pub mod sqlite;
 
 use std::path::{Path, PathBuf};
@@ -102,6 +103,37 @@ fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(data_dir)
+}
+
+/// The embedding model named by `--embedding-model`: `test` is the deterministic test embedder
+/// ([`engine::embedding::TestEmbedder`], for contract tests); anything else is a directory
+/// holding a static model: `model.safetensors` and `tokenizer.json`
+/// (`scripts/prepare-embedding-model.sh` makes one).
+pub fn load_embedder(
+    spec: &str,
+) -> Result<std::sync::Arc<dyn engine::embedding::Embedder>, ServerError> {
+    use engine::embedding::{StaticEmbedder, TestEmbedder};
+    if spec == "test" {
+        return Ok(std::sync::Arc::new(TestEmbedder));
+    }
+    let dir = Path::new(spec);
+    let read = |name: &str| {
+        std::fs::read(dir.join(name)).map_err(|e| {
+            ServerError::Config(format!(
+                "--embedding-model {}: cannot read {name}: {e}",
+                dir.display()
+            ))
+        })
+    };
+    let model = read("model.safetensors")?;
+    let tokenizer = read("tokenizer.json")?;
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "model".into());
+    let embedder = StaticEmbedder::from_bytes(&name, &model, &tokenizer)
+        .map_err(|e| ServerError::Config(format!("--embedding-model {}: {e}", dir.display())))?;
+    Ok(std::sync::Arc::new(embedder))
 }
 
 /// What [`ensure_site`] did.

@@ -96,6 +96,28 @@ struct Cli {
     #[arg(long)]
     deterministic: bool,
 
+    /// The sentence-embedding model behind `@related`: a directory with `model.safetensors` and
+    /// `tokenizer.json` (a static model, see scripts/prepare-embedding-model.sh), or `test` for
+    /// the deterministic test embedder (contract tests). Without it, `@related` answers 400 "AI is
+    /// disabled.".
+    #[arg(long, value_name = "DIR|test")]
+    embedding_model: Option<String>,
+
+    /// The language model behind `@chat` and `@generate`: base URL of an Ollama server
+    /// (`http://127.0.0.1:11434`) or of an OpenAI-compatible API (`http://host:8000/v1`, with
+    /// `--llm-api openai`); plain HTTP. Its key, if any, comes from the environment variable
+    /// LLM_API_KEY. Without it, both answer 400 "AI is disabled.".
+    #[arg(long, value_name = "URL")]
+    llm_url: Option<String>,
+
+    /// The protocol of `--llm-url`.
+    #[arg(long, value_enum, value_name = "API", default_value_t = host_server::llm::LlmApi::Ollama)]
+    llm_api: host_server::llm::LlmApi,
+
+    /// The model to ask at `--llm-url`.
+    #[arg(long, value_name = "NAME", default_value = "qwen3")]
+    llm_model: String,
+
     /// Memory (MiB) for answers to repeated GET requests, reused until the next write or the
     /// next second, whichever comes first; 0 turns the cache off.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
@@ -265,6 +287,25 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             ..EngineOptions::production()
         }
     };
+    // The embedding model only when asked for (`--deterministic` alone leaves it off).
+    options.embedder = match &cli.embedding_model {
+        Some(spec) => {
+            let e = host_server::load_embedder(spec)?;
+            info!(model = %e.id(), dim = e.dim(), "embedding model loaded");
+            Some(e)
+        }
+        None => None,
+    };
+    options.llm = cli.llm_url.as_deref().map(|url| {
+        info!(url, model = %cli.llm_model, api = ?cli.llm_api, "language model configured");
+        let key = std::env::var("LLM_API_KEY").ok().filter(|k| !k.is_empty());
+        Arc::new(host_server::llm::HttpLlm::new(
+            url,
+            cli.llm_api,
+            &cli.llm_model,
+            key,
+        )) as Arc<dyn engine::llm::Llm>
+    });
     // Downloads over 1 MiB are streamed from the store (see `app::respond`).
     options.stream_downloads_over = 1024 * 1024;
     // Failures inside the service answer a bare 500; their detail goes to the log only.

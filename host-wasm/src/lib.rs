@@ -91,6 +91,11 @@ export interface OpenSiteOptions {
   languages?: string[];
   /** `"indexeddb"` (default) persists; `"memory"` keeps everything in memory (tests, Node). */
   storage?: "indexeddb" | "memory";
+  /** The sentence-embedding model behind `@related`: `"test"` for the deterministic test
+   *  embedder (contract tests), or the bytes of a static model (`model.safetensors` and
+   *  `tokenizer.json`, as `scripts/prepare-embedding-model.sh` makes them) with a name.
+   *  Without it, `@related` answers 400 "AI is disabled.". */
+  embeddingModel?: "test" | { name?: string; model: Uint8Array; tokenizer: Uint8Array };
 }
 "#;
 
@@ -116,6 +121,74 @@ pub struct OpenOptions {
     pub languages: Vec<String>,
     /// `indexeddb` or `memory`.
     pub storage: Option<String>,
+    /// The embedding model (`embeddingModel`, read apart from the other options: it may hold
+    /// bytes).
+    #[serde(skip)]
+    pub embedding_model: Option<EmbeddingModel>,
+}
+
+/// The `embeddingModel` option.
+#[derive(Debug, Clone)]
+pub enum EmbeddingModel {
+    /// `"test"`: [`engine::embedding::TestEmbedder`].
+    Test,
+    /// A static model's files.
+    Static {
+        /// Its name.
+        name: String,
+        /// `model.safetensors`.
+        model: Vec<u8>,
+        /// `tokenizer.json`.
+        tokenizer: Vec<u8>,
+    },
+}
+
+impl EmbeddingModel {
+    /// The `embeddingModel` value of the options object `options`, if any.
+    pub fn from_options(options: &JsValue) -> Result<Option<Self>, JsValue> {
+        let v = js_sys::Reflect::get(options, &JsValue::from_str("embeddingModel"))
+            .unwrap_or(JsValue::UNDEFINED);
+        if v.is_undefined() || v.is_null() {
+            return Ok(None);
+        }
+        if v.as_string().as_deref() == Some("test") {
+            return Ok(Some(EmbeddingModel::Test));
+        }
+        let bytes = |key: &str| -> Result<Vec<u8>, JsValue> {
+            let b = js_sys::Reflect::get(&v, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+            b.dyn_into::<js_sys::Uint8Array>()
+                .map(|a| a.to_vec())
+                .map_err(|_| {
+                    js_err(format!(
+                        "openSite: embeddingModel.{key} must be a Uint8Array (or embeddingModel \"test\")"
+                    ))
+                })
+        };
+        let name = js_sys::Reflect::get(&v, &JsValue::from_str("name"))
+            .ok()
+            .and_then(|n| n.as_string())
+            .unwrap_or_else(|| "model".into());
+        Ok(Some(EmbeddingModel::Static {
+            name,
+            model: bytes("model")?,
+            tokenizer: bytes("tokenizer")?,
+        }))
+    }
+
+    /// The embedder.
+    pub fn load(&self) -> Result<Arc<dyn engine::embedding::Embedder>, JsValue> {
+        Ok(match self {
+            EmbeddingModel::Test => Arc::new(engine::embedding::TestEmbedder),
+            EmbeddingModel::Static {
+                name,
+                model,
+                tokenizer,
+            } => Arc::new(
+                engine::embedding::StaticEmbedder::from_bytes(name, model, tokenizer)
+                    .map_err(|e| js_err(format!("openSite: {e}")))?,
+            ),
+        })
+    }
 }
 
 /// The default base URL when none is given.
@@ -194,8 +267,11 @@ pub async fn open_site(
     let opts: OpenOptions = if options.is_undefined() || options.is_null() {
         OpenOptions::default()
     } else {
-        serde_wasm_bindgen::from_value(options)
-            .map_err(|e| js_err(format!("openSite: invalid options: {e}")))?
+        let embedding_model = EmbeddingModel::from_options(&options)?;
+        let mut opts: OpenOptions = serde_wasm_bindgen::from_value(options)
+            .map_err(|e| js_err(format!("openSite: invalid options: {e}")))?;
+        opts.embedding_model = embedding_model;
+        opts
     };
     Site::open(name, opts).await
 }
@@ -254,6 +330,11 @@ impl Site {
             EngineOptions::for_tests()
         } else {
             EngineOptions::production()
+        };
+        // The embedding model only when asked for (`deterministic` alone leaves it off).
+        options.embedder = match &opts.embedding_model {
+            Some(m) => Some(m.load()?),
+            None => None,
         };
         options.error_log = Some(console_error_log(&name));
         options.store_backend = if persistent {
@@ -1049,5 +1130,27 @@ impl Drop for Site {
         // breaks the store <-> hook reference cycle; in-flight requests hold their own Rc and end
         // with 503 once closed
         self.inner.close();
+    }
+}
+
+/// A static embedding model loaded from bytes, usable from JavaScript on its own (the browser
+/// benchmark times it; a page may embed texts with the same model as its site).
+#[wasm_bindgen(js_name = StaticEmbedding)]
+pub struct StaticEmbedding(engine::embedding::StaticEmbedder);
+
+#[wasm_bindgen(js_class = StaticEmbedding)]
+impl StaticEmbedding {
+    /// Load the model from `model.safetensors` and `tokenizer.json` bytes.
+    #[wasm_bindgen(constructor)]
+    pub fn new(model: &[u8], tokenizer: &[u8]) -> Result<StaticEmbedding, JsValue> {
+        engine::embedding::StaticEmbedder::from_bytes("model", model, tokenizer)
+            .map(StaticEmbedding)
+            .map_err(|e| js_err(e.to_string()))
+    }
+
+    /// The unit vector of `text`.
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        use engine::embedding::Embedder;
+        self.0.embed(text)
     }
 }

@@ -613,3 +613,58 @@ async fn deliver_outbox_posts_webhooks_and_keeps_mail_queued() {
         .clone();
     assert_eq!(hook["attempts"], 1, "{hook}");
 }
+
+/// `embeddingModel` given as bytes in the options object (as a page passes a downloaded model):
+/// the generated tiny static model answers `@related`; bytes that are not a model are refused.
+#[wasm_bindgen_test]
+async fn a_static_model_given_as_bytes_answers_related() {
+    let (model, tokenizer) = engine::embedding::tiny_model(&[
+        "harbour", "tours", "boat", "hire", "budget", "report", "annual",
+    ]);
+    let options = |model: &[u8]| {
+        let o = js_sys::Object::new();
+        let set = |k: &str, v: &JsValue| {
+            js_sys::Reflect::set(&o, &JsValue::from_str(k), v).unwrap();
+        };
+        set("baseUrl", &JsValue::from_str(common::BASE));
+        set("adminPassword", &JsValue::from_str("secret"));
+        set("deterministic", &JsValue::TRUE);
+        set("storage", &JsValue::from_str("memory"));
+        let m = js_sys::Object::new();
+        js_sys::Reflect::set(&m, &"name".into(), &"tiny".into()).unwrap();
+        js_sys::Reflect::set(&m, &"model".into(), &js_sys::Uint8Array::from(model).into()).unwrap();
+        js_sys::Reflect::set(
+            &m,
+            &"tokenizer".into(),
+            &js_sys::Uint8Array::from(&tokenizer[..]).into(),
+        )
+        .unwrap();
+        set("embeddingModel", &m.into());
+        JsValue::from(o)
+    };
+    let site = host_wasm::open_site(unique("tiny-model"), options(&model))
+        .await
+        .unwrap_or_else(|e| panic!("{}", host_wasm::idb::js_error_text(&e)));
+    for (title, description) in [
+        ("Harbour tours", "Boat tours of the harbour"),
+        ("Annual report", "The budget report"),
+        ("Boat hire", "Hire a boat in the harbour"),
+    ] {
+        let body = json!({"@type": "Page", "title": title, "description": description});
+        let r = call(&site, "POST", "/", Some(body), true).await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let r = call(&site, "GET", "/harbour-tours/@related", None, true).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.body["items"][0]["@id"],
+        format!("{}/boat-hire", common::BASE),
+        "{}",
+        r.body
+    );
+    let err = match host_wasm::open_site(unique("bad-model"), options(b"not a model")).await {
+        Ok(_) => panic!("bytes that are not a model were accepted"),
+        Err(e) => host_wasm::idb::js_error_text(&e),
+    };
+    assert!(err.contains("embedding model"), "{err}");
+}

@@ -62,6 +62,7 @@ impl Target for Browser {
             headers: out_headers,
             body: Uint8Array::new(&body).to_vec(),
             stream: None,
+            lines: None,
         }
     }
 

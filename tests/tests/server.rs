@@ -75,7 +75,8 @@ impl Server {
             write_database(&data, pairs);
         }
         let mut child = Command::new(bin)
-            .args(["--deterministic", "--listen", "127.0.0.1:0", "--data"])
+            .args(["--deterministic", "--embedding-model", "test"])
+            .args(["--listen", "127.0.0.1:0", "--data"])
             .arg(&data)
             .env("ADMIN_PASSWORD", "secret")
             // info for upgraded sites: the test reads the line that reports the migration
@@ -224,6 +225,7 @@ impl Target for Server {
             headers,
             body,
             stream: None,
+            lines: None,
         }
     }
 

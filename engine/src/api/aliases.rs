@@ -210,6 +210,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
             headers: vec![("Content-Type".into(), "text/csv; charset=utf-8".into())],
             body: export_csv(&matching)?,
             stream: None,
+            lines: None,
         });
     }
     let total = matching.len();

@@ -175,6 +175,7 @@ fn export(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Resp
         ],
         body,
         stream: None,
+        lines: None,
     })
 }
 

@@ -6,6 +6,7 @@
 
 pub mod actions;
 pub mod addons;
+pub mod ai;
 pub mod aliases;
 pub mod batching;
 pub mod breadcrumbs;
@@ -36,6 +37,7 @@ pub mod openapi;
 pub mod principals;
 pub mod query;
 pub mod recyclebin;
+pub mod related;
 pub mod replace;
 pub mod router;
 pub mod rules;
@@ -44,7 +46,7 @@ pub mod securitypanels;
 pub mod serialize;
 pub mod sharing;
 pub mod site;
-pub mod spec_components;
+
 pub mod system;
 pub mod testhooks;
 pub mod translations;
@@ -112,7 +114,8 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("health", health::register),
     ("content-rules", rules::register),
     ("contextnavigation", contextnavigation::register),
-    ("components", spec_components::register),
+    ("related", related::register),
+    ("ai", ai::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),
 ];

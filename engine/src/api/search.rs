@@ -1227,6 +1227,7 @@ impl Page<'_> {
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: self.to_json()?,
             stream: None,
+            lines: None,
         })
     }
 }

@@ -28,6 +28,7 @@ pub fn options(storage: &str) -> OpenOptions {
         admin_password: Some("secret".into()),
         deterministic: true,
         storage: Some(storage.into()),
+        embedding_model: Some(host_wasm::EmbeddingModel::Test),
         ..OpenOptions::default()
     }
 }

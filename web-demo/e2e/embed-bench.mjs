@@ -1,0 +1,57 @@
+// Times the static embedding model in headless Chromium (embed-bench.html); needs web-demo/pkg
+// (scripts/web-demo.sh --build-only) and web-demo/model/ (model.safetensors, tokenizer.json, page.txt).
+// Run: node web-demo/e2e/embed-bench.mjs. No assertions on timings.
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createServer } from "node:http";
+import { dirname, extname, join, normalize } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { chromium } from "playwright-core";
+
+const demo = join(dirname(fileURLToPath(import.meta.url)), "..");
+const wasm = readFileSync(join(demo, "pkg", "host_wasm_bg.wasm"));
+const glue = readFileSync(join(demo, "pkg", "host_wasm.js"));
+console.log(`release wasm (after wasm-opt -Os): ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip`);
+console.log(`JS glue host_wasm.js: ${glue.length} bytes raw, ${gzipSync(glue, { level: 9 }).length} bytes gzip`);
+
+// A static server for web-demo/ that makes the page cross-origin isolated (COOP + COEP): only then
+// does Chromium give performance.now() 5 us resolution instead of 100 us (with jitter), which is
+// coarser than the GET being measured.
+const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm", ".css": "text/css" };
+const server = createServer(async (req, res) => {
+  const path = normalize(decodeURIComponent(new URL(req.url, "http://localhost").pathname));
+  const file = join(demo, path.endsWith("/") ? path + "index.html" : path);
+  try {
+    const body = await readFile(file);
+    res.writeHead(200, {
+      "Content-Type": types[extname(file)] || "application/octet-stream",
+      "Cross-Origin-Opener-Policy": "same-origin",
+      "Cross-Origin-Embedder-Policy": "require-corp",
+    });
+    res.end(body);
+  } catch {
+    res.writeHead(404);
+    res.end();
+  }
+});
+const port = await new Promise((res) => server.listen(0, "127.0.0.1", () => res(server.address().port)));
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run"],
+});
+let code = 0;
+try {
+  const page = await browser.newPage();
+  page.on("pageerror", (e) => console.log("pageerror:", e.message));
+  await page.goto(`http://127.0.0.1:${port}/embed-bench.html`);
+  if (!(await page.evaluate(() => self.crossOriginIsolated))) console.log("warning: page not cross-origin isolated: timer resolution 100 us");
+  await page.waitForSelector("body[data-done]", { timeout: 5 * 60 * 1000 });
+  console.log(await page.textContent("#out"));
+  if ((await page.getAttribute("body", "data-done")) !== "1") code = 1;
+} finally {
+  await browser.close();
+  server.close();
+}
+process.exit(code);
