@@ -11,7 +11,8 @@ const LANGUAGES = (params.get("languages") || "").split(",").map((s) => s.trim()
 const ML_SITE = { site: "web-demo-multilingual", languages: "en,de" }; // the header's "multilingual site" link
 const BASE = new URL("api", location.href).href.replace(/\/$/, ""); // e.g. http://127.0.0.1:8766/api
 const USER = "admin";
-const AUTH = "Basic " + btoa(`${USER}:admin`); // the demo's local admin (created on first open)
+const PASSWORD = "offline-admin"; // 8 characters or more: the password policy holds for a new site's admin
+const AUTH = "Basic " + btoa(`${USER}:${PASSWORD}`); // the demo's local admin (created on first open)
 
 const $ = (sel) => document.querySelector(sel);
 let site;
@@ -1202,7 +1203,7 @@ async function embeddingModel() {
 async function main() {
   try {
     await init();
-    const opts = { baseUrl: BASE, adminPassword: "admin", title: LANGUAGES.length ? "My multilingual site" : "My offline site" };
+    const opts = { baseUrl: BASE, adminPassword: PASSWORD, title: LANGUAGES.length ? "My multilingual site" : "My offline site" };
     opts.embeddingModel = await embeddingModel();
     if (LANGUAGES.length) Object.assign(opts, { profiles: ["multilingual-content"], languages: LANGUAGES });
     site = await openSite(SITE_NAME, opts);

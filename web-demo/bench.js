@@ -2,7 +2,7 @@
 import init, { openSite, deleteSite } from "./pkg/host_wasm.js";
 
 const BASE = "http://localhost:8080";
-const AUTH = "Basic " + btoa("admin:secret");
+const AUTH = "Basic " + btoa("admin:secret-password");
 const out = document.getElementById("out");
 const lines = [];
 const log = (s) => {
@@ -38,7 +38,7 @@ async function main() {
   log(`wasm init (fetch + compile + instantiate): ${results.wasm_init_ms.toFixed(1)} ms`);
 
   const name = `bench-${Date.now()}`;
-  let site = await openSite(name, { baseUrl: BASE, adminPassword: "secret" });
+  let site = await openSite(name, { baseUrl: BASE, adminPassword: "secret-password" });
   const FOLDERS = 10;
   for (let f = 0; f < FOLDERS; f++) await ok(req(site, "POST", "/", { "@type": "Folder", id: `f${f}`, title: `Folder ${f}` }), 201);
   let count = FOLDERS;

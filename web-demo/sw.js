@@ -20,7 +20,7 @@ function getSite() {
       const wasmUrl = new URL("./pkg/host_wasm_bg.wasm", self.registration.scope);
       const wasm = (await caches.match(wasmUrl)) || (await fetch(wasmUrl));
       await init({ module_or_path: wasm });
-      return openSite(SITE_NAME, { baseUrl: BASE, adminPassword: "admin", title: "My offline site" });
+      return openSite(SITE_NAME, { baseUrl: BASE, adminPassword: "offline-admin", title: "My offline site" });
     })();
     sitePromise.catch(() => (sitePromise = null)); // retry on the next request
   }

@@ -23,8 +23,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-/// `admin:secret`
-const ADMIN: &str = "Basic YWRtaW46c2VjcmV0";
+/// `admin:secret-password`
+const ADMIN: &str = "Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk";
 
 fn env_or(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -152,7 +152,7 @@ fn main() {
     let mut child = Command::new(&bin)
         .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
         .arg(dir.join("data"))
-        .env("ADMIN_PASSWORD", "secret")
+        .env("ADMIN_PASSWORD", "secret-password")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

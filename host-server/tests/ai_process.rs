@@ -55,7 +55,7 @@ fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Result<Server, 
     cmd.args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
         .arg(dir.0.join("data"))
         .args(extra)
-        .env("ADMIN_PASSWORD", "secret")
+        .env("ADMIN_PASSWORD", "secret-password")
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -94,8 +94,8 @@ impl Server {
             .method(method)
             .uri(format!("{}{path}", self.base))
             .header("Accept", "application/json")
-            // admin:secret
-            .header("Authorization", "Basic YWRtaW46c2VjcmV0");
+            // admin:secret-password (the policy wants 8 characters or more)
+            .header("Authorization", "Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk");
         let mut resp = match body {
             Some(b) => self
                 .agent
@@ -328,7 +328,7 @@ fn generate_streams_pieces_as_json_lines() {
         .method("POST")
         .uri(format!("{}/@generate", s.base))
         .header("Content-Type", "application/json")
-        .header("Authorization", "Basic YWRtaW46c2VjcmV0")
+        .header("Authorization", "Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk")
         .body(json!({"prompt": "Who?", "stream": true}).to_string())
         .unwrap();
     let mut resp = s.agent.run(req).unwrap();

@@ -133,7 +133,7 @@ try {
   await page.waitForFunction(() => navigator.serviceWorker && navigator.serviceWorker.controller, null, { timeout: 30000 });
   const viaSw = await page.evaluate(async () => {
     const r = await fetch("/api/offline-hello", {
-      headers: { Accept: "application/json", Authorization: "Basic " + btoa("admin:admin") },
+      headers: { Accept: "application/json", Authorization: "Basic " + btoa("admin:offline-admin") },
     });
     return { status: r.status, body: await r.json() };
   });
