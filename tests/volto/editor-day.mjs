@@ -266,7 +266,6 @@ step("site setup: the content types panel", async (page) => {
 // Panels Volto lists whose endpoints this server does not have yet; visited, but not required to
 // work. Each is named in the output so the gap stays visible.
 const PANELS_NOT_SUPPORTED = {
-  "/controlpanel/rules": "@controlpanels/content-rules does not exist yet (content rules are a later issue)",
   "/controlpanel/relations": "@relations is not implemented",
   "/controlpanel/undo": "@transactions is not implemented (the store keeps no undo log)",
 };
