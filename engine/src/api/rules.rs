@@ -646,24 +646,12 @@ fn patch_rule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
             message: format!("'id' cannot change (it is '{}')", rule.id),
         });
     }
-    if let Some(t) = body.title {
-        rule.title = t;
-    }
-    if let Some(d) = body.description {
-        rule.description = d;
-    }
-    if let Some(e) = body.event {
-        rule.event = e;
-    }
-    if let Some(e) = body.enabled {
-        rule.enabled = e;
-    }
-    if let Some(s) = body.stop {
-        rule.stop = s;
-    }
-    if let Some(c) = body.cascading {
-        rule.cascading = c;
-    }
+    set(&mut rule.title, body.title);
+    set(&mut rule.description, body.description);
+    set(&mut rule.event, body.event);
+    set(&mut rule.enabled, body.enabled);
+    set(&mut rule.stop, body.stop);
+    set(&mut rule.cascading, body.cascading);
     if let Some(s) = body.secret {
         if s.is_empty() {
             return Err(EngineError::Invalid {
@@ -1403,24 +1391,12 @@ fn patch_schedule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Resul
             });
         }
     }
-    if let Some(v) = b.title {
-        j.title = v;
-    }
-    if let Some(v) = b.description {
-        j.description = v;
-    }
-    if let Some(v) = b.enabled {
-        j.enabled = v;
-    }
-    if let Some(v) = b.action {
-        j.action = v;
-    }
-    if let Some(v) = b.params {
-        j.params = v;
-    }
-    if let Some(v) = b.schedule {
-        j.schedule = v;
-    }
+    set(&mut j.title, b.title);
+    set(&mut j.description, b.description);
+    set(&mut j.enabled, b.enabled);
+    set(&mut j.action, b.action);
+    set(&mut j.params, b.params);
+    set(&mut j.schedule, b.schedule);
     jobs::save_schedule(ctx, j, false)?;
     Ok(Response::empty(204))
 }
@@ -1448,4 +1424,11 @@ fn schedule_actions(_: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<R
         })
         .collect();
     Ok(Response::json(200, &out))
+}
+
+/// Replace `slot` with `value` when a PATCH body gave one.
+fn set<T>(slot: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *slot = v;
+    }
 }
