@@ -5,35 +5,15 @@
 #![cfg(unix)]
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "host-server-ai-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::TempDir;
 
 struct Server {
     child: Child,
@@ -81,34 +61,21 @@ fn start(dir: &TempDir, extra: &[&str], env: &[(&str, &str)]) -> Result<Server, 
             sink.clear();
         }
     });
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent = common::agent();
     Ok(Server { child, base, agent })
 }
 
 impl Server {
     fn request(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let req = ureq::http::Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header("Accept", "application/json")
-            // admin:secret-password (the policy wants 8 characters or more)
-            .header("Authorization", "Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk");
-        let mut resp = match body {
-            Some(b) => self
-                .agent
-                .run(
-                    req.header("Content-Type", "application/json")
-                        .body(b.to_string())
-                        .unwrap(),
-                )
-                .unwrap(),
-            None => self.agent.run(req.body(()).unwrap()).unwrap(),
-        };
-        let status = resp.status().as_u16();
-        let text = resp.body_mut().read_to_string().unwrap();
+        // admin:secret-password (the policy wants 8 characters or more)
+        let (status, text) = common::request_text(
+            &self.agent,
+            &self.base,
+            method,
+            path,
+            Some("Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk"),
+            body.as_ref(),
+        );
         (
             status,
             serde_json::from_str(&text).unwrap_or(Value::String(text)),

@@ -16,6 +16,8 @@ use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::Sha256;
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 const PASSWORD: &str = "outbox-secret";
 
@@ -66,10 +68,7 @@ fn start_named(tag: &str) -> Server {
         let mut sink = String::new();
         let _ = out.read_to_string(&mut sink);
     });
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent = common::agent();
     Server {
         child,
         base,
@@ -82,25 +81,14 @@ impl Server {
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         use base64::Engine as _;
         let auth = base64::engine::general_purpose::STANDARD.encode(format!("admin:{PASSWORD}"));
-        let req = ureq::http::Request::builder()
-            .method(method)
-            .uri(format!("{}{path}", self.base))
-            .header("Accept", "application/json")
-            .header("Authorization", format!("Basic {auth}"));
-        let mut resp = match body {
-            Some(b) => self
-                .agent
-                .run(
-                    req.header("Content-Type", "application/json")
-                        .body(b.to_string())
-                        .unwrap(),
-                )
-                .unwrap(),
-            None => self.agent.run(req.body(()).unwrap()).unwrap(),
-        };
-        let status = resp.status().as_u16();
-        let text = resp.body_mut().read_to_string().unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+        common::request_json(
+            &self.agent,
+            &self.base,
+            method,
+            path,
+            Some(&format!("Basic {auth}")),
+            body.as_ref(),
+        )
     }
 
     fn ok(&self, method: &str, path: &str, body: Option<Value>, want: u16) -> Value {

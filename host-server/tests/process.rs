@@ -7,37 +7,14 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "host-server-proc-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn data(&self) -> PathBuf {
-        self.0.join("data")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::TempDir;
 
 /// A running server. Killed (SIGKILL) on drop if still running, so a failing test leaves nothing.
 struct Server {
@@ -91,10 +68,7 @@ fn start_with(data: &Path, log: &Path, admin_password: Option<&str>, extra: &[&s
             panic!("unexpected line on stdout: {line:?}");
         }
     };
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
+    let agent = common::agent();
     Server {
         child,
         _stdout: stdout,
@@ -113,28 +87,15 @@ impl Server {
         token: Option<&str>,
         body: Option<Value>,
     ) -> (u16, Value) {
-        let url = format!("{}{path}", self.base);
-        let mut req = ureq::http::Request::builder()
-            .method(method)
-            .uri(&url)
-            .header("Accept", "application/json");
-        if let Some(t) = token {
-            req = req.header("Authorization", format!("Bearer {t}"));
-        }
-        let mut resp = match body {
-            Some(b) => self
-                .agent
-                .run(
-                    req.header("Content-Type", "application/json")
-                        .body(b.to_string())
-                        .unwrap(),
-                )
-                .unwrap(),
-            None => self.agent.run(req.body(()).unwrap()).unwrap(),
-        };
-        let status = resp.status().as_u16();
-        let text = resp.body_mut().read_to_string().unwrap();
-        (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+        let auth = token.map(|t| format!("Bearer {t}"));
+        common::request_json(
+            &self.agent,
+            &self.base,
+            method,
+            path,
+            auth.as_deref(),
+            body.as_ref(),
+        )
     }
 
     fn login(&self, password: &str) -> String {

@@ -9,40 +9,18 @@ use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+
+mod common;
 
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 const ADMIN_PASSWORD: &str = "admin-password";
 
-struct TempDir(PathBuf);
+use common::TempDir;
 
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "host-server-sec-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn data(&self) -> PathBuf {
-        self.0.join("data")
-    }
-
-    fn log(&self) -> PathBuf {
-        self.0.join("server.log")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// The server's log file in a test's directory.
+fn log_of(dir: &TempDir) -> PathBuf {
+    dir.0.join("server.log")
 }
 
 /// A running server, killed on drop.
@@ -69,7 +47,7 @@ fn command(tmp: &TempDir, admin_password: &str, extra: &[&str]) -> Command {
         .env("ADMIN_PASSWORD", admin_password)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::from(File::create(tmp.log()).unwrap()));
+        .stderr(Stdio::from(File::create(log_of(tmp)).unwrap()));
     cmd
 }
 
@@ -90,13 +68,13 @@ fn start(tmp: &TempDir, extra: &[&str]) -> Server {
         child,
         _stdout: stdout,
         addr: addr.unwrap_or_default(),
-        log: tmp.log(),
+        log: log_of(tmp),
     };
     if server.addr.is_empty() {
         let status = server.child.wait().unwrap();
         panic!(
             "server exited ({status}) before listening; log:\n{}",
-            std::fs::read_to_string(tmp.log()).unwrap_or_default()
+            std::fs::read_to_string(log_of(tmp)).unwrap_or_default()
         );
     }
     server
@@ -118,7 +96,7 @@ fn refused(tmp: &TempDir, admin_password: &str, extra: &[&str]) -> String {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(!status.success(), "the server should refuse to start");
-    std::fs::read_to_string(tmp.log()).unwrap()
+    std::fs::read_to_string(log_of(tmp)).unwrap()
 }
 
 /// An answer: status, header block (lowercase names), body.

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 /// `admin:secret-password`
 const ADMIN: &str = "Basic YWRtaW46c2VjcmV0LXBhc3N3b3Jk";
@@ -74,12 +76,7 @@ fn start() -> Server {
     }
 }
 
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into()
-}
+use common::agent;
 
 /// Where the upload is (`HEAD`).
 fn offset(server: &Server, upload: &str) -> u64 {
