@@ -1,63 +1,385 @@
-//! The response cache: answers to repeated safe requests (GET, HEAD) without running them again.
+//! The response cache: answers to repeated safe requests (GET, HEAD), and the callers that
+//! credentials stand for, kept until a write changes something they were computed from.
 //!
-//! Correctness rests on the **store generation** ([`crate::generation`]), a counter under
-//! [`GENERATION`] that every write transaction which changes anything increments (in
-//! [`crate::context::Ctx::commit`]). A read request reads the generation from its own snapshot,
-//! so an answer computed at generation `g` is exactly what any later request reading generation
-//! `g` would compute — as long as nothing else it depends on changed. The other inputs are all part of the key:
+//! # What an entry depends on
+//!
+//! A request that may be cached records what it reads ([`ReadSet`], kept by
+//! [`crate::context::Ctx`]): every key it asked for and every key range its scans covered, and
+//! whether it asked for the time. Every write transaction records the keys it wrote. When a
+//! commit is published ([`ResponseCache::publish`]), the entries whose read set holds a key the
+//! commit wrote are dropped, and only those: a PATCH of one page leaves the answers about every
+//! other page in place. The other inputs of an answer are part of its key:
 //!
 //! - the request: method, path, query, base URL and every header except `Authorization` and
 //!   `Cookie`, which only carry credentials;
 //! - the caller: the authenticated login (credentials are checked on every request, before the
-//!   cache is consulted, so an expired or revoked token never reaches a cached answer);
-//! - the time, to the second: answers may depend on the clock (lock expiry), so an entry is used
-//!   only within the second it was computed in. Engines with a movable test clock never cache.
+//!   cache is consulted, so an expired or revoked token never reaches a cached answer; what the
+//!   check read is part of the answer's read set, so a change of the caller's roles drops it);
+//! - the time, to the second, for answers that asked for it (lock expiry, publication dates):
+//!   such an entry is used only within the second it was computed in. Engines with a movable
+//!   test clock never cache.
 //!
-//! Only 200 answers are kept. When the generation or the second moves on, the whole cache is
-//! dropped at the next insertion (old entries can never be hit again); its size is bounded by
-//! [`crate::EngineOptions::response_cache_bytes`] (0 turns it off).
+//! # Generations
+//!
+//! Every commit that changes anything moves the store generation ([`crate::generation`]) from
+//! `g` to a later value. The cache knows the generation up to which it has applied every
+//! commit's invalidations (`applied`). An answer computed on a snapshot of generation `g` is
+//! stored only when `g == applied` (nothing committed since may have changed it unseen), and a
+//! request whose snapshot is newer than `applied` is not answered from the cache. Commits are
+//! applied in generation order: one published out of order waits for the ones before it. A
+//! commit the cache never hears of (made by another process on a shared database) is noticed
+//! when a request's snapshot is newer than `applied` while no local write is under way
+//! ([`ResponseCache::writing`]): the cache then starts over at that generation.
+//!
+//! Only 200 answers are kept. The size is bounded by
+//! [`crate::EngineOptions::response_cache_bytes`] (0 turns the cache off); a full cache starts
+//! over.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use crate::http::{Method, Request, Response};
+use crate::security::Principal;
 
 pub use crate::generation::GENERATION;
 
-/// Generation and second an entry is valid for.
-pub type Epoch = (u64, i64);
+/// What a computation read from the store: exact keys, key ranges `[start, end)` (an empty end
+/// is unbounded), and whether it asked for the time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReadSet {
+    keys: Vec<Vec<u8>>,
+    ranges: Vec<(Vec<u8>, Vec<u8>)>,
+    clock: bool,
+}
 
-/// Cached answers of one epoch.
-#[derive(Default)]
-struct Entries {
-    epoch: Epoch,
-    map: HashMap<String, Response>,
+impl ReadSet {
+    /// Record a `get` of `key`.
+    pub fn key(&mut self, key: &[u8]) {
+        if key != GENERATION {
+            self.keys.push(key.to_vec());
+        }
+    }
+
+    /// Record that keys in `[start, end)` were read (an empty `end` is unbounded).
+    pub fn range(&mut self, start: &[u8], end: &[u8]) {
+        self.ranges.push((start.to_vec(), end.to_vec()));
+    }
+
+    /// Record a scan of `[start, end)` in direction `dir` with `limit` that returned `pairs`:
+    /// the part of the range it covered (up to the last pair returned when the limit cut it).
+    pub fn scan(
+        &mut self,
+        start: &[u8],
+        end: &[u8],
+        dir: crate::store::Direction,
+        limit: usize,
+        pairs: &[crate::store::KeyValue],
+    ) {
+        if limit == 0 {
+            return;
+        }
+        match (pairs.len() >= limit, pairs.last(), dir) {
+            (true, Some((last, _)), crate::store::Direction::Forward) => {
+                let mut after = last.clone();
+                after.push(0);
+                self.range(start, &after);
+            }
+            (true, Some((last, _)), crate::store::Direction::Reverse) => self.range(last, end),
+            _ => self.range(start, end),
+        }
+    }
+
+    /// Record that the time was read.
+    pub fn clock(&mut self) {
+        self.clock = true;
+    }
+
+    /// Whether the time was read.
+    pub fn read_clock(&self) -> bool {
+        self.clock
+    }
+
+    /// Add everything `other` read.
+    pub fn extend(&mut self, other: &ReadSet) {
+        self.keys.extend(other.keys.iter().cloned());
+        self.ranges.extend(other.ranges.iter().cloned());
+        self.clock |= other.clock;
+    }
+
+    fn finish(&mut self) {
+        self.keys.sort_unstable();
+        self.keys.dedup();
+        self.ranges.sort_unstable();
+        self.ranges.dedup();
+    }
+
+    fn bytes(&self) -> usize {
+        self.keys.iter().map(|k| k.len() + 24).sum::<usize>()
+            + self
+                .ranges
+                .iter()
+                .map(|(a, b)| a.len() + b.len() + 48)
+                .sum::<usize>()
+    }
+}
+
+/// A commit that moved the store generation: from which value to which, and the keys it wrote
+/// (recorded only when the engine keeps caches: the cache drops what read them).
+#[derive(Debug, Clone, Default)]
+pub struct Moved {
+    /// The generation the transaction began on.
+    pub from: u64,
+    /// The generation it committed.
+    pub to: u64,
+    /// The keys written (empty when the engine keeps no caches).
+    pub writes: Vec<Vec<u8>>,
+}
+
+impl Moved {
+    /// Two commits' moves as one: a group's requests commit together.
+    pub fn merge(a: Option<Moved>, b: Option<Moved>) -> Option<Moved> {
+        match (a, b) {
+            (Some(mut a), Some(b)) => {
+                a.from = a.from.min(b.from);
+                a.to = a.to.max(b.to);
+                a.writes.extend(b.writes);
+                Some(a)
+            }
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The caller credentials were found to stand for, with what finding it read.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    /// Who the credentials name.
+    pub principal: Principal,
+    /// When they expire (seconds since the epoch; `i64::MAX`: never).
+    pub exp: i64,
+    /// What verifying them read (added to the read set of every answer computed for them).
+    pub reads: Arc<ReadSet>,
+}
+
+/// What an entry holds.
+enum Value {
+    Answer(Response),
+    Caller(Caller),
+}
+
+struct Slot {
+    id: u64,
+    value: Value,
+    /// The second the entry is valid in, when its computation read the clock.
+    second: Option<i64>,
     bytes: usize,
 }
 
-/// A bounded cache of responses; see the module documentation.
+/// One commit's invalidations, waiting for the commits before it.
+struct Pending {
+    to: u64,
+    writes: Vec<Vec<u8>>,
+}
+
+/// A range `[start, end)` read by the entry with this id.
+type RangeRead = (u64, Vec<u8>, Vec<u8>);
+
+#[derive(Default)]
+struct Inner {
+    /// Every commit up to this generation has been applied (`None`: not known yet).
+    applied: Option<u64>,
+    /// Commits published ahead of one not yet published, by the generation they start from.
+    pending: BTreeMap<u64, Pending>,
+    entries: HashMap<String, Slot>,
+    /// The entry each id belongs to.
+    owners: HashMap<u64, String>,
+    /// Ids of the entries that read each key.
+    exact: HashMap<Vec<u8>, Vec<u64>>,
+    /// Ranges read, by the common prefix of their bounds: a key can only fall in a range whose
+    /// common prefix it starts with.
+    ranges: HashMap<Vec<u8>, Vec<RangeRead>>,
+    /// The lengths of the prefixes in `ranges`.
+    range_lens: BTreeSet<usize>,
+    next_id: u64,
+    bytes: usize,
+}
+
+impl Inner {
+    fn clear(&mut self) {
+        let applied = self.applied;
+        let next_id = self.next_id;
+        *self = Inner {
+            applied,
+            next_id,
+            ..Inner::default()
+        };
+    }
+
+    fn remove_id(&mut self, id: u64) {
+        if let Some(key) = self.owners.remove(&id) {
+            if self.entries.get(&key).is_some_and(|s| s.id == id) {
+                if let Some(slot) = self.entries.remove(&key) {
+                    self.bytes = self.bytes.saturating_sub(slot.bytes);
+                }
+            }
+        }
+    }
+
+    /// Drop every entry that read one of `writes`.
+    fn invalidate(&mut self, writes: &[Vec<u8>]) {
+        if self.entries.is_empty() {
+            return;
+        }
+        let mut hit = Vec::new();
+        for k in writes {
+            if let Some(ids) = self.exact.remove(k.as_slice()) {
+                hit.extend(ids);
+            }
+            for &len in self.range_lens.range(..=k.len()) {
+                if let Some(list) = self.ranges.get_mut(&k[..len]) {
+                    list.retain(|(id, start, end)| {
+                        let inside =
+                            start.as_slice() <= k.as_slice() && (end.is_empty() || k < end);
+                        if inside {
+                            hit.push(*id);
+                        }
+                        !inside
+                    });
+                }
+            }
+        }
+        for id in hit {
+            self.remove_id(id);
+        }
+    }
+
+    /// Apply the commit from `from` to `to` and every waiting one that follows.
+    fn apply(&mut self, from: u64, to: u64, writes: Vec<Vec<u8>>) {
+        match self.applied {
+            Some(a) if from == a => {
+                self.invalidate(&writes);
+                self.applied = Some(to);
+            }
+            Some(a) if from > a => {
+                self.pending.insert(from, Pending { to, writes });
+                return;
+            }
+            // Already covered (the cache started over at a later generation since), or the
+            // starting point is unknown: start over from here.
+            Some(a) if to <= a => return,
+            _ => {
+                self.clear();
+                self.pending.clear();
+                self.applied = Some(to);
+            }
+        }
+        while let Some(a) = self.applied {
+            let Some(next) = self.pending.remove(&a) else {
+                break;
+            };
+            self.invalidate(&next.writes);
+            self.applied = Some(next.to);
+        }
+    }
+
+    fn insert(&mut self, key: String, value: Value, reads: &ReadSet, second: i64, max: usize) {
+        let bytes = key.len() * 2
+            + reads.bytes()
+            + 96
+            + match &value {
+                Value::Answer(r) => r.body.len() + r.headers.len() * 48,
+                Value::Caller(_) => 256,
+            };
+        if bytes > max / 4 {
+            return;
+        }
+        if self.bytes + bytes > max {
+            self.clear();
+        }
+        self.next_id += 1;
+        let id = self.next_id;
+        for k in &reads.keys {
+            self.exact.entry(k.clone()).or_default().push(id);
+        }
+        for (start, end) in &reads.ranges {
+            let common = start
+                .iter()
+                .zip(end.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
+            self.range_lens.insert(common);
+            self.ranges
+                .entry(start[..common].to_vec())
+                .or_default()
+                .push((id, start.clone(), end.clone()));
+        }
+        self.owners.insert(id, key.clone());
+        let slot = Slot {
+            id,
+            value,
+            second: reads.clock.then_some(second),
+            bytes,
+        };
+        if let Some(old) = self.entries.insert(key, slot) {
+            self.owners.remove(&old.id);
+            self.bytes = self.bytes.saturating_sub(old.bytes);
+        }
+        self.bytes += bytes;
+    }
+
+    fn get(&self, snapshot: Option<u64>, key: &str, now: i64) -> Option<&Value> {
+        let applied = self.applied?;
+        if snapshot.is_some_and(|g| g > applied) {
+            return None;
+        }
+        let slot = self.entries.get(key)?;
+        slot.second.is_none_or(|s| s == now).then_some(&slot.value)
+    }
+}
+
+/// A bounded cache of responses and callers; see the module documentation.
 pub struct ResponseCache {
     max_bytes: usize,
-    entries: Mutex<Entries>,
+    inner: Mutex<Inner>,
+    /// Write transactions of this engine under way (begun and not yet published).
+    writers: AtomicUsize,
+}
+
+/// Marks a write under way for as long as it lives ([`ResponseCache::writing`]).
+pub struct Writing<'a>(&'a AtomicUsize);
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl ResponseCache {
-    /// How many responses it holds, their bytes, and its limit in bytes.
-    pub fn usage(&self) -> (usize, usize, usize) {
-        let (len, bytes) = self
-            .entries
-            .lock()
-            .map(|e| (e.map.len(), e.bytes))
-            .unwrap_or_default();
-        (len, bytes, self.max_bytes)
-    }
-
     /// A cache holding at most about `max_bytes` of responses (0: never caches).
     pub fn new(max_bytes: usize) -> Self {
         ResponseCache {
             max_bytes,
-            entries: Mutex::new(Entries::default()),
+            inner: Mutex::new(Inner::default()),
+            writers: AtomicUsize::new(0),
         }
+    }
+
+    /// How many responses it holds, their bytes (with what they read), and its limit in bytes.
+    pub fn usage(&self) -> (usize, usize, usize) {
+        let (len, bytes) = self
+            .inner
+            .lock()
+            .map(|e| {
+                let answers = e
+                    .entries
+                    .values()
+                    .filter(|s| matches!(s.value, Value::Answer(_)))
+                    .count();
+                (answers, e.bytes)
+            })
+            .unwrap_or_default();
+        (len, bytes, self.max_bytes)
     }
 
     /// Whether the cache is on.
@@ -70,6 +392,46 @@ impl ResponseCache {
         self.max_bytes > 0 && matches!(req.method, Method::Get | Method::Head)
     }
 
+    /// Note a write transaction of this engine under way until the returned guard is dropped
+    /// (after its commit is published, or after it failed).
+    pub fn writing(&self) -> Writing<'_> {
+        self.writers.fetch_add(1, Ordering::SeqCst);
+        Writing(&self.writers)
+    }
+
+    /// The generation up to which every commit's invalidations are applied, if known.
+    pub fn applied(&self) -> Option<u64> {
+        self.inner.lock().ok()?.applied
+    }
+
+    /// A commit moved the store generation from `from` to `to`, writing `writes`: drop what
+    /// read any of them (in generation order; see the module documentation).
+    pub fn publish(&self, from: u64, to: u64, writes: Vec<Vec<u8>>) {
+        if !self.enabled() {
+            return;
+        }
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.apply(from, to, writes);
+        }
+    }
+
+    /// A request read a snapshot of generation `snapshot`: when that is newer than the cache
+    /// knows and no write of this engine is under way, another process committed, and the
+    /// cache starts over at `snapshot`.
+    pub fn observe(&self, snapshot: u64) {
+        if !self.enabled() {
+            return;
+        }
+        if let Ok(mut inner) = self.inner.lock() {
+            let behind = inner.applied.is_none_or(|a| snapshot > a);
+            if behind && self.writers.load(Ordering::SeqCst) == 0 {
+                inner.clear();
+                inner.pending.clear();
+                inner.applied = Some(snapshot);
+            }
+        }
+    }
+
     /// The key of `req` made by the caller `login` (`""` for anonymous).
     pub fn key(req: &Request, login: &str) -> String {
         let mut headers: Vec<(String, &str)> = req
@@ -80,6 +442,7 @@ impl ResponseCache {
             .collect();
         headers.sort();
         let mut k = String::with_capacity(128);
+        k.push('a');
         for part in [
             req.method.as_str(),
             &req.path,
@@ -99,48 +462,202 @@ impl ResponseCache {
         k
     }
 
-    /// The cached answer for `key` in `epoch`, if any.
-    pub fn get(&self, epoch: Epoch, key: &str) -> Option<Response> {
-        let entries = self.entries.lock().ok()?;
-        if entries.epoch != epoch {
-            return None;
+    /// The cached answer for `key`, for a request on a snapshot of generation `snapshot`
+    /// (`None`: the latest the cache knows) at second `now`.
+    pub fn get(&self, snapshot: Option<u64>, key: &str, now: i64) -> Option<Response> {
+        let inner = self.inner.lock().ok()?;
+        match inner.get(snapshot, key, now)? {
+            Value::Answer(r) => Some(r.clone()),
+            Value::Caller(_) => None,
         }
-        entries.map.get(key).cloned()
     }
 
-    /// Remember `resp` (a 200) for `key` in `epoch`.
-    pub fn insert(&self, epoch: Epoch, key: String, resp: &Response) {
-        if resp.status != 200 {
+    /// Remember `resp` (if a 200) for `key`, computed on a snapshot of generation `snapshot` at
+    /// second `now`, having read `reads`.
+    pub fn insert(
+        &self,
+        snapshot: u64,
+        key: String,
+        resp: &Response,
+        reads: &mut ReadSet,
+        now: i64,
+    ) {
+        if resp.status != 200 || !self.enabled() {
             return;
         }
-        let size = key.len() + resp.body.len() + 64;
-        if size > self.max_bytes / 4 {
-            return;
-        }
-        let value = resp.clone();
-        let Ok(mut entries) = self.entries.lock() else {
+        reads.finish();
+        let value = Value::Answer(resp.clone());
+        let Ok(mut inner) = self.inner.lock() else {
             return;
         };
-        let mut dropped = None;
-        if epoch > entries.epoch || entries.bytes + size > self.max_bytes {
-            // A newer epoch makes every entry unreachable; a full cache starts over.
-            if epoch < entries.epoch {
-                return;
-            }
-            dropped = Some(std::mem::replace(
-                &mut *entries,
-                Entries {
-                    epoch,
-                    ..Entries::default()
-                },
-            ));
-        } else if epoch < entries.epoch {
+        if inner.applied == Some(snapshot) {
+            inner.insert(key, value, reads, now, self.max_bytes);
+        }
+    }
+
+    /// The caller that credentials with cache key `key` stand for ([`ResponseCache::caller_key`]),
+    /// if verified before and not expired by `now`, for a request on a snapshot of generation
+    /// `snapshot` (`None`: the latest the cache knows).
+    pub fn caller(&self, snapshot: Option<u64>, key: &str, now: i64) -> Option<Caller> {
+        let inner = self.inner.lock().ok()?;
+        match inner.get(snapshot, key, now)? {
+            Value::Caller(c) if c.exp > now => Some(c.clone()),
+            _ => None,
+        }
+    }
+
+    /// Remember `caller`, verified on a snapshot of generation `snapshot`.
+    pub fn insert_caller(&self, snapshot: u64, key: String, mut caller: Caller, now: i64) {
+        if !self.enabled() {
             return;
         }
-        entries.bytes += size;
-        entries.map.insert(key, value);
-        drop(entries);
-        // Freeing thousands of answers takes a while; other requests need not wait for it.
-        drop(dropped);
+        let mut reads = (*caller.reads).clone();
+        reads.finish();
+        // The expiry is checked at every use; the time read for it is no dependence.
+        reads.clock = false;
+        caller.reads = Arc::new(reads.clone());
+        let Ok(mut inner) = self.inner.lock() else {
+            return;
+        };
+        if inner.applied == Some(snapshot) {
+            inner.insert(key, Value::Caller(caller), &reads, now, self.max_bytes);
+        }
+    }
+
+    /// The cache key of a bearer token, or of a digest of Basic credentials.
+    pub fn caller_key(kind: &str, secret: &str) -> String {
+        format!("c{kind}\0{secret}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resp(body: &str) -> Response {
+        Response {
+            status: 200,
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+            stream: None,
+            lines: None,
+        }
+    }
+
+    fn reads(keys: &[&str], ranges: &[(&str, &str)]) -> ReadSet {
+        let mut r = ReadSet::default();
+        for k in keys {
+            r.key(k.as_bytes());
+        }
+        for (a, b) in ranges {
+            r.range(a.as_bytes(), b.as_bytes());
+        }
+        r
+    }
+
+    #[test]
+    fn a_write_drops_only_the_answers_that_read_its_keys() {
+        let c = ResponseCache::new(1 << 20);
+        c.publish(0, 1, Vec::new());
+        c.insert(1, "a".into(), &resp("A"), &mut reads(&["o:a"], &[]), 0);
+        c.insert(
+            1,
+            "b".into(),
+            &resp("B"),
+            &mut reads(&["o:b"], &[("c:x/", "c:x0")]),
+            0,
+        );
+        c.insert(
+            1,
+            "c".into(),
+            &resp("C"),
+            &mut reads(&["o:c"], &[("", "")]),
+            0,
+        );
+        assert!(c.get(Some(1), "a", 0).is_some());
+        c.publish(1, 2, vec![b"o:a".to_vec()]);
+        assert!(c.get(Some(2), "a", 0).is_none());
+        assert!(c.get(Some(2), "b", 0).is_some());
+        // The unbounded range read by "c" covers every key.
+        assert!(c.get(Some(2), "c", 0).is_none());
+        c.publish(2, 3, vec![b"c:x/p".to_vec()]);
+        assert!(c.get(Some(3), "b", 0).is_none());
+    }
+
+    #[test]
+    fn commits_apply_in_generation_order_and_stale_answers_are_not_stored() {
+        let c = ResponseCache::new(1 << 20);
+        c.publish(0, 1, Vec::new());
+        // 2 -> 3 is published before 1 -> 2: the cache stays at 1 until 1 -> 2 arrives.
+        c.publish(2, 3, vec![b"k".to_vec()]);
+        assert_eq!(c.applied(), Some(1));
+        c.insert(1, "x".into(), &resp("X"), &mut reads(&["k"], &[]), 0);
+        assert!(
+            c.get(Some(2), "x", 0).is_none(),
+            "snapshot newer than applied"
+        );
+        c.publish(1, 2, Vec::new());
+        assert_eq!(c.applied(), Some(3));
+        assert!(
+            c.get(Some(3), "x", 0).is_none(),
+            "dropped by the waiting commit"
+        );
+        // Computed on an older snapshot: not stored.
+        c.insert(2, "y".into(), &resp("Y"), &mut reads(&["z"], &[]), 0);
+        assert!(c.get(None, "y", 0).is_none());
+    }
+
+    #[test]
+    fn answers_that_read_the_clock_last_one_second() {
+        let c = ResponseCache::new(1 << 20);
+        c.publish(0, 1, Vec::new());
+        let mut r = reads(&["k"], &[]);
+        r.clock();
+        c.insert(1, "t".into(), &resp("T"), &mut r, 10);
+        c.insert(1, "u".into(), &resp("U"), &mut reads(&["k2"], &[]), 10);
+        assert!(c.get(None, "t", 10).is_some());
+        assert!(c.get(None, "t", 11).is_none());
+        assert!(c.get(None, "u", 11).is_some());
+    }
+
+    #[test]
+    fn another_process_commit_starts_the_cache_over_unless_a_local_write_is_under_way() {
+        let c = ResponseCache::new(1 << 20);
+        c.publish(0, 1, Vec::new());
+        c.insert(1, "x".into(), &resp("X"), &mut reads(&["k"], &[]), 0);
+        {
+            let _w = c.writing();
+            c.observe(2);
+            assert_eq!(c.applied(), Some(1));
+        }
+        c.observe(2);
+        assert_eq!(c.applied(), Some(2));
+        assert!(c.get(None, "x", 0).is_none());
+    }
+
+    #[test]
+    fn limited_scans_cover_only_what_they_returned() {
+        let mut r = ReadSet::default();
+        let pairs = vec![
+            (b"p:a/1".to_vec(), Vec::new()),
+            (b"p:a/2".to_vec(), Vec::new()),
+        ];
+        r.scan(
+            b"p:a/",
+            b"p:a0",
+            crate::store::Direction::Forward,
+            2,
+            &pairs,
+        );
+        let c = ResponseCache::new(1 << 20);
+        c.publish(0, 1, Vec::new());
+        c.insert(1, "x".into(), &resp("X"), &mut r, 0);
+        c.publish(1, 2, vec![b"p:a/3".to_vec()]);
+        assert!(
+            c.get(None, "x", 0).is_some(),
+            "beyond the last pair returned"
+        );
+        c.publish(2, 3, vec![b"p:a/1x".to_vec()]);
+        assert!(c.get(None, "x", 0).is_none());
     }
 }

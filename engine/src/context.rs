@@ -2,13 +2,15 @@
 //! helpers every handler uses (typed reads and writes, time, ids). Permission decisions, which read
 //! the ancestors of an object, are in [`crate::permissions`].
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub use crate::cache::Moved;
+use crate::cache::ReadSet;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::generation;
@@ -67,11 +69,16 @@ pub struct Ctx<'a> {
     /// Set when this request wrote the registry: it is then read from the transaction, not the
     /// engine's per-generation cache.
     types_written: bool,
+    /// What this request read, when its answer may be cached ([`Ctx::track_reads`]).
+    reads: Option<RefCell<ReadSet>>,
+    /// The keys this request wrote, when the engine keeps caches ([`Moved::writes`]).
+    writes: Option<Vec<Vec<u8>>>,
 }
 
 impl<'a> Ctx<'a> {
     /// A context over `txn`, anonymous until authentication runs.
     pub fn new(core: &'a Core, txn: Txn<'a>, base_url: &str) -> Self {
+        let writes = matches!(txn, Txn::Write(_));
         Ctx {
             core,
             txn,
@@ -89,7 +96,31 @@ impl<'a> Ctx<'a> {
             saved: HashMap::new(),
             types: OnceCell::new(),
             types_written: false,
+            reads: None,
+            writes: (core.caches_enabled() && writes).then(Vec::new),
         }
+    }
+
+    /// Record what this request reads from now on (see [`crate::cache`]).
+    pub fn track_reads(&mut self) {
+        self.reads = Some(RefCell::new(ReadSet::default()));
+    }
+
+    /// What this request has read so far, if it records its reads.
+    pub fn reads(&self) -> Option<ReadSet> {
+        self.reads.as_ref().map(|r| r.borrow().clone())
+    }
+
+    /// Count `reads`, made for this request elsewhere (credentials verified earlier), as its own.
+    pub fn add_reads(&self, reads: &ReadSet) {
+        if let Some(r) = &self.reads {
+            r.borrow_mut().extend(reads);
+        }
+    }
+
+    /// Stop recording and hand over what this request read.
+    pub fn take_reads(&mut self) -> Option<ReadSet> {
+        self.reads.take().map(RefCell::into_inner)
     }
 
     fn reader(&self) -> &dyn ReadTxn {
@@ -114,6 +145,9 @@ impl<'a> Ctx<'a> {
 
     /// Raw read.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if let Some(r) = &self.reads {
+            r.borrow_mut().key(key);
+        }
         Ok(self.reader().get(key)?)
     }
 
@@ -125,7 +159,11 @@ impl<'a> Ctx<'a> {
         dir: Direction,
         limit: usize,
     ) -> Result<Vec<KeyValue>> {
-        Ok(self.reader().scan(start, end, dir, limit)?)
+        let pairs = self.reader().scan(start, end, dir, limit)?;
+        if let Some(r) = &self.reads {
+            r.borrow_mut().scan(start, end, dir, limit, &pairs);
+        }
+        Ok(pairs)
     }
 
     /// Every pair whose key starts with `prefix`, in key order.
@@ -168,6 +206,9 @@ impl<'a> Ctx<'a> {
     /// Raw write.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.forget_saved(key);
+        if let Some(w) = &mut self.writes {
+            w.push(key.to_vec());
+        }
         Ok(self.writer()?.put(key, value)?)
     }
 
@@ -203,6 +244,9 @@ impl<'a> Ctx<'a> {
     /// Raw delete.
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
         self.forget_saved(key);
+        if let Some(w) = &mut self.writes {
+            w.push(key.to_vec());
+        }
         Ok(self.writer()?.delete(key)?)
     }
 
@@ -212,18 +256,23 @@ impl<'a> Ctx<'a> {
     }
 
     /// Commit (write requests) or end (read requests) the transaction. A transaction that wrote
-    /// anything also moves the store generation, which invalidates cached answers; the new
-    /// generation is returned then (`None`: the generation did not move).
-    pub fn commit(mut self) -> Result<Option<u64>> {
+    /// anything also moves the store generation; the move is returned then, with the keys
+    /// written, so cached answers that read them can be dropped (`None`: nothing moved).
+    pub fn commit(mut self) -> Result<Option<Moved>> {
         let mut moved = None;
         if self.types_written && self.is_write() {
             let next = self.types_version()?.wrapping_add(1);
             self.put(keys::TYPES_VERSION, next.to_string().as_bytes())?;
         }
         if self.dirty && self.is_write() {
-            let next = generation::next(self.generation()?);
+            let from = self.generation()?;
+            let next = generation::next(from);
             self.put(generation::GENERATION, next.to_string().as_bytes())?;
-            moved = Some(next);
+            moved = Some(Moved {
+                from,
+                to: next,
+                writes: self.writes.take().unwrap_or_default(),
+            });
         }
         if let Txn::Write(t) = self.txn {
             t.commit()?;
@@ -236,8 +285,17 @@ impl<'a> Ctx<'a> {
         generation::read(self.reader())
     }
 
-    /// The current time.
+    /// The current time (an answer that asks for it is cached for the second only).
     pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        if let Some(r) = &self.reads {
+            r.borrow_mut().clock();
+        }
+        self.core.clock.now()
+    }
+
+    /// The current time, for checking the expiry of the caller's credentials: every request
+    /// checks that before any cached answer is used, so it is no dependence of the answer.
+    pub fn now_for_credentials(&self) -> chrono::DateTime<chrono::Utc> {
         self.core.clock.now()
     }
 

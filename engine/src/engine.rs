@@ -39,7 +39,7 @@ impl<S: Store> Engine<S> {
         engine.sync_vectors()?;
         if engine.core.caches_enabled() {
             let ctx = Ctx::new(&engine.core, Txn::Read(engine.store.begin_read()?), "");
-            engine.publish(Some(ctx.generation()?));
+            engine.core.responses.observe(ctx.generation()?);
         }
         Ok(engine)
     }
@@ -87,6 +87,7 @@ impl<S: Store> Engine<S> {
                 });
             }
         }
+        let _writing = self.core.responses.writing();
         let mut ctx = Ctx::new(&self.core, Txn::Write(self.store.begin_write()?), "");
         let report = crate::migrations::run(&mut ctx)?;
         self.publish(ctx.commit()?);
@@ -105,6 +106,7 @@ impl<S: Store> Engine<S> {
 
     /// Create the site (root object and admin user) in one transaction.
     pub fn create_site(&self, setup: &SiteSetup) -> Result<()> {
+        let _writing = self.core.responses.writing();
         let txn = self.store.begin_write()?;
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         setup::create(&mut ctx, setup)?;
@@ -127,6 +129,7 @@ impl<S: Store> Engine<S> {
                 return Ok(0);
             }
         }
+        let _writing = self.core.responses.writing();
         let mut ctx = Ctx::new(&self.core, Txn::Write(self.store.begin_write()?), "");
         let n = crate::related::sync(&mut ctx)?;
         self.publish(ctx.commit()?);
@@ -135,6 +138,7 @@ impl<S: Store> Engine<S> {
 
     /// Run `f` in one write transaction with the rights of the site's admin (bulk loading, seeding).
     pub fn with_write<T>(&self, f: impl FnOnce(&mut Ctx<'_>) -> Result<T>) -> Result<T> {
+        let _writing = self.core.responses.writing();
         let txn = self.store.begin_write()?;
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         let out = f(&mut ctx)?;
@@ -253,10 +257,10 @@ impl<S: Store> Engine<S> {
         self.with_write(|ctx| crate::multilingual::configure(ctx, profiles, languages))
     }
 
-    /// Make `generation`, just committed, the one cached answers are served for
-    /// ([`Core::publish`]); wake the host's outbox delivery if the commit queued deliveries.
-    fn publish(&self, generation: Option<u64>) {
-        self.core.publish(generation);
+    /// Drop the cached answers a commit's writes change ([`Core::publish`]); wake the host's
+    /// outbox delivery if the commit queued deliveries.
+    fn publish(&self, moved: Option<crate::cache::Moved>) {
+        self.core.publish(moved);
         if self
             .core
             .outbox_pending
@@ -268,25 +272,31 @@ impl<S: Store> Engine<S> {
         }
     }
 
-    /// The cached answer to `req` at the latest committed generation, found without opening a
-    /// store transaction: the caller is known from the credential caches (anonymous, or a
-    /// token or Basic credentials verified at this generation), and the answer was computed
-    /// at this generation within this second. `None` sends the request the ordinary way.
+    /// The cached answer to `req`, found without opening a store transaction: the caller is
+    /// known from the cache (anonymous, or a token or Basic credentials verified before and
+    /// not changed since), and so is the answer ([`crate::cache`]). `None` sends the request
+    /// the ordinary way.
     fn answer_from_cache(&self, req: &Request) -> Option<Response> {
         if !self.core.responses.applies(req) || req.body.len() > self.core.options.max_body_bytes {
             return None;
         }
-        let generation = self.core.committed_generation()?;
+        let cache = &self.core.responses;
         let now = self.core.clock.now().timestamp();
         let principal = match req.credentials().ok()? {
             Credentials::None => Principal::Anonymous,
-            Credentials::Bearer(token) => self.core.token_cache_get(&token, generation, now)?,
+            Credentials::Bearer(token) => {
+                cache
+                    .caller(None, &ResponseCache::caller_key("t", &token), now)?
+                    .principal
+            }
             Credentials::Basic(login, password) => {
-                self.core.basic_caller_get(&login, &password, generation)?
+                cache
+                    .caller(None, &Core::basic_key(&login, &password), now)?
+                    .principal
             }
         };
         let key = ResponseCache::key(req, principal.login().unwrap_or(""));
-        self.core.responses.get((generation, now), &key)
+        cache.get(None, &key, now)
     }
 
     /// Up to `max` bytes of a streamed response body ([`Response::stream`]) from byte `offset`
@@ -333,6 +343,7 @@ impl<S: Store> Engine<S> {
     /// Hosts use this to pay for one durable commit (one fsync) per group of concurrent writes
     /// instead of one per request, and to load data in bulk through the API itself.
     pub fn handle_group(&self, reqs: &[Request]) -> Vec<Response> {
+        let _writing = self.core.responses.writing();
         let mut attempt = 1;
         loop {
             match self.try_group(reqs) {
@@ -360,7 +371,7 @@ impl<S: Store> Engine<S> {
     fn try_group(&self, reqs: &[Request]) -> Result<Vec<Result<Response>>> {
         let mut outer = self.store.begin_write()?;
         let mut results: Vec<Result<Response>> = Vec::with_capacity(reqs.len());
-        // The generation after the last request that moved it (each sees the ones before).
+        // How the group's requests moved the generation (each sees the ones before).
         let mut generation = None;
         for req in reqs {
             let result = self.prepare(req).and_then(|(route, endpoint)| {
@@ -370,7 +381,7 @@ impl<S: Store> Engine<S> {
                     Txn::Read(self.store.begin_read()?)
                 };
                 let (resp, moved) = self.run(req, &route, endpoint, txn)?;
-                generation = generation.max(moved);
+                generation = crate::cache::Moved::merge(generation.take(), moved);
                 Ok(resp)
             });
             if let Err(e) = &result {
@@ -412,6 +423,7 @@ impl<S: Store> Engine<S> {
             return Ok(resp);
         }
         let (route, endpoint) = self.prepare(req)?;
+        let _writing = endpoint.writes().then(|| self.core.responses.writing());
         let mut attempt = 1;
         loop {
             let txn = if endpoint.writes() {
@@ -432,8 +444,8 @@ impl<S: Store> Engine<S> {
         }
     }
 
-    /// Authenticate, dispatch, deliver events and commit `txn`; also returns the store
-    /// generation the commit moved to, if it moved ([`Ctx::commit`]). Inside a group that is
+    /// Authenticate, dispatch, deliver events and commit `txn`; also returns how the commit
+    /// moved the store generation, if it did ([`Ctx::commit`]). Inside a group that is
     /// not yet durable: only the group's own commit may publish it.
     fn run(
         &self,
@@ -441,29 +453,47 @@ impl<S: Store> Engine<S> {
         route: &api::Route,
         endpoint: api::Endpoint,
         txn: Txn<'_>,
-    ) -> Result<(Response, Option<u64>)> {
+    ) -> Result<(Response, Option<crate::cache::Moved>)> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
+        let cache = &self.core.responses;
+        // A cacheable request records what it reads from its snapshot on, authentication
+        // included ([`crate::cache`]).
+        let snapshot = if !ctx.is_write() && cache.applies(req) {
+            let g = ctx.generation()?;
+            cache.observe(g);
+            ctx.track_reads();
+            Some(g)
+        } else {
+            None
+        };
         let credentials = req.credentials().map_err(EngineError::Unauthorized)?;
         ctx.principal = crate::auth::authenticate(&ctx, credentials)?;
         ctx.accept_language = req.accepted_languages();
-        let cached = if !ctx.is_write() && self.core.responses.applies(req) {
-            let epoch = (ctx.generation()?, ctx.now().timestamp());
+        let cached = if let Some(g) = snapshot {
+            let now = ctx.now_for_credentials().timestamp();
             if let Ok(Credentials::Basic(login, password)) = req.credentials() {
-                // Verified above at this generation: later requests may skip the transaction.
-                self.core
-                    .basic_caller_insert(&login, &password, epoch.0, &ctx.principal);
+                // Verified above: later requests may skip the transaction until a write
+                // changes what the verification read.
+                let caller = crate::cache::Caller {
+                    principal: ctx.principal.clone(),
+                    exp: i64::MAX,
+                    reads: std::sync::Arc::new(ctx.reads().unwrap_or_default()),
+                };
+                cache.insert_caller(g, Core::basic_key(&login, &password), caller, now);
             }
             let key = ResponseCache::key(req, ctx.principal.login().unwrap_or(""));
-            if let Some(resp) = self.core.responses.get(epoch, &key) {
+            if let Some(resp) = cache.get(Some(g), &key, now) {
                 return Ok((resp, None));
             }
-            Some((epoch, key))
+            Some((g, key, now))
         } else {
             None
         };
         let resp = api::dispatch(&mut ctx, req, route, endpoint)?;
-        if let Some((epoch, key)) = cached {
-            self.core.responses.insert(epoch, key, &resp);
+        if let Some((g, key, now)) = cached {
+            if let Some(mut reads) = ctx.take_reads() {
+                cache.insert(g, key, &resp, &mut reads, now);
+            }
         }
         let mut resp = resp;
         if ctx.is_write() {

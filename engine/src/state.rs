@@ -5,7 +5,6 @@
 //! those).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
@@ -16,7 +15,6 @@ use crate::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, Syste
 use crate::embedding::{Embedder, TestEmbedder};
 use crate::model::workflows::Workflows;
 use crate::model::TypeRegistry;
-use crate::security::Principal;
 
 /// How an engine is set up. Production hosts use [`EngineOptions::production`]; tests use
 /// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing, the test embedder).
@@ -130,7 +128,6 @@ pub struct Core {
     pub entropy: Arc<dyn Entropy>,
     /// When this engine started, by its clock (`@health` reports the uptime from it).
     pub started: chrono::DateTime<chrono::Utc>,
-    token_cache: Mutex<HashMap<String, VerifiedToken>>,
     /// Verified Basic credentials, by SHA-256 of `login\0password` (the password itself is never
     /// kept): the one cache of them ([`VerifiedBasic`]).
     basic: Mutex<HashMap<[u8; 32], VerifiedBasic>>,
@@ -138,9 +135,6 @@ pub struct Core {
     /// unknown login verifies against it, so it costs what a wrong password of a known login
     /// costs (an attacker cannot tell logins apart by the answer's speed).
     dummy_hash: std::sync::OnceLock<String>,
-    /// The latest store generation this engine committed, plus one (0: not known). Lets a
-    /// cached answer be served without opening a store transaction ([`crate::Engine::handle`]).
-    committed: AtomicU64,
     /// Answers of repeated safe requests ([`crate::cache`]).
     pub responses: ResponseCache,
     /// The mails logged so far, kept only by engines with a test clock (read by the test-only
@@ -172,20 +166,10 @@ const TEST_MAILS_MAX: usize = 32;
 const BASIC_CACHE_MAX: usize = 4096;
 
 /// Basic credentials found valid: against which stored password hash (so a changed password
-/// misses), and, when the generation caches are on, at which store generation and as whom (so a
-/// cached answer can be served without opening a transaction; any write moves the generation).
+/// misses). Whom they stand for is kept by the response cache ([`Core::basic_key`]).
 #[derive(Clone)]
 struct VerifiedBasic {
     password_hash: String,
-    seen: Option<(u64, Principal)>,
-}
-
-/// A bearer token found valid at a store generation: its expiry and whom it names.
-#[derive(Clone)]
-struct VerifiedToken {
-    generation: u64,
-    exp: i64,
-    principal: Principal,
 }
 
 impl Core {
@@ -204,10 +188,8 @@ impl Core {
             options,
             types: Mutex::new(None),
             workflows: Workflows::builtin(),
-            token_cache: Mutex::new(HashMap::new()),
             basic: Mutex::new(HashMap::new()),
             dummy_hash: std::sync::OnceLock::new(),
-            committed: AtomicU64::new(0),
             responses: ResponseCache::new(cache_bytes),
             test_mails: Mutex::new(Vec::new()),
             outbox_pending: std::sync::atomic::AtomicBool::new(false),
@@ -260,11 +242,11 @@ impl Core {
             .unwrap_or_default()
     }
 
-    /// Make `generation`, just committed, the one cached answers are served for. The value only
-    /// moves forward, so a commit that reports late cannot set it back.
-    pub fn publish(&self, generation: Option<u64>) {
-        if let Some(g) = generation {
-            self.committed.fetch_max(g + 1, Ordering::AcqRel);
+    /// A commit moved the store generation: drop the cached answers and callers that read what
+    /// it wrote ([`ResponseCache::publish`]).
+    pub fn publish(&self, moved: Option<crate::cache::Moved>) {
+        if let Some(m) = moved {
+            self.responses.publish(m.from, m.to, m.writes);
         }
     }
 
@@ -299,84 +281,17 @@ impl Core {
             basic_digest(login, password),
             VerifiedBasic {
                 password_hash: password_hash.to_string(),
-                seen: None,
             },
         );
     }
 
-    /// The caller a bearer `token` stands for, if it was verified at store `generation` and has
-    /// not expired by `now`. Everything else a verification reads (the site secret, revoked
-    /// tokens, the user and its roles) is in the store, so it cannot have changed while the
-    /// generation has not.
-    pub fn token_cache_get(&self, token: &str, generation: u64, now: i64) -> Option<Principal> {
-        if !self.caches_enabled() {
-            return None;
-        }
-        let cache = self.token_cache.lock().ok()?;
-        let v = cache.get(token)?;
-        (v.generation == generation && v.exp > now).then(|| v.principal.clone())
-    }
-
-    /// Remember that `token` (expiring at `exp`) was verified at `generation` as `principal`.
-    pub fn token_cache_insert(
-        &self,
-        token: &str,
-        generation: u64,
-        exp: i64,
-        principal: &Principal,
-    ) {
-        if !self.caches_enabled() {
-            return;
-        }
-        insert_bounded(
-            &self.token_cache,
-            token.to_string(),
-            VerifiedToken {
-                generation,
-                exp,
-                principal: principal.clone(),
-            },
-        );
-    }
-
-    /// The caller that Basic credentials `login`/`password` stand for, if they were verified at
-    /// store `generation` (a password or role change moves the generation on).
-    pub fn basic_caller_get(
-        &self,
-        login: &str,
-        password: &str,
-        generation: u64,
-    ) -> Option<Principal> {
-        if !self.caches_enabled() {
-            return None;
-        }
-        let cache = self.basic.lock().ok()?;
-        let (g, principal) = cache.get(&basic_digest(login, password))?.seen.as_ref()?;
-        (*g == generation).then(|| principal.clone())
-    }
-
-    /// Remember that `login`/`password`, verified before ([`Core::basic_remember`]), stood for
-    /// `principal` at `generation`.
-    pub fn basic_caller_insert(
-        &self,
-        login: &str,
-        password: &str,
-        generation: u64,
-        principal: &Principal,
-    ) {
-        if !self.caches_enabled() {
-            return;
-        }
-        if let Ok(mut c) = self.basic.lock() {
-            if let Some(v) = c.get_mut(&basic_digest(login, password)) {
-                v.seen = Some((generation, principal.clone()));
-            }
-        }
-    }
-
-    /// The latest store generation committed through this engine, if known.
-    pub fn committed_generation(&self) -> Option<u64> {
-        self.committed.load(Ordering::Acquire).checked_sub(1)
+    /// The response cache's key of Basic credentials (a digest: the cache holds no password).
+    pub fn basic_key(login: &str, password: &str) -> String {
+        let digest: String = basic_digest(login, password)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        ResponseCache::caller_key("b", &digest)
     }
 
     /// Whether the caches that rest on the store generation are on

@@ -118,8 +118,9 @@ struct Cli {
     #[arg(long, value_name = "NAME", default_value = "qwen3")]
     llm_model: String,
 
-    /// Memory (MiB) for answers to repeated GET requests, reused until the next write or the
-    /// next second, whichever comes first; 0 turns the cache off.
+    /// Memory (MiB) for answers to repeated GET requests, reused until a write changes
+    /// something they were computed from (answers that depend on the time: for one second at
+    /// most); 0 turns the cache off.
     #[arg(long, value_name = "MIB", default_value_t = 64)]
     response_cache_mb: usize,
 

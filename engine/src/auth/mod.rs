@@ -29,22 +29,32 @@ pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal
     match credentials {
         Credentials::None => Ok(Principal::Anonymous),
         Credentials::Bearer(token) => {
-            // Verified tokens are remembered per store generation (see `Core::token_cache_get`),
-            // learnt only from read transactions: those see committed states alone.
-            let cached = ctx.core.caches_enabled() && !ctx.is_write();
+            // Verified tokens are remembered by the response cache with what verifying them
+            // read (`crate::cache`), learnt only by requests that record their reads: read
+            // transactions, which see committed states alone.
+            let cached = ctx.core.caches_enabled() && ctx.reads().is_some();
             let generation = if cached { ctx.generation()? } else { 0 };
-            let now = ctx.now().timestamp();
+            let now = ctx.now_for_credentials().timestamp();
+            let key = crate::cache::ResponseCache::caller_key("t", &token);
             if cached {
-                if let Some(p) = ctx.core.token_cache_get(&token, generation, now) {
-                    return Ok(p);
+                if let Some(c) = ctx.core.responses.caller(Some(generation), &key, now) {
+                    // The answer depends on what the verification read.
+                    ctx.add_reads(&c.reads);
+                    return Ok(c.principal);
                 }
             }
             let claims = verify_token(ctx, &token)?;
             let user = token_user(ctx, &claims)?;
             let principal = Principal::User(groups::resolve(ctx, &user)?);
-            if cached {
+            if let (true, Some(reads)) = (cached, ctx.reads()) {
+                let caller = crate::cache::Caller {
+                    principal: principal.clone(),
+                    exp: claims.exp,
+                    reads: std::sync::Arc::new(reads),
+                };
                 ctx.core
-                    .token_cache_insert(&token, generation, claims.exp, &principal);
+                    .responses
+                    .insert_caller(generation, key, caller, now);
             }
             Ok(principal)
         }
@@ -59,7 +69,7 @@ pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal
 /// Verify a token's signature, expiry and that it was not revoked.
 pub fn verify_token(ctx: &Ctx<'_>, token: &str) -> Result<jwt::Claims> {
     let secret = site::secret(ctx)?;
-    let claims = jwt::verify(token, &secret, ctx.now().timestamp())
+    let claims = jwt::verify(token, &secret, ctx.now_for_credentials().timestamp())
         .map_err(|e| unauthorized(&format!("Invalid token: {e}")))?;
     if ctx.get(&keys::revoked_token(&claims.jti))?.is_some() {
         return Err(unauthorized(
