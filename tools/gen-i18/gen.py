@@ -240,3 +240,40 @@ write("i18_idempotency",
       "create, a later edit not overwritten); the key with another method or path is a 422; a "
       "malformed key a 400 changing nothing; refused requests are not remembered; keys are per "
       "caller and expire after 24 hours.", steps)
+
+# ---------------------------------------------------------------- If-Match with the feed's version
+steps = [
+    step("a cursor", req("GET", "/@changes"), 200, page("{base}/@changes", S("c0"), [])),
+    step("a page", req("POST", "/", body={"@type": "Page", "title": "Shared"}), 201,
+         {"UID": "{{uid|save:p}}"}, match="subset"),
+    step("the feed names its version", req("GET", "/@changes?since=" + V("c0") + "&limit=1"), 200,
+         page("{base}/@changes?since=" + V("c0") + "&limit=1", S("c1"), [
+             entry("added", V("p"), "/shared", "{{uid}}", S("v1")),
+         ], more=True)),
+    step("which is the ETag a GET answers", req("GET", "/shared"), 200, {"UID": V("p")},
+         headers={"ETag": V("v1")}, match="subset"),
+    step("an edit based on that version succeeds", req("PATCH", "/shared", body={"title": "Mine"},
+         headers={"If-Match": V("v1")}), 204, headers={"ETag": S("v2")}),
+    step("another edit based on the same (now old) version is refused with the current ETag",
+         req("PATCH", "/shared", body={"title": "Theirs"}, headers={"If-Match": V("v1")}), 412,
+         {"type": "PreconditionFailed", "message": "{{string}}"}, headers={"ETag": V("v2")}),
+    step("so is a transition", req("POST", "/shared/@workflow/publish", headers={"If-Match": V("v1")}), 412,
+         {"type": "PreconditionFailed", "message": "{{string}}"}, headers={"ETag": V("v2")}),
+    step("and a delete", req("DELETE", "/shared", headers={"If-Match": V("v1")}), 412,
+         {"type": "PreconditionFailed", "message": "{{string}}"}, headers={"ETag": V("v2")}),
+    step("nothing of them happened", req("GET", "/shared"), 200,
+         {"title": "Mine", "review_state": "private"}, headers={"ETag": V("v2")}, match="subset"),
+    step("the feed lists the page once more, with the version after the edit",
+         req("GET", "/@changes?since=" + V("c1")), 200,
+         page("{base}/@changes?since=" + V("c1"), "{{string}}", [
+             entry("modified", "{{uid}}", "/", None),
+             entry("modified", V("p"), "/shared", "{{uid}}", V("v2")),
+         ])),
+    step("a delete based on the current version succeeds", req("DELETE", "/shared", headers={"If-Match": V("v2")}), 204),
+    step("gone", req("GET", "/shared"), 404, {"type": "NotFound"}, match="subset"),
+]
+write("i18_changes_if_match",
+      "A client writes with If-Match set to the version the change feed gave it: the version is the "
+      "ETag of GET; an edit on it succeeds, and edits, transitions and deletes based on the older "
+      "version are refused with 412 and the current ETag, changing nothing; the feed then lists the "
+      "new version.", steps)
