@@ -277,3 +277,41 @@ write("i18_changes_if_match",
       "ETag of GET; an edit on it succeeds, and edits, transitions and deletes based on the older "
       "version are refused with 412 and the current ETag, changing nothing; the feed then lists the "
       "new version.", steps)
+
+# ---------------------------------------------------------------- bin, restore and copy
+steps = [
+    step("a folder", req("POST", "/", body={"@type": "Folder", "title": "Box"}), 201,
+         {"UID": "{{uid|save:box}}"}, match="subset"),
+    step("a page in it", req("POST", "/box", body={"@type": "Page", "title": "Item"}), 201,
+         {"UID": "{{uid|save:item}}"}, match="subset"),
+    step("a cursor", req("GET", "/@changes"), 200, page("{base}/@changes", S("c0"), [])),
+    step("delete the folder into the recycle bin", req("DELETE", "/box"), 204),
+    step("both are removed", req("GET", "/@changes?since=" + V("c0")), 200,
+         page("{base}/@changes?since=" + V("c0"), S("c1"), [
+             entry("modified", "{{uid}}", "/", None),
+             entry("removed", V("item")),
+             entry("removed", V("box")),
+         ])),
+    step("the bin item", req("GET", "/@recyclebin"), 200,
+         {"items": [{"recycle_id": "{{uid|save:rid}}"}], "items_total": 1}, match="subset"),
+    step("restore it", req("POST", "/@recyclebin/" + V("rid") + "/restore"), 200,
+         {"status": "success"}, match="subset"),
+    step("both are added again (with their uids)", req("GET", "/@changes?since=" + V("c1")), 200,
+         page("{base}/@changes?since=" + V("c1"), S("c2"), [
+             entry("modified", "{{uid}}", "/", None),
+             entry("added", V("item"), "/box/item", V("box")),
+             entry("added", V("box"), "/box", "{{uid}}"),
+         ])),
+    step("copy the folder", req("POST", "/@copy", body={"source": "{base}/box"}), 200,
+         [{"source": "{base}/box", "target": "{base}/copy_of_box"}]),
+    step("the copy and its page are added", req("GET", "/@changes?since=" + V("c2")), 200,
+         page("{base}/@changes?since=" + V("c2"), "{{string}}", [
+             entry("modified", "{{uid}}", "/", None),
+             entry("added", "{{uid|save:copy_item}}", "/copy_of_box/item", "{{uid|save:copy_box}}"),
+             entry("added", V("copy_box"), "/copy_of_box", "{{uid}}"),
+         ])),
+]
+write("i18_changes_restore_copy",
+      "The change feed lists a folder deleted into the recycle bin and its page as removed, the "
+      "same objects restored from the bin as added again, and a copied folder and its page as "
+      "added.", steps)
