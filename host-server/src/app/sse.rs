@@ -83,7 +83,8 @@ fn encode(value: &str) -> String {
     out
 }
 
-/// The query of `query` without `since` and `limit`, then `since` (if any) and the page size.
+/// The query of `query` without `since` and `limit`, then `since` (if any, already encoded for a
+/// query) and the page size.
 fn query_with(query: &str, since: Option<&str>) -> String {
     let mut parts: Vec<String> = query
         .split('&')
@@ -95,7 +96,7 @@ fn query_with(query: &str, since: Option<&str>) -> String {
         .map(str::to_string)
         .collect();
     if let Some(s) = since {
-        parts.push(format!("since={}", encode(s)));
+        parts.push(format!("since={s}"));
     }
     parts.push(format!("limit={PAGE}"));
     parts.join("&")
@@ -195,7 +196,7 @@ async fn next<S: Store + Send + Sync + 'static>(
             }
         }
         f.seen();
-        let cursor = f.cursor.clone();
+        let cursor = encode(&f.cursor);
         let page = f.fetch(Some(&cursor)).ok()?;
         f.cursor = page.cursor;
         f.more = page.more;
@@ -217,7 +218,7 @@ where
 {
     let since = since_of(&request.query)
         .map(str::to_string)
-        .or_else(|| request.header_value("last-event-id").map(str::to_string));
+        .or_else(|| request.header_value("last-event-id").map(encode));
     request.headers.retain(|(k, _)| {
         !k.eq_ignore_ascii_case("accept") && !k.eq_ignore_ascii_case("last-event-id")
     });
@@ -262,4 +263,48 @@ where
 /// The commit notifications and shutdown signal of `cfg`.
 pub fn signals(cfg: &Config) -> (Option<watch::Receiver<u64>>, Option<watch::Receiver<bool>>) {
     (cfg.changes_wake.clone(), cfg.shutdown.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn get(path: &str, accept: &str) -> engine::Request {
+        engine::Request::new(engine::Method::Get, path, "http://x").header("Accept", accept)
+    }
+
+    #[test]
+    fn only_event_stream_gets_of_the_feed_stream() {
+        assert!(wants_stream(&get("/@changes?since=a", "text/event-stream")));
+        assert!(wants_stream(&get(
+            "/++api++/f/@changes",
+            "Text/Event-Stream"
+        )));
+        assert!(!wants_stream(&get("/@changes", "application/json")));
+        assert!(!wants_stream(&get("/@changes-x", "text/event-stream")));
+        let post = engine::Request::new(engine::Method::Post, "/@changes", "http://x")
+            .header("Accept", "text/event-stream");
+        assert!(!wants_stream(&post));
+    }
+
+    #[test]
+    fn the_repeated_query_replaces_since_and_limit_and_keeps_the_rest() {
+        assert_eq!(
+            query_with("since=old&limit=5&x=1", Some("ab.3")),
+            "x=1&since=ab.3&limit=1000"
+        );
+        assert_eq!(query_with("", None), "limit=1000");
+        assert_eq!(encode("a b&c=d.e"), "a%20b%26c%3Dd.e");
+        assert_eq!(since_of("x=1&since=ab.3"), Some("ab.3"));
+        assert_eq!(since_of("since="), None);
+    }
+
+    #[test]
+    fn entries_become_events() {
+        let e = serde_json::json!({"cursor": "ab.7", "action": "added"});
+        assert_eq!(
+            String::from_utf8(events(&[e])).unwrap(),
+            "id: ab.7\nevent: change\ndata: {\"action\":\"added\",\"cursor\":\"ab.7\"}\n\n"
+        );
+    }
 }
