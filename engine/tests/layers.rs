@@ -45,6 +45,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "counters",
             "statistics",
             "blobs",
+            "idempotency",
         ],
     ),
     (
@@ -81,6 +82,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "rules",
             "related",
             "ai",
+            "changes",
         ],
     ),
     (
