@@ -81,6 +81,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "rules",
             "related",
             "ai",
+            "replica",
         ],
     ),
     (
