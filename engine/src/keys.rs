@@ -58,6 +58,7 @@
 //! | `H:` | `H:sync` | a replica's sync position (JSON, [`crate::replica::SyncState`]: change cursor, download phase, last error) |
 //! | `H:` | `H:w:<seq u64 BE>` | a pending write of a replica (JSON, [`crate::replica::PendingWrite`]): the request made locally, the server version it was based on, its idempotency key, replayed in `seq` order |
 //! | `H:` | `H:c:<seq u64 BE>` | a write of a replica the server refused (JSON, [`crate::replica::Conflict`]), kept until the user resolves it |
+//! | `H:` | `H:local` | the password of a replica's local admin (random, made by the browser host; the local site's own, never the server's) |
 //! | `H:` | `H:n` | the next pending write number (decimal text) |
 //! | `H:` | `H:v:<local uid>` | the server version (`ETag`) the replica's copy of an object reflects |
 //! | `H:` | `H:u:<local uid>` | the server uid of a local object when they differ (the site root) |
@@ -116,6 +117,8 @@ pub fn form_counter(uid: &str, block: &str) -> Vec<u8> {
 pub const REPLICA_CONFIG: &[u8] = b"H:config";
 /// `H:sync`: a replica's sync position.
 pub const REPLICA_SYNC: &[u8] = b"H:sync";
+/// `H:local`: the password of a replica's local admin.
+pub const REPLICA_LOCAL: &[u8] = b"H:local";
 /// `H:n`: the next pending write number of a replica.
 pub const REPLICA_NEXT: &[u8] = b"H:n";
 /// Prefix of a replica's pending writes.

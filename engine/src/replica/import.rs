@@ -79,9 +79,18 @@ pub fn import(
     busy: &dyn Fn(&str) -> bool,
 ) -> Result<Imported> {
     let bad = |what: &str| EngineError::bad_request(format!("server object without {what}"));
-    let suid = obj.get("UID").and_then(Value::as_str).ok_or_else(|| bad("UID"))?;
-    let at_id = obj.get("@id").and_then(Value::as_str).ok_or_else(|| bad("@id"))?;
-    let type_name = obj.get("@type").and_then(Value::as_str).ok_or_else(|| bad("@type"))?;
+    let suid = obj
+        .get("UID")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("UID"))?;
+    let at_id = obj
+        .get("@id")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("@id"))?;
+    let type_name = obj
+        .get("@type")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("@type"))?;
     let path = server_path(server, at_id).ok_or_else(|| bad("an @id on this server"))?;
     let ty = ctx
         .types()?
