@@ -198,7 +198,7 @@ impl Site {
         }
         let stopped = r.sync.borrow().stopped();
         r.reached
-            .set(reached && !stopped || (reached && stopped && self.last_error_is_http()));
+            .set(reached && (!stopped || self.last_error_is_http()));
         Ok(())
     }
 

@@ -727,17 +727,22 @@ impl Sync {
         save_state(ctx, &st)
     }
 
-    /// No answer came for `out` (the network failed): the round stops; a write waits with
-    /// backoff.
+    /// No answer came for `out` (the network failed, the server is down): the round stops, and
+    /// the host's next round tries again (rounds are the retry: the demo runs one every few
+    /// seconds). The write's failure is noted; backoff per write is for servers that answer with
+    /// a failure ([`Sync::receive`]), which more attempts would only load further.
     pub fn failed(
         &mut self,
         ctx: &mut Ctx<'_>,
         out: &Outgoing,
         why: &str,
-        now_ms: i64,
+        _now_ms: i64,
     ) -> Result<()> {
         if let Step::Replay { seq } = &out.step {
-            self.back_off(ctx, *seq, why, now_ms)?;
+            if let Some(mut w) = ctx.get_json::<PendingWrite>(&keys::replica_write(*seq))? {
+                w.last_error = Some(format!("no answer: {why}"));
+                ctx.put_json(&keys::replica_write(*seq), &w)?;
+            }
         }
         self.stop(ctx, &format!("no answer from the server: {why}"))
     }
@@ -1516,8 +1521,7 @@ mod tests {
         assert!(rep.status().last_error.unwrap().contains("no answer"));
 
         net.down = false;
-        rep.now += MAX_BACKOFF_MS; // past the backoff of the first write
-        rep.round(&mut net);
+        rep.round(&mut net); // no backoff after a missing answer: the next round sends at once
         let st = rep.status();
         assert_eq!((st.pending, st.conflicts), (0, 0), "{:?}", rep.conflicts());
         assert_eq!(title(&net.get("/news/hello")), "Hello offline");
