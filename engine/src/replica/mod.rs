@@ -859,8 +859,10 @@ impl Sync {
             }
             Step::Changes => {
                 let mut st = state(ctx)?;
-                if inc.status == 410 || inc.status == 404 || inc.status == 400 {
-                    if inc.status != 410 {
+                // 410: the cursor expired; 400: the server does not take it (a cursor of another
+                // server, say); 404/405: no change feed there. Each time: download everything.
+                if matches!(inc.status, 400 | 404 | 405 | 410) {
+                    if matches!(inc.status, 404 | 405) {
                         st.feed = Some(false);
                     }
                     st.phase = Phase::Fresh;
