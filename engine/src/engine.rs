@@ -266,6 +266,15 @@ impl<S: Store> Engine<S> {
                 notify();
             }
         }
+        if self
+            .core
+            .changes_pending
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            if let Some(notify) = &self.core.options.changes_notify {
+                notify();
+            }
+        }
     }
 
     /// The cached answer to `req` at the latest committed generation, found without opening a
@@ -446,6 +455,13 @@ impl<S: Store> Engine<S> {
         let credentials = req.credentials().map_err(EngineError::Unauthorized)?;
         ctx.principal = crate::auth::authenticate(&ctx, credentials)?;
         ctx.accept_language = req.accepted_languages();
+        // `Idempotency-Key` ([`api::idempotency`]): a key already answered replays that answer.
+        let idempotency_key = api::idempotency::key_of(req)?.filter(|_| ctx.is_write());
+        if let Some(key) = &idempotency_key {
+            if let Some(resp) = api::idempotency::replay(&ctx, req, key)? {
+                return Ok((resp, ctx.commit()?));
+            }
+        }
         let cached = if !ctx.is_write() && self.core.responses.applies(req) {
             let epoch = (ctx.generation()?, ctx.now().timestamp());
             if let Ok(Credentials::Basic(login, password)) = req.credentials() {
@@ -468,6 +484,9 @@ impl<S: Store> Engine<S> {
         let mut resp = resp;
         if ctx.is_write() {
             self.subscribers.dispatch(&mut ctx)?;
+            if let Some(key) = &idempotency_key {
+                api::idempotency::remember(&mut ctx, req, key, &resp)?;
+            }
             if !ctx.notices.is_empty() {
                 // Messages of content rules' notify actions (`<type>: <text>`, percent-encoded
                 // beyond ASCII), one header line for all.

@@ -84,6 +84,14 @@ pub enum EngineError {
     /// The request conflicts with the current state (409).
     #[error("{0}")]
     Conflict(String),
+    /// A change feed cursor older than what the feed keeps (410 `CursorExpired`): the client
+    /// downloads everything again ([`crate::changes`]).
+    #[error("{0}")]
+    CursorExpired(String),
+    /// The request is well formed but cannot be processed as it is (422 `Unprocessable`): an
+    /// `Idempotency-Key` already used for another method or path ([`crate::idempotency`]).
+    #[error("{0}")]
+    Unprocessable(String),
     /// `If-Match` names another version of the object than the current one (412); `etag` is the
     /// current one.
     #[error(
@@ -174,6 +182,8 @@ impl EngineError {
             EngineError::MethodNotAllowed { .. } => 405,
             EngineError::Conflict(_) => 409,
             EngineError::PreconditionFailed { .. } => 412,
+            EngineError::CursorExpired(_) => 410,
+            EngineError::Unprocessable(_) => 422,
             EngineError::PayloadTooLarge { .. } | EngineError::FileTooLarge { .. } => 413,
             EngineError::RangeNotSatisfiable { .. } => 416,
             EngineError::UnsupportedMediaType(_) => 415,
@@ -196,6 +206,8 @@ impl EngineError {
             EngineError::MethodNotAllowed { .. } => "MethodNotAllowed",
             EngineError::Conflict(_) => "Conflict",
             EngineError::PreconditionFailed { .. } => "PreconditionFailed",
+            EngineError::CursorExpired(_) => "CursorExpired",
+            EngineError::Unprocessable(_) => "Unprocessable",
             EngineError::PayloadTooLarge { .. } | EngineError::FileTooLarge { .. } => {
                 "PayloadTooLarge"
             }

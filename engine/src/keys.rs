@@ -65,6 +65,13 @@
 //! | `H:` | `H:U:<server uid>` | the local uid of a server object when they differ (the reverse of `H:u:`) |
 //! | `H:` | `H:f:<server path>` | an object the replica must (re)fetch from the server (empty value) |
 //! | `H:` | `H:l:<server uid>` | during a full download: an object the server listed (empty value); unlisted local objects are removed at its end |
+//! | `C:` | `C:n` | the change log's last sequence number (u64 BE; absent: 0) ([`crate::changes`]) |
+//! | `C:` | `C:h` | the change log's horizon (u64 BE): cursors below it are expired (a removal after them was dropped) |
+//! | `C:` | `C:e:<seq u64 BE>` | a change log entry (JSON, [`crate::changes::Entry`]: uid, the sequence it was added at, when); one per object: a later change of the same object deletes its earlier entry |
+//! | `C:` | `C:u:<uid>` | the sequence of the object's entry in the change log (u64 BE), kept for as long as its entry (also after the object is removed, until its removal is dropped) |
+//! | `C:` | `C:r:<seq u64 BE>` | removals in the change log, oldest first (empty value): dropped after [`crate::changes::RETENTION_DAYS`] days, moving `C:h` |
+//! | `I:` | `I:k:<login>\0<key>` | an idempotency record ([`crate::idempotency`]): the method, path, status, headers and body of the 2xx answer to the caller's request with `Idempotency-Key: <key>` (anonymous callers: empty login), with its expiry |
+//! | `I:` | `I:t:<expiry millis u64 BE><login>\0<key>` | the idempotency records by expiry (empty value), oldest first, for cleaning on write |
 //!
 //! Retired keys: `q:<uid>` (schema 1: the last history sequence number of an object) was replaced
 //! by `n:<uid>:h` in schema 2; [`crate::migrations`] moves it. `x:t:<uid>` and `x:f:<uid>`
@@ -624,6 +631,53 @@ pub const SCHEDULED_JOB_PREFIX: &[u8] = b"K:";
 /// `K:<id>`: a scheduled job.
 pub fn scheduled_job(id: &str) -> Vec<u8> {
     cat(SCHEDULED_JOB_PREFIX, id.as_bytes())
+}
+
+/// `C:n`: the change log's last sequence number.
+pub const CHANGES_SEQ: &[u8] = b"C:n";
+
+/// `C:h`: the change log's horizon (cursors below it are expired).
+pub const CHANGES_HORIZON: &[u8] = b"C:h";
+
+/// Prefix of the change log's entries.
+pub const CHANGES_ENTRY_PREFIX: &[u8] = b"C:e:";
+
+/// `C:e:<seq u64 BE>`: one entry of the change log.
+pub fn changes_entry(seq: u64) -> Vec<u8> {
+    cat(CHANGES_ENTRY_PREFIX, &seq.to_be_bytes())
+}
+
+/// `C:u:<uid>`: the sequence of an object's entry in the change log.
+pub fn changes_uid(uid: &str) -> Vec<u8> {
+    cat(b"C:u:", uid.as_bytes())
+}
+
+/// Prefix of the change log's removals by sequence.
+pub const CHANGES_REMOVAL_PREFIX: &[u8] = b"C:r:";
+
+/// `C:r:<seq u64 BE>`: a removal in the change log.
+pub fn changes_removal(seq: u64) -> Vec<u8> {
+    cat(CHANGES_REMOVAL_PREFIX, &seq.to_be_bytes())
+}
+
+/// `I:k:<login>\0<key>`: an idempotency record.
+pub fn idempotency_record(login: &str, key: &str) -> Vec<u8> {
+    let mut k = cat(b"I:k:", login.as_bytes());
+    k.push(0);
+    k.extend_from_slice(key.as_bytes());
+    k
+}
+
+/// Prefix of the idempotency records by expiry.
+pub const IDEMPOTENCY_EXPIRY_PREFIX: &[u8] = b"I:t:";
+
+/// `I:t:<expiry millis u64 BE><login>\0<key>`: an idempotency record by expiry.
+pub fn idempotency_expiry(expires_millis: u64, login: &str, key: &str) -> Vec<u8> {
+    let mut k = cat(IDEMPOTENCY_EXPIRY_PREFIX, &expires_millis.to_be_bytes());
+    k.extend_from_slice(login.as_bytes());
+    k.push(0);
+    k.extend_from_slice(key.as_bytes());
+    k
 }
 
 fn cat(a: &[u8], b: &[u8]) -> Vec<u8> {

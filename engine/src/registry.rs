@@ -22,6 +22,7 @@ use crate::subscriber::Registry;
 /// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`, `Restored`: reindex; `LocalRolesChanged`: reindex the subtree; `Binned`: unindex | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
 /// | `rules` ([`crate::rules::RulesSubscriber`]) | the triggers of content rules: runs the rules (their actions may write content and queue outbox jobs `J:`) | rule assignments `R:a:<uid>:` |
 /// | `vectors` ([`crate::related::VectorsSubscriber`]) | `Added`, `Restored`, `Modified` of a text field: the embedding vector (without a model: drops `E:model`); `Binned`: drops it | `E:v:<uid>` |
+/// | `changes` ([`crate::changes::ChangesSubscriber`]) | every event naming content records ([`crate::events::Event::objects`]): a new change log entry per object; `LocalRolesChanged`: the whole subtree | the change log `C:` (an object's entry outlives it: its removal is kept [`crate::changes::RETENTION_DAYS`] days) |
 /// | `blobs` ([`crate::blobs::BlobsSubscriber`]) | `Added`: a copy owns the blobs its fields reference | its blob index `F:<uid>:` and ownership `f:<blob>:o<uid>`; a blob `f:<blob>:` goes with its last owner |
 pub fn builtin() -> Registry {
     let mut r = Registry::new();
@@ -36,5 +37,6 @@ pub fn builtin() -> Registry {
     r.register(Box::new(crate::blobs::BlobsSubscriber));
     r.register(Box::new(crate::rules::RulesSubscriber));
     r.register(Box::new(crate::related::VectorsSubscriber));
+    r.register(Box::new(crate::changes::ChangesSubscriber));
     r
 }

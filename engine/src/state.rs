@@ -63,6 +63,9 @@ pub struct EngineOptions {
     /// Called after a transaction that queued outbox deliveries committed ([`crate::jobs`]): a
     /// host wakes its delivery task with it instead of waiting for its next poll.
     pub outbox_notify: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// Called after a transaction that wrote change log entries committed ([`crate::changes`]):
+    /// a host wakes the clients following the change feed (Server-Sent Events) with it.
+    pub changes_notify: Option<Arc<dyn Fn() + Send + Sync>>,
     /// The sentence-embedding model behind `@related` ([`crate::embedding`]); `None` (the
     /// production default) answers "AI is disabled.". [`EngineOptions::for_tests`] sets the
     /// deterministic [`crate::embedding::TestEmbedder`].
@@ -94,6 +97,7 @@ impl EngineOptions {
             info_log: None,
             progress_log: None,
             outbox_notify: None,
+            changes_notify: None,
             embedder: None,
             llm: None,
         }
@@ -149,6 +153,9 @@ pub struct Core {
     /// Set when a request queued outbox deliveries; the commit that makes them durable tells
     /// the host ([`EngineOptions::outbox_notify`]).
     pub outbox_pending: std::sync::atomic::AtomicBool,
+    /// Set when a request wrote change log entries; the commit that makes them durable tells
+    /// the host ([`EngineOptions::changes_notify`]).
+    pub changes_pending: std::sync::atomic::AtomicBool,
 }
 
 /// A mail the engine would send (see [`Core::send_mail`]).
@@ -211,6 +218,7 @@ impl Core {
             responses: ResponseCache::new(cache_bytes),
             test_mails: Mutex::new(Vec::new()),
             outbox_pending: std::sync::atomic::AtomicBool::new(false),
+            changes_pending: std::sync::atomic::AtomicBool::new(false),
         }
     }
 

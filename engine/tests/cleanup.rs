@@ -24,8 +24,18 @@ fn call(
     e.handle(r)
 }
 
-/// Every stored key that contains `uid`, as text.
+/// Every stored key that contains `uid`, as text, except the change log's (`C:`): it keeps a
+/// removal for `engine::changes::RETENTION_DAYS` days by design, so clients following the feed
+/// learn of it (see `the_change_log_forgets_a_removal_after_its_retention`).
 fn keys_naming(e: &Engine<MemStore>, uid: &str) -> Vec<String> {
+    all_keys_naming(e, uid)
+        .into_iter()
+        .filter(|k| !k.starts_with("C:"))
+        .collect()
+}
+
+/// Every stored key that contains `uid`, as text.
+fn all_keys_naming(e: &Engine<MemStore>, uid: &str) -> Vec<String> {
     use engine::Store as _;
     let txn = e.store().begin_read().unwrap();
     txn.scan(b"", &[0xff; 4], Direction::Forward, usize::MAX)
@@ -52,7 +62,8 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "catalog",
             "blobs",
             "rules",
-            "vectors"
+            "vectors",
+            "changes"
         ]
     );
 }
@@ -370,4 +381,34 @@ fn abandoned_and_cancelled_uploads_leave_no_chunks() {
     assert_eq!(r.status, 204);
     assert_eq!(keys_under(&e, b"T:"), Vec::<String>::new());
     assert_eq!(keys_under(&e, b"f:"), Vec::<String>::new());
+}
+
+#[test]
+fn the_change_log_forgets_a_removal_after_its_retention() {
+    let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let off = json!({"recycling_enabled": false});
+    assert_eq!(
+        call(&e, Method::Patch, "/@controlpanels/recyclebin", off, &[]).status,
+        204
+    );
+    let page = |title: &str| {
+        let r = call(&e, Method::Post, "/", json!({"@type": "Page", "title": title}), &[]);
+        assert_eq!(r.status, 201);
+        r.json_body()["UID"].as_str().unwrap().to_string()
+    };
+    let uid = page("Gone");
+    assert_eq!(call(&e, Method::Delete, "/gone", json!({}), &[]).status, 204);
+    let kept = all_keys_naming(&e, &uid);
+    assert!(kept.iter().all(|k| k.starts_with("C:")), "{kept:?}");
+    assert!(!kept.is_empty(), "the removal is in the change log");
+    let clock = json!({"advance": (engine::changes::RETENTION_DAYS + 1) * 24 * 3600});
+    assert_eq!(
+        call(&e, Method::Post, "/@test-clock", clock, &[]).status,
+        200
+    );
+    // The next removal drops the expired ones.
+    page("Next");
+    assert_eq!(call(&e, Method::Delete, "/next", json!({}), &[]).status, 204);
+    assert_eq!(all_keys_naming(&e, &uid), Vec::<String>::new());
 }

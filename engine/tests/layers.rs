@@ -45,6 +45,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "counters",
             "statistics",
             "blobs",
+            "idempotency",
         ],
     ),
     (
@@ -82,6 +83,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "related",
             "ai",
             "replica",
+            "changes",
         ],
     ),
     (

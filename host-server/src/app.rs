@@ -28,6 +28,7 @@ use tracing::Level;
 use crate::error::ServerError;
 
 mod group;
+pub mod sse;
 pub mod throttle;
 
 use group::GroupCommitter;
@@ -67,6 +68,12 @@ pub struct Config {
     pub login_limits: throttle::Limits,
     /// Longest wait for the next piece of a request body (`None`: no limit).
     pub body_timeout: Option<Duration>,
+    /// Moves whenever a commit wrote change log entries (the server wires it to
+    /// [`engine::EngineOptions::changes_notify`]): change feed streams ([`sse`]) wait on it.
+    /// `None`: they look for changes at every keep-alive instead.
+    pub changes_wake: Option<tokio::sync::watch::Receiver<u64>>,
+    /// Becomes `true` when the server shuts down: change feed streams end then.
+    pub shutdown: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Config {
@@ -119,6 +126,11 @@ struct AppState<S: Store> {
     blocking_reads: bool,
     /// Failed password guesses.
     throttle: Arc<LoginThrottle>,
+    /// See [`Config::changes_wake`] and [`Config::shutdown`].
+    signals: (
+        Option<tokio::sync::watch::Receiver<u64>>,
+        Option<tokio::sync::watch::Receiver<bool>>,
+    ),
 }
 
 impl<S: Store> Clone for AppState<S> {
@@ -130,6 +142,7 @@ impl<S: Store> Clone for AppState<S> {
             writer: self.writer.clone(),
             blocking_reads: self.blocking_reads,
             throttle: self.throttle.clone(),
+            signals: self.signals.clone(),
         }
     }
 }
@@ -146,7 +159,9 @@ where
     S: Store + Send + Sync + 'static,
 {
     let writer = GroupCommitter::start(engine.clone()).expect("cannot start the writer thread");
+    let signals = sse::signals(&cfg);
     let state = AppState {
+        signals,
         engine,
         public_url: cfg.public_url.map(|u| u.trim_end_matches('/').to_string()),
         trust_forwarded: cfg.trust_forwarded,
@@ -235,8 +250,15 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
                 header::ACCEPT,
                 HeaderName::from_static("prefer"),
                 HeaderName::from_static("lock-token"),
+                HeaderName::from_static("idempotency-key"),
+                HeaderName::from_static("if-match"),
+                HeaderName::from_static("last-event-id"),
             ])
-            .expose_headers([header::LOCATION]),
+            .expose_headers([
+                header::LOCATION,
+                header::ETAG,
+                HeaderName::from_static("idempotent-replayed"),
+            ]),
     )
 }
 
@@ -310,7 +332,12 @@ where
     if let Some(refusal) = throttled(&state, login.as_deref(), client) {
         return refusal;
     }
-    let resp = answer(&state, request).await;
+    let resp = if sse::wants_stream(&request) {
+        let (wake, stop) = state.signals.clone();
+        sse::stream(state.engine.clone(), wake, stop, request)
+    } else {
+        answer(&state, request).await
+    };
     count_failure(&state, login.as_deref(), client, resp.status());
     resp
 }

@@ -267,8 +267,11 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             per_address: cli.login_failures_per_address,
         },
         body_timeout: Some(Duration::from_secs(cli.body_timeout)),
+        changes_wake: None,
+        shutdown: None,
     }
     .validated()?;
+    let mut config = config;
     let limits = Limits {
         header_timeout: Duration::from_secs(cli.header_timeout),
         idle_timeout: Duration::from_secs(cli.idle_timeout),
@@ -342,6 +345,12 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     let outbox = Arc::new(tokio::sync::Notify::new());
     let wake = outbox.clone();
     options.outbox_notify = Some(Arc::new(move || wake.notify_one()));
+    // Commits that write change log entries wake the change feed streams (`app::sse`).
+    let (changes_tx, changes_rx) = tokio::sync::watch::channel(0u64);
+    options.changes_notify = Some(Arc::new(move || {
+        changes_tx.send_modify(|n| *n = n.wrapping_add(1));
+    }));
+    config.changes_wake = Some(changes_rx);
     let engine = open_engine(&cli.data, sqlite, options)?;
     info!(
         db = %engine.store().path().display(),
@@ -454,6 +463,8 @@ async fn serve(
     tokio::spawn(host_server::delivery::run_schedules(engine.clone()));
 
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let mut config = config;
+    config.shutdown = Some(stop_rx.clone());
     let router = app(engine, config);
     let open = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
     tokio::select! {

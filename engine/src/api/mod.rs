@@ -11,6 +11,7 @@ pub mod aliases;
 pub mod batching;
 pub mod breadcrumbs;
 pub mod calendar;
+pub mod changes;
 pub mod comments;
 pub mod configuration;
 pub mod content;
@@ -27,6 +28,7 @@ pub mod forms;
 pub mod groups;
 pub mod health;
 pub mod history;
+pub mod idempotency;
 pub mod inherit;
 pub mod linkintegrity;
 pub mod locking;
@@ -116,6 +118,7 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("contextnavigation", contextnavigation::register),
     ("related", related::register),
     ("ai", ai::register),
+    ("changes", changes::register),
     ("openapi", openapi::register),
     ("testing", testhooks::register),
 ];
