@@ -1227,8 +1227,7 @@ async function renderConflicts() {
       await site.resolveConflict(c.id, "merge", merged);
       await syncNow();
     };
-    box.append(
-      el("article", { className: "conflict", dataset: { id: String(c.id) } },
+    const article = el("article", { className: "conflict" },
         el("p", {}, el("strong", {}, what), ` — the server answered ${c.status || "nothing usable"}: ${c.message}`),
         c.local || c.server ? table : el("pre", {}, c.raw || ""),
         el("div", { className: "buttons" },
@@ -1236,8 +1235,9 @@ async function renderConflicts() {
           button("Take theirs", { className: "take-theirs" }, async () => { await site.resolveConflict(c.id, "theirs"); await renderSync(); await refresh({ tree: true }); }),
           button("Merge", { className: "merge", disabled: !w || !c.server }, merge),
         ),
-      ),
-    );
+      );
+    article.dataset.id = String(c.id);
+    box.append(article);
   }
 }
 
@@ -1305,6 +1305,7 @@ async function main() {
   }
   site.onchange = () => renderTree().catch(() => {}); // another tab saved something
   if (site.isReplica) {
+    window.site = site; // for the console and the end-to-end test
     site.onsync = () => renderTree().catch(() => {});
     $("#sync-now").addEventListener("click", action(syncNow));
     $("#sync-offline").addEventListener("change", (e) => {

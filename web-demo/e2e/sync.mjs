@@ -268,7 +268,14 @@ try {
   st = await sync(a);
   eq(st.pending, 0, "A syncs before the demo");
   await c.click("#sync-offline"); // back online: syncs
-  await c.waitForSelector("#conflicts:not([hidden]) .conflict", { timeout: 15000 });
+  try {
+    await c.waitForSelector("#conflicts:not([hidden]) .conflict", { timeout: 15000 });
+  } catch (e) {
+    await c.screenshot({ path: join(artifacts, "sync-demo-failure.png"), fullPage: true });
+    console.log("demo state:", await c.textContent("#sync"), "| error:", await c.textContent("#error"));
+    console.log("demo replica:", JSON.stringify(await c.evaluate(() => [window.site?.syncStatus(), window.site?.pendingWrites()])));
+    throw e;
+  }
   const row = await c.$$eval("#conflicts .conflict-fields tr", (trs) =>
     trs.map((tr) => [...tr.children].map((td) => td.textContent)).find((r) => r[0] === "title"),
   );

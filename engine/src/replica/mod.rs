@@ -1218,6 +1218,10 @@ mod tests {
         fail_writes: Option<u16>,
         /// Canned answers for `/@changes` (taken in order; none left: 404).
         feed: Vec<(u16, Value)>,
+        /// Let the server answer `/@changes` itself (its real change feed).
+        real_feed: bool,
+        /// Run the next replayed write on the server but lose its answer.
+        lose_next_answer: bool,
         sent: Vec<Outgoing>,
     }
 
@@ -1276,6 +1280,8 @@ mod tests {
                 down: false,
                 fail_writes: None,
                 feed: Vec::new(),
+                real_feed: false,
+                lose_next_answer: false,
                 sent: Vec::new(),
             }
         }
@@ -1286,7 +1292,7 @@ mod tests {
                 return None;
             }
             let rest = out.url.strip_prefix(SERVER).expect("a server URL");
-            if rest.starts_with("/@changes") {
+            if rest.starts_with("/@changes") && !self.real_feed {
                 let (status, body) = if self.feed.is_empty() {
                     (404, json!({"type": "NotFound", "message": "no feed"}))
                 } else {
@@ -1311,6 +1317,10 @@ mod tests {
             r.headers = out.headers.clone();
             r.body = out.body.clone().unwrap_or_default().into_bytes();
             let resp = self.server.handle(r);
+            if self.lose_next_answer && matches!(out.step, Step::Replay { .. }) {
+                self.lose_next_answer = false;
+                return None;
+            }
             Some(Incoming {
                 status: resp.status,
                 headers: resp.headers.clone(),
@@ -1816,6 +1826,55 @@ mod tests {
             .unwrap()
             .contains("refused the credentials"));
         assert_eq!(rep.round(&mut net), 0);
+    }
+
+    #[test]
+    fn the_real_change_feed_is_followed_by_versions() {
+        let mut net = Net::new();
+        net.real_feed = true;
+        let mut rep = Replica::new();
+        rep.round(&mut net);
+        assert!(rep.status().downloaded);
+        let st = rep.engine.with_write(|ctx| state(ctx)).unwrap();
+        assert_eq!(st.feed, Some(true));
+        assert!(st.cursor.is_some());
+        // the server's clock does not move: only the versions tell the edit
+        server_call(&net.server, "PATCH", "/news/hello", Some(json!({"title": "Same second"})));
+        server_call(&net.server, "DELETE", "/news/old", None);
+        net.sent.clear();
+        rep.round(&mut net);
+        assert!(net.sent.iter().any(|o| o.url.contains("/@changes?since=")));
+        assert!(!net.sent.iter().any(|o| matches!(o.step, Step::List { .. })));
+        assert_eq!(title(&rep.call("GET", "/news/hello", None)), "Same second");
+        assert_eq!(rep.call("GET", "/news/old", None).status, 404);
+        // our own replayed write comes back through the feed with the version we hold
+        rep.call("PATCH", "/news/hello", Some(json!({"title": "From the replica"})));
+        rep.round(&mut net);
+        assert_eq!(title(&net.get("/news/hello")), "From the replica");
+        net.sent.clear();
+        rep.round(&mut net);
+        assert!(
+            !net.sent.iter().any(|o| matches!(o.step, Step::Fetch { ref path } if path == "/news/hello")),
+            "{:?}",
+            net.sent
+        );
+    }
+
+    #[test]
+    fn a_write_whose_answer_was_lost_is_sent_again_and_not_run_twice() {
+        let (mut net, mut rep) = downloaded();
+        net.real_feed = true;
+        let created = rep.call("POST", "/news", Some(json!({"@type": "Page", "title": "Once"})));
+        assert_eq!(created.status, 201);
+        net.lose_next_answer = true;
+        rep.round(&mut net);
+        assert_eq!(rep.status().pending, 1, "the answer was lost: still pending");
+        assert_eq!(net.get("/news/once").status, 200, "but the server ran it");
+        rep.round(&mut net);
+        assert_eq!(rep.status().pending, 0);
+        assert_eq!(net.get("/news/once-1").status, 404, "not created twice");
+        let local = rep.call("GET", "/news/once", None).json_body();
+        assert_eq!(local["UID"], net.get("/news/once").json_body()["UID"]);
     }
 
     #[test]
