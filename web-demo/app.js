@@ -1201,8 +1201,9 @@ async function renderSync(st = site.syncStatus()) {
 const shown = (v) => (v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
 /** The fields worth showing side by side: those an editor sets that differ between the versions. */
 function differingFields(local, server) {
-  const skip = new Set(["@id", "@type", "UID", "id", "parent", "items", "items_total", "@components", "modified", "created", "version", "previous_item", "next_item", "allow_discussion", "is_folderish", "lock", "layout", "type_title", "batching"]);
-  const keys = new Set([...Object.keys(local || {}), ...Object.keys(server || {})]);
+  const skip = new Set(["@id", "@type", "UID", "id", "parent", "items", "items_total", "@components", "modified", "created", "version", "previous_item", "next_item", "allow_discussion", "is_folderish", "lock", "layout", "type_title", "batching", "owner"]);
+  // the local copy holds the replicated fields only: compare those (all the server's when none)
+  const keys = new Set(local ? Object.keys(local) : Object.keys(server || {}));
   return [...keys].filter((k) => !skip.has(k) && shown(local?.[k]) !== shown(server?.[k] && typeof server[k] === "object" && "token" in server[k] ? server[k].token : server?.[k]));
 }
 

@@ -136,12 +136,7 @@ pub fn current(ctx: &Ctx<'_>) -> Result<Cursor> {
 /// objects outside it, or that the caller may not view, are listed as removed (a client that
 /// held them drops them). A cursor of another site, from beyond the log's end, or below the
 /// horizon is expired.
-pub fn list(
-    ctx: &Ctx<'_>,
-    since: &Cursor,
-    limit: usize,
-    context: &ContentRecord,
-) -> Result<Page> {
+pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord) -> Result<Page> {
     let now = current(ctx)?;
     let expired = |why: &str| {
         Err(EngineError::CursorExpired(format!(
@@ -173,7 +168,9 @@ pub fn list(
             .ok_or_else(|| EngineError::Internal("malformed change log key".into()))?;
         let entry: Entry = serde_json::from_slice(&v)?;
         let object = match tree::load(ctx, &entry.uid)? {
-            Some(obj) if tree::is_within(&obj, context) && ctx.permitted(Permission::View, &obj)? => {
+            Some(obj)
+                if tree::is_within(&obj, context) && ctx.permitted(Permission::View, &obj)? =>
+            {
                 Some(obj)
             }
             _ => None,
@@ -307,7 +304,15 @@ mod tests {
         let c = Cursor::parse("0a1B2c3d.42").unwrap();
         assert_eq!(c.seq, 42);
         assert_eq!(c.to_string(), "0a1b2c3d.42");
-        for bad in ["", "42", "0a1b2c3d.", "0a1b2c3.1", "0a1b2c3g.1", "0a1b2c3d.-1", "0a1b2c3d.1x"] {
+        for bad in [
+            "",
+            "42",
+            "0a1b2c3d.",
+            "0a1b2c3.1",
+            "0a1b2c3g.1",
+            "0a1b2c3d.-1",
+            "0a1b2c3d.1x",
+        ] {
             assert!(Cursor::parse(bad).is_none(), "{bad}");
         }
         assert!(Cursor::parse("0a1b2c3d.99999999999999999999999").is_none());

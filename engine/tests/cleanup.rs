@@ -393,12 +393,21 @@ fn the_change_log_forgets_a_removal_after_its_retention() {
         204
     );
     let page = |title: &str| {
-        let r = call(&e, Method::Post, "/", json!({"@type": "Page", "title": title}), &[]);
+        let r = call(
+            &e,
+            Method::Post,
+            "/",
+            json!({"@type": "Page", "title": title}),
+            &[],
+        );
         assert_eq!(r.status, 201);
         r.json_body()["UID"].as_str().unwrap().to_string()
     };
     let uid = page("Gone");
-    assert_eq!(call(&e, Method::Delete, "/gone", json!({}), &[]).status, 204);
+    assert_eq!(
+        call(&e, Method::Delete, "/gone", json!({}), &[]).status,
+        204
+    );
     let kept = all_keys_naming(&e, &uid);
     assert!(kept.iter().all(|k| k.starts_with("C:")), "{kept:?}");
     assert!(!kept.is_empty(), "the removal is in the change log");
@@ -409,6 +418,9 @@ fn the_change_log_forgets_a_removal_after_its_retention() {
     );
     // The next removal drops the expired ones.
     page("Next");
-    assert_eq!(call(&e, Method::Delete, "/next", json!({}), &[]).status, 204);
+    assert_eq!(
+        call(&e, Method::Delete, "/next", json!({}), &[]).status,
+        204
+    );
     assert_eq!(all_keys_naming(&e, &uid), Vec::<String>::new());
 }

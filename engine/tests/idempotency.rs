@@ -79,8 +79,16 @@ fn keys_belong_to_their_caller() {
             .header("Idempotency-Key", "shared")
             .json(&json!({"@type": "Page", "title": "Theirs"})),
     );
-    assert_eq!(theirs.status, 201, "{}", String::from_utf8_lossy(&theirs.body));
+    assert_eq!(
+        theirs.status,
+        201,
+        "{}",
+        String::from_utf8_lossy(&theirs.body)
+    );
     assert_eq!(theirs.header_value("Idempotent-Replayed"), None);
-    assert_eq!(theirs.header_value("Location"), Some("http://localhost:8080/theirs"));
+    assert_eq!(
+        theirs.header_value("Location"),
+        Some("http://localhost:8080/theirs")
+    );
     assert_eq!(children(&e), 2);
 }

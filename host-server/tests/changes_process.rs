@@ -101,11 +101,7 @@ impl Server {
     }
 
     fn create(&self, title: &str) -> String {
-        let (status, body) = self.call(
-            "POST",
-            "/",
-            Some(json!({"@type": "Page", "title": title})),
-        );
+        let (status, body) = self.call("POST", "/", Some(json!({"@type": "Page", "title": title})));
         assert_eq!(status, 201, "{body}");
         body["UID"].as_str().unwrap().to_string()
     }
@@ -200,7 +196,10 @@ fn changes_are_pushed_as_server_sent_events_and_resume_from_last_event_id() {
         stream.seen
     );
     assert!(stream.wait_for("\n\n", Duration::from_secs(1)));
-    println!("event received {:?} after the POST began", started.elapsed());
+    println!(
+        "event received {:?} after the POST began",
+        started.elapsed()
+    );
     let events = stream.events();
     let (page_id, page) = events
         .iter()

@@ -1839,7 +1839,12 @@ mod tests {
         assert_eq!(st.feed, Some(true));
         assert!(st.cursor.is_some());
         // the server's clock does not move: only the versions tell the edit
-        server_call(&net.server, "PATCH", "/news/hello", Some(json!({"title": "Same second"})));
+        server_call(
+            &net.server,
+            "PATCH",
+            "/news/hello",
+            Some(json!({"title": "Same second"})),
+        );
         server_call(&net.server, "DELETE", "/news/old", None);
         net.sent.clear();
         rep.round(&mut net);
@@ -1848,13 +1853,19 @@ mod tests {
         assert_eq!(title(&rep.call("GET", "/news/hello", None)), "Same second");
         assert_eq!(rep.call("GET", "/news/old", None).status, 404);
         // our own replayed write comes back through the feed with the version we hold
-        rep.call("PATCH", "/news/hello", Some(json!({"title": "From the replica"})));
+        rep.call(
+            "PATCH",
+            "/news/hello",
+            Some(json!({"title": "From the replica"})),
+        );
         rep.round(&mut net);
         assert_eq!(title(&net.get("/news/hello")), "From the replica");
         net.sent.clear();
         rep.round(&mut net);
         assert!(
-            !net.sent.iter().any(|o| matches!(o.step, Step::Fetch { ref path } if path == "/news/hello")),
+            !net.sent
+                .iter()
+                .any(|o| matches!(o.step, Step::Fetch { ref path } if path == "/news/hello")),
             "{:?}",
             net.sent
         );
@@ -1864,11 +1875,19 @@ mod tests {
     fn a_write_whose_answer_was_lost_is_sent_again_and_not_run_twice() {
         let (mut net, mut rep) = downloaded();
         net.real_feed = true;
-        let created = rep.call("POST", "/news", Some(json!({"@type": "Page", "title": "Once"})));
+        let created = rep.call(
+            "POST",
+            "/news",
+            Some(json!({"@type": "Page", "title": "Once"})),
+        );
         assert_eq!(created.status, 201);
         net.lose_next_answer = true;
         rep.round(&mut net);
-        assert_eq!(rep.status().pending, 1, "the answer was lost: still pending");
+        assert_eq!(
+            rep.status().pending,
+            1,
+            "the answer was lost: still pending"
+        );
         assert_eq!(net.get("/news/once").status, 200, "but the server ran it");
         rep.round(&mut net);
         assert_eq!(rep.status().pending, 0);

@@ -218,9 +218,9 @@ where
     let since = since_of(&request.query)
         .map(str::to_string)
         .or_else(|| request.header_value("last-event-id").map(str::to_string));
-    request
-        .headers
-        .retain(|(k, _)| !k.eq_ignore_ascii_case("accept") && !k.eq_ignore_ascii_case("last-event-id"));
+    request.headers.retain(|(k, _)| {
+        !k.eq_ignore_ascii_case("accept") && !k.eq_ignore_ascii_case("last-event-id")
+    });
     request
         .headers
         .push(("Accept".into(), "application/json".into()));
