@@ -1126,6 +1126,11 @@ fn accept(
     if w.method != "DELETE" || w.path.contains("/@") {
         let p = object_path(&w.path);
         ctx.put(&keys::replica_fetch(&p), b"")?;
+    } else if let Some(t) = &w.target {
+        // the object is gone on both sides: so is the version of its copy
+        if tree::load(ctx, t)?.is_none() {
+            ctx.delete(&keys::replica_version(t))?;
+        }
     }
     Ok(())
 }
