@@ -10,7 +10,8 @@
 //    page (with the server's uid in the replica) and the deletion;
 // 4. two browser contexts (two replicas) edit the same page while the server is down: the first
 //    to sync wins, the second gets a conflict listed with both versions (nothing lost), shown in
-//    the demo's conflicts panel; "keep mine" sends it again and the server takes it.
+//    the demo's conflicts panel; "keep mine" sends it again and the server takes it; a merge
+//    (the server's title, the local description); a replica opened with a token.
 //
 // Needs web-demo/pkg (./scripts/web-demo.sh --build-only) and a host-server binary
 // (HOST_SERVER_BIN, default $CARGO_TARGET_DIR/debug/host-server or ../../target/debug/host-server).
@@ -242,6 +243,41 @@ try {
   st = await sync(a);
   eq((await local(a, "GET", "/news/shared")).json.title, "Shared: B's title", "A follows the server");
   step("keep mine: the server takes B's version, A follows");
+
+  // merge: A changes the title, B the description of the same page, both offline
+  await stopServer();
+  eq((await local(a, "PATCH", "/news/hello", { title: "Hello from A" })).status, 204, "A edits the title");
+  eq((await local(b, "PATCH", "/news/hello", { description: "Described by B" })).status, 204, "B edits the description");
+  await startServer();
+  eq((await sync(a)).pending, 0, "A syncs");
+  st = await sync(b);
+  eq(st.conflicts, 1, "B's edit conflicts");
+  const m = (await b.evaluate(() => window.site.conflicts()))[0];
+  eq([m.local.description, m.server.title], ["Described by B", "Hello from A"], "both versions");
+  await b.evaluate((id) => window.site.resolveConflict(id, "merge", { description: "Described by B" }), m.id);
+  eq((await local(b, "GET", "/news/hello")).json.title, "Hello from A", "the merge starts from the server's version");
+  st = await sync(b);
+  eq([st.pending, st.conflicts], [0, 0], "B after the merge");
+  const merged = (await api("GET", "/news/hello")).json;
+  eq([merged.title, merged.description], ["Hello from A", "Described by B"], "server after the merge");
+  step("merge: the server's title and B's description");
+
+  // a replica opened with a token instead of a password
+  const token = (await (await fetch(`${direct}/@login`, { method: "POST", headers: { "Content-Type": "application/json", Accept: "application/json" }, body: JSON.stringify({ login: "admin", password: PASSWORD }) })).json()).token;
+  const d = await ctxB.newPage();
+  await d.goto(`${origin}/sync-test.html`);
+  const dst = await d.evaluate(
+    async ({ serverUrl, token }) => {
+      const m = await import("/pkg/host_wasm.js");
+      await m.default();
+      window.site = await m.openSite("replica-token", { server: serverUrl, credentials: { login: "admin", token }, baseUrl: "http://replica.local" });
+      const r = await window.site.request("GET", "/news/hello", { headers: { Accept: "application/json" } });
+      return [window.site.syncStatus(), (await r.json()).description];
+    },
+    { serverUrl, token },
+  );
+  eq([dst[0].downloaded, dst[0].online, dst[1]], [true, true, "Described by B"], "a replica opened with a token");
+  step("a replica opened with a token");
 
   // 5. the web demo: connect form, indicator, writes waiting, conflicts panel
   const ctxC = await browser.newContext();
