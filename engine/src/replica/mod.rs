@@ -829,11 +829,18 @@ impl Sync {
                 self.receive_listing(ctx, &server, *b_start, &body)?;
             }
             Step::Fetch { path } => {
+                // the version the feed named, for an answer whose ETag the browser hides (a
+                // cross-origin server that does not expose it)
+                let feed_version = ctx
+                    .get(&keys::replica_fetch(path))?
+                    .map(|b| String::from_utf8_lossy(&b).into_owned())
+                    .filter(|v| !v.is_empty());
                 ctx.delete(&keys::replica_fetch(path))?;
                 let busy = busy_uids(ctx)?;
                 if inc.status == 200 {
+                    let version = inc.header("etag").map(str::to_string).or(feed_version);
                     let got =
-                        import::import(ctx, &server, &body, inc.header("etag"), &cfg.login, &|u| {
+                        import::import(ctx, &server, &body, version.as_deref(), &cfg.login, &|u| {
                             busy.contains(u)
                         });
                     match got {
@@ -901,7 +908,7 @@ impl Sync {
                         } else {
                             p.trim_end_matches('/')
                         };
-                        ctx.put(&keys::replica_fetch(p), b"")?;
+                        ctx.put(&keys::replica_fetch(p), version.unwrap_or("").as_bytes())?;
                     }
                 }
                 if let Some(c) = body.get("cursor").and_then(Value::as_str) {
@@ -1227,6 +1234,8 @@ mod tests {
         real_feed: bool,
         /// Run the next replayed write on the server but lose its answer.
         lose_next_answer: bool,
+        /// Leave `ETag` out of the answers (a cross-origin server that does not expose it).
+        hide_etag: bool,
         sent: Vec<Outgoing>,
     }
 
@@ -1287,6 +1296,7 @@ mod tests {
                 feed: Vec::new(),
                 real_feed: false,
                 lose_next_answer: false,
+                hide_etag: false,
                 sent: Vec::new(),
             }
         }
@@ -1326,9 +1336,13 @@ mod tests {
                 self.lose_next_answer = false;
                 return None;
             }
+            let mut headers = resp.headers.clone();
+            if self.hide_etag {
+                headers.retain(|(k, _)| !k.eq_ignore_ascii_case("etag"));
+            }
             Some(Incoming {
                 status: resp.status,
-                headers: resp.headers.clone(),
+                headers,
                 body: resp.body.clone(),
             })
         }
@@ -1899,6 +1913,37 @@ mod tests {
         assert_eq!(net.get("/news/once-1").status, 404, "not created twice");
         let local = rep.call("GET", "/news/once", None).json_body();
         assert_eq!(local["UID"], net.get("/news/once").json_body()["UID"]);
+    }
+
+    #[test]
+    fn without_an_etag_header_the_feed_names_the_version() {
+        let mut net = Net::new();
+        net.real_feed = true;
+        let mut rep = Replica::new();
+        rep.round(&mut net);
+        net.hide_etag = true;
+        server_call(
+            &net.server,
+            "PATCH",
+            "/news/hello",
+            Some(json!({"title": "Hidden tag"})),
+        );
+        rep.round(&mut net);
+        let version = net
+            .get("/news/hello")
+            .header_value("etag")
+            .map(str::to_string);
+        let uid = rep.call("GET", "/news/hello", None).json_body()["UID"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let have = rep
+            .engine
+            .with_write(|ctx| ctx.get(&keys::replica_version(&uid)))
+            .unwrap()
+            .map(|b| String::from_utf8(b).unwrap());
+        assert_eq!(have, version);
+        assert_eq!(title(&rep.call("GET", "/news/hello", None)), "Hidden tag");
     }
 
     #[test]
