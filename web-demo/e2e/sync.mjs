@@ -61,6 +61,7 @@ const PASSWORD = "sync-e2e-secret";
 
 let server = null;
 async function startServer() {
+  // --public-url: the @ids the pages see are under /srv of the front
   server = spawn(bin, ["--listen", `127.0.0.1:${serverPort}`, "--data", data, "--public-url", serverUrl], {
     env: { ...process.env, ADMIN_PASSWORD: PASSWORD, RUST_LOG: "warn" },
     stdio: ["ignore", "pipe", "inherit"],
@@ -278,6 +279,47 @@ try {
   );
   eq([dst[0].downloaded, dst[0].online, dst[1]], [true, true, "Described by B"], "a replica opened with a token");
   step("a replica opened with a token");
+
+  // cross-origin: a second server, on its own address with CORS for the page's origin; a conflict
+  // there proves If-Match goes out and ETag comes back through CORS
+  const port2 = await freePort();
+  const data2 = mkdtempSync(join(tmpdir(), "sync-e2e-cors-"));
+  const server2 = spawn(bin, ["--listen", `127.0.0.1:${port2}`, "--data", data2, "--cors-origin", origin], {
+    env: { ...process.env, ADMIN_PASSWORD: PASSWORD, RUST_LOG: "warn" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  try {
+    await new Promise((res) => server2.stdout.on("data", (d) => String(d).includes("listening on") && res()));
+    const direct2 = `http://127.0.0.1:${port2}`;
+    const api2 = async (method, path, body) => {
+      const r = await fetch(direct2 + path, { method, headers: { Authorization: auth, Accept: "application/json", "Content-Type": "application/json" }, body: body ? JSON.stringify(body) : undefined });
+      const t = await r.text();
+      return { status: r.status, json: t ? JSON.parse(t) : null };
+    };
+    eq((await api2("POST", "/", { "@type": "Page", title: "Across" })).status, 201, "a page on the second server");
+    const x = await ctxB.newPage();
+    await x.goto(`${origin}/sync-test.html`);
+    await x.evaluate(
+      async ({ direct2, password }) => {
+        const m = await import("/pkg/host_wasm.js");
+        await m.default();
+        window.site = await m.openSite("replica-cors", { server: direct2, credentials: { login: "admin", password }, baseUrl: "http://replica.local" });
+      },
+      { direct2, password: PASSWORD },
+    );
+    eq((await local(x, "GET", "/across")).json.title, "Across", "cross-origin replica filled");
+    eq((await local(x, "PATCH", "/across", { title: "Across, from the replica" })).status, 204, "cross-origin edit");
+    eq((await api2("PATCH", "/across", { title: "Across, on the server" })).status, 204, "a server edit meanwhile");
+    const xs = await sync(x);
+    eq([xs.online, xs.conflicts], [true, 1], "cross-origin: the conditional write is refused");
+    eq((await api2("GET", "/across")).json.title, "Across, on the server", "nothing overwritten");
+    step("cross-origin (CORS): If-Match sent, ETag read, the conflict kept");
+  } finally {
+    const gone = new Promise((res) => server2.on("exit", res));
+    server2.kill("SIGTERM");
+    await gone;
+    rmSync(data2, { recursive: true, force: true });
+  }
 
   // 5. the web demo: connect form, indicator, writes waiting, conflicts panel
   const ctxC = await browser.newContext();
