@@ -130,6 +130,13 @@ web_demo_e2e() {
   (cd web-demo/e2e && node e2e.mjs)
 }
 
+# Offline editing against the real server (issue 18): replicas in Chromium, host-server stopped and
+# started by the test (the debug binary the "cargo build -p host-server" stage made).
+web_demo_sync_e2e() {
+  mkdir -p artifacts
+  (cd web-demo/e2e && HOST_SERVER_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/host-server" node sync.mjs)
+}
+
 # The release server for the Volto stage takes minutes to build; it is built in the background from
 # the start (in its own target directory, so it never waits for the other builds' lock), filling the
 # time the browser stages leave a core idle.
@@ -186,16 +193,20 @@ if [ "$SETUP_OK" = 1 ]; then
   if [ "$NPM_OK" = 1 ]; then
     if stage "web-demo release build (cargo + wasm-bindgen + wasm-opt)" build_web_demo; then
       stage "web-demo end-to-end (playwright-core + chromium)" web_demo_e2e
+      stage "web-demo sync end-to-end (replicas of host-server, chromium)" web_demo_sync_e2e
     else
       skip "web-demo end-to-end" "web-demo build failed"
+      skip "web-demo sync end-to-end" "web-demo build failed"
     fi
   else
     skip "web-demo release build" "npm ci failed"
     skip "web-demo end-to-end" "npm ci failed"
+    skip "web-demo sync end-to-end" "npm ci failed"
   fi
 else
   for s in "cargo clippy host-wasm (wasm32)" "cargo build wasm32" "cargo test wasm32" \
-    "contract scenarios on wasm/IndexedDB" "web-demo release build" "web-demo end-to-end"; do
+    "contract scenarios on wasm/IndexedDB" "web-demo release build" "web-demo end-to-end" \
+    "web-demo sync end-to-end"; do
     skip "$s" "toolchain setup failed"
   done
 fi

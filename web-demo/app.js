@@ -4,7 +4,11 @@
 import init, { openSite } from "./pkg/host_wasm.js";
 
 const params = new URLSearchParams(location.search);
-const SITE_NAME = params.get("site") || "web-demo";
+// ?server=<url>&login=<login>: a replica of that server's site (issue 18); the password is kept in
+// sessionStorage by the connect form, never in the URL.
+const SERVER = params.get("server");
+const SERVER_LOGIN = params.get("login") || "";
+const SITE_NAME = params.get("site") || (SERVER ? `replica:${SERVER}:${SERVER_LOGIN}` : "web-demo");
 // ?languages=en,de opens (or creates) the site with the multilingual-content profile: one language
 // root folder per language. The settings are stored, so later opens need not repeat it.
 const LANGUAGES = (params.get("languages") || "").split(",").map((s) => s.trim()).filter(Boolean);
@@ -43,7 +47,8 @@ const objectPathOf = (path) => path.split("?")[0].split("/@")[0] || "/";
  * carries its `Lock-Token`.
  */
 async function api(method, path, body, opts = {}) {
-  const headers = { Accept: "application/json", Authorization: AUTH };
+  // a replica acts as its server user: the host adds the local credentials itself
+  const headers = SERVER ? { Accept: "application/json" } : { Accept: "application/json", Authorization: AUTH };
   const token = locks.get(opts.lockFor || objectPathOf(path));
   if (token) headers["Lock-Token"] = token;
   const init = { method, headers };
@@ -59,6 +64,7 @@ async function api(method, path, body, opts = {}) {
   } catch {
     /* not JSON */
   }
+  if (SERVER && method !== "GET" && resp.ok) scheduleSync();
   if (!resp.ok) {
     const msg = json && json.message ? `${json.type || "Error"}: ${json.message}` : text;
     showError(`${method} ${path.split("?")[0]} failed (${resp.status}) — ${msg}`);
@@ -1169,6 +1175,86 @@ async function createTranslation(obj, code) {
   await select(pathOf(created["@id"]));
 }
 
+// ---- server sync (replica sites) ------------------------------------------------------------
+
+let syncTimer = null;
+/** Sync soon (after a write), at most one round at a time (the host ignores overlapping calls). */
+function scheduleSync() {
+  clearTimeout(syncTimer);
+  syncTimer = setTimeout(() => syncNow().catch(() => {}), 300);
+}
+async function syncNow() {
+  if (!site?.isReplica) return;
+  const st = await site.sync();
+  await renderSync(st);
+}
+async function renderSync(st = site.syncStatus()) {
+  $("#sync-state").hidden = false;
+  const online = $("#sync-online");
+  online.textContent = st.online ? "online" : "offline";
+  online.className = `badge ${st.online ? "online" : "offline"}`;
+  $("#sync-pending").textContent = `${st.pending} write${st.pending === 1 ? "" : "s"} waiting`;
+  $("#sync-error").textContent = st.lastError ? `(${st.lastError})` : "";
+  await renderConflicts();
+}
+
+const shown = (v) => (v === undefined || v === null ? "" : typeof v === "string" ? v : JSON.stringify(v));
+/** The fields worth showing side by side: those an editor sets that differ between the versions. */
+function differingFields(local, server) {
+  const skip = new Set(["@id", "@type", "UID", "id", "parent", "items", "items_total", "@components", "modified", "created", "version", "previous_item", "next_item", "allow_discussion", "is_folderish", "lock", "layout", "type_title", "batching", "owner"]);
+  // the local copy holds the replicated fields only: compare those (all the server's when none)
+  const keys = new Set(local ? Object.keys(local) : Object.keys(server || {}));
+  return [...keys].filter((k) => !skip.has(k) && shown(local?.[k]) !== shown(server?.[k] && typeof server[k] === "object" && "token" in server[k] ? server[k].token : server?.[k]));
+}
+
+async function renderConflicts() {
+  const box = $("#conflicts");
+  const list = site.conflicts();
+  box.hidden = list.length === 0;
+  box.replaceChildren(el("h2", {}, `Conflicts (${list.length})`));
+  for (const c of list) {
+    const w = c.write;
+    const what = w ? `${w.method} ${w.path}` : "an unreadable stored write";
+    const fields = differingFields(c.local, c.server);
+    const table = el("table", { className: "conflict-fields" }, el("tr", {}, el("th", {}, "field"), el("th", {}, "mine (this browser)"), el("th", {}, "theirs (server)"), el("th", {}, "merge: take")));
+    for (const f of fields) {
+      const sv = c.server?.[f] && typeof c.server[f] === "object" && "token" in c.server[f] ? c.server[f].token : c.server?.[f];
+      const pick = el("select", { name: f }, el("option", { value: "mine" }, "mine"), el("option", { value: "theirs" }, "theirs"));
+      table.append(el("tr", {}, el("td", {}, f), el("td", { className: "mine" }, shown(c.local?.[f])), el("td", { className: "theirs" }, c.server ? shown(sv) : "(none on the server)"), el("td", {}, pick)));
+    }
+    const merge = async () => {
+      const merged = {};
+      for (const sel of table.querySelectorAll("select")) if (sel.value === "mine" && c.local && sel.name !== "review_state") merged[sel.name] = c.local[sel.name];
+      await site.resolveConflict(c.id, "merge", merged);
+      await syncNow();
+    };
+    const article = el("article", { className: "conflict" },
+        el("p", {}, el("strong", {}, what), ` — the server answered ${c.status || "nothing usable"}: ${c.message}`),
+        c.local || c.server ? table : el("pre", {}, c.raw || ""),
+        el("div", { className: "buttons" },
+          button("Keep mine", { className: "keep-mine", disabled: !w }, async () => { await site.resolveConflict(c.id, "mine"); await syncNow(); }),
+          button("Take theirs", { className: "take-theirs" }, async () => { await site.resolveConflict(c.id, "theirs"); await renderSync(); await refresh({ tree: true }); }),
+          button("Merge", { className: "merge", disabled: !w || !c.server }, merge),
+        ),
+      );
+    article.dataset.id = String(c.id);
+    box.append(article);
+  }
+}
+
+function setupConnectForm() {
+  $("#connect-server").value = SERVER || "";
+  $("#connect-login").value = SERVER_LOGIN;
+  $("#connect-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const server = $("#connect-server").value.trim().replace(/\/$/, "");
+    const login = $("#connect-login").value.trim();
+    sessionStorage.setItem(`password:${server}:${login}`, $("#connect-password").value);
+    const keep = params.has("nosw") ? "&nosw" : "";
+    location.search = `?server=${encodeURIComponent(server)}&login=${encodeURIComponent(login)}${keep}`;
+  });
+}
+
 // ---- start ----------------------------------------------------------------------------------
 
 function renderSiteSwitch() {
@@ -1203,7 +1289,13 @@ async function embeddingModel() {
 async function main() {
   try {
     await init();
+    setupConnectForm();
     const opts = { baseUrl: BASE, adminPassword: PASSWORD, title: LANGUAGES.length ? "My multilingual site" : "My offline site" };
+    if (SERVER) {
+      const password = sessionStorage.getItem(`password:${SERVER}:${SERVER_LOGIN}`) || undefined;
+      Object.assign(opts, { server: SERVER, credentials: { login: SERVER_LOGIN, password } });
+      delete opts.adminPassword;
+    }
     opts.embeddingModel = await embeddingModel();
     if (LANGUAGES.length) Object.assign(opts, { profiles: ["multilingual-content"], languages: LANGUAGES });
     site = await openSite(SITE_NAME, opts);
@@ -1213,6 +1305,18 @@ async function main() {
     return;
   }
   site.onchange = () => renderTree().catch(() => {}); // another tab saved something
+  if (site.isReplica) {
+    window.site = site; // for the console and the end-to-end test
+    site.onsync = () => renderTree().catch(() => {});
+    $("#sync-now").addEventListener("click", action(syncNow));
+    $("#sync-offline").addEventListener("change", (e) => {
+      site.setOnline(!e.target.checked);
+      if (!e.target.checked) scheduleSync();
+      else renderSync().catch(() => {});
+    });
+    setInterval(() => syncNow().catch(() => {}), 5000);
+    await renderSync();
+  }
   $("#new-folder").addEventListener("click", action(() => askTitle("Folder")));
   $("#new-page").addEventListener("click", action(() => askTitle("Page")));
   $("#bin-toggle").addEventListener(
@@ -1238,7 +1342,9 @@ async function main() {
   } catch {
     /* shown */
   }
-  $("#status").textContent = `site "${SITE_NAME}"${ml ? " · multilingual" : ""} · ${BASE}`;
+  $("#status").textContent = SERVER
+    ? `replica of ${SERVER} as ${SERVER_LOGIN}`
+    : `site "${SITE_NAME}"${ml ? " · multilingual" : ""} · ${BASE}`;
   document.body.dataset.ready = "1";
   if ("serviceWorker" in navigator && !params.has("nosw")) {
     navigator.serviceWorker

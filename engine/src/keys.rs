@@ -54,6 +54,17 @@
 //! | `E:` | `E:v:<uid>` | the embedding vector of an object (little-endian `f32`s, [`crate::related`]): of its title, description and text, by the engine's embedding model |
 //! | `E:` | `E:model` | the id of the embedding model that made the stored vectors (text); opening the store with another model recomputes them |
 //! | `s:` | `s:generation` | store generation: incremented by every write transaction that changes anything (decimal text; [`crate::cache::GENERATION`]) |
+//! | `H:` | `H:config` | a replica site's server (JSON, [`crate::replica::Config`]: server URL, login, token) |
+//! | `H:` | `H:sync` | a replica's sync position (JSON, [`crate::replica::SyncState`]: change cursor, download phase, last error) |
+//! | `H:` | `H:w:<seq u64 BE>` | a pending write of a replica (JSON, [`crate::replica::PendingWrite`]): the request made locally, the server version it was based on, its idempotency key, replayed in `seq` order |
+//! | `H:` | `H:c:<seq u64 BE>` | a write of a replica the server refused (JSON, [`crate::replica::Conflict`]), kept until the user resolves it |
+//! | `H:` | `H:local` | the password of a replica's local admin (random, made by the browser host; the local site's own, never the server's) |
+//! | `H:` | `H:n` | the next pending write number (decimal text) |
+//! | `H:` | `H:v:<local uid>` | the server version (`ETag`) the replica's copy of an object reflects |
+//! | `H:` | `H:u:<local uid>` | the server uid of a local object when they differ (the site root) |
+//! | `H:` | `H:U:<server uid>` | the local uid of a server object when they differ (the reverse of `H:u:`) |
+//! | `H:` | `H:f:<server path>` | an object the replica must (re)fetch from the server (empty value) |
+//! | `H:` | `H:l:<server uid>` | during a full download: an object the server listed (empty value); unlisted local objects are removed at its end |
 //! | `C:` | `C:n` | the change log's last sequence number (u64 BE; absent: 0) ([`crate::changes`]) |
 //! | `C:` | `C:h` | the change log's horizon (u64 BE): cursors below it are expired (a removal after them was dropped) |
 //! | `C:` | `C:e:<seq u64 BE>` | a change log entry (JSON, [`crate::changes::Entry`]: uid, the sequence it was added at, when); one per object: a later change of the same object deletes its earlier entry |
@@ -107,6 +118,63 @@ pub fn form_counter(uid: &str, block: &str) -> Vec<u8> {
     k.extend_from_slice(b"f:");
     k.extend_from_slice(block.as_bytes());
     k
+}
+
+/// `H:config`: a replica site's server and credentials ([`crate::replica`]).
+pub const REPLICA_CONFIG: &[u8] = b"H:config";
+/// `H:sync`: a replica's sync position.
+pub const REPLICA_SYNC: &[u8] = b"H:sync";
+/// `H:local`: the password of a replica's local admin.
+pub const REPLICA_LOCAL: &[u8] = b"H:local";
+/// `H:n`: the next pending write number of a replica.
+pub const REPLICA_NEXT: &[u8] = b"H:n";
+/// Prefix of a replica's pending writes.
+pub const REPLICA_WRITES: &[u8] = b"H:w:";
+/// Prefix of a replica's conflicts.
+pub const REPLICA_CONFLICTS: &[u8] = b"H:c:";
+/// Prefix of the objects a replica must fetch.
+pub const REPLICA_FETCH: &[u8] = b"H:f:";
+/// Prefix of the objects listed by a replica's full download.
+pub const REPLICA_LISTED: &[u8] = b"H:l:";
+
+/// `H:w:<seq>`: a pending write of a replica.
+pub fn replica_write(seq: u64) -> Vec<u8> {
+    cat(REPLICA_WRITES, &seq.to_be_bytes())
+}
+
+/// `H:c:<seq>`: a conflict of a replica.
+pub fn replica_conflict(seq: u64) -> Vec<u8> {
+    cat(REPLICA_CONFLICTS, &seq.to_be_bytes())
+}
+
+/// The sequence number at the end of an `H:w:` or `H:c:` key.
+pub fn replica_seq(key: &[u8]) -> Option<u64> {
+    child_pos(key)
+}
+
+/// `H:v:<local uid>`: the server version the replica's copy of an object reflects.
+pub fn replica_version(local_uid: &str) -> Vec<u8> {
+    cat(b"H:v:", local_uid.as_bytes())
+}
+
+/// `H:u:<local uid>`: the server uid of a local object, when it differs.
+pub fn replica_server_uid(local_uid: &str) -> Vec<u8> {
+    cat(b"H:u:", local_uid.as_bytes())
+}
+
+/// `H:U:<server uid>`: the local uid of a server object, when it differs.
+pub fn replica_local_uid(server_uid: &str) -> Vec<u8> {
+    cat(b"H:U:", server_uid.as_bytes())
+}
+
+/// `H:f:<server path>`: an object the replica must fetch.
+pub fn replica_fetch(server_path: &str) -> Vec<u8> {
+    cat(REPLICA_FETCH, server_path.as_bytes())
+}
+
+/// `H:l:<server uid>`: an object listed by the running full download.
+pub fn replica_listed(server_uid: &str) -> Vec<u8> {
+    cat(REPLICA_LISTED, server_uid.as_bytes())
 }
 
 /// Version of the keyspace layout this engine reads and writes.

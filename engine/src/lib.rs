@@ -60,6 +60,7 @@ pub mod recyclebin;
 pub mod registry;
 pub mod related;
 pub mod replace;
+pub mod replica;
 pub mod rules;
 pub mod security;
 pub mod setup;

@@ -82,6 +82,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "rules",
             "related",
             "ai",
+            "replica",
             "changes",
         ],
     ),

@@ -43,6 +43,7 @@
 pub mod convert;
 pub mod idb;
 mod queue;
+pub mod replica;
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -96,6 +97,12 @@ export interface OpenSiteOptions {
    *  `tokenizer.json`, as `scripts/prepare-embedding-model.sh` makes them) with a name.
    *  Without it, `@related` answers 400 "AI is disabled.". */
   embeddingModel?: "test" | { name?: string; model: Uint8Array; tokenizer: Uint8Array };
+  /** Make (or open) a replica of the site at this server URL (its site root): the site is
+   *  filled from the server through its API and follows it while online; writes made here are
+   *  sent to it (see `sync()`, `conflicts()`). A new replica needs `credentials`. */
+  server?: string;
+  /** The server user: `{login, password}` (the password stays in memory) or `{login, token}`. */
+  credentials?: { login?: string; password?: string; token?: string };
 }
 "#;
 
@@ -125,6 +132,10 @@ pub struct OpenOptions {
     /// bytes).
     #[serde(skip)]
     pub embedding_model: Option<EmbeddingModel>,
+    /// The server this site replicates.
+    pub server: Option<String>,
+    /// The server user's credentials.
+    pub credentials: Option<replica::Credentials>,
 }
 
 /// The `embeddingModel` option.
@@ -235,6 +246,8 @@ struct SiteInner {
     broken: RefCell<Option<String>>,
     /// Test hook: make the next IndexedDB write fail with this error.
     fail_next_write: RefCell<Option<StoreError>>,
+    /// Set for a replica of a server site.
+    replica: Option<replica::ReplicaState>,
 }
 
 /// An open site: answers REST API requests from the engine. Create one with `openSite`.
@@ -377,10 +390,21 @@ impl Site {
                 closed: Cell::new(false),
                 broken: RefCell::new(None),
                 fail_next_write: RefCell::new(None),
+                replica: opts
+                    .server
+                    .as_ref()
+                    .map(|_| replica::ReplicaState::default()),
             }),
         };
         site.persist_migration().await?;
+        let mut opts = opts;
+        if opts.server.is_some() {
+            site.prepare_replica(&mut opts).await?;
+        }
         site.ensure_site(&opts).await?;
+        if opts.server.is_some() {
+            site.start_replica(&opts).await?;
+        }
         site.purge_recyclebin().await?;
         {
             let _turn = site.inner.queue.acquire().await;
@@ -473,6 +497,116 @@ impl Site {
             }
         }
         Err(js_err(format!("{what}: gave up (other tabs kept writing)")))
+    }
+
+    /// Before [`Site::ensure_site`] on a replica: a new replica site gets a local admin named
+    /// after the server user, with a random password of its own.
+    async fn prepare_replica(&self, opts: &mut OpenOptions) -> Result<(), JsValue> {
+        let inner = &self.inner;
+        {
+            let _turn = inner.queue.acquire().await;
+            inner
+                .catch_up()
+                .await
+                .map_err(|e| js_err(format!("openSite: {e}")))?;
+        }
+        let exists = inner
+            .engine
+            .site_exists()
+            .map_err(|e| js_err(format!("openSite: {e}")))?;
+        if exists {
+            return Ok(());
+        }
+        let creds = opts.credentials.clone().unwrap_or_default();
+        let Some(login) = creds.login.clone().filter(|l| !l.is_empty()) else {
+            return Err(js_err(
+                "openSite: a new replica needs credentials.login (and a password or a token)",
+            ));
+        };
+        if creds.password.is_none() && creds.token.is_none() {
+            return Err(js_err(
+                "openSite: a new replica needs credentials.password or credentials.token",
+            ));
+        }
+        opts.admin_login = Some(login);
+        opts.admin_password = Some(inner.engine.core().entropy.uuid().simple().to_string());
+        Ok(())
+    }
+
+    /// After [`Site::ensure_site`] on a replica: store the server and the credentials, log in
+    /// locally, and run a first sync round (a failure to reach the server is only reported in
+    /// the status: the replica works offline).
+    async fn start_replica(&self, opts: &OpenOptions) -> Result<(), JsValue> {
+        let server = opts
+            .server
+            .clone()
+            .unwrap_or_default()
+            .trim_end_matches('/')
+            .to_string();
+        if !(server.starts_with("http://") || server.starts_with("https://")) {
+            return Err(js_err(format!(
+                "openSite: server must be an http(s) URL, got {server:?}"
+            )));
+        }
+        let creds = opts.credentials.clone().unwrap_or_default();
+        let new_password = opts.admin_password.clone();
+        let login = self
+            .write_op("openSite", |e| {
+                e.with_write(|ctx| {
+                    let mut cfg =
+                        engine::replica::config(ctx)?.unwrap_or(engine::replica::Config {
+                            server: server.clone(),
+                            login: creds.login.clone().unwrap_or_default(),
+                            token: None,
+                        });
+                    if cfg.server != server {
+                        cfg.server = server.clone();
+                        cfg.token = None;
+                    }
+                    if let Some(l) = creds.login.clone().filter(|l| !l.is_empty()) {
+                        if l != cfg.login {
+                            cfg.token = None;
+                        }
+                        cfg.login = l;
+                    }
+                    if let Some(t) = &creds.token {
+                        cfg.token = Some(t.clone());
+                    }
+                    engine::replica::set_config(ctx, &cfg)?;
+                    if engine::replica::local_password(ctx)?.is_none() {
+                        if let Some(p) = &new_password {
+                            engine::replica::set_local_password(ctx, p)?;
+                        }
+                    }
+                    Ok(cfg.login)
+                })
+            })
+            .await?;
+        let password = self
+            .inner
+            .engine
+            .with_write(|ctx| engine::replica::local_password(ctx))
+            .map_err(|e| js_err(format!("openSite: {e}")))?;
+        if let (Some(rep), Some(pw)) = (&self.inner.replica, password) {
+            let req = engine::Request::new(
+                engine::Method::parse("POST"),
+                "/@login",
+                &self.inner.base_url,
+            )
+            .json(&serde_json::json!({"login": login, "password": pw}));
+            let resp = self.handle(req).await;
+            let token = resp.json_body()["token"].as_str().map(str::to_string);
+            if token.is_none() {
+                return Err(js_err(format!(
+                    "openSite: cannot log in to the local replica: {}",
+                    String::from_utf8_lossy(&resp.body)
+                )));
+            }
+            *rep.local_auth.borrow_mut() = token;
+            *rep.sync.borrow_mut() = engine::replica::Sync::new(creds.password.clone());
+        }
+        self.sync_round().await?;
+        Ok(())
     }
 
     /// Create the site on first open (racing tabs: the loser sees the winner's site and stops).
@@ -829,7 +963,7 @@ impl SiteInner {
         if !(req.method.is_safe() && self.fresh(js_sys::Date::now())) {
             return Err(None);
         }
-        let resp = self.engine.handle(req.clone());
+        let resp = self.engine_handle(req);
         if self.has_pending() {
             return Err(Some(resp));
         }
@@ -873,7 +1007,7 @@ impl SiteInner {
                         self.last_check.set(now);
                         checked = true;
                     }
-                    self.engine.handle(req.clone())
+                    self.engine_handle(req)
                 }
             };
             let wrote = self.has_pending();
@@ -904,6 +1038,46 @@ impl SiteInner {
             return resp;
         }
         unavailable("the request kept conflicting with writes from other tabs; try again")
+    }
+
+    /// Run `req` on the engine. On a replica, a request without credentials acts as the local
+    /// admin (the replica's user), and an unsafe request that succeeds is recorded as a pending
+    /// write in its own commit, which reaches IndexedDB in the same transaction as the request's.
+    fn engine_handle(&self, req: &engine::Request) -> EngineResponse {
+        let Some(rep) = &self.replica else {
+            return self.engine.handle(req.clone());
+        };
+        let mut req = req.clone();
+        if req.header_value("authorization").is_none() {
+            if let Some(t) = rep.local_auth.borrow().as_ref() {
+                req.headers
+                    .push(("Authorization".into(), format!("Bearer {t}")));
+            }
+        }
+        if req.method.is_safe() || engine::replica::is_session_path(&req.path) {
+            return self.engine.handle(req);
+        }
+        let draft = match self
+            .engine
+            .with_write(|ctx| engine::replica::prepare_write(ctx, &req.path))
+        {
+            Ok(d) => d,
+            Err(e) => return e.into_response(),
+        };
+        let resp = self.engine.handle(req.clone());
+        if (200..300).contains(&resp.status) {
+            if let Err(e) = self
+                .engine
+                .with_write(|ctx| engine::replica::record_write(ctx, &req, draft, &resp))
+            {
+                // the local write stands but could not be queued: say so rather than lose it
+                if let Some(log) = &self.engine.core().options.error_log {
+                    log(&format!("recording a pending write failed: {e}"));
+                }
+                return e.into_response();
+            }
+        }
+        resp
     }
 
     fn close(&self) {

@@ -1,0 +1,363 @@
+//! A site that replicates a server site ([`engine::replica`]): the host performs the HTTP requests
+//! the engine's sync core asks for, with the global `fetch`, and persists its state with the rest
+//! of the site. Opened with `openSite(name, {server, credentials})`.
+
+use std::cell::{Cell, RefCell};
+
+use engine::replica::{self, Incoming, Outgoing, Resolution};
+use js_sys::{Function, Promise};
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::{js_err, Site};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** The sync state of a replica site (`site.syncStatus()`, `site.sync()`, `onsync`). */
+export interface SyncStatus {
+  server: string; login: string;
+  /** writes made here and not yet accepted by the server */
+  pending: number;
+  /** writes the server refused, waiting for `resolveConflict` */
+  conflicts: number;
+  /** whether the first full download finished */
+  downloaded: boolean;
+  /** whether the last round reached the server (and `setOnline(false)` was not called) */
+  online: boolean;
+  lastError: string | null;
+}
+"#;
+
+/// `credentials` of the open options.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct Credentials {
+    /// The user's login (required with `token` too: the local site acts as that user).
+    pub login: Option<String>,
+    /// The password, kept in memory only, to log in (again).
+    pub password: Option<String>,
+    /// A server token for the user.
+    pub token: Option<String>,
+}
+
+/// What a replica handle keeps in memory.
+#[derive(Default)]
+pub struct ReplicaState {
+    /// The sync core's session.
+    pub sync: RefCell<replica::Sync>,
+    /// The local admin's token, sent with local requests that carry no `Authorization`.
+    pub local_auth: RefCell<Option<String>>,
+    /// `setOnline(false)` was called.
+    pub forced_offline: Cell<bool>,
+    /// The last round reached the server.
+    pub reached: Cell<bool>,
+    /// A round is running.
+    pub running: Cell<bool>,
+    /// Called after each round with the status.
+    pub onsync: RefCell<Option<Function>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsStatus {
+    server: String,
+    login: String,
+    pending: usize,
+    conflicts: usize,
+    downloaded: bool,
+    online: bool,
+    last_error: Option<String>,
+}
+
+fn to_js<T: Serialize>(v: &T) -> Result<JsValue, JsValue> {
+    v.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| js_err(e.to_string()))
+}
+
+/// Make the request `out` with the global `fetch`; `Err` when no answer came.
+async fn perform(out: &Outgoing) -> Result<Incoming, String> {
+    let global = js_sys::global();
+    let why = |e: JsValue| crate::idb::js_error_text(&e);
+    let fetch: Function = js_sys::Reflect::get(&global, &"fetch".into())
+        .map_err(why)?
+        .dyn_into()
+        .map_err(|_| "no fetch".to_string())?;
+    let headers = web_sys::Headers::new().map_err(why)?;
+    for (k, v) in &out.headers {
+        headers.set(k, v).map_err(why)?;
+    }
+    let init = web_sys::RequestInit::new();
+    init.set_method(&out.method);
+    init.set_headers(&headers);
+    if let Some(b) = &out.body {
+        init.set_body(&JsValue::from_str(b));
+    }
+    let request = web_sys::Request::new_with_str_and_init(&out.url, &init).map_err(why)?;
+    let promise: Promise = fetch
+        .call1(&global, &request)
+        .map_err(why)?
+        .dyn_into()
+        .map_err(why)?;
+    let resp: web_sys::Response = wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .map_err(why)?
+        .dyn_into()
+        .map_err(why)?;
+    let mut hs = Vec::new();
+    for name in ["etag", "content-type", "location", "idempotent-replayed"] {
+        if let Ok(Some(v)) = resp.headers().get(name) {
+            hs.push((name.to_string(), v));
+        }
+    }
+    let buf = wasm_bindgen_futures::JsFuture::from(resp.array_buffer().map_err(why)?)
+        .await
+        .map_err(why)?;
+    Ok(Incoming {
+        status: resp.status(),
+        headers: hs,
+        body: js_sys::Uint8Array::new(&buf).to_vec(),
+    })
+}
+
+impl Site {
+    fn replica(&self) -> Result<&ReplicaState, JsValue> {
+        self.inner
+            .replica
+            .as_ref()
+            .ok_or_else(|| js_err("this site is not a replica (open it with a server)"))
+    }
+
+    fn status_value(&self) -> Result<JsValue, JsValue> {
+        let r = self.replica()?;
+        let st = self
+            .inner
+            .engine
+            .with_write(|ctx| replica::status(ctx))
+            .map_err(|e| js_err(e.to_string()))?
+            .ok_or_else(|| js_err("this site is not a replica"))?;
+        to_js(&JsStatus {
+            server: st.server,
+            login: st.login,
+            pending: st.pending,
+            conflicts: st.conflicts,
+            downloaded: st.downloaded,
+            online: !r.forced_offline.get() && r.reached.get(),
+            last_error: st.last_error,
+        })
+    }
+
+    /// One sync round (see [`engine::replica`]).
+    pub(crate) async fn sync_round(&self) -> Result<JsValue, JsValue> {
+        let r = self.replica()?;
+        if r.forced_offline.get() || r.running.replace(true) {
+            return self.status_value();
+        }
+        r.sync.borrow_mut().begin_round();
+        let result = self.run_round().await;
+        r.running.set(false);
+        result?;
+        let status = self.status_value()?;
+        let cb = r.onsync.borrow().clone();
+        if let Some(f) = cb {
+            let _ = f.call1(&JsValue::NULL, &status);
+        }
+        Ok(status)
+    }
+
+    async fn run_round(&self) -> Result<(), JsValue> {
+        let r = self.replica()?;
+        let mut reached = false;
+        for _ in 0..10_000 {
+            let now = js_sys::Date::now() as i64;
+            let out = self
+                .write_op("sync", |e| {
+                    e.with_write(|ctx| r.sync.borrow_mut().next_request(ctx, now))
+                })
+                .await?;
+            let Some(out) = out else { break };
+            if r.forced_offline.get() {
+                break;
+            }
+            match perform(&out).await {
+                Ok(inc) => {
+                    reached = true;
+                    self.write_op("sync", |e| {
+                        e.with_write(|ctx| r.sync.borrow_mut().receive(ctx, &out, &inc, now))
+                    })
+                    .await?;
+                }
+                Err(why) => {
+                    reached = false;
+                    self.write_op("sync", |e| {
+                        e.with_write(|ctx| r.sync.borrow_mut().failed(ctx, &out, &why, now))
+                    })
+                    .await?;
+                }
+            }
+        }
+        let stopped = r.sync.borrow().stopped();
+        r.reached
+            .set(reached && (!stopped || self.last_error_is_http()));
+        Ok(())
+    }
+
+    /// Whether the round stopped on an answer of the server (it is reachable) rather than on a
+    /// missing one.
+    fn last_error_is_http(&self) -> bool {
+        self.inner
+            .engine
+            .with_write(|ctx| replica::status(ctx))
+            .ok()
+            .flatten()
+            .and_then(|s| s.last_error)
+            .is_some_and(|e| !e.starts_with("no answer"))
+    }
+}
+
+#[wasm_bindgen]
+impl Site {
+    /// Whether this site replicates a server site.
+    #[wasm_bindgen(getter, js_name = isReplica)]
+    pub fn is_replica(&self) -> bool {
+        self.inner.replica.is_some()
+    }
+
+    /// Run one sync round with the server: replay the writes made here (in order, with
+    /// `If-Match` and an `Idempotency-Key`), download what changed there. Resolves with the
+    /// status once the round is over (a failure to reach the server is in `lastError`, not a
+    /// rejection). Does nothing while `setOnline(false)` holds or a round is running.
+    #[wasm_bindgen(unchecked_return_type = "SyncStatus")]
+    pub async fn sync(&self) -> Result<JsValue, JsValue> {
+        self.sync_round().await
+    }
+
+    /// The sync status now.
+    #[wasm_bindgen(js_name = syncStatus, unchecked_return_type = "SyncStatus")]
+    pub fn sync_status(&self) -> Result<JsValue, JsValue> {
+        self.status_value()
+    }
+
+    /// Whether the last round reached the server and `setOnline(false)` does not hold.
+    #[wasm_bindgen(getter)]
+    pub fn online(&self) -> bool {
+        self.replica()
+            .map(|r| !r.forced_offline.get() && r.reached.get())
+            .unwrap_or(false)
+    }
+
+    /// `false`: stop talking to the server (writes keep being recorded); `true`: allowed again
+    /// (call `sync()` to go on).
+    #[wasm_bindgen(js_name = setOnline)]
+    pub fn set_online(&self, online: bool) -> Result<(), JsValue> {
+        self.replica()?.forced_offline.set(!online);
+        Ok(())
+    }
+
+    /// How many writes wait to be sent.
+    pub fn pending(&self) -> Result<u32, JsValue> {
+        self.inner
+            .engine
+            .with_write(|ctx| replica::pending(ctx))
+            .map(|p| p.len() as u32)
+            .map_err(|e| js_err(e.to_string()))
+    }
+
+    /// The writes waiting to be sent, in order.
+    #[wasm_bindgen(js_name = pendingWrites)]
+    pub fn pending_writes(&self) -> Result<JsValue, JsValue> {
+        let p = self
+            .inner
+            .engine
+            .with_write(|ctx| replica::pending(ctx))
+            .map_err(|e| js_err(e.to_string()))?;
+        to_js(&p)
+    }
+
+    /// The writes the server refused, each with `id`, `write`, `status`, `message`, `local` (the
+    /// local copy's fields) and `server` (the server's representation, or null).
+    pub fn conflicts(&self) -> Result<JsValue, JsValue> {
+        let c = self
+            .inner
+            .engine
+            .with_write(|ctx| replica::conflicts(ctx))
+            .map_err(|e| js_err(e.to_string()))?;
+        to_js(&c)
+    }
+
+    /// Resolve conflict `id`: `"mine"` sends the write again based on the server's current
+    /// version; `"theirs"` makes the local copy the server's and drops the write; `"merge"`
+    /// takes the server's copy and then edits it with `mergedFields` (a new pending write).
+    #[wasm_bindgen(js_name = resolveConflict)]
+    pub async fn resolve_conflict(
+        &self,
+        id: f64,
+        how: String,
+        merged_fields: Option<js_sys::Object>,
+    ) -> Result<(), JsValue> {
+        self.replica()?;
+        let id = id as u64;
+        let resolution = match how.as_str() {
+            "mine" => Resolution::Mine,
+            "theirs" | "merge" => Resolution::Theirs,
+            other => {
+                return Err(js_err(format!(
+                    "resolveConflict: {other:?}: use \"mine\", \"theirs\" or \"merge\""
+                )))
+            }
+        };
+        let target = self
+            .inner
+            .engine
+            .with_write(|ctx| replica::conflicts(ctx))
+            .map_err(|e| js_err(e.to_string()))?
+            .into_iter()
+            .find(|c| c.id == id)
+            .and_then(|c| c.server)
+            .and_then(|s| s.get("@id").and_then(|v| v.as_str()).map(str::to_string));
+        if how == "merge" && (merged_fields.is_none() || target.is_none()) {
+            return Err(js_err(
+                "resolveConflict: \"merge\" needs the merged fields and a server version",
+            ));
+        }
+        self.write_op("resolveConflict", |e| {
+            e.with_write(|ctx| replica::resolve(ctx, id, resolution.clone()))
+        })
+        .await?;
+        if let (Some(fields), Some(at_id)) = (merged_fields, target) {
+            let cfg_server = self
+                .inner
+                .engine
+                .with_write(|ctx| replica::config(ctx))
+                .map_err(|e| js_err(e.to_string()))?
+                .map(|c| c.server)
+                .unwrap_or_default();
+            let path = replica::server_path(&cfg_server, &at_id).unwrap_or_default();
+            let body = js_sys::JSON::stringify(&fields)?
+                .as_string()
+                .unwrap_or_default();
+            let mut req = engine::Request::new(
+                engine::Method::parse("PATCH"),
+                if path.is_empty() { "/" } else { &path },
+                &self.inner.base_url,
+            )
+            .header("Content-Type", "application/json");
+            req.body = body.into_bytes();
+            let resp = self.handle(req).await;
+            if !(200..300).contains(&resp.status) {
+                return Err(js_err(format!(
+                    "resolveConflict: the merged edit failed: {}",
+                    String::from_utf8_lossy(&resp.body)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Called with the status after each sync round.
+    #[wasm_bindgen(setter)]
+    pub fn set_onsync(&self, f: Option<Function>) -> Result<(), JsValue> {
+        *self.replica()?.onsync.borrow_mut() = f;
+        Ok(())
+    }
+}
