@@ -206,14 +206,20 @@ struct Inner {
 }
 
 impl Inner {
-    fn clear(&mut self) {
+    /// Empty the cache, handing back the old contents: the caller drops them after releasing
+    /// the lock (freeing thousands of answers takes a while; other requests need not wait).
+    #[must_use]
+    fn clear(&mut self) -> Inner {
         let applied = self.applied;
         let next_id = self.next_id;
-        *self = Inner {
-            applied,
-            next_id,
-            ..Inner::default()
-        };
+        std::mem::replace(
+            self,
+            Inner {
+                applied,
+                next_id,
+                ..Inner::default()
+            },
+        )
     }
 
     fn remove_id(&mut self, id: u64) {
@@ -254,8 +260,10 @@ impl Inner {
         }
     }
 
-    /// Apply the commit from `from` to `to` and every waiting one that follows.
-    fn apply(&mut self, from: u64, to: u64, writes: Vec<Vec<u8>>) {
+    /// Apply the commit from `from` to `to` and every waiting one that follows; what was
+    /// dropped wholesale is handed back (see [`Inner::clear`]).
+    fn apply(&mut self, from: u64, to: u64, writes: Vec<Vec<u8>>) -> Option<Inner> {
+        let mut dropped = None;
         match self.applied {
             Some(a) if from == a => {
                 self.invalidate(&writes);
@@ -263,13 +271,13 @@ impl Inner {
             }
             Some(a) if from > a => {
                 self.pending.insert(from, Pending { to, writes });
-                return;
+                return None;
             }
             // Already covered (the cache started over at a later generation since), or the
             // starting point is unknown: start over from here.
-            Some(a) if to <= a => return,
+            Some(a) if to <= a => return None,
             _ => {
-                self.clear();
+                dropped = Some(self.clear());
                 self.pending.clear();
                 self.applied = Some(to);
             }
@@ -281,9 +289,18 @@ impl Inner {
             self.invalidate(&next.writes);
             self.applied = Some(next.to);
         }
+        dropped
     }
 
-    fn insert(&mut self, key: String, value: Value, reads: &ReadSet, second: i64, max: usize) {
+    /// Add an entry; a full cache starts over first, and the old contents are handed back.
+    fn insert(
+        &mut self,
+        key: String,
+        value: Value,
+        reads: &ReadSet,
+        second: i64,
+        max: usize,
+    ) -> Option<Inner> {
         let bytes = key.len() * 2
             + reads.bytes()
             + 96
@@ -292,11 +309,9 @@ impl Inner {
                 Value::Caller(_) => 256,
             };
         if bytes > max / 4 {
-            return;
+            return None;
         }
-        if self.bytes + bytes > max {
-            self.clear();
-        }
+        let dropped = (self.bytes + bytes > max).then(|| self.clear());
         self.next_id += 1;
         let id = self.next_id;
         for k in &reads.keys {
@@ -326,6 +341,7 @@ impl Inner {
             self.bytes = self.bytes.saturating_sub(old.bytes);
         }
         self.bytes += bytes;
+        dropped
     }
 
     fn get(&self, snapshot: Option<u64>, key: &str, now: i64) -> Option<&Value> {
@@ -410,9 +426,11 @@ impl ResponseCache {
         if !self.enabled() {
             return;
         }
-        if let Ok(mut inner) = self.inner.lock() {
-            inner.apply(from, to, writes);
-        }
+        let dropped = match self.inner.lock() {
+            Ok(mut inner) => inner.apply(from, to, writes),
+            Err(_) => None,
+        };
+        drop(dropped);
     }
 
     /// A request read a snapshot of generation `snapshot`: when that is newer than the cache
@@ -422,14 +440,16 @@ impl ResponseCache {
         if !self.enabled() {
             return;
         }
+        let mut dropped = None;
         if let Ok(mut inner) = self.inner.lock() {
             let behind = inner.applied.is_none_or(|a| snapshot > a);
             if behind && self.writers.load(Ordering::SeqCst) == 0 {
-                inner.clear();
+                dropped = Some(inner.clear());
                 inner.pending.clear();
                 inner.applied = Some(snapshot);
             }
         }
+        drop(dropped);
     }
 
     /// The key of `req` made by the caller `login` (`""` for anonymous).
@@ -491,7 +511,9 @@ impl ResponseCache {
             return;
         };
         if inner.applied == Some(snapshot) {
-            inner.insert(key, value, reads, now, self.max_bytes);
+            let dropped = inner.insert(key, value, reads, now, self.max_bytes);
+            drop(inner);
+            drop(dropped);
         }
     }
 
@@ -520,7 +542,9 @@ impl ResponseCache {
             return;
         };
         if inner.applied == Some(snapshot) {
-            inner.insert(key, Value::Caller(caller), &reads, now, self.max_bytes);
+            let dropped = inner.insert(key, Value::Caller(caller), &reads, now, self.max_bytes);
+            drop(inner);
+            drop(dropped);
         }
     }
 
