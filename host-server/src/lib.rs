@@ -10,6 +10,7 @@ mod app;
 pub mod delivery;
 pub mod error;
 pub mod llm;
+pub mod postgres;
 pub mod sqlite;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use engine::{Engine, EngineOptions, SiteSetup};
 pub use app::throttle::Limits as LoginLimits;
 pub use app::{app, ClientAddr, Config, CONTENT_SECURITY_POLICY};
 pub use error::ServerError;
+pub use postgres::{PgOptions, PgStore, WriteMode};
 pub use sqlite::{SqliteOptions, SqliteStore, SyncMode};
 
 /// File name of the database inside the data directory.
@@ -52,6 +54,43 @@ pub fn open_engine(
     })?;
     let store = SqliteStore::open(db_path(data_dir), sqlite).map_err(ServerError::Database)?;
     Engine::new(store, options).map_err(ServerError::Engine)
+}
+
+/// Connect to the PostgreSQL database at `url` and build an engine over it (see
+/// [`postgres::PgStore`]). Several servers may do this at once on one database: opening the
+/// engine runs the schema migrations in a write transaction, which is tried again when another
+/// server's start conflicts with it.
+pub fn open_engine_postgres(
+    url: &str,
+    pg: PgOptions,
+    mut options: EngineOptions,
+) -> Result<Engine<PgStore>, ServerError> {
+    let store = PgStore::open(url, pg.clone()).map_err(ServerError::Database)?;
+    let version = store.server_version().map_err(ServerError::Database)?;
+    options.store_backend = format!("PostgreSQL {version} ({} writes)", store.write_mode());
+    let mut store = Some(store);
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let Some(s) = store.take() else {
+            return Err(ServerError::Config("the store was lost while opening".into()));
+        };
+        match Engine::new(s, options.clone()) {
+            Ok(engine) => return Ok(engine),
+            Err(e) if is_store_conflict(&e) && attempt < 10 => {
+                // Engine::new consumed the store; open another one.
+                store = Some(PgStore::open(url, pg.clone()).map_err(ServerError::Database)?);
+            }
+            Err(e) => return Err(ServerError::Engine(e)),
+        }
+    }
+}
+
+fn is_store_conflict(e: &engine::EngineError) -> bool {
+    matches!(
+        e,
+        engine::EngineError::Store(engine::StoreError::Conflict(_))
+    )
 }
 
 /// Create `data_dir` (mode `0700`) if missing, refuse it if other users can write it, and make
@@ -154,8 +193,8 @@ pub const ADMIN_LOGIN: &str = "admin";
 /// Create the site unless the store has one, with `profiles` installed and `languages` (the first
 /// is the default; empty means English only). The admin password is `admin_password` when given
 /// (and not empty), else a random one that is returned so the caller can show it once.
-pub fn ensure_site(
-    engine: &Engine<SqliteStore>,
+pub fn ensure_site<S: engine::Store>(
+    engine: &Engine<S>,
     admin_password: Option<String>,
     profiles: &[String],
     languages: &[String],
@@ -171,7 +210,13 @@ pub fn ensure_site(
     setup.admin_login = ADMIN_LOGIN.to_string();
     setup.profiles = profiles.to_vec();
     setup.languages = languages.to_vec();
-    engine.create_site(&setup).map_err(ServerError::SiteSetup)?;
+    if let Err(e) = engine.create_site(&setup) {
+        // Another server sharing the database may have created it at the same moment.
+        if engine.site_exists().map_err(ServerError::Engine)? {
+            return Ok(SiteInit::Existing);
+        }
+        return Err(ServerError::SiteSetup(e));
+    }
     Ok(SiteInit::Created {
         generated_password: generated.then_some(password),
     })

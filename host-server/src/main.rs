@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use engine::{Engine, EngineOptions};
+use engine::Store;
 use host_server::{
-    app, ensure_site, open_engine, ClientAddr, Config, LoginLimits, ServerError, SiteInit,
-    SqliteOptions, SqliteStore, SyncMode, ADMIN_LOGIN,
+    app, ensure_site, open_engine, open_engine_postgres, ClientAddr, Config, LoginLimits,
+    PgOptions, ServerError, SiteInit, SqliteOptions, SyncMode, WriteMode, ADMIN_LOGIN,
 };
 use tracing::{error, info, warn};
 
@@ -49,6 +50,25 @@ struct Cli {
     /// -shm files); DIR/site.sqlite3.lock keeps a second server off the same directory.
     #[arg(long, value_name = "DIR", default_value = "./var")]
     data: PathBuf,
+
+    /// Store the site in this PostgreSQL database instead of SQLite in --data
+    /// (`postgres://USER:PASSWORD@HOST:PORT/DBNAME`, or `postgres://USER@/DBNAME?host=/run/postgresql`
+    /// for a Unix socket). Several servers may share one database (behind a load balancer);
+    /// all of them must use the same --write-mode. The table `kv` is created when missing.
+    #[arg(long, value_name = "URL", env = "DATABASE_URL", conflicts_with = "data")]
+    database: Option<String>,
+
+    /// With --database: most PostgreSQL connections this server opens.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(2..=1000))]
+    database_connections: u16,
+
+    /// With --database: how the writes of several servers are kept apart. `locked`: one
+    /// writer at a time across all servers (an advisory lock), never a conflict. `optimistic`:
+    /// SERIALIZABLE transactions side by side, a request that conflicts runs again (at most 5
+    /// times, then 503).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = WriteMode::Locked)]
+    write_mode: WriteMode,
 
     /// Public base URL of the site (e.g. https://cms.example.org), used in every `@id`. Without
     /// it, each request's Host header decides (or its X-Forwarded-Proto / X-Forwarded-Host
@@ -119,9 +139,11 @@ struct Cli {
     llm_model: String,
 
     /// Memory (MiB) for answers to repeated GET requests, reused until the next write or the
-    /// next second, whichever comes first; 0 turns the cache off.
-    #[arg(long, value_name = "MIB", default_value_t = 64)]
-    response_cache_mb: usize,
+    /// next second, whichever comes first; 0 turns the cache off. With --database the default
+    /// is 0 (another server's write would not be seen within that second); a value given here
+    /// is used anyway.
+    #[arg(long, value_name = "MIB")]
+    response_cache_mb: Option<usize>,
 
     /// Run read requests on a separate thread pool instead of the async workers (for slow
     /// disks, where one read waiting on I/O should not hold up other connections).
@@ -258,10 +280,11 @@ fn init_logging(filter: &str) {
 
 fn run(cli: Cli) -> Result<(), ServerError> {
     let config = Config {
-        public_url: cli.public_url,
+        public_url: cli.public_url.clone(),
         trust_forwarded: cli.trust_forwarded,
-        cors_origins: cli.cors_origins,
-        blocking_reads: cli.blocking_reads,
+        cors_origins: cli.cors_origins.clone(),
+        // The PostgreSQL client must not run on an async worker (it blocks on its own runtime).
+        blocking_reads: cli.blocking_reads || cli.database.is_some(),
         login_limits: LoginLimits {
             per_login: cli.login_failures_per_login,
             per_address: cli.login_failures_per_address,
@@ -283,7 +306,10 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         EngineOptions::for_tests()
     } else {
         EngineOptions {
-            response_cache_bytes: cli.response_cache_mb.saturating_mul(1024 * 1024),
+            response_cache_bytes: cli
+                .response_cache_mb
+                .unwrap_or(if cli.database.is_some() { 0 } else { 64 })
+                .saturating_mul(1024 * 1024),
             ..EngineOptions::production()
         }
     };
@@ -342,6 +368,20 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     let outbox = Arc::new(tokio::sync::Notify::new());
     let wake = outbox.clone();
     options.outbox_notify = Some(Arc::new(move || wake.notify_one()));
+    if let Some(url) = cli.database.clone() {
+        let pg = PgOptions {
+            connections: usize::from(cli.database_connections),
+            write_mode: cli.write_mode,
+            ..PgOptions::default()
+        };
+        let engine = open_engine_postgres(&url, pg, options)?;
+        info!(
+            backend = %engine.core().options.store_backend,
+            connections = cli.database_connections,
+            "database open"
+        );
+        return start(engine, &cli, config, limits, outbox);
+    }
     let engine = open_engine(&cli.data, sqlite, options)?;
     info!(
         db = %engine.store().path().display(),
@@ -349,6 +389,17 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         readers = cli.readers,
         "database open"
     );
+    start(engine, &cli, config, limits, outbox)
+}
+
+/// Migrate, create the site if needed, and serve `engine` until a shutdown signal.
+fn start<S: Store + Send + Sync + 'static>(
+    engine: Engine<S>,
+    cli: &Cli,
+    config: Config,
+    limits: Limits,
+    outbox: Arc<tokio::sync::Notify>,
+) -> Result<(), ServerError> {
     let report = engine.migration_report();
     if report.steps_run() > 0 {
         info!(
@@ -406,7 +457,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             context: "cannot start the async runtime",
             source,
         })?;
-    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen, limits, outbox));
+    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen.clone(), limits, outbox));
     // Requests still running on the blocking pool finish their transaction (or are abandoned,
     // which rolls back) — a committed write is durable either way.
     runtime.shutdown_timeout(Duration::from_secs(10));
@@ -424,8 +475,8 @@ fn say(line: &str) {
 /// How long in-flight requests get to finish after a shutdown signal.
 const GRACE: Duration = Duration::from_secs(30);
 
-async fn serve(
-    engine: Arc<Engine<SqliteStore>>,
+async fn serve<S: Store + Send + Sync + 'static>(
+    engine: Arc<Engine<S>>,
     config: Config,
     listen: String,
     limits: Limits,
@@ -586,7 +637,9 @@ const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Purge the recycle bin's items older than the site's retention period, at once and then every
 /// [`PURGE_EVERY`] (on the blocking pool: it is one write transaction).
-async fn purge_recyclebin_periodically(engine: Arc<Engine<SqliteStore>>) {
+async fn purge_recyclebin_periodically<S: Store + Send + Sync + 'static>(
+    engine: Arc<Engine<S>>,
+) {
     let mut every = tokio::time::interval(PURGE_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
