@@ -143,9 +143,15 @@ impl PgDatabase {
         );
         let mut admin = postgres::Client::connect(admin_url, postgres::NoTls)
             .unwrap_or_else(|e| panic!("cannot connect to PG_TEST_URL {admin_url}: {e}"));
-        admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE); CREATE DATABASE {name}"))
-            .unwrap_or_else(|e| panic!("cannot create database {name}: {e}"));
+        // (one statement per call: CREATE DATABASE cannot run in a transaction block)
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            admin
+                .batch_execute(&sql)
+                .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        }
         PgDatabase {
             admin_url: admin_url.to_string(),
             url: pg_url_with_db(admin_url, &name),
