@@ -10,6 +10,7 @@ mod app;
 pub mod delivery;
 pub mod error;
 pub mod llm;
+pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
 

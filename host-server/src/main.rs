@@ -239,8 +239,92 @@ fn reindex(cli: ReindexCli) -> Result<(), ServerError> {
     Ok(())
 }
 
+/// `host-server migrate --from sqlite:DIR --to postgres://...`: copy a site into PostgreSQL.
+#[derive(Parser, Debug)]
+#[command(
+    name = "host-server migrate",
+    bin_name = "host-server migrate",
+    about = "Copy the site of a SQLite data directory, every key, into a PostgreSQL database \
+             (for servers started with --database); the server must not be running on DIR"
+)]
+struct MigrateCli {
+    /// The source: `sqlite:DIR`, a data directory (DIR/site.sqlite3).
+    #[arg(long, value_name = "sqlite:DIR")]
+    from: String,
+
+    /// The target: a PostgreSQL URL (`postgres://USER:PASSWORD@HOST:PORT/DBNAME`). Its table
+    /// `kv` is created when missing and must be empty.
+    #[arg(long, value_name = "URL")]
+    to: String,
+
+    /// Empty a target that already holds a site before copying (else it is refused).
+    #[arg(long)]
+    replace: bool,
+
+    /// Log level or filter.
+    #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "warn")]
+    log: String,
+}
+
+fn migrate(cli: MigrateCli) -> Result<(), ServerError> {
+    let Some(dir) = cli.from.strip_prefix("sqlite:") else {
+        return Err(ServerError::Config(format!(
+            "--from {}: expected sqlite:DIR (a data directory)",
+            cli.from
+        )));
+    };
+    let db = host_server::db_path(std::path::Path::new(dir));
+    if !db.is_file() {
+        return Err(ServerError::Config(format!(
+            "--from {}: no database at {}",
+            cli.from,
+            db.display()
+        )));
+    }
+    let source =
+        host_server::SqliteStore::open(&db, SqliteOptions::default()).map_err(ServerError::Database)?;
+    let target = host_server::PgStore::open(&cli.to, PgOptions::default())
+        .map_err(ServerError::Database)?;
+    let total = source.key_count().map_err(ServerError::Database)?;
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{wide_bar}] {pos}/{len} keys ({per_sec}, {msg}) eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let started = Instant::now();
+    let copied = host_server::migrate::copy_site(&source, &target, cli.replace, |keys, bytes| {
+        bar.set_position(keys);
+        bar.set_message(format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0)));
+    })
+    .map_err(ServerError::Database)?;
+    bar.finish();
+    say(&format!(
+        "copied {} keys ({:.1} MiB) from {} in {:.1} s; start the servers with --database",
+        copied.keys,
+        copied.bytes as f64 / (1024.0 * 1024.0),
+        db.display(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "migrate") {
+        args.remove(1);
+        let cli = MigrateCli::parse_from(args);
+        init_logging(&cli.log);
+        return match migrate(cli) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                error!("{e}");
+                eprintln!("host-server: error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if args.get(1).is_some_and(|a| a == "reindex") {
         args.remove(1);
         let cli = ReindexCli::parse_from(args);

@@ -367,3 +367,122 @@ fn three_servers_concurrent_creates_survive_sigkill_locked() {
 fn three_servers_concurrent_creates_survive_sigkill_optimistic() {
     concurrent_creates_and_sigkill("optimistic");
 }
+
+/// Start a SQLite server on `data` (as [`start`] does for PostgreSQL).
+fn start_sqlite(data: &std::path::Path, log: &std::path::Path) -> Server {
+    let mut child = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
+        .arg(data)
+        .env("ADMIN_PASSWORD", PASSWORD)
+        .env_remove("RUST_LOG")
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let base = loop {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server exited");
+        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
+            break addr.to_string();
+        }
+    };
+    Server {
+        child,
+        _stdout: stdout,
+        base,
+    }
+}
+
+/// `host-server migrate --from sqlite:DIR --to URL` copies a site (a page and a 3 MiB file) that
+/// a server on PostgreSQL then serves byte for byte; a second copy onto the now non-empty target
+/// is refused unless `--replace` is given.
+#[test]
+fn migrate_copies_a_sqlite_site_into_postgres() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(admin_url) = common::pg_url("migrate_copies_a_sqlite_site_into_postgres") else {
+        return;
+    };
+    use base64::Engine as _;
+    let db = common::PgDatabase::create(&admin_url, "mig");
+    let dir = common::TempDir::new("pg-mig");
+    let admin = admin();
+    let file: Vec<u8> = (0..3 * 1024 * 1024u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    {
+        let s = start_sqlite(&dir.data(), &dir.0.join("sqlite.log"));
+        let (status, body) = request(
+            &s,
+            "POST",
+            "/",
+            &admin,
+            Some(json!({"@type": "Page", "id": "moved", "title": "Moved over"})),
+        );
+        assert_eq!(status, 201, "{body}");
+        let (status, body) = request(
+            &s,
+            "POST",
+            "/",
+            &admin,
+            Some(json!({"@type": "File", "id": "big", "title": "Big", "file": {
+                "data": base64::engine::general_purpose::STANDARD.encode(&file),
+                "encoding": "base64", "filename": "big.bin",
+                "content-type": "application/octet-stream"}})),
+        );
+        assert_eq!(status, 201, "{body}");
+    } // stopped (SIGKILL: every acknowledged write is durable)
+    let from = format!("sqlite:{}", dir.data().display());
+    let out = Command::new(BIN)
+        .args(["migrate", "--from", &from, "--to", &db.url])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "migrate failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.starts_with("copied "), "{stdout}");
+    // a second copy onto the non-empty target: refused, then allowed with --replace
+    let again = Command::new(BIN)
+        .args(["migrate", "--from", &from, "--to", &db.url])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("--replace"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let replaced = Command::new(BIN)
+        .args(["migrate", "--replace", "--from", &from, "--to", &db.url])
+        .output()
+        .unwrap();
+    assert!(replaced.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&replaced.stdout).split(" keys").next(),
+        stdout.split(" keys").next(),
+        "the same number of keys the second time"
+    );
+    let s = start(&db.url, "locked", &dir.0.join("pg.log"));
+    let (status, body) = request(&s, "GET", "/moved", &admin, None);
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["title"], "Moved over");
+    let mut resp = agent()
+        .get(format!("{}/big/@@download/file", s.base))
+        .header("Authorization", &admin)
+        .call()
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let got = resp
+        .body_mut()
+        .with_config()
+        .limit(u64::MAX)
+        .read_to_vec()
+        .unwrap();
+    assert!(got == file, "the file came back different ({} bytes)", got.len());
+}
