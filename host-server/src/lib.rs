@@ -74,7 +74,9 @@ pub fn open_engine_postgres(
     loop {
         attempt += 1;
         let Some(s) = store.take() else {
-            return Err(ServerError::Config("the store was lost while opening".into()));
+            return Err(ServerError::Config(
+                "the store was lost while opening".into(),
+            ));
         };
         match Engine::new(s, options.clone()) {
             Ok(engine) => return Ok(engine),

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use engine::{Engine, EngineOptions};
 use engine::Store;
+use engine::{Engine, EngineOptions};
 use host_server::{
     app, ensure_site, open_engine, open_engine_postgres, ClientAddr, Config, LoginLimits,
     PgOptions, ServerError, SiteInit, SqliteOptions, SyncMode, WriteMode, ADMIN_LOGIN,
@@ -55,7 +55,12 @@ struct Cli {
     /// (`postgres://USER:PASSWORD@HOST:PORT/DBNAME`, or `postgres://USER@/DBNAME?host=/run/postgresql`
     /// for a Unix socket). Several servers may share one database (behind a load balancer);
     /// all of them must use the same --write-mode. The table `kv` is created when missing.
-    #[arg(long, value_name = "URL", env = "DATABASE_URL", conflicts_with = "data")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "DATABASE_URL",
+        conflicts_with = "data"
+    )]
     database: Option<String>,
 
     /// With --database: most PostgreSQL connections this server opens.
@@ -281,10 +286,10 @@ fn migrate(cli: MigrateCli) -> Result<(), ServerError> {
             db.display()
         )));
     }
-    let source =
-        host_server::SqliteStore::open(&db, SqliteOptions::default()).map_err(ServerError::Database)?;
-    let target = host_server::PgStore::open(&cli.to, PgOptions::default())
+    let source = host_server::SqliteStore::open(&db, SqliteOptions::default())
         .map_err(ServerError::Database)?;
+    let target =
+        host_server::PgStore::open(&cli.to, PgOptions::default()).map_err(ServerError::Database)?;
     let total = source.key_count().map_err(ServerError::Database)?;
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
@@ -541,7 +546,13 @@ fn start<S: Store + Send + Sync + 'static>(
             context: "cannot start the async runtime",
             source,
         })?;
-    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen.clone(), limits, outbox));
+    let result = runtime.block_on(serve(
+        Arc::new(engine),
+        config,
+        cli.listen.clone(),
+        limits,
+        outbox,
+    ));
     // Requests still running on the blocking pool finish their transaction (or are abandoned,
     // which rolls back) — a committed write is durable either way.
     runtime.shutdown_timeout(Duration::from_secs(10));
@@ -721,9 +732,7 @@ const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Purge the recycle bin's items older than the site's retention period, at once and then every
 /// [`PURGE_EVERY`] (on the blocking pool: it is one write transaction).
-async fn purge_recyclebin_periodically<S: Store + Send + Sync + 'static>(
-    engine: Arc<Engine<S>>,
-) {
+async fn purge_recyclebin_periodically<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>) {
     let mut every = tokio::time::interval(PURGE_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

@@ -9,7 +9,7 @@
 //! source. The site's schema version travels with the keys; a newer server upgrades it when it
 //! opens the database, as it would have done on SQLite.
 
-use engine::{Direction, ReadTxn, Store, StoreError, WriteTxn};
+use engine::{Direction, Store, StoreError};
 
 use crate::postgres::PgStore;
 

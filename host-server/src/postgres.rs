@@ -44,10 +44,10 @@ use std::str::FromStr;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use engine::store::{KeyValue, Overlay};
-use engine::{Direction, ReadTxn, Store, StoreError, WriteTxn};
 use ::postgres::error::SqlState;
 use ::postgres::{Client, NoTls, Statement};
+use engine::store::{KeyValue, Overlay};
+use engine::{Direction, ReadTxn, Store, StoreError, WriteTxn};
 
 /// How write transactions of several servers are kept apart (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -305,8 +305,10 @@ fn prepare(mut client: Client) -> Result<Conn, StoreError> {
     let scan_rev = p("SELECT k, v FROM kv WHERE k >= $1 AND k < $2 ORDER BY k DESC LIMIT $3")?;
     let scan_fwd_open = p("SELECT k, v FROM kv WHERE k >= $1 ORDER BY k ASC LIMIT $2")?;
     let scan_rev_open = p("SELECT k, v FROM kv WHERE k >= $1 ORDER BY k DESC LIMIT $2")?;
-    let upsert = p("INSERT INTO kv (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) \
-         ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v")?;
+    let upsert = p(
+        "INSERT INTO kv (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[]) \
+         ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v",
+    )?;
     let delete = p("DELETE FROM kv WHERE k = ANY($1::bytea[])")?;
     Ok(Conn {
         client,
@@ -394,9 +396,7 @@ impl Store for PgStore {
                 "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock({WRITER_LOCK})"
             ))?,
             // The snapshot is taken now (`SELECT 1`), not at the first read or at the flush.
-            WriteMode::Optimistic => {
-                self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1")?
-            }
+            WriteMode::Optimistic => self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1")?,
         };
         Ok(Box::new(PgWrite {
             store: self,
@@ -454,6 +454,9 @@ impl Drop for PgRead<'_> {
     }
 }
 
+/// Keys and values sent in one `INSERT` at commit.
+type Batch<'a> = (Vec<&'a [u8]>, Vec<&'a [u8]>);
+
 /// A write transaction: its own connection, its writes buffered until commit.
 struct PgWrite<'a> {
     store: &'a PgStore,
@@ -483,7 +486,7 @@ impl PgWrite<'_> {
     /// Send the buffered writes.
     fn flush(&self) -> Result<(), StoreError> {
         let mut deletes: Vec<&[u8]> = Vec::new();
-        let mut batches: Vec<(Vec<&[u8]>, Vec<&[u8]>)> = vec![(Vec::new(), Vec::new())];
+        let mut batches: Vec<Batch<'_>> = vec![(Vec::new(), Vec::new())];
         let mut bytes = 0usize;
         for (k, v) in self.overlay.changes() {
             match v {

@@ -190,7 +190,9 @@ fn visibility_across_servers(mode: &str) {
         "POST",
         "/@users",
         &admin,
-        Some(json!({"username": "jane", "password": "jane-password-1", "email": "jane@example.com"})),
+        Some(
+            json!({"username": "jane", "password": "jane-password-1", "email": "jane@example.com"}),
+        ),
     );
     assert_eq!(status, 201, "{body}");
     let (status, body) = request(
@@ -342,7 +344,11 @@ fn concurrent_creates_and_sigkill(mode: &str) {
             })
             .collect();
         let listed_set: BTreeSet<&String> = listed.iter().collect();
-        assert_eq!(listed_set.len(), listed.len(), "the folder lists an item twice");
+        assert_eq!(
+            listed_set.len(),
+            listed.len(),
+            "the folder lists an item twice"
+        );
         assert_eq!(body["items_total"], listed.len());
         for id in &acknowledged {
             assert!(
@@ -351,7 +357,11 @@ fn concurrent_creates_and_sigkill(mode: &str) {
             );
         }
         // at most the creates in flight on the killed server are there unacknowledged
-        assert!(listed.len() <= acknowledged.len() + lost, "{} listed", listed.len());
+        assert!(
+            listed.len() <= acknowledged.len() + lost,
+            "{} listed",
+            listed.len()
+        );
         for path in acknowledged.iter().step_by(7) {
             assert_eq!(request(s, "GET", path, &admin, None).0, 200, "{path}");
         }
@@ -384,7 +394,10 @@ fn start_sqlite(data: &std::path::Path, log: &std::path::Path) -> Server {
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let base = loop {
         let mut line = String::new();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "the server exited");
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the server exited"
+        );
         if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
             break addr.to_string();
         }
@@ -427,10 +440,12 @@ fn migrate_copies_a_sqlite_site_into_postgres() {
             "POST",
             "/",
             &admin,
-            Some(json!({"@type": "File", "id": "big", "title": "Big", "file": {
+            Some(
+                json!({"@type": "File", "id": "big", "title": "Big", "file": {
                 "data": base64::engine::general_purpose::STANDARD.encode(&file),
                 "encoding": "base64", "filename": "big.bin",
-                "content-type": "application/octet-stream"}})),
+                "content-type": "application/octet-stream"}}),
+            ),
         );
         assert_eq!(status, 201, "{body}");
     } // stopped (SIGKILL: every acknowledged write is durable)
@@ -464,7 +479,9 @@ fn migrate_copies_a_sqlite_site_into_postgres() {
         .unwrap();
     assert!(replaced.status.success());
     assert_eq!(
-        String::from_utf8_lossy(&replaced.stdout).split(" keys").next(),
+        String::from_utf8_lossy(&replaced.stdout)
+            .split(" keys")
+            .next(),
         stdout.split(" keys").next(),
         "the same number of keys the second time"
     );
@@ -484,7 +501,11 @@ fn migrate_copies_a_sqlite_site_into_postgres() {
         .limit(u64::MAX)
         .read_to_vec()
         .unwrap();
-    assert!(got == file, "the file came back different ({} bytes)", got.len());
+    assert!(
+        got == file,
+        "the file came back different ({} bytes)",
+        got.len()
+    );
 }
 
 /// A webhook receiver that answers 200 to everything and reports each request's
@@ -606,7 +627,12 @@ fn each_webhook_delivered_once(mode: &str) {
     std::thread::sleep(Duration::from_secs(2));
     seen.extend(hooks.try_iter());
     let keys: BTreeSet<&String> = seen.iter().map(|(k, _)| k).collect();
-    assert_eq!(keys.len(), PAGES, "{} distinct deliveries of {PAGES}", keys.len());
+    assert_eq!(
+        keys.len(),
+        PAGES,
+        "{} distinct deliveries of {PAGES}",
+        keys.len()
+    );
     assert_eq!(
         seen.len(),
         PAGES,

@@ -53,7 +53,10 @@ impl Drop for TempPg {
     fn drop(&mut self) {
         drop(self.store.take());
         if let Ok(mut c) = postgres::Client::connect(&self.url, postgres::NoTls) {
-            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.schema));
+            let _ = c.batch_execute(&format!(
+                "DROP SCHEMA IF EXISTS \"{}\" CASCADE",
+                self.schema
+            ));
         }
     }
 }

@@ -87,8 +87,10 @@ impl PgSchema {
         );
         let mut c = postgres::Client::connect(admin_url, postgres::NoTls)
             .unwrap_or_else(|e| panic!("cannot connect to {admin_url}: {e}"));
-        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"))
-            .unwrap_or_else(|e| panic!("cannot create schema {name}: {e}"));
+        c.batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+        ))
+        .unwrap_or_else(|e| panic!("cannot create schema {name}: {e}"));
         PgSchema {
             admin_url: admin_url.to_string(),
             name,
@@ -97,7 +99,11 @@ impl PgSchema {
 
     /// The admin URL with `search_path` set to this schema.
     fn url(&self) -> String {
-        let sep = if self.admin_url.contains('?') { '&' } else { '?' };
+        let sep = if self.admin_url.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
         format!(
             "{}{sep}options=-c%20search_path%3D{}",
             self.admin_url, self.name

@@ -110,7 +110,9 @@ pub fn pg_url(test: &str) -> Option<String> {
 
 /// `url` with its database name replaced by `dbname` (the path of a `postgres://` URL).
 pub fn pg_url_with_db(url: &str, dbname: &str) -> String {
-    let (scheme, rest) = url.split_once("://").expect("PG_TEST_URL is a postgres:// URL");
+    let (scheme, rest) = url
+        .split_once("://")
+        .expect("PG_TEST_URL is a postgres:// URL");
     let (before_query, query) = match rest.split_once('?') {
         Some((b, q)) => (b, Some(q)),
         None => (rest, None),
@@ -163,7 +165,10 @@ impl PgDatabase {
 impl Drop for PgDatabase {
     fn drop(&mut self) {
         if let Ok(mut admin) = postgres::Client::connect(&self.admin_url, postgres::NoTls) {
-            let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name));
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
         }
     }
 }
