@@ -65,7 +65,7 @@ struct Cli {
 
     /// With --database: most PostgreSQL connections this server opens.
     #[arg(long, value_name = "N", default_value_t = 16,
-          value_parser = clap::value_parser!(u16).range(2..=1000))]
+          value_parser = clap::value_parser!(u16).range(4..=1000))]
     database_connections: u16,
 
     /// With --database: how the writes of several servers are kept apart. `locked`: one
