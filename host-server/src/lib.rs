@@ -1,4 +1,5 @@
-//! `host-server`: the content engine served over HTTP, stored in SQLite.
+//! `host-server`: the content engine served over HTTP, stored in SQLite (or in PostgreSQL, shared
+//! by several servers: [`postgres`]).
 //!
 //! The binary (`src/main.rs`) parses the command line, opens the database with [`open_engine`],
 //! creates the site on first start with [`ensure_site`] and serves [`app`]. The pieces are public so

@@ -23,7 +23,8 @@ use tracing::{error, info, warn};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Serve the Plone-REST-API-compatible content engine over HTTP, stored in SQLite.
+/// Serve the Plone-REST-API-compatible content engine over HTTP, stored in SQLite (or, with
+/// --database, in PostgreSQL shared by several servers).
 #[derive(Debug, Parser)]
 #[command(
     name = "host-server",
