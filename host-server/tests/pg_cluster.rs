@@ -650,3 +650,37 @@ fn three_servers_deliver_each_webhook_once_locked() {
 fn three_servers_deliver_each_webhook_once_optimistic() {
     each_webhook_delivered_once("optimistic");
 }
+
+/// A database that cannot be reached stops the server at start with a message that says so
+/// (no PostgreSQL needed).
+#[test]
+fn an_unreachable_database_is_reported_at_start() {
+    let out = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--log", "error"])
+        .args([
+            "--database",
+            "postgres://nobody@127.0.0.1:1/nothing?connect_timeout=5",
+        ])
+        .env_remove("RUST_LOG")
+        .env_remove("DATABASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot connect to PostgreSQL"),
+        "stderr: {stderr}"
+    );
+    let out = Command::new(BIN)
+        .args(["--database", "mysql://x"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("invalid PostgreSQL URL"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
