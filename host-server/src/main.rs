@@ -53,15 +53,10 @@ struct Cli {
     data: PathBuf,
 
     /// Store the site in this PostgreSQL database instead of SQLite in --data
-    /// (`postgres://USER:PASSWORD@HOST:PORT/DBNAME`, or `postgres://USER@/DBNAME?host=/run/postgresql`
-    /// for a Unix socket). Several servers may share one database (behind a load balancer);
+    /// (`postgres://USER:PASSWORD@HOST:PORT/DBNAME`, or `postgres://USER@%2Frun%2Fpostgresql/DBNAME`
+    /// for the Unix socket in /run/postgresql). Several servers may share one database (behind a load balancer);
     /// all of them must use the same --write-mode. The table `kv` is created when missing.
-    #[arg(
-        long,
-        value_name = "URL",
-        env = "DATABASE_URL",
-        conflicts_with = "data"
-    )]
+    #[arg(long, value_name = "URL", conflicts_with = "data")]
     database: Option<String>,
 
     /// With --database: most PostgreSQL connections this server opens.
