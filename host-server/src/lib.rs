@@ -70,20 +70,56 @@ pub fn open_engine_postgres(
     let store = PgStore::open(url, pg.clone()).map_err(ServerError::Database)?;
     let version = store.server_version().map_err(ServerError::Database)?;
     options.store_backend = format!("PostgreSQL {version} ({} writes)", store.write_mode());
-    let mut store = Some(store);
-    let mut attempt = 0;
+    engine_retrying(
+        store,
+        || PgStore::open(url, pg.clone()).map_err(ServerError::Database),
+        options,
+    )
+}
+
+/// [`open_engine_postgres`] with reads from a read replica at `read_url` (see
+/// [`postgres::ReplicatedStore`]); everything this function reads goes to the primary.
+pub fn open_engine_replicated(
+    url: &str,
+    read_url: &str,
+    pg: PgOptions,
+    mut options: EngineOptions,
+) -> Result<Engine<postgres::ReplicatedStore>, ServerError> {
+    let open = || {
+        let primary = PgStore::open(url, pg.clone()).map_err(ServerError::Database)?;
+        let replica =
+            PgStore::open_read_only(read_url, pg.clone()).map_err(ServerError::Database)?;
+        Ok(postgres::ReplicatedStore::new(primary, replica))
+    };
+    let store = open()?;
+    let version = store
+        .primary()
+        .server_version()
+        .map_err(ServerError::Database)?;
+    options.store_backend = format!(
+        "PostgreSQL {version} ({} writes, reads from a replica)",
+        store.primary().write_mode()
+    );
+    postgres::with_min_generation(Some(postgres::PRIMARY_ONLY), || {
+        engine_retrying(store, open, options)
+    })
+}
+
+/// `Engine::new(store)`, opening a new store with `open` and trying again when the migrations
+/// conflict with another server starting on the same database.
+fn engine_retrying<S: engine::Store>(
+    store: S,
+    open: impl Fn() -> Result<S, ServerError>,
+    options: EngineOptions,
+) -> Result<Engine<S>, ServerError> {
+    let mut store = store;
+    let mut attempt = 1;
     loop {
-        attempt += 1;
-        let Some(s) = store.take() else {
-            return Err(ServerError::Config(
-                "the store was lost while opening".into(),
-            ));
-        };
-        match Engine::new(s, options.clone()) {
+        match Engine::new(store, options.clone()) {
             Ok(engine) => return Ok(engine),
             Err(e) if is_store_conflict(&e) && attempt < 10 => {
-                // Engine::new consumed the store; open another one.
-                store = Some(PgStore::open(url, pg.clone()).map_err(ServerError::Database)?);
+                attempt += 1;
+                store = open()?; // Engine::new consumed the store
             }
             Err(e) => return Err(ServerError::Engine(e)),
         }

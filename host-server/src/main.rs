@@ -59,6 +59,13 @@ struct Cli {
     #[arg(long, value_name = "URL", conflicts_with = "data")]
     database: Option<String>,
 
+    /// With --database: answer read requests from this PostgreSQL read replica (a hot standby
+    /// of --database, e.g. by streaming replication). A client reads its own writes: every
+    /// write answers with a cookie `rw-generation` holding the store generation it reached, and
+    /// a read carrying it runs on the primary while the replica is behind that generation.
+    #[arg(long, value_name = "URL", requires = "database")]
+    read_database: Option<String>,
+
     /// With --database: most PostgreSQL connections this server opens.
     #[arg(long, value_name = "N", default_value_t = 16,
           value_parser = clap::value_parser!(u16).range(4..=1000))]
@@ -370,6 +377,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         cors_origins: cli.cors_origins.clone(),
         // The PostgreSQL client must not run on an async worker (it blocks on its own runtime).
         blocking_reads: cli.blocking_reads || cli.database.is_some(),
+        read_your_writes: cli.read_database.is_some(),
         login_limits: LoginLimits {
             per_login: cli.login_failures_per_login,
             per_address: cli.login_failures_per_address,
@@ -459,6 +467,19 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             write_mode: cli.write_mode,
             ..PgOptions::default()
         };
+        if let Some(read_url) = cli.read_database.clone() {
+            let engine = host_server::open_engine_replicated(&url, &read_url, pg, options)?;
+            info!(
+                backend = %engine.core().options.store_backend,
+                connections = cli.database_connections,
+                "database open"
+            );
+            // Startup reads (does the site exist?) go to the primary.
+            return host_server::postgres::with_min_generation(
+                Some(host_server::postgres::PRIMARY_ONLY),
+                || start(engine, &cli, config, limits, outbox),
+            );
+        }
         let engine = open_engine_postgres(&url, pg, options)?;
         info!(
             backend = %engine.core().options.store_backend,

@@ -684,3 +684,97 @@ fn an_unreachable_database_is_reported_at_start() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// `--read-database`: reads come from the replica (here a second database, a copy of the
+/// primary made by the test, which then lags behind), and a client carrying the
+/// `rw-generation` cookie of its write reads its own write from the primary meanwhile.
+#[test]
+fn reads_from_a_replica_and_the_writer_reads_its_own_writes() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(admin_url) = common::pg_url("reads_from_a_replica") else {
+        return;
+    };
+    use host_server::postgres::{PgOptions, PgStore};
+    let primary = common::PgDatabase::create(&admin_url, "prim");
+    let replica = common::PgDatabase::create(&admin_url, "repl");
+    let dir = common::TempDir::new("pg-repl");
+    let admin = admin();
+    drop(start(&primary.url, "locked", &dir.0.join("create.log"))); // creates the site
+    let replicate = || {
+        let from = PgStore::open(&primary.url, PgOptions::default()).unwrap();
+        let to = PgStore::open(&replica.url, PgOptions::default()).unwrap();
+        host_server::migrate::copy_site(&from, &to, true, |_, _| {}).unwrap();
+    };
+    replicate();
+    let mut child = Command::new(BIN)
+        .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+        .args(["--database", &primary.url, "--read-database", &replica.url])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(
+            std::fs::File::create(dir.0.join("repl.log")).unwrap(),
+        ))
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let base = loop {
+        let mut line = String::new();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "the server exited"
+        );
+        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
+            break addr.to_string();
+        }
+    };
+    let server = Server {
+        child,
+        _stdout: stdout,
+        base,
+    };
+    let agent = agent();
+    let mut resp = agent
+        .post(format!("{}/", server.base))
+        .header("Authorization", &admin)
+        .header("Accept", "application/json")
+        .header("Content-Type", "application/json")
+        .send(json!({"@type": "Page", "id": "fresh", "title": "Fresh"}).to_string())
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 201);
+    let cookie = resp
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .expect("a write answers with the rw-generation cookie")
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(cookie.starts_with("rw-generation="), "{cookie}");
+    let _ = resp.body_mut().read_to_string();
+    let get = |cookie: Option<&str>| {
+        let mut req = agent
+            .get(format!("{}/fresh", server.base))
+            .header("Authorization", &admin)
+            .header("Accept", "application/json");
+        if let Some(c) = cookie {
+            req = req.header("Cookie", c);
+        }
+        req.call().unwrap().status().as_u16()
+    };
+    assert_eq!(
+        get(None),
+        404,
+        "a read without the cookie comes from the lagging replica"
+    );
+    assert_eq!(
+        get(Some(&cookie)),
+        200,
+        "the writer, carrying its cookie, reads its own write"
+    );
+    assert_eq!(get(Some("other=1; rw-generation=0")), 404);
+    replicate(); // the replica catches up
+    assert_eq!(get(None), 200);
+    assert_eq!(get(Some(&cookie)), 200);
+}
