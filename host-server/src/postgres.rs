@@ -149,37 +149,16 @@ impl PgStore {
     /// Fails with a descriptive [`StoreError`] when the database cannot be reached or the table
     /// cannot be created.
     pub fn open(url: &str, options: PgOptions) -> Result<Self, StoreError> {
-        let mut config = ::postgres::Config::from_str(url)
-            .map_err(|e| StoreError::Backend(format!("invalid PostgreSQL URL: {e}")))?;
-        if config.get_application_name().is_none() {
-            config.application_name("host-server");
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(Duration::from_secs(10));
-        }
-        if let Some(schema) = &options.schema {
-            let quoted = format!("\"{}\"", schema.replace('"', "\"\""));
-            config.options(&format!("-c search_path={}", quoted.replace(' ', "\\ ")));
-        }
-        let store = PgStore {
-            config,
-            options: PgOptions {
-                connections: options.connections.max(2),
-                ..options
-            },
-            pool: Mutex::new(PoolState::default()),
-            available: Condvar::new(),
-        };
+        let store = PgStore::new(url, "host-server", options)?;
         let mut client = store.connect_client()?;
         // Several servers may start at once on an empty database: one creates the table.
         let mut txn = client.transaction().map_err(pg_error)?;
-        if let Some(schema) = &store.options.schema {
-            let quoted = format!("\"{}\"", schema.replace('"', "\"\""));
-            txn.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {quoted}"))
-                .map_err(pg_error)?;
-        }
         txn.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITER_LOCK])
             .map_err(pg_error)?;
+        if let Some(schema) = &store.options.schema {
+            txn.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {}", quote(schema)))
+                .map_err(pg_error)?;
+        }
         txn.batch_execute(SCHEMA_SQL).map_err(pg_error)?;
         txn.commit().map_err(pg_error)?;
         let conn = prepare(client)?;
@@ -188,19 +167,23 @@ impl PgStore {
         Ok(store)
     }
 
-    /// Connect to a read replica at `url` (a hot standby: read-only, so the table is not
-    /// created; it must be there, replicated from the primary). Only read transactions may be
-    /// begun on it.
-    pub fn open_read_only(url: &str, options: PgOptions) -> Result<Self, StoreError> {
+    /// The store for `url`, with no connection yet.
+    fn new(url: &str, application: &str, options: PgOptions) -> Result<Self, StoreError> {
         let mut config = ::postgres::Config::from_str(url)
             .map_err(|e| StoreError::Backend(format!("invalid PostgreSQL URL: {e}")))?;
         if config.get_application_name().is_none() {
-            config.application_name("host-server (reads)");
+            config.application_name(application);
         }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }
-        let store = PgStore {
+        if let Some(schema) = &options.schema {
+            config.options(&format!(
+                "-c search_path={}",
+                quote(schema).replace(' ', "\\ ")
+            ));
+        }
+        Ok(PgStore {
             config,
             options: PgOptions {
                 connections: options.connections.max(2),
@@ -208,7 +191,14 @@ impl PgStore {
             },
             pool: Mutex::new(PoolState::default()),
             available: Condvar::new(),
-        };
+        })
+    }
+
+    /// Connect to a read replica at `url` (a hot standby: read-only, so the table is not
+    /// created; it must be there, replicated from the primary). Only read transactions may be
+    /// begun on it.
+    pub fn open_read_only(url: &str, options: PgOptions) -> Result<Self, StoreError> {
+        let store = PgStore::new(url, "host-server (reads)", options)?;
         let conn = prepare(store.connect_client()?)?;
         store.lock_pool().open = 1;
         store.release(conn);
@@ -323,6 +313,11 @@ impl PgStore {
             }
         }
     }
+}
+
+/// `name` as a quoted SQL identifier.
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 fn prepare(mut client: Client) -> Result<Conn, StoreError> {
