@@ -55,7 +55,7 @@ struct Cli {
     /// Store the site in this PostgreSQL database instead of SQLite in --data
     /// (`postgres://USER:PASSWORD@HOST:PORT/DBNAME`, or `postgres://USER@%2Frun%2Fpostgresql/DBNAME`
     /// for the Unix socket in /run/postgresql). Several servers may share one database (behind a load balancer);
-    /// all of them must use the same --write-mode. The table `kv` is created when missing.
+    /// all of them should use the same --write-mode. The table `kv` is created when missing.
     #[arg(long, value_name = "URL", conflicts_with = "data")]
     database: Option<String>,
 

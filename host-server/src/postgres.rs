@@ -17,11 +17,15 @@
 //! writes) and sent in a few statements at commit (one `DELETE ... = ANY`, one `INSERT ... SELECT
 //! unnest ... ON CONFLICT DO UPDATE` per few MiB). How writers are kept apart is the
 //! [`WriteMode`]:
-//! - [`WriteMode::Locked`] (the default): one writer at a time across all servers. A write
-//!   transaction takes a transaction-level advisory lock (`pg_advisory_xact_lock`) before it reads
-//!   anything, in `READ COMMITTED`, so it reads the latest committed state and nobody else writes
-//!   until it ends. This backend is then *serialized* in the sense of the store contract
-//!   ([`engine::store`]): `begin_write` waits, and no conflict is ever reported.
+//! - [`WriteMode::Locked`] (the default): one writer at a time across all servers. Before its
+//!   transaction begins, a writer takes a session-level advisory lock (`pg_advisory_lock`), held
+//!   until the transaction has ended (then `pg_advisory_unlock`; a session that dies releases it
+//!   too); the transaction, begun once the lock is granted, reads the latest committed state and
+//!   nobody else writes until it ends. This backend is then *serialized* in the sense of the
+//!   store contract ([`engine::store`]): `begin_write` waits, and no conflict is reported. The
+//!   transaction is `SERIALIZABLE` all the same, so that a server started in the other mode on
+//!   the same database by mistake cannot make it lose an update (the two then conflict and one
+//!   retries).
 //! - [`WriteMode::Optimistic`]: `SERIALIZABLE` transactions that run side by side; PostgreSQL
 //!   reports a serialization failure (SQLSTATE 40001) or a deadlock (40P01) when two of them
 //!   interfere, which becomes [`StoreError::Conflict`] and makes the engine run the request again.
@@ -33,7 +37,8 @@
 //!   Since every engine write also moves the store generation (`s:generation`), two write
 //!   requests of the engine always write a common key, so they always conflict and one retries.
 //!
-//! All servers sharing a database must use the same write mode.
+//! Servers sharing a database should use the same write mode (mixing them stays correct, as every
+//! writer is `SERIALIZABLE`, but the locked ones then meet conflicts too).
 //!
 //! Durability is PostgreSQL's: with its default `synchronous_commit = on`, a commit is flushed
 //! to its write-ahead log before it is acknowledged.
@@ -52,7 +57,7 @@ use engine::{Direction, ReadTxn, Store, StoreError, WriteTxn};
 /// How write transactions of several servers are kept apart (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum WriteMode {
-    /// One writer at a time across all servers (`pg_advisory_xact_lock`); never a conflict.
+    /// One writer at a time across all servers (`pg_advisory_lock`); never a conflict.
     #[default]
     Locked,
     /// `SERIALIZABLE` transactions side by side; a conflict makes the engine retry the request.
@@ -411,20 +416,41 @@ impl Store for PgStore {
     }
 
     fn begin_write(&self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
-        let conn = match self.options.write_mode {
-            // READ COMMITTED: each statement sees what was committed before it, and once the lock
-            // is held nobody else commits a write, so the transaction reads one state.
-            WriteMode::Locked => self.begin(&format!(
-                "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock({WRITER_LOCK})"
-            ))?,
+        let locked = self.options.write_mode == WriteMode::Locked;
+        let conn = if locked {
+            // One writer at a time: the session-level lock is taken before the transaction
+            // begins, so its snapshot (taken by `SELECT 1`) holds every write committed before
+            // the lock was granted. The transaction is SERIALIZABLE all the same, so that a
+            // server in `optimistic` mode on the same database cannot make it lose an update.
+            let mut conn = self.acquire()?;
+            if let Err(e) = conn
+                .client
+                .batch_execute(&format!("SELECT pg_advisory_lock({WRITER_LOCK})"))
+            {
+                // the session may hold nothing (or be broken): do not reuse it
+                drop(conn);
+                self.forget_one();
+                return Err(pg_error(e));
+            }
+            if let Err(e) = conn
+                .client
+                .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1")
+            {
+                drop(conn); // closing the session releases the lock
+                self.forget_one();
+                return Err(pg_error(e));
+            }
+            conn
+        } else {
             // The snapshot is taken now (`SELECT 1`), not at the first read or at the flush.
-            WriteMode::Optimistic => self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1")?,
+            self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE; SELECT 1")?
         };
         Ok(Box::new(PgWrite {
             store: self,
             conn: RefCell::new(Some(conn)),
             overlay: Overlay::default(),
             failed: RefCell::new(None),
+            locked,
         }))
     }
 }
@@ -486,6 +512,9 @@ struct PgWrite<'a> {
     overlay: Overlay,
     /// The error that aborted the transaction on the server (every later operation reports it).
     failed: RefCell<Option<StoreError>>,
+    /// The connection holds the writers' session-level advisory lock ([`WriteMode::Locked`]),
+    /// released when the transaction ends.
+    locked: bool,
 }
 
 impl PgWrite<'_> {
@@ -592,8 +621,15 @@ impl Drop for PgWrite<'_> {
     fn drop(&mut self) {
         if let Some(mut conn) = self.conn.get_mut().take() {
             // After COMMIT this only warns "no transaction in progress"; otherwise it discards
-            // the transaction (its writes never left the buffer, or are undone).
-            if conn.client.batch_execute("ROLLBACK").is_err() {
+            // the transaction (its writes never left the buffer, or are undone). Then the
+            // writers' lock, if held, is released; a connection that cannot do both is closed,
+            // which releases the lock too.
+            let end = if self.locked {
+                format!("ROLLBACK; SELECT pg_advisory_unlock({WRITER_LOCK})")
+            } else {
+                "ROLLBACK".to_string()
+            };
+            if conn.client.batch_execute(&end).is_err() {
                 drop(conn);
                 self.store.forget_one();
                 return;

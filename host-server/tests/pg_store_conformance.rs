@@ -109,3 +109,58 @@ fn optimistic_conflict_is_reported_and_nothing_applied() {
     assert_eq!(r.get(b"k").unwrap().as_deref(), Some(&b"B"[..]));
     assert_eq!(r.get(b"a-only").unwrap(), None);
 }
+
+/// Two stores on one schema, one in each write mode (servers started in different modes by
+/// mistake): concurrent read-increment-write transactions through both lose no update.
+#[test]
+fn mixed_write_modes_lose_no_update() {
+    let Some(url) = common::pg_url("mixed_write_modes_lose_no_update") else {
+        return;
+    };
+    let locked = TempPg::new(&url, WriteMode::Locked);
+    let optimistic = PgStore::open(
+        &url,
+        PgOptions {
+            write_mode: WriteMode::Optimistic,
+            connections: 8,
+            schema: Some(locked.schema.clone()),
+            ..PgOptions::default()
+        },
+    )
+    .unwrap();
+    const THREADS: usize = 3;
+    const INCREMENTS: u64 = 40;
+    fn increment<S: Store + ?Sized>(store: &S) {
+        loop {
+            let attempt = store.begin_write().and_then(|mut w| {
+                let n = w
+                    .get(b"n")?
+                    .map_or(0, |v| u64::from_le_bytes(v.try_into().unwrap()));
+                w.put(b"n", &(n + 1).to_le_bytes())?;
+                w.commit()
+            });
+            match attempt {
+                Ok(()) => return,
+                Err(StoreError::Conflict(_)) => continue,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+    std::thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                for _ in 0..INCREMENTS {
+                    increment(&locked);
+                }
+            });
+            s.spawn(|| {
+                for _ in 0..INCREMENTS {
+                    increment(&optimistic);
+                }
+            });
+        }
+    });
+    let r = locked.begin_read().unwrap();
+    let n = u64::from_le_bytes(r.get(b"n").unwrap().unwrap().try_into().unwrap());
+    assert_eq!(n, 2 * THREADS as u64 * INCREMENTS);
+}
