@@ -40,7 +40,6 @@ fn start(url: &str, mode: &str, log: &std::path::Path) -> Server {
         .args(["--database-connections", "6"])
         .env("ADMIN_PASSWORD", PASSWORD)
         .env_remove("RUST_LOG")
-        .env_remove("DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
@@ -385,7 +384,6 @@ fn start_sqlite(data: &std::path::Path, log: &std::path::Path) -> Server {
         .arg(data)
         .env("ADMIN_PASSWORD", PASSWORD)
         .env_remove("RUST_LOG")
-        .env_remove("DATABASE_URL")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
@@ -662,7 +660,6 @@ fn an_unreachable_database_is_reported_at_start() {
             "postgres://nobody@127.0.0.1:1/nothing?connect_timeout=5",
         ])
         .env_remove("RUST_LOG")
-        .env_remove("DATABASE_URL")
         .stdin(Stdio::null())
         .output()
         .unwrap();
