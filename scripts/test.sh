@@ -210,7 +210,7 @@ stage "npm ci (web-demo/e2e: playwright-core, binaryen)" install_npm || NPM_OK=0
 # The PostgreSQL tests fail (never skip) when this run could not give them a database.
 export PG_TEST_REQUIRED=1
 trap stop_postgres EXIT
-stage "PostgreSQL 15 throw-away cluster (apt + initdb)" start_postgres
+stage "PostgreSQL throw-away cluster (apt + initdb)" start_postgres
 
 start_release_build
 
