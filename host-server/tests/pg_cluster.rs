@@ -775,3 +775,86 @@ fn reads_from_a_replica_and_the_writer_reads_its_own_writes() {
     assert_eq!(get(None), 200);
     assert_eq!(get(Some(&cookie)), 200);
 }
+
+/// A job scheduled every second, with three servers each looking every second: each due time
+/// runs once (no two runs in the same second), not once per server.
+fn schedule_runs_once_per_due_time(mode: &str) {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(admin_url) = common::pg_url("schedule_runs_once_per_due_time") else {
+        return;
+    };
+    let db = common::PgDatabase::create(&admin_url, "sched");
+    let dir = common::TempDir::new("pg-sched");
+    let servers = start_three(&db.url, mode, &dir);
+    let (hook_url, hooks) = hook_receiver_bodies();
+    let (status, body) = request(
+        &servers[2],
+        "POST",
+        "/@scheduled-jobs",
+        &admin(),
+        Some(json!({"id": "tick", "title": "Tick", "action": "webhook",
+                    "params": {"url": hook_url, "secret": "s"},
+                    "schedule": "* * * * * *"})),
+    );
+    assert_eq!(status, 201, "{body}");
+    let window = std::time::Instant::now() + Duration::from_secs(6);
+    let mut seconds = Vec::new();
+    while std::time::Instant::now() < window {
+        if let Ok(body) = hooks.recv_timeout(Duration::from_millis(200)) {
+            let doc: Value = serde_json::from_slice(&body).unwrap();
+            let time = doc["time"].as_str().unwrap().to_string();
+            seconds.push(time.chars().take(19).collect::<String>());
+        }
+    }
+    let distinct: BTreeSet<&String> = seconds.iter().collect();
+    assert!(seconds.len() >= 3, "too few runs in 6 s: {seconds:?}");
+    assert_eq!(
+        distinct.len(),
+        seconds.len(),
+        "a due time ran more than once: {seconds:?}"
+    );
+}
+
+/// [`hook_receiver`] that reports each request's body.
+fn hook_receiver_bodies() -> (String, std::sync::mpsc::Receiver<Vec<u8>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut r = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0usize;
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim_end().is_empty() {
+                    break;
+                }
+                if let Some((n, v)) = h.split_once(':') {
+                    if n.trim().eq_ignore_ascii_case("content-length") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = r.read_exact(&mut body);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = tx.send(body);
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn three_servers_run_a_schedule_once_per_due_time_locked() {
+    schedule_runs_once_per_due_time("locked");
+}
+
+#[test]
+fn three_servers_run_a_schedule_once_per_due_time_optimistic() {
+    schedule_runs_once_per_due_time("optimistic");
+}
