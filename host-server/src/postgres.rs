@@ -451,6 +451,7 @@ impl Store for PgStore {
             overlay: Overlay::default(),
             failed: RefCell::new(None),
             locked,
+            ended: std::cell::Cell::new(false),
         }))
     }
 }
@@ -515,6 +516,8 @@ struct PgWrite<'a> {
     /// The connection holds the writers' session-level advisory lock ([`WriteMode::Locked`]),
     /// released when the transaction ends.
     locked: bool,
+    /// Committed (and the lock released): the connection is clean.
+    ended: std::cell::Cell<bool>,
 }
 
 impl PgWrite<'_> {
@@ -611,18 +614,30 @@ impl WriteTxn for PgWrite<'_> {
         if !self.overlay.is_empty() {
             self.flush()?;
         }
-        // On an error here the transaction is over on the server (PostgreSQL rolls back a
-        // failed COMMIT); `drop` still sends ROLLBACK, which is harmless.
-        self.with(|c| c.client.batch_execute("COMMIT").map_err(pg_error))
+        // The writers' lock goes in the same message as the COMMIT, so the next writer need not
+        // wait for another round trip. A failed COMMIT (PostgreSQL rolled back) skips the
+        // unlock; `drop` then sends ROLLBACK and the unlock.
+        let end = if self.locked {
+            format!("COMMIT; SELECT pg_advisory_unlock({WRITER_LOCK})")
+        } else {
+            "COMMIT".to_string()
+        };
+        self.with(|c| c.client.batch_execute(&end).map_err(pg_error))?;
+        self.ended.set(true);
+        Ok(())
     }
 }
 
 impl Drop for PgWrite<'_> {
     fn drop(&mut self) {
         if let Some(mut conn) = self.conn.get_mut().take() {
-            // After COMMIT this only warns "no transaction in progress"; otherwise it discards
-            // the transaction (its writes never left the buffer, or are undone). Then the
-            // writers' lock, if held, is released; a connection that cannot do both is closed,
+            if self.ended.get() {
+                // committed, and the lock (if any) released
+                self.store.release(conn);
+                return;
+            }
+            // Discard the transaction (its writes never left the buffer, or are undone); then
+            // release the writers' lock, if held. A connection that cannot do both is closed,
             // which releases the lock too.
             let end = if self.locked {
                 format!("ROLLBACK; SELECT pg_advisory_unlock({WRITER_LOCK})")
