@@ -119,6 +119,46 @@ install_npm() {
   (cd web-demo/e2e && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+# A throw-away PostgreSQL cluster for the tests that need one (the PostgreSQL store, several
+# servers on one database, the scenarios over --database): Debian's package when missing, initdb
+# in a temp dir (as the postgres user when we are root: initdb refuses root), listening on a Unix
+# socket in that dir only (so the port never collides), stopped and removed on exit. fsync is off:
+# nothing here tests PostgreSQL's own crash safety, and it keeps CI fast.
+PG_TMP=""
+start_postgres() {
+  local bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+    [ -n "${SKIP_INSTALL:-}" ] && { echo "PostgreSQL missing and SKIP_INSTALL set" >&2; return 1; }
+    as_root apt-get update -qq &&
+      as_root apt-get install -y -qq --no-install-recommends postgresql >/dev/null || return 1
+    bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  fi
+  PG_TMP=$(mktemp -d /tmp/pg-test.XXXXXX) || return 1
+  local run=()
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres "$PG_TMP" || return 1
+    run=(runuser -u postgres --)
+  fi
+  "${run[@]}" "$bin/initdb" -D "$PG_TMP/data" -A trust -U postgres -E UTF8 --no-sync \
+    > "$PG_TMP/initdb.log" 2>&1 || { cat "$PG_TMP/initdb.log"; return 1; }
+  "${run[@]}" "$bin/pg_ctl" -D "$PG_TMP/data" -l "$PG_TMP/server.log" -w -t 60 \
+    -o "-k $PG_TMP -c listen_addresses= -p 5432 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+    start > /dev/null || { cat "$PG_TMP/server.log"; return 1; }
+  export PG_TEST_URL="postgresql://postgres@${PG_TMP//\//%2F}:5432/postgres"
+  export SCENARIO_DATABASE="$PG_TEST_URL"
+  echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') at $PG_TEST_URL"
+}
+
+stop_postgres() {
+  [ -n "$PG_TMP" ] && [ -d "$PG_TMP/data" ] || return 0
+  local bin run=()
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  [ "$(id -u)" -eq 0 ] && run=(runuser -u postgres --)
+  "${run[@]}" "$bin/pg_ctl" -D "$PG_TMP/data" -m immediate stop > /dev/null 2>&1
+  rm -rf "$PG_TMP"
+}
+
 # ---- build and test steps ---------------------------------------------------------------------
 
 build_web_demo() {
@@ -173,6 +213,11 @@ stage "install rust target wasm32-unknown-unknown" install_wasm_target || SETUP_
 stage "install wasm-bindgen-cli (version from Cargo.lock)" install_wasm_bindgen || SETUP_OK=0
 NPM_OK=1
 stage "npm ci (web-demo/e2e: playwright-core, binaryen)" install_npm || NPM_OK=0
+
+# The PostgreSQL tests fail (never skip) when this run could not give them a database.
+export PG_TEST_REQUIRED=1
+trap stop_postgres EXIT
+stage "PostgreSQL throw-away cluster (apt + initdb)" start_postgres
 
 start_release_build
 

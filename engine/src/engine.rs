@@ -286,7 +286,10 @@ impl<S: Store> Engine<S> {
     /// not changed since), and so is the answer ([`crate::cache`]). `None` sends the request
     /// the ordinary way.
     fn answer_from_cache(&self, req: &Request) -> Option<Response> {
-        if !self.core.responses.applies(req) || req.body.len() > self.core.options.max_body_bytes {
+        if !self.core.responses.applies(req)
+            || req.body.len() > self.core.options.max_body_bytes
+            || self.core.options.shared_store
+        {
             return None;
         }
         let cache = &self.core.responses;

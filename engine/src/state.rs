@@ -42,11 +42,15 @@ pub struct EngineOptions {
     /// Largest `b_size` a client may ask for.
     pub max_batch_size: usize,
     /// Bytes of answers the response cache may hold ([`crate::cache`]); 0 (the default) turns
-    /// it off, and with it the cache of verified bearer tokens. Both rest on the store
-    /// generation, so turn them on only where this engine is the store's only writer (the
-    /// server's lock file guarantees it; several browser tabs sharing one database do not).
-    /// Engines with a `test_clock` never cache.
+    /// it off, and with it the cache of verified credentials. Engines with a `test_clock` never
+    /// cache.
     pub response_cache_bytes: usize,
+    /// Other processes write the same store (several servers on one database). The cache then
+    /// answers only after reading the store generation in the request's own transaction (a
+    /// commit it did not make starts it over), never from memory alone. When `false` (the
+    /// default), this engine must be the store's only writer: the server's lock file
+    /// guarantees it for SQLite; several browser tabs sharing one database do not.
+    pub shared_store: bool,
     /// Where the detail of failures inside the service goes (a store error, a record that does
     /// not decode, a bug): the client only learns that the request failed. Hosts log it.
     pub error_log: Option<ErrorLog>,
@@ -90,6 +94,7 @@ impl EngineOptions {
             default_batch_size: 25,
             max_batch_size: 1000,
             response_cache_bytes: 0,
+            shared_store: false,
             error_log: None,
             store_backend: "memory (MemStore)".into(),
             info_log: None,
@@ -111,6 +116,7 @@ impl EngineOptions {
             password_cost: PasswordCost::TESTING,
             test_clock: Some(clock),
             response_cache_bytes: 0,
+            shared_store: false,
             embedder: Some(Arc::new(TestEmbedder)),
             ..Self::production()
         }
@@ -141,6 +147,8 @@ pub struct Core {
     dummy_hash: std::sync::OnceLock<String>,
     /// Answers of repeated safe requests ([`crate::cache`]).
     pub responses: ResponseCache,
+    /// The latest store generation a commit of this engine reached, plus one (0: none yet).
+    committed: std::sync::atomic::AtomicU64,
     /// The mails logged so far, kept only by engines with a test clock (read by the test-only
     /// `GET /@test-mails`); production engines only log them ([`EngineOptions::info_log`]).
     test_mails: Mutex<Vec<Mail>>,
@@ -198,6 +206,7 @@ impl Core {
             basic: Mutex::new(HashMap::new()),
             dummy_hash: std::sync::OnceLock::new(),
             responses: ResponseCache::new(cache_bytes),
+            committed: std::sync::atomic::AtomicU64::new(0),
             test_mails: Mutex::new(Vec::new()),
             outbox_pending: std::sync::atomic::AtomicBool::new(false),
             changes_pending: std::sync::atomic::AtomicBool::new(false),
@@ -254,8 +263,17 @@ impl Core {
     /// it wrote ([`ResponseCache::publish`]).
     pub fn publish(&self, moved: Option<crate::cache::Moved>) {
         if let Some(m) = moved {
+            self.committed
+                .fetch_max(m.to.saturating_add(1), std::sync::atomic::Ordering::AcqRel);
             self.responses.publish(m.from, m.to, m.writes);
         }
+    }
+
+    /// The latest store generation a commit of this engine reached, if it committed anything.
+    pub fn committed_generation(&self) -> Option<u64> {
+        self.committed
+            .load(std::sync::atomic::Ordering::Acquire)
+            .checked_sub(1)
     }
 
     /// A hash to verify a password against when the login is unknown (made once, with this

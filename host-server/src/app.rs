@@ -74,6 +74,28 @@ pub struct Config {
     pub changes_wake: Option<tokio::sync::watch::Receiver<u64>>,
     /// Becomes `true` when the server shuts down: change feed streams end then.
     pub shutdown: Option<tokio::sync::watch::Receiver<bool>>,
+    /// Reads may come from a lagging read replica (`--read-database`): answer every write with
+    /// the cookie [`RW_GENERATION_COOKIE`] holding the store generation it reached, and read a
+    /// request that carries it from a store at least that recent (see
+    /// [`crate::postgres::ReplicatedStore`]), so a client reads its own writes.
+    pub read_your_writes: bool,
+}
+
+/// The cookie that carries the store generation a client's reads must see (with
+/// [`Config::read_your_writes`]).
+pub const RW_GENERATION_COOKIE: &str = "rw-generation";
+
+/// The generation the request's [`RW_GENERATION_COOKIE`] asks for, if any.
+fn required_generation(request: &engine::Request) -> Option<u64> {
+    request
+        .headers
+        .iter()
+        .filter(|(name, _)| name.eq_ignore_ascii_case("cookie"))
+        .flat_map(|(_, value)| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .filter(|(name, _)| *name == RW_GENERATION_COOKIE)
+        .filter_map(|(_, value)| value.trim().parse::<u64>().ok())
+        .max()
 }
 
 impl Config {
@@ -124,6 +146,8 @@ struct AppState<S: Store> {
     writer: GroupCommitter,
     /// See [`Config::blocking_reads`].
     blocking_reads: bool,
+    /// See [`Config::read_your_writes`].
+    read_your_writes: bool,
     /// Failed password guesses.
     throttle: Arc<LoginThrottle>,
     /// See [`Config::changes_wake`] and [`Config::shutdown`].
@@ -141,6 +165,7 @@ impl<S: Store> Clone for AppState<S> {
             trust_forwarded: self.trust_forwarded,
             writer: self.writer.clone(),
             blocking_reads: self.blocking_reads,
+            read_your_writes: self.read_your_writes,
             throttle: self.throttle.clone(),
             signals: self.signals.clone(),
         }
@@ -167,6 +192,7 @@ where
         trust_forwarded: cfg.trust_forwarded,
         writer,
         blocking_reads: cfg.blocking_reads,
+        read_your_writes: cfg.read_your_writes,
         throttle: Arc::new(LoginThrottle::new(cfg.login_limits)),
     };
     let mut router = Router::new()
@@ -405,7 +431,18 @@ where
     S: Store + Send + Sync + 'static,
 {
     if !request.method.is_safe() && state.engine.writes(&request) {
-        return to_http(state.writer.submit(request).await);
+        let mut resp = to_http(state.writer.submit(request).await);
+        if state.read_your_writes {
+            // The latest generation this server committed: at least the one this write reached.
+            if let Some(g) = state.engine.core().committed_generation() {
+                if let Ok(cookie) = HeaderValue::from_str(&format!(
+                    "{RW_GENERATION_COOKIE}={g}; Path=/; Max-Age=300; HttpOnly; SameSite=Lax"
+                )) {
+                    resp.headers_mut().append(header::SET_COOKIE, cookie);
+                }
+            }
+        }
+        return resp;
     }
     // The language model may take long: its requests never hold an async worker.
     let slow = request.path.ends_with("/@chat") || request.path.ends_with("/@generate");
@@ -416,7 +453,16 @@ where
         return respond(&state.engine, resp);
     }
     let engine = state.engine.clone();
-    match tokio::task::spawn_blocking(move || engine.handle(request)).await {
+    let need = if state.read_your_writes {
+        required_generation(&request)
+    } else {
+        None
+    };
+    match tokio::task::spawn_blocking(move || {
+        crate::postgres::with_min_generation(need, || engine.handle(request))
+    })
+    .await
+    {
         Ok(resp) => respond(&state.engine, resp),
         Err(e) => {
             tracing::error!(error = %e, "the engine task failed");
@@ -654,8 +700,14 @@ where
             return None;
         }
         let (e, s) = (engine.clone(), stream.clone());
-        let piece =
-            tokio::task::spawn_blocking(move || e.read_stream(&s, offset, STREAM_PIECE)).await;
+        let piece = tokio::task::spawn_blocking(move || {
+            // from the primary when reads may come from a lagging replica: the pieces of
+            // a file found anywhere are there
+            crate::postgres::with_min_generation(Some(crate::postgres::PRIMARY_ONLY), || {
+                e.read_stream(&s, offset, STREAM_PIECE)
+            })
+        })
+        .await;
         match piece {
             Ok(Ok(bytes)) if !bytes.is_empty() => {
                 let next = offset + bytes.len() as u64;

@@ -41,6 +41,10 @@ pub async fn run_schedules<S: Store + Send + Sync + 'static>(engine: Arc<Engine<
         match tokio::task::spawn_blocking(move || e.run_due_schedules()).await {
             Ok(Ok(0)) => {}
             Ok(Ok(n)) => tracing::info!(runs = n, "scheduled jobs ran"),
+            // another server sharing the database ran them at the same moment
+            Ok(Err(err)) if is_conflict(&err) => {
+                tracing::debug!(error = %err, "scheduled jobs: another server ran them");
+            }
             Ok(Err(err)) => warn!(error = %err, "scheduled jobs: a run failed"),
             Err(err) => warn!(error = %err, "scheduled jobs: the task failed"),
         }
@@ -61,6 +65,12 @@ pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>, wake:
         let e = engine.clone();
         let due = match tokio::task::spawn_blocking(move || e.claim_deliveries(BATCH)).await {
             Ok(Ok(d)) => d,
+            // Servers sharing a database with optimistic writers: another one claimed (or
+            // changed) the same jobs at the same moment; its claim stands, ours is not made.
+            Ok(Err(err)) if is_conflict(&err) => {
+                tracing::debug!(error = %err, "outbox: claim met another server's; trying again");
+                Vec::new()
+            }
             Ok(Err(err)) => {
                 warn!(error = %err, "outbox: claiming deliveries failed");
                 Vec::new()
@@ -104,6 +114,14 @@ pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>, wake:
             Err(err) => warn!(error = %err, "outbox: the report task failed"),
         }
     }
+}
+
+/// Whether `e` is an optimistic store's write conflict (another server's transaction won).
+fn is_conflict(e: &engine::EngineError) -> bool {
+    matches!(
+        e,
+        engine::EngineError::Store(engine::StoreError::Conflict(_))
+    )
 }
 
 async fn perform<S: Store + Send + Sync + 'static>(

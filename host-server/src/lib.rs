@@ -1,4 +1,5 @@
-//! `host-server`: the content engine served over HTTP, stored in SQLite.
+//! `host-server`: the content engine served over HTTP, stored in SQLite (or in PostgreSQL, shared
+//! by several servers: [`postgres`]).
 //!
 //! The binary (`src/main.rs`) parses the command line, opens the database with [`open_engine`],
 //! creates the site on first start with [`ensure_site`] and serves [`app`]. The pieces are public so
@@ -10,6 +11,8 @@ mod app;
 pub mod delivery;
 pub mod error;
 pub mod llm;
+pub mod migrate;
+pub mod postgres;
 pub mod sqlite;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +22,7 @@ use engine::{Engine, EngineOptions, SiteSetup};
 pub use app::throttle::Limits as LoginLimits;
 pub use app::{app, ClientAddr, Config, CONTENT_SECURITY_POLICY};
 pub use error::ServerError;
+pub use postgres::{PgOptions, PgStore, WriteMode};
 pub use sqlite::{SqliteOptions, SqliteStore, SyncMode};
 
 /// File name of the database inside the data directory.
@@ -52,6 +56,81 @@ pub fn open_engine(
     })?;
     let store = SqliteStore::open(db_path(data_dir), sqlite).map_err(ServerError::Database)?;
     Engine::new(store, options).map_err(ServerError::Engine)
+}
+
+/// Connect to the PostgreSQL database at `url` and build an engine over it (see
+/// [`postgres::PgStore`]). Several servers may do this at once on one database: opening the
+/// engine runs the schema migrations in a write transaction, which is tried again when another
+/// server's start conflicts with it.
+pub fn open_engine_postgres(
+    url: &str,
+    pg: PgOptions,
+    mut options: EngineOptions,
+) -> Result<Engine<PgStore>, ServerError> {
+    let store = PgStore::open(url, pg.clone()).map_err(ServerError::Database)?;
+    let version = store.server_version().map_err(ServerError::Database)?;
+    options.store_backend = format!("PostgreSQL {version} ({} writes)", store.write_mode());
+    engine_retrying(
+        store,
+        || PgStore::open(url, pg.clone()).map_err(ServerError::Database),
+        options,
+    )
+}
+
+/// [`open_engine_postgres`] with reads from a read replica at `read_url` (see
+/// [`postgres::ReplicatedStore`]); everything this function reads goes to the primary.
+pub fn open_engine_replicated(
+    url: &str,
+    read_url: &str,
+    pg: PgOptions,
+    mut options: EngineOptions,
+) -> Result<Engine<postgres::ReplicatedStore>, ServerError> {
+    let open = || {
+        let primary = PgStore::open(url, pg.clone()).map_err(ServerError::Database)?;
+        let replica =
+            PgStore::open_read_only(read_url, pg.clone()).map_err(ServerError::Database)?;
+        Ok(postgres::ReplicatedStore::new(primary, replica))
+    };
+    let store = open()?;
+    let version = store
+        .primary()
+        .server_version()
+        .map_err(ServerError::Database)?;
+    options.store_backend = format!(
+        "PostgreSQL {version} ({} writes, reads from a replica)",
+        store.primary().write_mode()
+    );
+    postgres::with_min_generation(Some(postgres::PRIMARY_ONLY), || {
+        engine_retrying(store, open, options)
+    })
+}
+
+/// `Engine::new(store)`, opening a new store with `open` and trying again when the migrations
+/// conflict with another server starting on the same database.
+fn engine_retrying<S: engine::Store>(
+    store: S,
+    open: impl Fn() -> Result<S, ServerError>,
+    options: EngineOptions,
+) -> Result<Engine<S>, ServerError> {
+    let mut store = store;
+    let mut attempt = 1;
+    loop {
+        match Engine::new(store, options.clone()) {
+            Ok(engine) => return Ok(engine),
+            Err(e) if is_store_conflict(&e) && attempt < 10 => {
+                attempt += 1;
+                store = open()?; // Engine::new consumed the store
+            }
+            Err(e) => return Err(ServerError::Engine(e)),
+        }
+    }
+}
+
+fn is_store_conflict(e: &engine::EngineError) -> bool {
+    matches!(
+        e,
+        engine::EngineError::Store(engine::StoreError::Conflict(_))
+    )
 }
 
 /// Create `data_dir` (mode `0700`) if missing, refuse it if other users can write it, and make
@@ -154,8 +233,8 @@ pub const ADMIN_LOGIN: &str = "admin";
 /// Create the site unless the store has one, with `profiles` installed and `languages` (the first
 /// is the default; empty means English only). The admin password is `admin_password` when given
 /// (and not empty), else a random one that is returned so the caller can show it once.
-pub fn ensure_site(
-    engine: &Engine<SqliteStore>,
+pub fn ensure_site<S: engine::Store>(
+    engine: &Engine<S>,
     admin_password: Option<String>,
     profiles: &[String],
     languages: &[String],
@@ -171,7 +250,13 @@ pub fn ensure_site(
     setup.admin_login = ADMIN_LOGIN.to_string();
     setup.profiles = profiles.to_vec();
     setup.languages = languages.to_vec();
-    engine.create_site(&setup).map_err(ServerError::SiteSetup)?;
+    if let Err(e) = engine.create_site(&setup) {
+        // Another server sharing the database may have created it at the same moment.
+        if engine.site_exists().map_err(ServerError::Engine)? {
+            return Ok(SiteInit::Existing);
+        }
+        return Err(ServerError::SiteSetup(e));
+    }
     Ok(SiteInit::Created {
         generated_password: generated.then_some(password),
     })

@@ -10,10 +10,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use engine::Store;
 use engine::{Engine, EngineOptions};
 use host_server::{
-    app, ensure_site, open_engine, ClientAddr, Config, LoginLimits, ServerError, SiteInit,
-    SqliteOptions, SqliteStore, SyncMode, ADMIN_LOGIN,
+    app, ensure_site, open_engine, open_engine_postgres, ClientAddr, Config, LoginLimits,
+    PgOptions, ServerError, SiteInit, SqliteOptions, SyncMode, WriteMode, ADMIN_LOGIN,
 };
 use tracing::{error, info, warn};
 
@@ -22,7 +23,8 @@ use tracing::{error, info, warn};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Serve the Plone-REST-API-compatible content engine over HTTP, stored in SQLite.
+/// Serve the Plone-REST-API-compatible content engine over HTTP, stored in SQLite (or, with
+/// --database, in PostgreSQL shared by several servers).
 #[derive(Debug, Parser)]
 #[command(
     name = "host-server",
@@ -49,6 +51,32 @@ struct Cli {
     /// -shm files); DIR/site.sqlite3.lock keeps a second server off the same directory.
     #[arg(long, value_name = "DIR", default_value = "./var")]
     data: PathBuf,
+
+    /// Store the site in this PostgreSQL database instead of SQLite in --data
+    /// (`postgres://USER:PASSWORD@HOST:PORT/DBNAME`, or `postgres://USER@%2Frun%2Fpostgresql/DBNAME`
+    /// for the Unix socket in /run/postgresql). Several servers may share one database (behind a load balancer);
+    /// all of them should use the same --write-mode. The table `kv` is created when missing.
+    #[arg(long, value_name = "URL", conflicts_with = "data")]
+    database: Option<String>,
+
+    /// With --database: answer read requests from this PostgreSQL read replica (a hot standby
+    /// of --database, e.g. by streaming replication). A client reads its own writes: every
+    /// write answers with a cookie `rw-generation` holding the store generation it reached, and
+    /// a read carrying it runs on the primary while the replica is behind that generation.
+    #[arg(long, value_name = "URL", requires = "database")]
+    read_database: Option<String>,
+
+    /// With --database: most PostgreSQL connections this server opens.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(4..=1000))]
+    database_connections: u16,
+
+    /// With --database: how the writes of several servers are kept apart. `locked`: one
+    /// writer at a time across all servers (an advisory lock), never a conflict. `optimistic`:
+    /// SERIALIZABLE transactions side by side, a request that conflicts runs again (at most 5
+    /// times, then 503).
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = WriteMode::Locked)]
+    write_mode: WriteMode,
 
     /// Public base URL of the site (e.g. https://cms.example.org), used in every `@id`. Without
     /// it, each request's Host header decides (or its X-Forwarded-Proto / X-Forwarded-Host
@@ -120,9 +148,11 @@ struct Cli {
 
     /// Memory (MiB) for answers to repeated GET requests, reused until a write changes
     /// something they were computed from (answers that depend on the time: for one second at
-    /// most); 0 turns the cache off.
-    #[arg(long, value_name = "MIB", default_value_t = 64)]
-    response_cache_mb: usize,
+    /// most); 0 turns the cache off. Default 64; with --database 0 (a value given here is used
+    /// anyway: every request then checks the database's generation before a cached answer is
+    /// used, so another server's writes are seen).
+    #[arg(long, value_name = "MIB")]
+    response_cache_mb: Option<usize>,
 
     /// Run read requests on a separate thread pool instead of the async workers (for slow
     /// disks, where one read waiting on I/O should not hold up other connections).
@@ -218,8 +248,92 @@ fn reindex(cli: ReindexCli) -> Result<(), ServerError> {
     Ok(())
 }
 
+/// `host-server migrate --from sqlite:DIR --to postgres://...`: copy a site into PostgreSQL.
+#[derive(Parser, Debug)]
+#[command(
+    name = "host-server migrate",
+    bin_name = "host-server migrate",
+    about = "Copy the site of a SQLite data directory, every key, into a PostgreSQL database \
+             (for servers started with --database); the server must not be running on DIR"
+)]
+struct MigrateCli {
+    /// The source: `sqlite:DIR`, a data directory (DIR/site.sqlite3).
+    #[arg(long, value_name = "sqlite:DIR")]
+    from: String,
+
+    /// The target: a PostgreSQL URL (`postgres://USER:PASSWORD@HOST:PORT/DBNAME`). Its table
+    /// `kv` is created when missing and must be empty.
+    #[arg(long, value_name = "URL")]
+    to: String,
+
+    /// Empty a target that already holds a site before copying (else it is refused).
+    #[arg(long)]
+    replace: bool,
+
+    /// Log level or filter.
+    #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "warn")]
+    log: String,
+}
+
+fn migrate(cli: MigrateCli) -> Result<(), ServerError> {
+    let Some(dir) = cli.from.strip_prefix("sqlite:") else {
+        return Err(ServerError::Config(format!(
+            "--from {}: expected sqlite:DIR (a data directory)",
+            cli.from
+        )));
+    };
+    let db = host_server::db_path(std::path::Path::new(dir));
+    if !db.is_file() {
+        return Err(ServerError::Config(format!(
+            "--from {}: no database at {}",
+            cli.from,
+            db.display()
+        )));
+    }
+    let source = host_server::SqliteStore::open(&db, SqliteOptions::default())
+        .map_err(ServerError::Database)?;
+    let target =
+        host_server::PgStore::open(&cli.to, PgOptions::default()).map_err(ServerError::Database)?;
+    let total = source.key_count().map_err(ServerError::Database)?;
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{elapsed_precise} [{wide_bar}] {pos}/{len} keys ({per_sec}, {msg}) eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let started = Instant::now();
+    let copied = host_server::migrate::copy_site(&source, &target, cli.replace, |keys, bytes| {
+        bar.set_position(keys);
+        bar.set_message(format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0)));
+    })
+    .map_err(ServerError::Database)?;
+    bar.finish();
+    say(&format!(
+        "copied {} keys ({:.1} MiB) from {} in {:.1} s; start the servers with --database",
+        copied.keys,
+        copied.bytes as f64 / (1024.0 * 1024.0),
+        db.display(),
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "migrate") {
+        args.remove(1);
+        let cli = MigrateCli::parse_from(args);
+        init_logging(&cli.log);
+        return match migrate(cli) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                error!("{e}");
+                eprintln!("host-server: error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if args.get(1).is_some_and(|a| a == "reindex") {
         args.remove(1);
         let cli = ReindexCli::parse_from(args);
@@ -259,10 +373,12 @@ fn init_logging(filter: &str) {
 
 fn run(cli: Cli) -> Result<(), ServerError> {
     let config = Config {
-        public_url: cli.public_url,
+        public_url: cli.public_url.clone(),
         trust_forwarded: cli.trust_forwarded,
-        cors_origins: cli.cors_origins,
-        blocking_reads: cli.blocking_reads,
+        cors_origins: cli.cors_origins.clone(),
+        // The PostgreSQL client must not run on an async worker (it blocks on its own runtime).
+        blocking_reads: cli.blocking_reads || cli.database.is_some(),
+        read_your_writes: cli.read_database.is_some(),
         login_limits: LoginLimits {
             per_login: cli.login_failures_per_login,
             per_address: cli.login_failures_per_address,
@@ -287,7 +403,13 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         EngineOptions::for_tests()
     } else {
         EngineOptions {
-            response_cache_bytes: cli.response_cache_mb.saturating_mul(1024 * 1024),
+            response_cache_bytes: cli
+                .response_cache_mb
+                .unwrap_or(if cli.database.is_some() { 0 } else { 64 })
+                .saturating_mul(1024 * 1024),
+            // Other servers write the same database: cached answers are checked against the
+            // generation each request reads (`EngineOptions::shared_store`).
+            shared_store: cli.database.is_some(),
             ..EngineOptions::production()
         }
     };
@@ -352,6 +474,33 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         changes_tx.send_modify(|n| *n = n.wrapping_add(1));
     }));
     config.changes_wake = Some(changes_rx);
+    if let Some(url) = cli.database.clone() {
+        let pg = PgOptions {
+            connections: usize::from(cli.database_connections),
+            write_mode: cli.write_mode,
+            ..PgOptions::default()
+        };
+        if let Some(read_url) = cli.read_database.clone() {
+            let engine = host_server::open_engine_replicated(&url, &read_url, pg, options)?;
+            info!(
+                backend = %engine.core().options.store_backend,
+                connections = cli.database_connections,
+                "database open"
+            );
+            // Startup reads (does the site exist?) go to the primary.
+            return host_server::postgres::with_min_generation(
+                Some(host_server::postgres::PRIMARY_ONLY),
+                || start(engine, &cli, config, limits, outbox),
+            );
+        }
+        let engine = open_engine_postgres(&url, pg, options)?;
+        info!(
+            backend = %engine.core().options.store_backend,
+            connections = cli.database_connections,
+            "database open"
+        );
+        return start(engine, &cli, config, limits, outbox);
+    }
     let engine = open_engine(&cli.data, sqlite, options)?;
     info!(
         db = %engine.store().path().display(),
@@ -359,6 +508,17 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         readers = cli.readers,
         "database open"
     );
+    start(engine, &cli, config, limits, outbox)
+}
+
+/// Migrate, create the site if needed, and serve `engine` until a shutdown signal.
+fn start<S: Store + Send + Sync + 'static>(
+    engine: Engine<S>,
+    cli: &Cli,
+    config: Config,
+    limits: Limits,
+    outbox: Arc<tokio::sync::Notify>,
+) -> Result<(), ServerError> {
     let report = engine.migration_report();
     if report.steps_run() > 0 {
         info!(
@@ -416,7 +576,13 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             context: "cannot start the async runtime",
             source,
         })?;
-    let result = runtime.block_on(serve(Arc::new(engine), config, cli.listen, limits, outbox));
+    let result = runtime.block_on(serve(
+        Arc::new(engine),
+        config,
+        cli.listen.clone(),
+        limits,
+        outbox,
+    ));
     // Requests still running on the blocking pool finish their transaction (or are abandoned,
     // which rolls back) — a committed write is durable either way.
     runtime.shutdown_timeout(Duration::from_secs(10));
@@ -434,8 +600,8 @@ fn say(line: &str) {
 /// How long in-flight requests get to finish after a shutdown signal.
 const GRACE: Duration = Duration::from_secs(30);
 
-async fn serve(
-    engine: Arc<Engine<SqliteStore>>,
+async fn serve<S: Store + Send + Sync + 'static>(
+    engine: Arc<Engine<S>>,
     config: Config,
     listen: String,
     limits: Limits,
@@ -598,7 +764,7 @@ const PURGE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Purge the recycle bin's items older than the site's retention period, at once and then every
 /// [`PURGE_EVERY`] (on the blocking pool: it is one write transaction).
-async fn purge_recyclebin_periodically(engine: Arc<Engine<SqliteStore>>) {
+async fn purge_recyclebin_periodically<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>) {
     let mut every = tokio::time::interval(PURGE_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

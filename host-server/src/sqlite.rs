@@ -151,6 +151,16 @@ impl SqliteStore {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// How many keys the database holds (`SELECT count(*)`, for progress reports).
+    pub fn key_count(&self) -> Result<u64, StoreError> {
+        let conn = self.readers.acquire()?;
+        let n = conn
+            .query_row("SELECT count(*) FROM kv", [], |row| row.get::<_, i64>(0))
+            .map_err(store_error);
+        self.readers.release(conn, n.is_ok());
+        Ok(u64::try_from(n?).unwrap_or(0))
+    }
 }
 
 fn take_lock(db: &Path) -> Result<File, StoreError> {

@@ -1,12 +1,15 @@
 //! Concurrent write requests through the router are group-committed by the writer thread: every
 //! one is answered as if it ran alone, a failing one changes nothing, and all the others stand.
+//! On SQLite, and on PostgreSQL in both write modes when `PG_TEST_URL` is set.
+
+mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::http::Request;
-use engine::{EngineOptions, SiteSetup};
+use engine::{Engine, EngineOptions, SiteSetup, Store};
 use host_server::{app, open_engine, Config, SqliteOptions};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
@@ -35,8 +38,50 @@ async fn concurrent_creates_all_land_and_failures_stay_alone() {
     ));
     let _ = std::fs::remove_dir_all(&dir);
     let engine = open_engine(&dir, SqliteOptions::default(), EngineOptions::for_tests()).unwrap();
-    engine.create_site(&SiteSetup::new("secret")).unwrap();
-    let router = app(Arc::new(engine), Config::default());
+    concurrent_creates(engine, Config::default()).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The same on PostgreSQL (reads on the blocking pool, as the server runs them there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_creates_on_postgres_in_both_write_modes() {
+    let Some(admin_url) = common::pg_url("concurrent_creates_on_postgres") else {
+        return;
+    };
+    for mode in [
+        host_server::WriteMode::Locked,
+        host_server::WriteMode::Optimistic,
+    ] {
+        let url = admin_url.clone();
+        let (db, engine) = tokio::task::spawn_blocking(move || {
+            let db = common::PgDatabase::create(&url, "group");
+            let pg = host_server::PgOptions {
+                write_mode: mode,
+                ..host_server::PgOptions::default()
+            };
+            let engine =
+                host_server::open_engine_postgres(&db.url, pg, EngineOptions::for_tests()).unwrap();
+            (db, engine)
+        })
+        .await
+        .unwrap();
+        let cfg = Config {
+            blocking_reads: true,
+            ..Config::default()
+        };
+        concurrent_creates(engine, cfg).await;
+        tokio::task::spawn_blocking(move || drop(db)).await.unwrap();
+    }
+}
+
+async fn concurrent_creates<S: Store + Send + Sync + 'static>(engine: Engine<S>, cfg: Config) {
+    let engine = tokio::task::spawn_blocking(move || {
+        engine.create_site(&SiteSetup::new("secret")).unwrap();
+        engine
+    })
+    .await
+    .unwrap();
+    let router = app(Arc::new(engine), cfg);
 
     let resp = router
         .clone()
@@ -85,5 +130,4 @@ async fn concurrent_creates_all_land_and_failures_stay_alone() {
     let body: Value =
         serde_json::from_slice(&resp.into_body().collect().await.unwrap().to_bytes()).unwrap();
     assert_eq!(body["items_total"], created);
-    let _ = std::fs::remove_dir_all(&dir);
 }

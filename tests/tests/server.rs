@@ -8,6 +8,11 @@
 //! A second run does the same on data directories whose database already holds a site written at
 //! schema 1 (`tests/fixtures/schema-v1/fresh-site.json`): the server upgrades it at start.
 //!
+//! A third run starts the server with `--database` on PostgreSQL instead (a fresh schema per
+//! scenario) when `SCENARIO_DATABASE` (or `PG_TEST_URL`) holds the URL of a database whose user
+//! may create schemas; without it that run is skipped, saying so, unless `PG_TEST_REQUIRED=1`
+//! (set by `scripts/test.sh`), which makes it fail.
+//!
 //! `SCENARIO=<name>` runs one scenario.
 
 use std::io::{BufRead, BufReader, Read};
@@ -49,19 +54,89 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// Where a server under test keeps its site.
+#[derive(Clone, Copy)]
+enum Backend<'a> {
+    /// SQLite in a fresh data directory; with a seed, its database first holds those pairs (a
+    /// site written by an earlier schema version, which the server upgrades when it opens it).
+    Sqlite(Option<&'a [(Vec<u8>, Vec<u8>)]>),
+    /// A fresh schema in the PostgreSQL database at this URL.
+    Postgres(&'a str),
+}
+
+/// A fresh schema on PostgreSQL for one server: its URL, dropped on drop.
+struct PgSchema {
+    admin_url: String,
+    name: String,
+}
+
+impl PgSchema {
+    fn create(admin_url: &str, scenario: &str) -> PgSchema {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "sc_{}_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed),
+            scenario
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(30)
+                .collect::<String>()
+                .to_ascii_lowercase()
+        );
+        let mut c = postgres::Client::connect(admin_url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot connect to {admin_url}: {e}"));
+        c.batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+        ))
+        .unwrap_or_else(|e| panic!("cannot create schema {name}: {e}"));
+        PgSchema {
+            admin_url: admin_url.to_string(),
+            name,
+        }
+    }
+
+    /// The admin URL with `search_path` set to this schema.
+    fn url(&self) -> String {
+        let sep = if self.admin_url.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        format!(
+            "{}{sep}options=-c%20search_path%3D{}",
+            self.admin_url, self.name
+        )
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin_url, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
 /// A running server on a fresh data directory; killed and cleaned up on drop.
 struct Server {
     child: Child,
     data: PathBuf,
+    /// Dropped after the child is killed.
+    _schema: Option<PgSchema>,
     base: String,
     agent: ureq::Agent,
     stderr: mpsc::Receiver<String>,
 }
 
 impl Server {
-    /// Start on a fresh data directory; with `seed`, its database first holds those pairs (a
-    /// site written by an earlier schema version, which the server upgrades when it opens it).
-    fn start(bin: &PathBuf, scenario: &str, seed: Option<&[(Vec<u8>, Vec<u8>)]>) -> Server {
+    /// Start on a fresh data directory or PostgreSQL schema.
+    fn start(bin: &PathBuf, scenario: &str, backend: Backend<'_>) -> Server {
+        let seed = match backend {
+            Backend::Sqlite(seed) => seed,
+            Backend::Postgres(_) => None,
+        };
         let data = std::env::temp_dir().join(format!(
             "contract-{}-{scenario}-{}",
             std::process::id(),
@@ -74,10 +149,19 @@ impl Server {
         if let Some(pairs) = seed {
             write_database(&data, pairs);
         }
-        let mut child = Command::new(bin)
+        let schema = match backend {
+            Backend::Postgres(url) => Some(PgSchema::create(url, scenario)),
+            Backend::Sqlite(_) => None,
+        };
+        let mut command = Command::new(bin);
+        command
             .args(["--deterministic", "--embedding-model", "test"])
-            .args(["--listen", "127.0.0.1:0", "--data"])
-            .arg(&data)
+            .args(["--listen", "127.0.0.1:0"]);
+        match &schema {
+            Some(s) => command.arg("--database").arg(s.url()),
+            None => command.arg("--data").arg(&data),
+        };
+        let mut child = command
             .env("ADMIN_PASSWORD", "secret")
             // info for upgraded sites: the test reads the line that reports the migration
             .env("RUST_LOG", if seed.is_some() { "info" } else { "warn" })
@@ -132,6 +216,7 @@ impl Server {
         Server {
             child,
             data,
+            _schema: schema,
             base: format!("http://{addr}"),
             agent,
             stderr: erx,
@@ -234,7 +319,11 @@ impl Target for Server {
     }
 }
 
-fn run_all(host: &'static str, seed: Option<&[(Vec<u8>, Vec<u8>)]>) {
+fn run_all(host: &'static str, backend: Backend<'_>) {
+    let seed = match backend {
+        Backend::Sqlite(seed) => seed,
+        Backend::Postgres(_) => None,
+    };
     let bin = server_binary();
     assert!(
         bin.is_file(),
@@ -245,7 +334,7 @@ fn run_all(host: &'static str, seed: Option<&[(Vec<u8>, Vec<u8>)]>) {
     let mut tally = Tally::new(host);
     let only = std::env::var("SCENARIO").ok();
     for s in tally.select(only.as_deref()) {
-        let mut server = Server::start(&bin, &s.name, seed);
+        let mut server = Server::start(&bin, &s.name, backend);
         let result = pollster::block_on(run_scenario(&mut server, &s));
         let stderr = server.stop();
         let result = result.map_err(|f| f.to_string()).and_then(|()| {
@@ -283,7 +372,28 @@ static ONE_RUN_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 #[test]
 fn every_scenario_passes_against_the_server() {
     let _turn = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    run_all("server", None);
+    run_all("server", Backend::Sqlite(None));
+}
+
+/// The same scenarios with the server on PostgreSQL (`--database`), a fresh schema each.
+#[test]
+fn every_scenario_passes_against_the_server_on_postgres() {
+    let url = ["SCENARIO_DATABASE", "PG_TEST_URL"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()));
+    let Some(url) = url else {
+        assert!(
+            std::env::var("PG_TEST_REQUIRED").as_deref() != Ok("1"),
+            "PG_TEST_REQUIRED=1 but neither SCENARIO_DATABASE nor PG_TEST_URL is set"
+        );
+        eprintln!(
+            "every_scenario_passes_against_the_server_on_postgres: SKIPPED: set \
+             SCENARIO_DATABASE=postgres://... to run the scenarios on PostgreSQL"
+        );
+        return;
+    };
+    let _turn = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    run_all("server (PostgreSQL)", Backend::Postgres(&url));
 }
 
 /// The same scenarios on a data directory holding a site written at schema 1
@@ -292,5 +402,8 @@ fn every_scenario_passes_against_the_server() {
 fn every_scenario_passes_against_the_server_on_a_migrated_schema_1_site() {
     let _turn = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let pairs = tests::fixtures::pairs(tests::fixtures::SCHEMA_V1_FRESH_SITE).expect("fixture");
-    run_all("server (migrated schema-1 site)", Some(&pairs));
+    run_all(
+        "server (migrated schema-1 site)",
+        Backend::Sqlite(Some(&pairs)),
+    );
 }

@@ -89,3 +89,86 @@ pub fn request_json(
     let (status, text) = request_text(agent, base, method, path, authorization, body);
     (status, serde_json::from_str(&text).unwrap_or(Value::Null))
 }
+
+/// The PostgreSQL server the tests may use (`PG_TEST_URL`, a `postgres://` URL whose user may
+/// create databases and schemas), or `None` when it is not set: the caller then skips, saying
+/// so. When `PG_TEST_REQUIRED=1` (set by `scripts/test.sh`, which starts a throw-away cluster)
+/// a missing URL fails the test instead.
+pub fn pg_url(test: &str) -> Option<String> {
+    match std::env::var("PG_TEST_URL").ok().filter(|u| !u.is_empty()) {
+        Some(url) => Some(url),
+        None => {
+            assert!(
+                std::env::var("PG_TEST_REQUIRED").as_deref() != Ok("1"),
+                "{test}: PG_TEST_REQUIRED=1 but PG_TEST_URL is not set (no PostgreSQL to test on)"
+            );
+            eprintln!("{test}: SKIPPED: set PG_TEST_URL=postgres://... to run it on PostgreSQL");
+            None
+        }
+    }
+}
+
+/// `url` with its database name replaced by `dbname` (the path of a `postgres://` URL).
+pub fn pg_url_with_db(url: &str, dbname: &str) -> String {
+    let (scheme, rest) = url
+        .split_once("://")
+        .expect("PG_TEST_URL is a postgres:// URL");
+    let (before_query, query) = match rest.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (rest, None),
+    };
+    let authority = before_query.split('/').next().unwrap_or("");
+    let mut out = format!("{scheme}://{authority}/{dbname}");
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(q);
+    }
+    out
+}
+
+/// A fresh database on the test server, dropped (with its connections) when this is dropped.
+pub struct PgDatabase {
+    admin_url: String,
+    name: String,
+    /// URL of the fresh database.
+    pub url: String,
+}
+
+impl PgDatabase {
+    /// Create a database named after `tag` (unique per process and call).
+    pub fn create(admin_url: &str, tag: &str) -> Self {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "t_{tag}_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut admin = postgres::Client::connect(admin_url, postgres::NoTls)
+            .unwrap_or_else(|e| panic!("cannot connect to PG_TEST_URL {admin_url}: {e}"));
+        // (one statement per call: CREATE DATABASE cannot run in a transaction block)
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            admin
+                .batch_execute(&sql)
+                .unwrap_or_else(|e| panic!("{sql}: {e:?}"));
+        }
+        PgDatabase {
+            admin_url: admin_url.to_string(),
+            url: pg_url_with_db(admin_url, &name),
+            name,
+        }
+    }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        if let Ok(mut admin) = postgres::Client::connect(&self.admin_url, postgres::NoTls) {
+            let _ = admin.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}
