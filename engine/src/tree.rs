@@ -20,6 +20,11 @@ pub fn load(ctx: &Ctx<'_>, uid: &str) -> Result<Option<ContentRecord>> {
     ctx.get_json(&keys::object(uid))
 }
 
+/// The stored record of `uid` as bytes, if it exists (to decode only part of it).
+pub fn load_raw(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Vec<u8>>> {
+    ctx.get(&keys::object(uid))
+}
+
 /// The uid of the object at `path` (`""` is the root).
 pub fn uid_at(ctx: &Ctx<'_>, path: &str) -> Result<Option<String>> {
     Ok(ctx

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use super::batching::Batch;
 use super::query::Query;
 use crate::context::Ctx;
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::model::fields::FieldKind;
 use crate::model::{language, ContentRecord};
 use crate::permissions::Access;
@@ -166,11 +166,13 @@ pub fn visible_children(
         };
         return Ok((kids, obj.child_count as usize));
     }
-    // Every child is checked, to count the visible ones; only those on the page are decoded
-    // beyond what the check reads. The children share their ancestors: `obj` and its own.
+    // Every child is checked, to count the visible ones: by the `allowedRolesAndUsers` of its
+    // catalog entry (the front of a small binary value), else from its record. Only those on
+    // the page are decoded. The children share their ancestors: `obj` and its own.
     let mut total = 0;
     let mut page = Vec::new();
     let mut ancestors = None;
+    let tokens = ctx.principal.search_tokens();
     let decode = |bytes: &[u8]| -> Result<ContentRecord> {
         Ok(if whole {
             serde_json::from_slice(bytes)?
@@ -178,23 +180,20 @@ pub fn visible_children(
             ContentRecord::from_json_for_listing(bytes)?
         })
     };
-    // When the window may hold every child, decode each one once, fully enough for the page.
-    let window_is_all = batch.start.saturating_add(batch.size) >= obj.child_count as usize;
-    for bytes in tree::children_raw(ctx, &obj.uid, 0, usize::MAX)? {
-        let on_page = |total: usize, len: usize| total >= batch.start && len < batch.size;
-        if window_is_all {
-            let child = decode(&bytes)?;
-            if ctx.permitted_within(Permission::View, &child, &mut ancestors)? {
-                if on_page(total, page.len()) {
-                    page.push(child);
-                }
-                total += 1;
+    let missing = |uid: &str| EngineError::Internal(format!("child {uid} is listed but missing"));
+    for uid in tree::child_uids(ctx, &obj.uid, 0, usize::MAX)? {
+        let on_page = total >= batch.start && page.len() < batch.size;
+        let visible = match crate::catalog::viewable(ctx, &uid, &tokens)? {
+            Some(v) => v,
+            None => {
+                let bytes = tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
+                let head = ContentRecord::from_json_for_permissions(&bytes)?;
+                ctx.permitted_within(Permission::View, &head, &mut ancestors)?
             }
-            continue;
-        }
-        let head = ContentRecord::from_json_for_permissions(&bytes)?;
-        if ctx.permitted_within(Permission::View, &head, &mut ancestors)? {
-            if on_page(total, page.len()) {
+        };
+        if visible {
+            if on_page {
+                let bytes = tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
                 page.push(decode(&bytes)?);
             }
             total += 1;

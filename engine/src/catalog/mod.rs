@@ -717,6 +717,17 @@ fn sees_inactive(ctx: &Ctx<'_>) -> bool {
     }
 }
 
+/// Whether a caller with search `tokens` ([`crate::security::Principal::search_tokens`]) may
+/// view `uid`, by the `allowedRolesAndUsers` of its catalog entry (which holds exactly when the
+/// caller holds View on it: `security`'s tests check that); `None` when `uid` has no entry. Reads
+/// the front of the entry only.
+pub fn viewable(ctx: &Ctx<'_>, uid: &str, tokens: &[String]) -> Result<Option<bool>> {
+    match ctx.get(&keys::catalog_entry(uid))? {
+        Some(bytes) => Ok(Some(codec::head(&bytes)?.visible_to(tokens))),
+        None => Ok(None),
+    }
+}
+
 /// The catalog entry of `uid`.
 pub fn entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Entry>> {
     ctx.get(&keys::catalog_entry(uid))?
