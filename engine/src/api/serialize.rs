@@ -162,7 +162,10 @@ pub fn visible_children(
         let kids = if whole {
             tree::children(ctx, &obj.uid, batch.start, batch.size)?
         } else {
-            tree::children_for_listing(ctx, &obj.uid, batch.start, batch.size)?
+            tree::child_uids(ctx, &obj.uid, batch.start, batch.size)?
+                .iter()
+                .map(|uid| listing_record(ctx, uid))
+                .collect::<Result<Vec<_>>>()?
         };
         return Ok((kids, obj.child_count as usize));
     }
@@ -180,11 +183,11 @@ pub fn visible_children(
             ContentRecord::from_json_for_listing(bytes)?
         })
     };
-    let missing = |uid: &str| EngineError::Internal(format!("child {uid} is listed but missing"));
     for uid in tree::child_uids(ctx, &obj.uid, 0, usize::MAX)? {
         let on_page = total >= batch.start && page.len() < batch.size;
-        let visible = match crate::catalog::viewable(ctx, &uid, &tokens)? {
-            Some(v) => v,
+        let entry = crate::catalog::stored_entry(ctx, &uid)?;
+        let visible = match &entry {
+            Some(e) => e.visible_to(&tokens)?,
             None => {
                 let bytes = tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
                 let head = ContentRecord::from_json_for_permissions(&bytes)?;
@@ -193,13 +196,29 @@ pub fn visible_children(
         };
         if visible {
             if on_page {
-                let bytes = tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
-                page.push(decode(&bytes)?);
+                page.push(match (&entry, whole) {
+                    (Some(e), false) => e.record()?,
+                    _ => decode(&tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?)?,
+                });
             }
             total += 1;
         }
     }
     Ok((page, total))
+}
+
+fn missing(uid: &str) -> EngineError {
+    EngineError::Internal(format!("child {uid} is listed but missing"))
+}
+
+/// The child `uid` decoded for a listing: from its catalog entry, else from its record.
+fn listing_record(ctx: &Ctx<'_>, uid: &str) -> Result<ContentRecord> {
+    match crate::catalog::stored_entry(ctx, uid)? {
+        Some(e) => e.record(),
+        None => Ok(ContentRecord::from_json_for_listing(
+            &tree::load_raw(ctx, uid)?.ok_or_else(|| missing(uid))?,
+        )?),
+    }
 }
 
 /// Whether the caller's global roles let it view every object (no per-item checks needed).

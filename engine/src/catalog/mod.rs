@@ -717,15 +717,28 @@ fn sees_inactive(ctx: &Ctx<'_>) -> bool {
     }
 }
 
-/// Whether a caller with search `tokens` ([`crate::security::Principal::search_tokens`]) may
-/// view `uid`, by the `allowedRolesAndUsers` of its catalog entry (which holds exactly when the
-/// caller holds View on it: `security`'s tests check that); `None` when `uid` has no entry. Reads
-/// the front of the entry only.
-pub fn viewable(ctx: &Ctx<'_>, uid: &str, tokens: &[String]) -> Result<Option<bool>> {
-    match ctx.get(&keys::catalog_entry(uid))? {
-        Some(bytes) => Ok(Some(codec::head(&bytes)?.visible_to(tokens))),
-        None => Ok(None),
+/// A catalog entry as stored, decoded only as far as it is used (listings read it in place of
+/// the object's record: [`stored_entry`]).
+pub struct StoredEntry(Vec<u8>);
+
+impl StoredEntry {
+    /// Whether a caller with search `tokens` ([`crate::security::Principal::search_tokens`])
+    /// may view the object: its `allowedRolesAndUsers` meet them, which holds exactly when the
+    /// caller holds View on it (`security`'s tests check that). Reads the front only.
+    pub fn visible_to(&self, tokens: &[String]) -> Result<bool> {
+        Ok(codec::head(&self.0)?.visible_to(tokens))
     }
+
+    /// The object as a record decoded for a listing ([`Entry::record`]): what summaries read,
+    /// the same values as [`ContentRecord::from_json_for_listing`] gives for them.
+    pub fn record(&self) -> Result<ContentRecord> {
+        Ok(Entry::decode(&self.0)?.record())
+    }
+}
+
+/// The catalog entry of `uid` as stored, if it has one.
+pub fn stored_entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<StoredEntry>> {
+    Ok(ctx.get(&keys::catalog_entry(uid))?.map(StoredEntry))
 }
 
 /// The catalog entry of `uid`.
