@@ -34,10 +34,11 @@ fi
 for t in curl python3; do command -v $t >/dev/null || { echo "bench: $t is required" >&2; exit 1; }; done
 
 log "building (release) into $TARGET"
-(cd "$ROOT" && cargo build --release -q -p host-server --bin host-server --example yardstick --example seed)
+(cd "$ROOT" && cargo build --release -q -p host-server --bin host-server --example yardstick --example seed --example editor_session)
 SERVER=$TARGET/release/host-server
 YARD=$TARGET/release/examples/yardstick
 SEED=$TARGET/release/examples/seed
+SESSION=$TARGET/release/examples/editor_session
 
 rm -rf "$WORK"; mkdir -p "$WORK/lua"
 ROWS=$WORK/rows.tsv; : > "$ROWS"
@@ -283,6 +284,10 @@ echo "page GET by anonymous, Bearer and Basic: $(for a in "" "Authorization: Bea
 for round in $(seq 1 "$REPEAT"); do
     log "round $round/$REPEAT (10k site)"
     scenarios "$round" "" "$PID_srv" "$URL_srv"
+done
+# An editor's session: 50 requests as Volto sends them (host-server/examples/editor_session.rs).
+for round in $(seq 1 "$REPEAT"); do
+    echo "round $round: $("$SESSION" --url "$URL_srv" --password "$PASSWORD" --editors 8 --seconds "$DURATION" --shape "$SHAPE" | head -1)" >> "$NOTES"
 done
 echo "server RSS after the 10k runs: $(rss_mb "$PID_srv") MB" >> "$NOTES"
 stop "$PID_srv"
