@@ -407,8 +407,8 @@ fn scan_on(
     if limit == 0 || (!end.is_empty() && start >= end) {
         return Ok(Vec::new());
     }
-    // No `LIMIT ?` in the SQL: SQLite (3.45 and later) reads a bound LIMIT while planning and
-    // marks the statement to be compiled again whenever that value changes, so alternating
+    // No `LIMIT ?` in the SQL: SQLite (3.54) reads a bound LIMIT while planning and marks the
+    // statement to be compiled again whenever that value changes, so alternating
     // limits (1, then unbounded) re-prepared a cached statement on most calls (about 50,000
     // instructions each, twice per create). Rows are produced lazily, so stopping after
     // `limit` of them reads no more than a LIMIT would.
