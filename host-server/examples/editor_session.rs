@@ -236,10 +236,18 @@ fn main() {
     let started = Instant::now();
     let threads: Vec<_> = (0..a.editors)
         .map(|e| {
-            let (stop, times, errors, requests) =
-                (stop.clone(), times.clone(), errors.clone(), requests.clone());
-            let (base, password, shape, editors) =
-                (a.url.clone(), a.password.clone(), a.shape.clone(), a.editors);
+            let (stop, times, errors, requests) = (
+                stop.clone(),
+                times.clone(),
+                errors.clone(),
+                requests.clone(),
+            );
+            let (base, password, shape, editors) = (
+                a.url.clone(),
+                a.password.clone(),
+                a.shape.clone(),
+                a.editors,
+            );
             std::thread::spawn(move || {
                 let agent: ureq::Agent = ureq::Agent::config_builder()
                     .http_status_as_error(false)
