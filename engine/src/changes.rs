@@ -193,9 +193,29 @@ pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord
     })
 }
 
-/// Give `uid` a new entry at the end of the log (its earlier one goes); `added`: it was
-/// (re)created now.
-fn touch(ctx: &mut Ctx<'_>, uid: &str, added: bool) -> Result<()> {
+/// Give each uid a new entry at the end of the log, in order (its earlier one goes); with
+/// `true`: it was (re)created now. The sequence counter is read and written once for all of
+/// them (a create touches the new object and its parent).
+fn touch_all<'u>(ctx: &mut Ctx<'_>, uids: impl IntoIterator<Item = (&'u str, bool)>) -> Result<()> {
+    let mut uids = uids.into_iter().peekable();
+    if uids.peek().is_none() {
+        return Ok(());
+    }
+    let start = read_u64(ctx, keys::CHANGES_SEQ)?;
+    let mut seq = start;
+    for (uid, added) in uids {
+        seq = seq.saturating_add(1);
+        touch(ctx, uid, added, seq)?;
+    }
+    if seq != start {
+        ctx.put(keys::CHANGES_SEQ, &seq.to_be_bytes())?;
+    }
+    Ok(())
+}
+
+/// Give `uid` the entry `seq` (its earlier one goes); `added`: it was (re)created now. The
+/// caller stores the sequence counter.
+fn touch(ctx: &mut Ctx<'_>, uid: &str, added: bool, seq: u64) -> Result<()> {
     let pointer = keys::changes_uid(uid);
     let mut first_added = 0;
     let old = read_u64(ctx, &pointer)?;
@@ -207,7 +227,6 @@ fn touch(ctx: &mut Ctx<'_>, uid: &str, added: bool) -> Result<()> {
         }
         ctx.delete(&keys::changes_removal(old))?;
     }
-    let seq = read_u64(ctx, keys::CHANGES_SEQ)?.saturating_add(1);
     let now = ctx.now().timestamp_millis();
     let entry = Entry {
         uid: uid.to_string(),
@@ -216,7 +235,6 @@ fn touch(ctx: &mut Ctx<'_>, uid: &str, added: bool) -> Result<()> {
     };
     ctx.put_json(&keys::changes_entry(seq), &entry)?;
     ctx.put(&pointer, &seq.to_be_bytes())?;
-    ctx.put(keys::CHANGES_SEQ, &seq.to_be_bytes())?;
     if ctx.get(&keys::object(uid))?.is_none() {
         ctx.put(&keys::changes_removal(seq), b"")?;
         prune(ctx, now)?;
@@ -274,21 +292,16 @@ impl Subscriber for ChangesSubscriber {
     fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()> {
         match event {
             Event::Added { uid, parent, .. } | Event::Restored { uid, parent, .. } => {
-                touch(ctx, uid, true)?;
-                if let Some(p) = parent {
-                    touch(ctx, p, false)?;
-                }
+                let parent = parent.as_deref().map(|p| (p, false));
+                touch_all(ctx, std::iter::once((uid.as_str(), true)).chain(parent))?;
             }
             Event::LocalRolesChanged { path, .. } => {
                 // Who may view the object and everything below it may have changed.
-                for uid in tree::subtree_uids(ctx, path)? {
-                    touch(ctx, &uid, false)?;
-                }
+                let uids = tree::subtree_uids(ctx, path)?;
+                touch_all(ctx, uids.iter().map(|u| (u.as_str(), false)))?;
             }
             other => {
-                for uid in other.objects() {
-                    touch(ctx, uid, false)?;
-                }
+                touch_all(ctx, other.objects().into_iter().map(|u| (u, false)))?;
             }
         }
         Ok(())

@@ -417,26 +417,39 @@ fn scan_on(
     if limit == 0 || (!end.is_empty() && start >= end) {
         return Ok(Vec::new());
     }
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    // No `LIMIT ?` in the SQL: SQLite (3.54) reads a bound LIMIT while planning and marks the
+    // statement to be compiled again whenever that value changes, so alternating
+    // limits (1, then unbounded) re-prepared a cached statement on most calls (about 50,000
+    // instructions each, twice per create). Rows are produced lazily, so stopping after
+    // `limit` of them reads no more than a LIMIT would.
     let sql = match (dir, end.is_empty()) {
         (Direction::Forward, false) => {
-            "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k ASC LIMIT ?3"
+            "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k ASC"
         }
         (Direction::Reverse, false) => {
-            "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k DESC LIMIT ?3"
+            "SELECT k, v FROM kv WHERE k >= ?1 AND k < ?2 ORDER BY k DESC"
         }
-        (Direction::Forward, true) => "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k ASC LIMIT ?2",
-        (Direction::Reverse, true) => "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k DESC LIMIT ?2",
+        (Direction::Forward, true) => "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k ASC",
+        (Direction::Reverse, true) => "SELECT k, v FROM kv WHERE k >= ?1 ORDER BY k DESC",
     };
     let mut stmt = conn.prepare_cached(sql).map_err(store_error)?;
-    let map = |row: &rusqlite::Row<'_>| Ok((row.get::<_, Vec<u8>>(0)?, row.get::<_, Vec<u8>>(1)?));
-    let rows = if end.is_empty() {
-        stmt.query_map(rusqlite::params![start, limit], map)
+    let mut rows = if end.is_empty() {
+        stmt.query(rusqlite::params![start])
     } else {
-        stmt.query_map(rusqlite::params![start, end, limit], map)
+        stmt.query(rusqlite::params![start, end])
     }
     .map_err(store_error)?;
-    rows.collect::<Result<Vec<_>, _>>().map_err(store_error)
+    let mut out = Vec::new();
+    while out.len() < limit {
+        match rows.next().map_err(store_error)? {
+            Some(row) => out.push((
+                row.get::<_, Vec<u8>>(0).map_err(store_error)?,
+                row.get::<_, Vec<u8>>(1).map_err(store_error)?,
+            )),
+            None => break,
+        }
+    }
+    Ok(out)
 }
 
 impl Store for SqliteStore {
