@@ -30,6 +30,10 @@ async function ok(respPromise, want) {
 }
 
 const results = {};
+// Sizes to seed and measure, cumulative (`bench.html?sizes=1000,10000` for a shorter run).
+const SIZES = (new URLSearchParams(location.search).get("sizes") || "1000,10000,100000")
+  .split(",")
+  .map(Number);
 const GET_SAMPLES = 300;
 async function main() {
   const t0 = performance.now();
@@ -46,6 +50,7 @@ async function main() {
     const t = performance.now();
     const start = count;
     while (count < n) {
+      if (count % 10000 === 0 && count > start) log(`  ... ${count} objects (${((performance.now() - t) / 1000).toFixed(0)} s)`);
       const f = count % FOLDERS;
       await ok(req(site, "POST", `/f${f}`, { "@type": "Page", id: `p${count}`, title: `Page ${count}`, description: "seed" }), 201);
       count++;
@@ -53,15 +58,17 @@ async function main() {
     log(`seeded ${n - start} objects in ${((performance.now() - t) / 1000).toFixed(1)} s (${((performance.now() - t) / (n - start)).toFixed(2)} ms per POST)`);
   };
 
-  for (const n of [1000, 10000]) {
+  for (const n of SIZES) {
     await seedTo(n);
     site.close();
     site.free();
     const opens = [];
+    let phases;
     for (let i = 0; i < 5; i++) {
       const t = performance.now();
       const s = await openSite(name, { baseUrl: BASE });
       opens.push(performance.now() - t);
+      phases = s.openTimings ? s.openTimings() : null;
       s.close();
       s.free();
     }
@@ -87,6 +94,7 @@ async function main() {
       posts.push(performance.now() - t);
     }
     results[n] = { open_ms: median(opens), get_ms: median(gets), post_ms: median(posts) };
+    if (phases) log(`${n} objects: open phases (last open, ms): ${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")}`);
     log(`${n} objects: cold open ${median(opens).toFixed(1)} ms (median of 5), GET ${median(gets).toFixed(3)} ms (median of ${GET_SAMPLES}), POST ${median(posts).toFixed(2)} ms (median of 30)`);
   }
   site.close();

@@ -271,6 +271,44 @@ pub fn decode_snapshot(bytes: &[u8]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
     Some(out)
 }
 
+/// `pairs` (sorted by key, as a snapshot holds them) with `changes` applied in order (later change
+/// sets winning; `None` deletes), still sorted. One merge pass over the pairs instead of building
+/// a map of the whole keyspace: the change sets after a snapshot are few, the pairs many.
+pub fn apply_sorted(
+    pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    changes: Vec<ChangeSet>,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut merged = ChangeSet::new();
+    for c in changes {
+        merged.extend(c);
+    }
+    if merged.is_empty() {
+        return pairs;
+    }
+    let mut out = Vec::with_capacity(pairs.len() + merged.len());
+    let mut edits = merged.into_iter().peekable();
+    for (k, v) in pairs {
+        while let Some((ek, _)) = edits.peek() {
+            if *ek >= k {
+                break;
+            }
+            if let Some((ek, Some(ev))) = edits.next() {
+                out.push((ek, ev));
+            }
+        }
+        match edits.peek() {
+            Some((ek, _)) if *ek == k => {
+                if let Some((ek, Some(ev))) = edits.next() {
+                    out.push((ek, ev));
+                }
+            }
+            _ => out.push((k, v)),
+        }
+    }
+    out.extend(edits.filter_map(|(k, v)| v.map(|v| (k, v))));
+    out
+}
+
 /// How [`load`] read the keyspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadedFrom {
@@ -306,22 +344,8 @@ pub async fn load(
                     return Ok((pairs, version, LoadedFrom::Snapshot, snap_version))
                 }
                 CatchUp::Apply { changes, version } => {
-                    let mut map: std::collections::BTreeMap<Vec<u8>, Vec<u8>> =
-                        pairs.drain(..).collect();
-                    for c in changes {
-                        for (k, v) in c {
-                            match v {
-                                Some(v) => {
-                                    map.insert(k, v);
-                                }
-                                None => {
-                                    map.remove(&k);
-                                }
-                            }
-                        }
-                    }
                     return Ok((
-                        map.into_iter().collect(),
+                        apply_sorted(pairs, changes),
                         version,
                         LoadedFrom::Snapshot,
                         snap_version,
@@ -505,6 +529,41 @@ pub async fn write_changes(
 #[cfg(test)]
 mod tests {
     use super::{decode_snapshot, encode_snapshot};
+
+    #[test]
+    fn change_sets_merge_into_sorted_pairs_like_a_map() {
+        use std::collections::BTreeMap;
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> = ["b", "d", "f", "h"]
+            .iter()
+            .map(|k| (k.as_bytes().to_vec(), b"old".to_vec()))
+            .collect();
+        let set = |rows: &[(&str, Option<&str>)]| -> crate::ChangeSet {
+            rows.iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.map(|v| v.as_bytes().to_vec())))
+                .collect()
+        };
+        let changes = vec![
+            set(&[
+                ("a", Some("1")),
+                ("d", None),
+                ("f", Some("2")),
+                ("z", Some("3")),
+            ]),
+            set(&[("a", None), ("d", Some("4")), ("e", Some("5")), ("h", None)]),
+        ];
+        let mut want: BTreeMap<Vec<u8>, Vec<u8>> = pairs.iter().cloned().collect();
+        for c in &changes {
+            for (k, v) in c {
+                match v {
+                    Some(v) => want.insert(k.clone(), v.clone()),
+                    None => want.remove(k),
+                };
+            }
+        }
+        let got = super::apply_sorted(pairs.clone(), changes);
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+        assert_eq!(super::apply_sorted(pairs.clone(), Vec::new()), pairs);
+    }
 
     #[test]
     fn snapshots_round_trip_and_reject_truncation() {
