@@ -7,6 +7,7 @@ const out = document.getElementById("out");
 const lines = [];
 const log = (s) => {
   lines.push(s);
+  console.log(s); // live progress for e2e/bench.mjs
   out.textContent = lines.join("\n");
 };
 const median = (xs) => {

@@ -46,7 +46,8 @@ try {
   const page = await browser.newPage();
   page.on("pageerror", (e) => console.log("pageerror:", e.message));
   await page.goto(`http://127.0.0.1:${port}/bench.html${process.env.BENCH_SIZES ? `?sizes=${process.env.BENCH_SIZES}` : ""}`);
-  page.on("console", (m) => { if (m.type() === "error") console.log("console:", m.text()); });
+  // progress lines as they come (the page also logs them to the console), errors of the engine
+  page.on("console", (m) => console.log(m.type() === "error" ? `console: ${m.text()}` : `  | ${m.text()}`));
   if (!(await page.evaluate(() => self.crossOriginIsolated))) console.log("warning: page not cross-origin isolated: timer resolution 100 us");
   await page.waitForSelector("body[data-done]", { timeout: 60 * 60 * 1000 });
   console.log(await page.textContent("#out"));
