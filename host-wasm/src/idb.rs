@@ -338,7 +338,7 @@ pub async fn load(
     };
     let (snap_version, snap_data, version) = run.await.map_err(|e| store_error(&e))?;
     if snap_version > 0.0 && snap_version <= version && !snap_data.is_undefined() {
-        if let Some(mut pairs) = decode_snapshot(&to_bytes(&snap_data)) {
+        if let Some(pairs) = decode_snapshot(&to_bytes(&snap_data)) {
             match changes_since(db, snap_version).await? {
                 CatchUp::Current => {
                     return Ok((pairs, version, LoadedFrom::Snapshot, snap_version))

@@ -646,9 +646,15 @@ impl Site {
     async fn ensure_site(&self, opts: &OpenOptions) -> Result<(), JsValue> {
         let inner = &self.inner;
         let _turn = inner.queue.acquire().await;
-        for _ in 0..MAX_ATTEMPTS {
-            if let Err(e) = inner.catch_up().await {
-                return Err(js_err(format!("openSite: {e}")));
+        for attempt in 0..MAX_ATTEMPTS {
+            // The first attempt trusts memory, just loaded (and kept current by the migration's
+            // compare-and-set): a site that exists stays, and a site created meanwhile by another
+            // tab makes our creation's write conflict, so the next attempt catches up. This saves
+            // an IndexedDB round trip on every open.
+            if attempt > 0 {
+                if let Err(e) = inner.catch_up().await {
+                    return Err(js_err(format!("openSite: {e}")));
+                }
             }
             if inner
                 .engine
