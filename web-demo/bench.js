@@ -73,7 +73,7 @@ async function main() {
       s.close();
       s.free();
     }
-    // The IndexedDB part of an open alone: read the snapshot record as openSite does (no wasm).
+    // The IndexedDB part of an open alone: read the snapshot records (no wasm).
     const raw = [];
     for (let i = 0; i < 3; i++) {
       const t = performance.now();
@@ -82,16 +82,19 @@ async function main() {
         r.onsuccess = () => res(r.result);
         r.onerror = () => rej(r.error);
       });
-      const bytes = await new Promise((res, rej) => {
-        const r = db.transaction("snapshot").objectStore("snapshot").get("data");
+      // all records of the snapshot store (the chunks, their count, the version), as openSite
+      // reads them, in one transaction
+      const records = await new Promise((res, rej) => {
+        const r = db.transaction("snapshot").objectStore("snapshot").getAll();
         r.onsuccess = () => res(r.result);
         r.onerror = () => rej(r.error);
       });
       raw.push(performance.now() - t);
       db.close();
-      if (i === 0) log(`${n} objects: snapshot ${bytes ? bytes.byteLength : 0} bytes`);
+      const bytes = records.reduce((sum, v) => sum + (v && v.byteLength ? v.byteLength : 0), 0);
+      if (i === 0) log(`${n} objects: snapshot ${bytes} bytes`);
     }
-    log(`${n} objects: reading the snapshot record alone (IndexedDB, no wasm): ${median(raw).toFixed(1)} ms (median of 3)`);
+    log(`${n} objects: reading the snapshot alone (IndexedDB, no wasm): ${median(raw).toFixed(1)} ms (median of 3)`);
     site = await openSite(name, { baseUrl: BASE });
     // warm up auth (the first Basic check runs argon2; later ones hit the engine's cache)
     await ok(req(site, "GET", "/f1/p11"), 200);
