@@ -7,6 +7,7 @@ const out = document.getElementById("out");
 const lines = [];
 const log = (s) => {
   lines.push(s);
+  console.log(s); // live progress for e2e/bench.mjs
   out.textContent = lines.join("\n");
 };
 const median = (xs) => {
@@ -30,6 +31,10 @@ async function ok(respPromise, want) {
 }
 
 const results = {};
+// Sizes to seed and measure, cumulative (`bench.html?sizes=1000,10000` for a shorter run).
+const SIZES = (new URLSearchParams(location.search).get("sizes") || "1000,10000,100000")
+  .split(",")
+  .map(Number);
 const GET_SAMPLES = 300;
 async function main() {
   const t0 = performance.now();
@@ -46,6 +51,7 @@ async function main() {
     const t = performance.now();
     const start = count;
     while (count < n) {
+      if (count % 10000 === 0 && count > start) log(`  ... ${count} objects (${((performance.now() - t) / 1000).toFixed(0)} s)`);
       const f = count % FOLDERS;
       await ok(req(site, "POST", `/f${f}`, { "@type": "Page", id: `p${count}`, title: `Page ${count}`, description: "seed" }), 201);
       count++;
@@ -53,18 +59,42 @@ async function main() {
     log(`seeded ${n - start} objects in ${((performance.now() - t) / 1000).toFixed(1)} s (${((performance.now() - t) / (n - start)).toFixed(2)} ms per POST)`);
   };
 
-  for (const n of [1000, 10000]) {
+  for (const n of SIZES) {
     await seedTo(n);
     site.close();
     site.free();
     const opens = [];
+    let phases;
     for (let i = 0; i < 5; i++) {
       const t = performance.now();
       const s = await openSite(name, { baseUrl: BASE });
       opens.push(performance.now() - t);
+      phases = s.openTimings ? s.openTimings() : null;
       s.close();
       s.free();
     }
+    // The IndexedDB part of an open alone: read the snapshot records (no wasm).
+    const raw = [];
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      const db = await new Promise((res, rej) => {
+        const r = indexedDB.open(name);
+        r.onsuccess = () => res(r.result);
+        r.onerror = () => rej(r.error);
+      });
+      // all records of the snapshot store (the chunks, their count, the version), as openSite
+      // reads them, in one transaction
+      const records = await new Promise((res, rej) => {
+        const r = db.transaction("snapshot").objectStore("snapshot").getAll();
+        r.onsuccess = () => res(r.result);
+        r.onerror = () => rej(r.error);
+      });
+      raw.push(performance.now() - t);
+      db.close();
+      const bytes = records.reduce((sum, v) => sum + (v && v.byteLength ? v.byteLength : 0), 0);
+      if (i === 0) log(`${n} objects: snapshot ${bytes} bytes`);
+    }
+    log(`${n} objects: reading the snapshot alone (IndexedDB, no wasm): ${median(raw).toFixed(1)} ms (median of 3)`);
     site = await openSite(name, { baseUrl: BASE });
     // warm up auth (the first Basic check runs argon2; later ones hit the engine's cache)
     await ok(req(site, "GET", "/f1/p11"), 200);
@@ -87,6 +117,7 @@ async function main() {
       posts.push(performance.now() - t);
     }
     results[n] = { open_ms: median(opens), get_ms: median(gets), post_ms: median(posts) };
+    if (phases) log(`${n} objects: open phases (last open, ms): ${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")}`);
     log(`${n} objects: cold open ${median(opens).toFixed(1)} ms (median of 5), GET ${median(gets).toFixed(3)} ms (median of ${GET_SAMPLES}), POST ${median(posts).toFixed(2)} ms (median of 30)`);
   }
   site.close();

@@ -7,7 +7,7 @@
 //! | `kv` | the engine key (binary key, `Uint8Array`; IndexedDB sorts binary keys bytewise) | the value bytes (`Uint8Array`) |
 //! | `meta` | `"version"` | number of change sets ever committed to this database |
 //! | `log` | the version number a change set produced | that change set: `[[key, value or null], ...]` |
-//! | `snapshot` | `"version"`, `"data"` | the whole keyspace at that version, as one byte array |
+//! | `snapshot` | `"version"`, `"chunks"`, `"chunk:0"`, ... | the whole keyspace at that version, as byte arrays of at most 32 MiB (earlier versions: one `"data"` record, still read) |
 //!
 //! Opening a site reads the snapshot (one record) and the log entries after it, and falls back to
 //! reading every `kv` pair only when there is no snapshot or the log no longer reaches back to it.
@@ -45,8 +45,21 @@ pub const LOG: &str = "log";
 pub const SNAPSHOT: &str = "snapshot";
 /// Key of the snapshot's version in [`SNAPSHOT`].
 const SNAPSHOT_VERSION_KEY: &str = "version";
-/// Key of the snapshot's bytes in [`SNAPSHOT`].
+/// Key of the snapshot's bytes in [`SNAPSHOT`] as earlier versions wrote them (one record).
+/// Still read; no longer written, because Chromium refuses a record over ~127 MiB
+/// ("The serialized keys and/or value are too large", max 133,169,152 bytes), which a site of
+/// ~70k objects reaches.
 const SNAPSHOT_DATA_KEY: &str = "data";
+/// Key of the number of chunks the snapshot is written in (`chunk:0`, `chunk:1`, ...).
+const SNAPSHOT_CHUNKS_KEY: &str = "chunks";
+/// Size of one snapshot chunk, well below Chromium's per-record limit.
+const SNAPSHOT_CHUNK_BYTES: usize = 32 << 20;
+/// At most this many chunks (2 GiB, half of wasm32's memory) are read back.
+const SNAPSHOT_MAX_CHUNKS: u32 = 64;
+
+fn chunk_key(i: u32) -> JsValue {
+    JsValue::from_str(&format!("chunk:{i}"))
+}
 /// Rewrite the snapshot once it lags this many change sets behind (well below [`LOG_KEEP`]).
 pub const SNAPSHOT_EVERY: f64 = 200.0;
 /// Key of the version counter in [`META`].
@@ -271,6 +284,44 @@ pub fn decode_snapshot(bytes: &[u8]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
     Some(out)
 }
 
+/// `pairs` (sorted by key, as a snapshot holds them) with `changes` applied in order (later change
+/// sets winning; `None` deletes), still sorted. One merge pass over the pairs instead of building
+/// a map of the whole keyspace: the change sets after a snapshot are few, the pairs many.
+pub fn apply_sorted(
+    pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    changes: Vec<ChangeSet>,
+) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut merged = ChangeSet::new();
+    for c in changes {
+        merged.extend(c);
+    }
+    if merged.is_empty() {
+        return pairs;
+    }
+    let mut out = Vec::with_capacity(pairs.len() + merged.len());
+    let mut edits = merged.into_iter().peekable();
+    for (k, v) in pairs {
+        while let Some((ek, _)) = edits.peek() {
+            if *ek >= k {
+                break;
+            }
+            if let Some((ek, Some(ev))) = edits.next() {
+                out.push((ek, ev));
+            }
+        }
+        match edits.peek() {
+            Some((ek, _)) if *ek == k => {
+                if let Some((ek, Some(ev))) = edits.next() {
+                    out.push((ek, ev));
+                }
+            }
+            _ => out.push((k, v)),
+        }
+    }
+    out.extend(edits.filter_map(|(k, v)| v.map(|v| (k, v))));
+    out
+}
+
 /// How [`load`] read the keyspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadedFrom {
@@ -292,36 +343,50 @@ pub async fn load(
         let snap = tx.object_store(SNAPSHOT)?;
         let snap_version = snap.get(&SNAPSHOT_VERSION_KEY.into())?;
         let snap_data = snap.get(&SNAPSHOT_DATA_KEY.into())?;
+        let snap_chunks = snap.get(&SNAPSHOT_CHUNKS_KEY.into())?;
+        // every chunk that may exist is asked for before the first await (the transaction must
+        // stay active); missing ones come back `undefined`
+        let chunks = (0..SNAPSHOT_MAX_CHUNKS)
+            .map(|i| snap.get(&chunk_key(i)))
+            .collect::<Result<Vec<_>, _>>()?;
         let version = tx.object_store(META)?.get(&VERSION_KEY.into())?;
         let snap_version = version_of(&await_request(&snap_version).await?);
         let snap_data = await_request(&snap_data).await?;
+        let n = await_request(&snap_chunks).await?.as_f64();
+        let mut bytes = None;
+        match n {
+            Some(n) if n >= 1.0 && n <= SNAPSHOT_MAX_CHUNKS as f64 => {
+                let mut all = Vec::new();
+                let mut complete = true;
+                for req in chunks.iter().take(n as usize) {
+                    let chunk = await_request(req).await?;
+                    if chunk.is_undefined() {
+                        complete = false;
+                        break;
+                    }
+                    all.extend_from_slice(&to_bytes(&chunk));
+                }
+                if complete {
+                    bytes = Some(all);
+                }
+            }
+            Some(_) => {}
+            None if !snap_data.is_undefined() => bytes = Some(to_bytes(&snap_data)),
+            None => {}
+        }
         let version = version_of(&await_request(&version).await?);
-        Ok::<_, JsValue>((snap_version, snap_data, version))
+        Ok::<_, JsValue>((snap_version, bytes, version))
     };
-    let (snap_version, snap_data, version) = run.await.map_err(|e| store_error(&e))?;
-    if snap_version > 0.0 && snap_version <= version && !snap_data.is_undefined() {
-        if let Some(mut pairs) = decode_snapshot(&to_bytes(&snap_data)) {
+    let (snap_version, snap_bytes, version) = run.await.map_err(|e| store_error(&e))?;
+    if let (true, Some(snap_bytes)) = (snap_version > 0.0 && snap_version <= version, snap_bytes) {
+        if let Some(pairs) = decode_snapshot(&snap_bytes) {
             match changes_since(db, snap_version).await? {
                 CatchUp::Current => {
                     return Ok((pairs, version, LoadedFrom::Snapshot, snap_version))
                 }
                 CatchUp::Apply { changes, version } => {
-                    let mut map: std::collections::BTreeMap<Vec<u8>, Vec<u8>> =
-                        pairs.drain(..).collect();
-                    for c in changes {
-                        for (k, v) in c {
-                            match v {
-                                Some(v) => {
-                                    map.insert(k, v);
-                                }
-                                None => {
-                                    map.remove(&k);
-                                }
-                            }
-                        }
-                    }
                     return Ok((
-                        map.into_iter().collect(),
+                        apply_sorted(pairs, changes),
                         version,
                         LoadedFrom::Snapshot,
                         snap_version,
@@ -335,12 +400,40 @@ pub async fn load(
     Ok((pairs, version, LoadedFrom::Kv, snap_version))
 }
 
-/// Store `data` (see [`encode_snapshot`]) as the snapshot of `version`, in one transaction.
+/// Store `data` (see [`encode_snapshot`]) as the snapshot of `version`, in one transaction, in
+/// chunks of [`SNAPSHOT_CHUNK_BYTES`] (`chunk:0`, ... and their number under `chunks`). The
+/// one-record form of earlier versions (`data`) is deleted: a tab of an earlier version then
+/// finds no snapshot and reads every `kv` pair, rather than half a snapshot.
 pub async fn write_snapshot(db: &IdbDatabase, version: f64, data: &[u8]) -> Result<(), StoreError> {
+    write_snapshot_in_chunks(db, version, data, SNAPSHOT_CHUNK_BYTES).await
+}
+
+/// [`write_snapshot`] with chunks of `chunk_bytes` (tests use small ones).
+pub async fn write_snapshot_in_chunks(
+    db: &IdbDatabase,
+    version: f64,
+    data: &[u8],
+    chunk_bytes: usize,
+) -> Result<(), StoreError> {
     let run = async {
+        let parts: Vec<&[u8]> = if data.is_empty() {
+            vec![data]
+        } else {
+            data.chunks(chunk_bytes.max(1)).collect()
+        };
+        if parts.len() > SNAPSHOT_MAX_CHUNKS as usize {
+            return Err(JsValue::from_str("the snapshot is too large"));
+        }
         let tx = db.transaction_with_str_and_mode(SNAPSHOT, IdbTransactionMode::Readwrite)?;
         let store = tx.object_store(SNAPSHOT)?;
-        store.put_with_key(&Uint8Array::from(data), &SNAPSHOT_DATA_KEY.into())?;
+        for (i, part) in parts.iter().enumerate() {
+            store.put_with_key(&Uint8Array::from(*part), &chunk_key(i as u32))?;
+        }
+        store.put_with_key(
+            &JsValue::from_f64(parts.len() as f64),
+            &SNAPSHOT_CHUNKS_KEY.into(),
+        )?;
+        store.delete(&SNAPSHOT_DATA_KEY.into())?;
         store.put_with_key(&JsValue::from_f64(version), &SNAPSHOT_VERSION_KEY.into())?;
         await_tx(&tx).await
     };
@@ -505,6 +598,41 @@ pub async fn write_changes(
 #[cfg(test)]
 mod tests {
     use super::{decode_snapshot, encode_snapshot};
+
+    #[test]
+    fn change_sets_merge_into_sorted_pairs_like_a_map() {
+        use std::collections::BTreeMap;
+        let pairs: Vec<(Vec<u8>, Vec<u8>)> = ["b", "d", "f", "h"]
+            .iter()
+            .map(|k| (k.as_bytes().to_vec(), b"old".to_vec()))
+            .collect();
+        let set = |rows: &[(&str, Option<&str>)]| -> crate::ChangeSet {
+            rows.iter()
+                .map(|(k, v)| (k.as_bytes().to_vec(), v.map(|v| v.as_bytes().to_vec())))
+                .collect()
+        };
+        let changes = vec![
+            set(&[
+                ("a", Some("1")),
+                ("d", None),
+                ("f", Some("2")),
+                ("z", Some("3")),
+            ]),
+            set(&[("a", None), ("d", Some("4")), ("e", Some("5")), ("h", None)]),
+        ];
+        let mut want: BTreeMap<Vec<u8>, Vec<u8>> = pairs.iter().cloned().collect();
+        for c in &changes {
+            for (k, v) in c {
+                match v {
+                    Some(v) => want.insert(k.clone(), v.clone()),
+                    None => want.remove(k),
+                };
+            }
+        }
+        let got = super::apply_sorted(pairs.clone(), changes);
+        assert_eq!(got, want.into_iter().collect::<Vec<_>>());
+        assert_eq!(super::apply_sorted(pairs.clone(), Vec::new()), pairs);
+    }
 
     #[test]
     fn snapshots_round_trip_and_reject_truncation() {

@@ -248,6 +248,17 @@ struct SiteInner {
     fail_next_write: RefCell<Option<StoreError>>,
     /// Set for a replica of a server site.
     replica: Option<replica::ReplicaState>,
+    /// How long (ms) each phase of opening this handle took, in order (see `Site::open_timings`).
+    open_timings: RefCell<Vec<(&'static str, f64)>>,
+}
+
+/// `performance.now()` where there is one (windows, workers), else `Date.now()`: milliseconds.
+fn now_ms() -> f64 {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
+        .ok()
+        .and_then(|p| p.dyn_into::<web_sys::Performance>().ok())
+        .map(|p| p.now())
+        .unwrap_or_else(js_sys::Date::now)
 }
 
 /// An open site: answers REST API requests from the engine. Create one with `openSite`.
@@ -324,6 +335,13 @@ impl Site {
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
             .trim_end_matches('/')
             .to_string();
+        let mut timings = Vec::new();
+        let mut t = now_ms();
+        let mut phase = |name: &'static str| {
+            let now = now_ms();
+            timings.push((name, now - t));
+            t = now;
+        };
         let (db, pairs, version, loaded_from, snapshot_version) = if persistent {
             let db = idb::open_db(&name).await.map_err(|e| {
                 js_err(format!(
@@ -331,14 +349,17 @@ impl Site {
                     idb::js_error_text(&e)
                 ))
             })?;
+            phase("idbOpen");
             let (pairs, version, from, snapshot_version) = idb::load(&db)
                 .await
                 .map_err(|e| js_err(format!("openSite: cannot read {name:?}: {e}")))?;
+            phase("idbRead");
             (Some(db), pairs, version, Some(from), snapshot_version)
         } else {
             (None, Vec::new(), 0.0, None, 0.0)
         };
         let store = MemStore::from_pairs(pairs);
+        phase("buildStore");
         let mut options = if opts.deterministic {
             EngineOptions::for_tests()
         } else {
@@ -362,6 +383,7 @@ impl Site {
             store.set_commit_hook(None); // the hook holds a clone of the store
             js_err(format!("openSite: {e}"))
         })?;
+        phase("engineNew");
         let onchange: Rc<RefCell<Option<Function>>> = Rc::default();
         let stale: Rc<Cell<bool>> = Rc::default();
         let channel = if persistent {
@@ -394,9 +416,17 @@ impl Site {
                     .server
                     .as_ref()
                     .map(|_| replica::ReplicaState::default()),
+                open_timings: RefCell::new(timings),
             }),
         };
+        let mut t = now_ms();
+        let phase = |name: &'static str, t: &mut f64| {
+            let now = now_ms();
+            site.inner.open_timings.borrow_mut().push((name, now - *t));
+            *t = now;
+        };
         site.persist_migration().await?;
+        phase("persistMigration", &mut t);
         let mut opts = opts;
         if opts.server.is_some() {
             site.prepare_replica(&mut opts).await?;
@@ -405,11 +435,14 @@ impl Site {
         if opts.server.is_some() {
             site.start_replica(&opts).await?;
         }
+        phase("ensureSite", &mut t);
         site.purge_recyclebin().await?;
+        phase("purgeRecyclebin", &mut t);
         {
             let _turn = site.inner.queue.acquire().await;
             site.inner.refresh_snapshot().await;
         }
+        phase("refreshSnapshot", &mut t);
         Ok(site)
     }
 
@@ -613,9 +646,15 @@ impl Site {
     async fn ensure_site(&self, opts: &OpenOptions) -> Result<(), JsValue> {
         let inner = &self.inner;
         let _turn = inner.queue.acquire().await;
-        for _ in 0..MAX_ATTEMPTS {
-            if let Err(e) = inner.catch_up().await {
-                return Err(js_err(format!("openSite: {e}")));
+        for attempt in 0..MAX_ATTEMPTS {
+            // The first attempt trusts memory, just loaded (and kept current by the migration's
+            // compare-and-set): a site that exists stays, and a site created meanwhile by another
+            // tab makes our creation's write conflict, so the next attempt catches up. This saves
+            // an IndexedDB round trip on every open.
+            if attempt > 0 {
+                if let Err(e) = inner.catch_up().await {
+                    return Err(js_err(format!("openSite: {e}")));
+                }
             }
             if inner
                 .engine
@@ -1194,6 +1233,19 @@ impl Site {
     #[wasm_bindgen(getter)]
     pub fn version(&self) -> f64 {
         self.inner.version.get()
+    }
+
+    /// How long (ms) each phase of opening this handle took, as an object in phase order:
+    /// `idbOpen`, `idbRead` (reading and decoding IndexedDB), `buildStore` (the in-memory store),
+    /// `engineNew` (schema check and migrations in memory), `persistMigration`, `ensureSite`,
+    /// `purgeRecyclebin`, `refreshSnapshot`. For benchmarks and diagnostics.
+    #[wasm_bindgen(js_name = openTimings)]
+    pub fn open_timings(&self) -> js_sys::Object {
+        let out = js_sys::Object::new();
+        for (name, ms) in self.inner.open_timings.borrow().iter() {
+            let _ = js_sys::Reflect::set(&out, &JsValue::from_str(name), &JsValue::from_f64(*ms));
+        }
+        out
     }
 
     /// Called (with the new version number) when another tab or worker changed this site.

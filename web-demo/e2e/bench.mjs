@@ -1,5 +1,5 @@
 // Prints the host-wasm figures: release wasm size (raw, gzip) and, from bench.html in headless
-// Chromium, cold open times with 1,000 and 10,000 objects in IndexedDB and GET/POST medians.
+// Chromium, cold open times with 1,000, 10,000 and 100,000 objects (BENCH_SIZES=1000,10000 for fewer) in IndexedDB and GET/POST medians.
 // Run via ./scripts/bench.sh (which builds web-demo/pkg first). No assertions on timings.
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
@@ -45,9 +45,11 @@ let code = 0;
 try {
   const page = await browser.newPage();
   page.on("pageerror", (e) => console.log("pageerror:", e.message));
-  await page.goto(`http://127.0.0.1:${port}/bench.html`);
+  await page.goto(`http://127.0.0.1:${port}/bench.html${process.env.BENCH_SIZES ? `?sizes=${process.env.BENCH_SIZES}` : ""}`);
+  // progress lines as they come (the page also logs them to the console), errors of the engine
+  page.on("console", (m) => console.log(m.type() === "error" ? `console: ${m.text()}` : `  | ${m.text()}`));
   if (!(await page.evaluate(() => self.crossOriginIsolated))) console.log("warning: page not cross-origin isolated: timer resolution 100 us");
-  await page.waitForSelector("body[data-done]", { timeout: 20 * 60 * 1000 });
+  await page.waitForSelector("body[data-done]", { timeout: 60 * 60 * 1000 });
   console.log(await page.textContent("#out"));
   if ((await page.getAttribute("body", "data-done")) !== "1") code = 1;
 } finally {
