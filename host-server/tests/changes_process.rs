@@ -3,10 +3,10 @@
 //! survive a restart on the same data directory.
 #![cfg(unix)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -37,28 +37,17 @@ impl Drop for Server {
 }
 
 fn start(data: &Path, log: &Path) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--log", "info", "--data"])
-        .arg(data)
-        .env_remove("RUST_LOG")
-        .env("ADMIN_PASSWORD", PASSWORD)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let base = loop {
-        let mut line = String::new();
-        assert!(
-            stdout.read_line(&mut line).unwrap() > 0,
-            "server exited before listening: {}",
-            std::fs::read_to_string(log).unwrap_or_default()
-        );
-        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
-            break addr.to_string();
-        }
-    };
+    let common::Listening {
+        child,
+        stdout,
+        base,
+    } = common::spawn_listening(
+        Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--log", "info", "--data"])
+            .arg(data)
+            .env("ADMIN_PASSWORD", PASSWORD),
+        log,
+    );
     let addr = base.strip_prefix("http://").unwrap().to_string();
     let agent = common::agent();
     let (status, body) = common::request_json(

@@ -25,6 +25,16 @@ struct Server {
     base: String,
 }
 
+impl From<common::Listening> for Server {
+    fn from(l: common::Listening) -> Self {
+        Server {
+            child: l.child,
+            _stdout: l.stdout,
+            base: l.base,
+        }
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -39,37 +49,15 @@ fn start(url: &str, mode: &str, log: &std::path::Path) -> Server {
         Some(m) => (m, "64"),
         None => (mode, "0"),
     };
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--log", "warn"])
-        .args(["--database", url, "--write-mode", mode])
-        .args(["--response-cache-mb", cache])
-        .args(["--database-connections", "6"])
-        .env("ADMIN_PASSWORD", PASSWORD)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let base = loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            let status = child.wait().unwrap();
-            panic!(
-                "server exited ({status}) before listening; log:\n{}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            );
-        }
-        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
-            break addr.to_string();
-        }
-    };
-    Server {
-        child,
-        _stdout: stdout,
-        base,
-    }
+    Server::from(common::spawn_listening(
+        Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+            .args(["--database", url, "--write-mode", mode])
+            .args(["--response-cache-mb", cache])
+            .args(["--database-connections", "6"])
+            .env("ADMIN_PASSWORD", PASSWORD),
+        log,
+    ))
 }
 
 /// Three servers started at the same moment on the fresh database `url` (one of them creates
@@ -392,32 +380,13 @@ fn three_servers_concurrent_creates_survive_sigkill_optimistic() {
 
 /// Start a SQLite server on `data` (as [`start`] does for PostgreSQL).
 fn start_sqlite(data: &std::path::Path, log: &std::path::Path) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
-        .arg(data)
-        .env("ADMIN_PASSWORD", PASSWORD)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let base = loop {
-        let mut line = String::new();
-        assert!(
-            stdout.read_line(&mut line).unwrap() > 0,
-            "the server exited"
-        );
-        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
-            break addr.to_string();
-        }
-    };
-    Server {
-        child,
-        _stdout: stdout,
-        base,
-    }
+    Server::from(common::spawn_listening(
+        Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
+            .arg(data)
+            .env("ADMIN_PASSWORD", PASSWORD),
+        log,
+    ))
 }
 
 /// `host-server migrate --from sqlite:DIR --to URL` copies a site (a page and a 3 MiB file) that
@@ -716,33 +685,12 @@ fn reads_from_a_replica_and_the_writer_reads_its_own_writes() {
         host_server::migrate::copy_site(&from, &to, true, |_, _| {}).unwrap();
     };
     replicate();
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--log", "warn"])
-        .args(["--database", &primary.url, "--read-database", &replica.url])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(
-            std::fs::File::create(dir.0.join("repl.log")).unwrap(),
-        ))
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let base = loop {
-        let mut line = String::new();
-        assert!(
-            stdout.read_line(&mut line).unwrap() > 0,
-            "the server exited"
-        );
-        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
-            break addr.to_string();
-        }
-    };
-    let server = Server {
-        child,
-        _stdout: stdout,
-        base,
-    };
+    let server = Server::from(common::spawn_listening(
+        Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--log", "warn"])
+            .args(["--database", &primary.url, "--read-database", &replica.url]),
+        &dir.0.join("repl.log"),
+    ));
     let agent = agent();
     let mut resp = agent
         .post(format!("{}/", server.base))

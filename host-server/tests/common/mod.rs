@@ -1,9 +1,12 @@
-//! What the process tests (`process`, `security`, `ai_process`, `outbox_process`, `tus_process`)
-//! share: a scratch directory removed on drop, an HTTP agent that hands back every status, and a
+//! What the process tests (`process`, `security`, `ai_process`, `outbox_process`, `tus_process`,
+//! `changes_process`, `pg_cluster`) share: a scratch directory removed on drop, starting the
+//! server binary up to its `listening on` line, an HTTP agent that hands back every status, and a
 //! JSON request. Each test binary uses part of it.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
@@ -35,6 +38,48 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A server process started by [`spawn_listening`].
+pub struct Listening {
+    /// The process.
+    pub child: Child,
+    /// Its standard output, kept open (the server writes to it).
+    pub stdout: BufReader<ChildStdout>,
+    /// The base URL it printed (`http://127.0.0.1:<port>`).
+    pub base: String,
+}
+
+/// Start `cmd` (the server binary with its arguments and environment) with `RUST_LOG` unset, its
+/// standard error in the file `log`, and wait for its `listening on <url>` line; panics with the
+/// log when it exits before listening.
+pub fn spawn_listening(cmd: &mut Command, log: &Path) -> Listening {
+    let mut child = cmd
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let base = loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            let status = child.wait().unwrap();
+            panic!(
+                "server exited ({status}) before listening; log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
+            break addr.to_string();
+        }
+    };
+    Listening {
+        child,
+        stdout,
+        base,
     }
 }
 
