@@ -9,7 +9,10 @@
 //!
 //! Operations: `create` (POST a Page into `/bench-posts`, which already holds 1,000 pages, as the
 //! admin with a Bearer token), `folder` and `folder100` (anonymous GET of a folder of 100 pages,
-//! default batch and `b_size=100`), `nav` (anonymous `@navigation?expand.navigation.depth=3`).
+//! default batch and `b_size=100`), `nav` (anonymous `@navigation?expand.navigation.depth=3`),
+//! `fc` (Volto's folder contents `@search` of that folder, `metadata_fields=_all`, `b_size=50`,
+//! as the admin with a Bearer token). `dump DIR` writes the answers of listing and search URLs
+//! for anonymous, a member and the admin into DIR (compare two builds with `diff -r`).
 //! The site is shaped like the benchmark's: 5 folders × 5 subfolders × 4 subsubfolders × 100
 //! pages, every object published. Options are production ones (no response cache) with cheap
 //! password hashing, a fixed clock and seeded ids. Only the requests are inside `run_ops`; the setup is outside it.
@@ -141,9 +144,107 @@ fn requests(op: &str, range: std::ops::Range<usize>, token: &str) -> Vec<(Reques
                 Request::new(Method::Get, "/@navigation?expand.navigation.depth=3", BASE),
                 200,
             ),
-            other => panic!("unknown operation {other:?} (create, folder, folder100, nav)"),
+            "fc" => (folder_contents(token), 200),
+            other => panic!("unknown operation {other:?} (create, folder, folder100, nav, fc)"),
         })
         .collect()
+}
+
+/// Volto's folder contents query of a folder of 100 pages, as the admin with a Bearer token.
+fn folder_contents(token: &str) -> Request {
+    Request::new(Method::Get, FC_PATH, BASE).header("Authorization", &format!("Bearer {token}"))
+}
+
+const FC_PATH: &str = "/f0/f0/f0/@search?path.depth=1&sort_on=getObjPositionInParent\
+                       &metadata_fields=_all&show_inactive=true&b_size=50";
+
+/// `dump DIR`: the site plus a member, private and retracted items and a local role in
+/// `/f0/f0/f0`, then the answers of the listing and search URLs below for anonymous, the member
+/// and the admin, one file each in DIR (to compare two builds' answers byte for byte).
+fn dump(engine: &Engine<MemStore>, dir: &str, admin: &str) {
+    let send = |method: Method, path: &str, body: Option<Value>, tok: Option<&str>| {
+        let mut r = Request::new(method, path, BASE);
+        if let Some(t) = tok {
+            r = r.header("Authorization", &format!("Bearer {t}"));
+        }
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        engine.handle(r)
+    };
+    let ok = |resp: engine::Response| {
+        assert!(resp.status < 300, "{}", String::from_utf8_lossy(&resp.body));
+        resp
+    };
+    ok(send(
+        Method::Post,
+        "/@users",
+        Some(json!({"username": "member", "password": "long-password"})),
+        Some(admin),
+    ));
+    let member = {
+        let resp = ok(send(
+            Method::Post,
+            "/@login",
+            Some(json!({"login": "member", "password": "long-password"})),
+            None,
+        ));
+        resp.json_body()["token"].as_str().expect("a token").to_string()
+    };
+    for (id, title) in [("draft-a", "Draft A"), ("draft-b", "Draft B")] {
+        ok(send(
+            Method::Post,
+            "/f0/f0/f0",
+            Some(json!({"@type": "Page", "id": id, "title": title, "subjects": ["x"]})),
+            Some(admin),
+        ));
+    }
+    ok(send(
+        Method::Post,
+        "/f0/f0/f0",
+        Some(json!({"@type": "Folder", "id": "sub", "title": "Sub"})),
+        Some(admin),
+    ));
+    for p in ["p3", "p40"] {
+        ok(send(
+            Method::Post,
+            &format!("/f0/f0/f0/{p}/@workflow/retract"),
+            None,
+            Some(admin),
+        ));
+    }
+    engine
+        .with_write(|ctx| {
+            let mut d = engine::tree::at_path(ctx, "/f0/f0/f0/draft-b")?.expect("draft-b");
+            d.local_roles.insert("member".into(), vec!["Reader".into()]);
+            engine::tree::save(ctx, &mut d, engine::tree::Change::LocalRoles)
+        })
+        .expect("grant");
+    let urls = [
+        "/f0/f0/f0",
+        "/f0/f0/f0?b_size=100",
+        "/f0/f0/f0?b_start=90",
+        "/f0/f0/f0?b_start=25&b_size=10",
+        "/f0/f0/f0?fullobjects=1",
+        FC_PATH,
+        "/f0/f0/f0/@search?path.depth=1&sort_on=getObjPositionInParent&metadata_fields=_all\
+         &show_inactive=true&b_size=50&b_start=50",
+        "/f0/f0/f0/@search?path.depth=1&sort_on=getObjPositionInParent&metadata_fields=_all&b_size=50",
+        "/f0/f0/f0/@search?path.depth=1&sort_on=sortable_title&sort_order=reverse&metadata_fields=UID",
+        "/f0/f0/f0/@search?path.depth=1&metadata_fields=_all&fullobjects=1&b_size=5",
+        "/f0/f0/f0/@search?path.depth=1",
+        "/f0/f0/@search?path.depth=2&sort_on=getObjPositionInParent&b_size=20&metadata_fields=_all",
+    ];
+    std::fs::create_dir_all(dir).expect("dump dir");
+    for (who, tok) in [("anon", None), ("member", Some(member.as_str())), ("admin", Some(admin))] {
+        for (i, url) in urls.iter().enumerate() {
+            let resp = send(Method::Get, url, None, tok);
+            let mut out = format!("{} {url}\n", resp.status).into_bytes();
+            out.extend_from_slice(&resp.body);
+            std::fs::write(format!("{dir}/{who}-{i:02}.txt"), out).expect("write");
+        }
+    }
+    println!("dumped {} answers into {dir}", urls.len() * 3);
 }
 
 /// The measured part: answer every request, returning the bytes answered and a checksum of the
@@ -171,7 +272,11 @@ fn run_ops(engine: &Engine<MemStore>, reqs: Vec<(Request, u16)>) -> (usize, u64)
 fn main() {
     let mut args = std::env::args().skip(1);
     let op = args.next().unwrap_or_else(|| "create".into());
-    let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100);
+    let n: usize = if op == "dump" {
+        0
+    } else {
+        args.next().and_then(|s| s.parse().ok()).unwrap_or(100)
+    };
     // Production options, but cheap password hashing and a fixed clock and seeded ids, so that
     // the answers (and their checksum) are the same from run to run and build to build.
     let options = EngineOptions {
@@ -188,6 +293,11 @@ fn main() {
     // shows the 130 folders of the shape alone.
     build(&engine, if op == "create" { BENCH_POSTS } else { 0 });
     let token = token(&engine);
+    if op == "dump" {
+        let dir = args.next().unwrap_or_else(|| "/tmp/profile-dump".into());
+        dump(&engine, &dir, &token);
+        return;
+    }
     // One warm-up request outside the measured part.
     run_ops(&engine, requests(op.as_str(), n..n + 1, &token));
     let reqs = requests(op.as_str(), 0..n, &token);

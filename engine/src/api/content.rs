@@ -166,8 +166,15 @@ fn listing<'q>(ctx: &Ctx<'_>, req: &'q Request, route: &'q Route) -> Result<List
 
 /// GET `<path>`: the object.
 pub fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
-    let body = serialize::full(ctx, &obj, &listing(ctx, call.req, call.route)?)?;
-    Ok(etag::tagged(Response::json(200, &body), &obj))
+    let body = serialize::full_json(ctx, &obj, &listing(ctx, call.req, call.route)?)?;
+    let resp = Response {
+        status: 200,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body,
+        stream: None,
+        lines: None,
+    };
+    Ok(etag::tagged(resp, &obj))
 }
 
 /// POST `<folder_path>`: add a child; 201 with `Location` and the new object.

@@ -46,6 +46,7 @@ pub mod rules;
 pub mod search;
 pub mod securitypanels;
 pub mod serialize;
+pub mod summaries;
 pub mod sharing;
 pub mod site;
 

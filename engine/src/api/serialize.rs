@@ -5,6 +5,8 @@ use serde_json::{json, Map, Value};
 
 use super::batching::Batch;
 use super::query::Query;
+use super::summaries::{self, ItemJson, ItemKeys, JsonOut};
+use crate::catalog::StoredEntry;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::model::fields::FieldKind;
@@ -27,7 +29,34 @@ pub struct ListingRequest<'q> {
 
 /// The full representation of `obj`.
 pub fn full(ctx: &Ctx<'_>, obj: &ContentRecord, listing: &ListingRequest<'_>) -> Result<Value> {
-    full_with(ctx, obj, listing, true)
+    Ok(Value::Object(full_with(ctx, obj, listing, true, None)?))
+}
+
+/// The full representation of `obj` as JSON text: the bytes `serde_json` writes for
+/// [`full`], with a folder's `items` written straight from the children's catalog entries
+/// ([`super::summaries`]) instead of being built as values first.
+pub fn full_json(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    listing: &ListingRequest<'_>,
+) -> Result<Vec<u8>> {
+    let mut items = None;
+    let map = full_with(ctx, obj, listing, true, Some(&mut items))?;
+    let Some(items) = items else {
+        return Ok(serde_json::to_vec(&Value::Object(map))?);
+    };
+    let mut out = JsonOut::new(items.len() + 4096);
+    out.open();
+    for (k, v) in &map {
+        out.any_key(k)?;
+        if k == "items" {
+            out.buf.extend_from_slice(&items);
+        } else {
+            out.value(v)?;
+        }
+    }
+    out.close();
+    Ok(out.buf)
 }
 
 /// The full representation of `obj` without `items`, `items_total` and `batching` (no child is
@@ -37,15 +66,18 @@ pub fn full_without_items(
     obj: &ContentRecord,
     listing: &ListingRequest<'_>,
 ) -> Result<Value> {
-    full_with(ctx, obj, listing, false)
+    Ok(Value::Object(full_with(ctx, obj, listing, false, None)?))
 }
 
+/// The representation as a map. With `written`, a folder's `items` may come as JSON text in
+/// it instead (the map then holds `null` under `items`, keeping its place in the key order).
 fn full_with(
     ctx: &Ctx<'_>,
     obj: &ContentRecord,
     listing: &ListingRequest<'_>,
     with_items: bool,
-) -> Result<Value> {
+    written: Option<&mut Option<Vec<u8>>>,
+) -> Result<Map<String, Value>> {
     let ty = ctx.type_of(obj)?;
     let url = ctx.url(&obj.path);
     let mut out = Map::new();
@@ -135,9 +167,37 @@ fn full_with(
         let fields = listing.query.all("metadata_fields");
         // Only `getObjSize` measures every field value; other summaries need a few of them.
         let whole = fields.iter().any(|f| *f == "getObjSize" || *f == "_all");
-        let (items, total) = visible_children(ctx, obj, listing.batch, whole)?;
-        let items: Result<Vec<Value>> = items.iter().map(|c| summary(ctx, c, &fields)).collect();
-        out.insert("items".into(), Value::Array(items?));
+        let total = match written {
+            // Summaries from catalog entries write what `summary` builds from the entry's
+            // record (`getObjSize` and Markdown read more of the object: those take the
+            // records).
+            Some(written) if !whole && !fields.contains(&summaries::MARKDOWN) => {
+                let (items, total) = visible_entries(ctx, obj, listing.batch)?;
+                let keys = ItemKeys::new(&fields);
+                let mut w = JsonOut::new(64 + 512 * items.len());
+                w.buf.push(b'[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        w.buf.push(b',');
+                    }
+                    match item {
+                        Listed::Entry(e) => ItemJson::new(ctx, e.view()?, &keys)?.write(&mut w)?,
+                        Listed::Record(r) => w.value(&summary(ctx, r, &fields)?)?,
+                    }
+                }
+                w.buf.push(b']');
+                *written = Some(w.buf);
+                out.insert("items".into(), Value::Null);
+                total
+            }
+            _ => {
+                let (items, total) = visible_children(ctx, obj, listing.batch, whole)?;
+                let items: Result<Vec<Value>> =
+                    items.iter().map(|c| summary(ctx, c, &fields)).collect();
+                out.insert("items".into(), Value::Array(items?));
+                total
+            }
+        };
         out.insert("items_total".into(), json!(total));
         if let Some(b) = listing
             .batch
@@ -146,7 +206,7 @@ fn full_with(
             out.insert("batching".into(), serde_json::to_value(b)?);
         }
     }
-    Ok(Value::Object(out))
+    Ok(out)
 }
 
 /// The children of `obj` the caller may view, within `batch`, and how many there are in all.
@@ -200,6 +260,59 @@ pub fn visible_children(
                     (Some(e), false) => e.record()?,
                     _ => decode(&tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?)?,
                 });
+            }
+            total += 1;
+        }
+    }
+    Ok((page, total))
+}
+
+/// A child in a listing: its catalog entry, or (without one) its record decoded for a listing.
+enum Listed {
+    Entry(StoredEntry),
+    Record(ContentRecord),
+}
+
+/// The children of `obj` the caller may view, within `batch`, as their catalog entries, and how
+/// many there are in all (what [`visible_children`] finds, not decoded).
+fn visible_entries(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    batch: Batch,
+) -> Result<(Vec<Listed>, usize)> {
+    let listed = |uid: &str, entry: Option<StoredEntry>| -> Result<Listed> {
+        Ok(match entry {
+            Some(e) => Listed::Entry(e),
+            None => Listed::Record(ContentRecord::from_json_for_listing(
+                &tree::load_raw(ctx, uid)?.ok_or_else(|| missing(uid))?,
+            )?),
+        })
+    };
+    if sees_everything(ctx) {
+        let kids = tree::child_uids(ctx, &obj.uid, batch.start, batch.size)?
+            .iter()
+            .map(|uid| listed(uid, crate::catalog::stored_entry(ctx, uid)?))
+            .collect::<Result<Vec<_>>>()?;
+        return Ok((kids, obj.child_count as usize));
+    }
+    let mut total = 0;
+    let mut page = Vec::new();
+    let mut ancestors = None;
+    let tokens = ctx.principal.search_tokens();
+    for uid in tree::child_uids(ctx, &obj.uid, 0, usize::MAX)? {
+        let on_page = total >= batch.start && page.len() < batch.size;
+        let entry = crate::catalog::stored_entry(ctx, &uid)?;
+        let visible = match &entry {
+            Some(e) => e.visible_to(&tokens)?,
+            None => {
+                let bytes = tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
+                let head = ContentRecord::from_json_for_permissions(&bytes)?;
+                ctx.permitted_within(Permission::View, &head, &mut ancestors)?
+            }
+        };
+        if visible {
+            if on_page {
+                page.push(listed(&uid, entry)?);
             }
             total += 1;
         }

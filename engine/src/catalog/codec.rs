@@ -438,6 +438,259 @@ pub fn head(bytes: &[u8]) -> Result<Head<'_>> {
     Reader::new(bytes)?.head()
 }
 
+/// Whether a caller with `tokens` may view the entry `bytes`: its `allowedRolesAndUsers` (the
+/// first part of the head) meet them. Reads nothing else.
+pub fn visible_to(bytes: &[u8], tokens: &[String]) -> Result<bool> {
+    let allowed = Reader::new(bytes)?.list_raw()?;
+    Ok(list_items(allowed).any(|a| tokens.iter().any(|t| t.as_bytes() == a)))
+}
+
+/// A stored entry read in place: its values borrowed from the bytes, its listing fields left
+/// encoded ([`Fields`]) until one is asked for. What a summary is written from without
+/// building a [`Map`] of values per entry.
+pub struct View<'a> {
+    /// The head.
+    pub head: Head<'a>,
+    /// Uid.
+    pub uid: &'a str,
+    /// Id.
+    pub id: &'a str,
+    /// Parent's uid.
+    pub parent: Option<&'a str>,
+    /// Type name.
+    pub type_name: &'a str,
+    /// Creation time.
+    pub created: DateTime<Utc>,
+    /// Modification time.
+    pub modified: DateTime<Utc>,
+    /// Owner.
+    pub owner: &'a str,
+    /// Workflow state.
+    pub review_state: Option<&'a str>,
+    /// Folderish.
+    pub folderish: bool,
+    /// `getObjSize`.
+    pub size: usize,
+    /// The listing fields, encoded.
+    pub fields: Fields<'a>,
+}
+
+/// The view of a stored entry.
+pub fn view(bytes: &[u8]) -> Result<View<'_>> {
+    let mut r = Reader::new(bytes)?;
+    let head = r.head()?;
+    let uid = r.str()?;
+    let id = r.str()?;
+    let parent = r.opt_str()?;
+    let type_name = r.str()?;
+    let created = r.time()?;
+    let modified = r.time()?;
+    let owner = r.str()?;
+    let review_state = r.opt_str()?;
+    let folderish = r.byte()? != 0;
+    let size = usize::try_from(r.varint()?).map_err(|_| corrupt("size"))?;
+    let start = r.i;
+    r.skip_map(0)?;
+    Ok(View {
+        head,
+        uid,
+        id,
+        parent,
+        type_name,
+        created,
+        modified,
+        owner,
+        review_state,
+        folderish,
+        size,
+        fields: Fields(&bytes[start..r.i]),
+    })
+}
+
+/// An encoded JSON object (a count, then keys and values), read in place.
+#[derive(Clone, Copy)]
+pub struct Fields<'a>(&'a [u8]);
+
+impl<'a> Fields<'a> {
+    /// Its entries in stored order (the key order of a `serde_json` map: sorted).
+    pub fn iter(&self) -> Entries<'a> {
+        let mut r = Reader::bare(self.0);
+        let left = r.varint().unwrap_or(0);
+        Entries { r, left }
+    }
+
+    /// The value of `name`, if set.
+    pub fn get(&self, name: &str) -> Option<Raw<'a>> {
+        self.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+    }
+
+    /// The string value of `name` (`""` when unset or not a string).
+    pub fn str(&self, name: &str) -> &'a str {
+        self.get(name).and_then(|v| v.as_str()).unwrap_or("")
+    }
+
+    /// As a map of values.
+    pub fn to_map(&self) -> Map<String, Value> {
+        self.iter()
+            .map(|(k, v)| (k.to_string(), v.to_value()))
+            .collect()
+    }
+}
+
+/// The entries of an encoded object. The encoding was checked when its extent was found
+/// ([`Reader::skip_map`]); a malformed one ends early.
+pub struct Entries<'a> {
+    r: Reader<'a>,
+    left: u64,
+}
+
+impl<'a> Iterator for Entries<'a> {
+    type Item = (&'a str, Raw<'a>);
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let k = self.r.str().ok()?;
+        let start = self.r.i;
+        self.r.skip_value(0).ok()?;
+        Some((k, Raw(&self.r.b[start..self.r.i])))
+    }
+}
+
+/// The items of an encoded array.
+pub struct Items<'a> {
+    r: Reader<'a>,
+    left: u64,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Raw<'a>;
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let start = self.r.i;
+        self.r.skip_value(0).ok()?;
+        Some(Raw(&self.r.b[start..self.r.i]))
+    }
+}
+
+/// One encoded JSON value (its tag and content), read in place.
+#[derive(Clone, Copy)]
+pub struct Raw<'a>(&'a [u8]);
+
+/// An encoded JSON value, borrowed.
+pub enum ValueRef<'a> {
+    /// `null`.
+    Null,
+    /// A boolean.
+    Bool(bool),
+    /// A non-negative integer.
+    U64(u64),
+    /// A negative integer.
+    I64(i64),
+    /// Any other number (as `serde_json` keeps it).
+    F64(Number),
+    /// A string.
+    Str(&'a str),
+    /// An array.
+    Array(Items<'a>),
+    /// An object.
+    Object(Entries<'a>),
+}
+
+impl<'a> Raw<'a> {
+    /// The value. A malformed one reads as `null` (its extent was checked already).
+    pub fn get(&self) -> ValueRef<'a> {
+        let mut r = Reader::bare(self.0);
+        let Ok(tag) = r.byte() else {
+            return ValueRef::Null;
+        };
+        let out = match tag {
+            1 => Some(ValueRef::Bool(false)),
+            2 => Some(ValueRef::Bool(true)),
+            3 => r.varint().ok().map(ValueRef::U64),
+            4 => r.zigzag().ok().map(ValueRef::I64),
+            5 => r
+                .b
+                .get(r.i..r.i + 8)
+                .and_then(|s| <[u8; 8]>::try_from(s).ok())
+                .and_then(|raw| Number::from_f64(f64::from_le_bytes(raw)))
+                .map(ValueRef::F64),
+            6 => r.str().ok().map(ValueRef::Str),
+            7 => r.varint().ok().map(|left| ValueRef::Array(Items { r, left })),
+            8 => r
+                .varint()
+                .ok()
+                .map(|left| ValueRef::Object(Entries { r, left })),
+            _ => None,
+        };
+        out.unwrap_or(ValueRef::Null)
+    }
+
+    /// The string, if it is one.
+    pub fn as_str(&self) -> Option<&'a str> {
+        match self.get() {
+            ValueRef::Str(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// Whether it is `null`.
+    pub fn is_null(&self) -> bool {
+        matches!(self.get(), ValueRef::Null)
+    }
+
+    /// As a value.
+    pub fn to_value(&self) -> Value {
+        Reader::bare(self.0).value(0).unwrap_or(Value::Null)
+    }
+}
+
+impl Reader<'_> {
+    fn skip(&mut self, n: usize) -> Result<()> {
+        if n > self.b.len() - self.i {
+            return Err(corrupt("truncated"));
+        }
+        self.i += n;
+        Ok(())
+    }
+
+    /// Past one value, checking its encoding as [`Reader::value`] does.
+    fn skip_value(&mut self, depth: usize) -> Result<()> {
+        if depth > 64 {
+            return Err(corrupt("nesting"));
+        }
+        match self.byte()? {
+            0..=2 => Ok(()),
+            3 | 4 => self.varint().map(|_| ()),
+            5 => self.skip(8),
+            6 => self.str().map(|_| ()),
+            7 => {
+                let n = self.len()?;
+                for _ in 0..n {
+                    self.skip_value(depth + 1)?;
+                }
+                Ok(())
+            }
+            8 => self.skip_map(depth + 1),
+            _ => Err(corrupt("value tag")),
+        }
+    }
+
+    /// Past one object.
+    fn skip_map(&mut self, depth: usize) -> Result<()> {
+        let n = self.len()?;
+        for _ in 0..n {
+            self.str()?;
+            self.skip_value(depth)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,6 +705,28 @@ mod tests {
         let bytes = w.finish();
         let mut r = Reader::new(&bytes).unwrap();
         assert_eq!(r.value(0).unwrap(), v);
+    }
+
+    #[test]
+    fn raw_values_read_as_the_decoded_ones() {
+        let v = json!({"a": null, "b": [true, false, 1, -2, 2.5, "é\"\\x"],
+                       "c": {"d": u64::MAX, "e": i64::MIN}, "s": "text"});
+        let mut w = Writer::bare();
+        w.map(v.as_object().unwrap());
+        let bytes = w.finish();
+        let mut r = Reader::bare(&bytes);
+        r.skip_map(0).unwrap();
+        assert_eq!(r.i, bytes.len());
+        let f = Fields(&bytes);
+        assert_eq!(&Value::Object(f.to_map()), &v);
+        assert_eq!(f.str("s"), "text");
+        assert_eq!(f.str("b"), "");
+        assert!(f.get("a").unwrap().is_null());
+        assert!(f.get("zz").is_none());
+        let ValueRef::Array(items) = f.get("b").unwrap().get() else {
+            panic!("an array")
+        };
+        assert_eq!(items.count(), 6);
     }
 
     #[test]

@@ -500,7 +500,11 @@ pub struct Query {
 
 /// Every entry matching `q` the caller may view, sorted.
 pub fn search(ctx: &Ctx<'_>, q: &Query) -> Result<Vec<Entry>> {
-    Ok(search_page(ctx, q, 0, usize::MAX)?.0)
+    search_page(ctx, q, 0, usize::MAX)?
+        .0
+        .iter()
+        .map(StoredEntry::decode)
+        .collect()
 }
 
 /// The entries matching `q` the caller may view, sorted, from the `start`th and at most `size`
@@ -512,7 +516,7 @@ pub fn search_page(
     q: &Query,
     start: usize,
     size: usize,
-) -> Result<(Vec<Entry>, usize)> {
+) -> Result<(Vec<StoredEntry>, usize)> {
     let tokens = ctx.principal.search_tokens();
     let now = ctx.now();
     let inactive_ok = q.show_inactive || sees_inactive(ctx);
@@ -615,8 +619,8 @@ pub fn search_page(
             .into_iter()
             .skip(start)
             .take(size)
-            .map(|(_, _, bytes, _)| Entry::decode(&bytes))
-            .collect::<Result<Vec<Entry>>>()?;
+            .map(|(_, _, bytes, _)| StoredEntry(bytes))
+            .collect();
         return Ok((page, total));
     }
     let mut out = Vec::new();
@@ -624,7 +628,10 @@ pub fn search_page(
         if !first_time(&uid) {
             continue;
         }
-        let Some(e) = entry(ctx, &uid)? else { continue };
+        let Some(bytes) = ctx.get(&keys::catalog_entry(&uid))? else {
+            continue;
+        };
+        let e = Entry::decode(&bytes)?;
         if !e.visible_to(&tokens) || (!inactive_ok && !e.active_at(now)) {
             continue;
         }
@@ -635,11 +642,11 @@ pub fn search_page(
             .iter()
             .all(|c| matches(&analyzer, hits.as_ref(), &e, c))
         {
-            out.push(e);
+            out.push((e, bytes));
         }
     }
     if !q.sort.is_empty() {
-        out.sort_by(|a, b| {
+        out.sort_by(|(a, _), (b, _)| {
             for s in &q.sort {
                 let o = s.index.sort_value(a).cmp(&s.index.sort_value(b));
                 let o = if s.reverse { o.reverse() } else { o };
@@ -650,15 +657,20 @@ pub fn search_page(
             a.path.cmp(&b.path)
         });
     } else if hits.is_some() {
-        out.sort_by(|a, b| relevance(&a.uid, &b.uid));
+        out.sort_by(|(a, _), (b, _)| relevance(&a.uid, &b.uid));
     } else if !ordered {
-        out.sort_by(|a, b| a.path.cmp(&b.path));
+        out.sort_by(|(a, _), (b, _)| a.path.cmp(&b.path));
     }
     if let Some(l) = q.limit {
         out.truncate(l);
     }
     let total = out.len();
-    let page = out.into_iter().skip(start).take(size).collect();
+    let page = out
+        .into_iter()
+        .skip(start)
+        .take(size)
+        .map(|(_, bytes)| StoredEntry(bytes))
+        .collect();
     Ok((page, total))
 }
 
@@ -676,7 +688,7 @@ fn ranked_from_postings(
     limit: Option<usize>,
     start: usize,
     size: usize,
-) -> Result<Option<(Vec<Entry>, usize)>> {
+) -> Result<Option<(Vec<StoredEntry>, usize)>> {
     let mut visibility = postings::Visibility::new(tokens);
     let mut ranked: Vec<(&str, &Hit)> = Vec::with_capacity(hits.len());
     for (uid, hit) in &hits.0 {
@@ -699,7 +711,7 @@ fn ranked_from_postings(
     ranked.sort_unstable_by(|a, b| by_relevance(*a, *b));
     let mut page = Vec::with_capacity(want.saturating_sub(start));
     for (uid, _) in ranked.into_iter().skip(start) {
-        if let Some(e) = entry(ctx, uid)? {
+        if let Some(e) = stored_entry(ctx, uid)? {
             page.push(e);
         }
     }
@@ -726,7 +738,17 @@ impl StoredEntry {
     /// may view the object: its `allowedRolesAndUsers` meet them, which holds exactly when the
     /// caller holds View on it (`security`'s tests check that). Reads the front only.
     pub fn visible_to(&self, tokens: &[String]) -> Result<bool> {
-        Ok(codec::head(&self.0)?.visible_to(tokens))
+        codec::visible_to(&self.0, tokens)
+    }
+
+    /// The entry read in place ([`codec::View`]).
+    pub fn view(&self) -> Result<codec::View<'_>> {
+        codec::view(&self.0)
+    }
+
+    /// The entry decoded.
+    pub fn decode(&self) -> Result<Entry> {
+        Entry::decode(&self.0)
     }
 
     /// The object as a record decoded for a listing ([`Entry::record`]): what summaries read,

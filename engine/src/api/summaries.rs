@@ -1,0 +1,384 @@
+//! Listing summaries written as JSON straight from stored catalog entries (search results and
+//! folder listings): the same text `serde_json` writes for [`super::serialize::summary`] of the
+//! entry's record (keys in sorted order, as a `serde_json` map has them), without decoding the
+//! entry into owned values, building a map of values per item or walking it again to write it.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::serialize;
+use crate::catalog::codec::{Raw, ValueRef, View};
+use crate::context::Ctx;
+use crate::error::Result;
+use crate::model::ContentType;
+
+/// The metadata name of an object's Markdown (Nick's catalog column; asked for by name).
+pub const MARKDOWN: &str = "markdown";
+
+/// The keys of the summaries of one answer, sorted and without repeats: for items with a
+/// workflow state, and for items without one. Computed once per answer.
+pub struct ItemKeys<'a> {
+    with_state: Vec<&'a str>,
+    without_state: Vec<&'a str>,
+}
+
+impl<'a> ItemKeys<'a> {
+    /// The keys of summaries with `metadata_fields` `fields`.
+    pub fn new(fields: &[&'a str]) -> Self {
+        let mut keys: Vec<&'a str> = vec!["@id", "@type", "description", "title", "type_title"];
+        let wanted: Vec<&'a str> = if fields.contains(&"_all") {
+            serialize::CATALOG_FIELDS.to_vec()
+        } else {
+            fields.to_vec()
+        };
+        for name in wanted {
+            if serialize::CATALOG_FIELDS.contains(&name)
+                || name == "description"
+                || name == MARKDOWN
+            {
+                keys.push(name);
+            }
+        }
+        let mut without_state = keys.clone();
+        without_state.sort_unstable();
+        without_state.dedup();
+        keys.push("review_state");
+        keys.sort_unstable();
+        keys.dedup();
+        ItemKeys {
+            with_state: keys,
+            without_state,
+        }
+    }
+
+    /// Whether the summaries show the object's Markdown (read from the object itself).
+    pub fn markdown(&self) -> bool {
+        self.with_state.contains(&MARKDOWN)
+    }
+}
+
+/// One summary, ready to be written ([`ItemJson::write`]).
+pub struct ItemJson<'a> {
+    v: View<'a>,
+    url: String,
+    /// Its type, shared with the cached registry (title and folderishness read from it).
+    ty: Arc<ContentType>,
+    keys: &'a [&'a str],
+    /// The object's blocks as Markdown, when the keys name `markdown` (read from the object
+    /// itself: the catalog entry does not hold the blocks).
+    markdown: Option<String>,
+    /// The entry's fields whose values are objects (the stored files and images), as values:
+    /// what `getObjSize`, `mime_type` and the image columns read. Empty for most items.
+    files: Map<String, Value>,
+}
+
+impl<'a> ItemJson<'a> {
+    /// The summary of the entry `v` with `keys`.
+    pub fn new(ctx: &Ctx<'_>, v: View<'a>, keys: &'a ItemKeys<'a>) -> Result<Self> {
+        let ty = ctx.types()?.require(v.type_name)?;
+        let keys = if v.review_state.is_some() {
+            &keys.with_state
+        } else {
+            &keys.without_state
+        };
+        let markdown = if keys.contains(&MARKDOWN) {
+            let rec = crate::tree::load(ctx, v.uid)?;
+            Some(
+                rec.map(|r| crate::exports::markdown(&r))
+                    .unwrap_or_default(),
+            )
+        } else {
+            None
+        };
+        let files = v
+            .fields
+            .iter()
+            .filter(|(_, raw)| matches!(raw.get(), ValueRef::Object(_)))
+            .map(|(k, raw)| (k.to_string(), raw.to_value()))
+            .collect();
+        Ok(ItemJson {
+            url: ctx.url(v.head.path),
+            v,
+            ty,
+            keys,
+            markdown,
+            files,
+        })
+    }
+
+    /// Write the summary as a JSON object.
+    pub fn write(&self, out: &mut JsonOut) -> serde_json::Result<()> {
+        let v = &self.v;
+        let f = &v.fields;
+        let files = !self.files.is_empty();
+        out.open();
+        for k in self.keys {
+            let k = *k;
+            out.key(k);
+            match k {
+                "@id" => out.string(&self.url)?,
+                "@type" | "Type" | "portal_type" => out.string(v.type_name)?,
+                "title" | "Title" => out.string(f.str("title"))?,
+                "description" | "Description" => out.string(f.str("description"))?,
+                "type_title" => out.string(&self.ty.title)?,
+                "review_state" => match v.review_state {
+                    Some(s) => out.string(s)?,
+                    None => out.null(),
+                },
+                "UID" => out.string(v.uid)?,
+                "path" => out.string(if v.head.path.is_empty() {
+                    "/"
+                } else {
+                    v.head.path
+                })?,
+                "Subject" => out.opt_raw(f.get("subjects"))?,
+                "is_folderish" => out.bool(self.ty.folderish),
+                "exclude_from_nav" => out.opt_raw(f.get("exclude_from_nav"))?,
+                "getId" | "id" => out.string(v.id)?,
+                "Creator" => match f.get("creators").map(|c| c.get()) {
+                    Some(ValueRef::Array(mut items)) => match items.next() {
+                        Some(first) => out.raw(first)?,
+                        None => out.string(v.owner)?,
+                    },
+                    _ => out.string(v.owner)?,
+                },
+                "listCreators" => match f.get("creators") {
+                    Some(c) => out.raw(c)?,
+                    None => {
+                        out.buf.push(b'[');
+                        out.string(v.owner)?;
+                        out.buf.push(b']');
+                    }
+                },
+                "created" | "CreationDate" => out.string(&serialize::iso(&v.created))?,
+                "modified" | "ModificationDate" | "Date" => {
+                    out.string(&serialize::iso(&v.modified))?
+                }
+                "effective" => out.opt_raw(f.get("effective"))?,
+                "EffectiveDate" => match f.get("effective").filter(|r| !r.is_null()) {
+                    Some(r) => out.raw(r)?,
+                    None => out.string("None")?,
+                },
+                "expires" => out.opt_raw(f.get("expires"))?,
+                "ExpirationDate" => match f.get("expires").filter(|r| !r.is_null()) {
+                    Some(r) => out.raw(r)?,
+                    None => out.string("None")?,
+                },
+                "getObjSize" => match self.primary_file() {
+                    Some(file) => out.value(&file.size)?,
+                    None => out.value(&v.size)?,
+                },
+                "mime_type" => match self.primary_file() {
+                    Some(file) => out.string(&file.content_type)?,
+                    None => out.string("text/plain")?,
+                },
+                "image_field" => match files
+                    .then(|| super::files::image_field(&self.ty, &self.files))
+                    .flatten()
+                {
+                    Some(name) => out.string(&name)?,
+                    None => out.string("")?,
+                },
+                "image_scales" => {
+                    if files {
+                        out.value(&super::files::image_scales(&self.ty, &self.files))?
+                    } else {
+                        out.buf.extend_from_slice(b"{}")
+                    }
+                }
+                "hasPreviewImage" => out.bool(
+                    files && super::files::image_field(&self.ty, &self.files).is_some(),
+                ),
+                MARKDOWN => out.string(self.markdown.as_deref().unwrap_or(""))?,
+                _ => out.null(),
+            }
+        }
+        out.close();
+        Ok(())
+    }
+
+    fn primary_file(&self) -> Option<crate::files::StoredFile> {
+        if self.files.is_empty() {
+            return None;
+        }
+        super::files::primary_file(&self.ty, &self.files)
+    }
+
+    /// The summary as a value (for answers built as values).
+    pub fn to_value(&self) -> Result<Value> {
+        let mut out = JsonOut::new(1024);
+        self.write(&mut out)?;
+        Ok(serde_json::from_slice(&out.buf)?)
+    }
+}
+
+/// Writes JSON straight into bytes: the same text `serde_json` writes (compact), with strings
+/// that need no escaping copied as they are (most keys and values).
+pub struct JsonOut {
+    /// The text so far.
+    pub buf: Vec<u8>,
+    first: bool,
+}
+
+impl JsonOut {
+    /// An empty writer with room for `capacity` bytes.
+    pub fn new(capacity: usize) -> Self {
+        JsonOut {
+            buf: Vec::with_capacity(capacity),
+            first: true,
+        }
+    }
+
+    /// A string value.
+    pub fn string(&mut self, s: &str) -> serde_json::Result<()> {
+        if !needs_escape(s.as_bytes()) {
+            self.buf.reserve(s.len() + 2);
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(s.as_bytes());
+            self.buf.push(b'"');
+            Ok(())
+        } else {
+            serde_json::to_writer(&mut self.buf, s)
+        }
+    }
+
+    /// The key of the next entry of the open object: a name that needs no escaping (the
+    /// summaries' fixed names; [`JsonOut::any_key`] for others).
+    pub fn key(&mut self, k: &str) {
+        if !self.first {
+            self.buf.push(b',');
+        }
+        self.first = false;
+        self.buf.reserve(k.len() + 3);
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(k.as_bytes());
+        self.buf.extend_from_slice(b"\":");
+    }
+
+    /// The key of the next entry of the open object, escaped as needed.
+    pub fn any_key(&mut self, k: &str) -> serde_json::Result<()> {
+        if !self.first {
+            self.buf.push(b',');
+        }
+        self.first = false;
+        self.string(k)?;
+        self.buf.push(b':');
+        Ok(())
+    }
+
+    /// `{`.
+    pub fn open(&mut self) {
+        self.buf.push(b'{');
+        self.first = true;
+    }
+
+    /// `}`.
+    pub fn close(&mut self) {
+        self.buf.push(b'}');
+        self.first = false;
+    }
+
+    /// `null`.
+    pub fn null(&mut self) {
+        self.buf.extend_from_slice(b"null");
+    }
+
+    /// A boolean.
+    pub fn bool(&mut self, b: bool) {
+        self.buf
+            .extend_from_slice(if b { b"true" as &[u8] } else { b"false" });
+    }
+
+    /// Any value, as `serde_json` writes it.
+    pub fn value<T: Serialize + ?Sized>(&mut self, v: &T) -> serde_json::Result<()> {
+        serde_json::to_writer(&mut self.buf, v)
+    }
+
+    /// A stored value ([`Raw`]), or `null`.
+    pub fn opt_raw(&mut self, v: Option<Raw<'_>>) -> serde_json::Result<()> {
+        match v {
+            Some(v) => self.raw(v),
+            None => {
+                self.null();
+                Ok(())
+            }
+        }
+    }
+
+    /// A stored value, as `serde_json` writes the value it decodes to.
+    pub fn raw(&mut self, v: Raw<'_>) -> serde_json::Result<()> {
+        match v.get() {
+            ValueRef::Null => self.null(),
+            ValueRef::Bool(b) => self.bool(b),
+            ValueRef::U64(n) => self.value(&n)?,
+            ValueRef::I64(n) => self.value(&n)?,
+            ValueRef::F64(n) => self.value(&n)?,
+            ValueRef::Str(s) => self.string(s)?,
+            ValueRef::Array(items) => {
+                self.buf.push(b'[');
+                for (i, item) in items.enumerate() {
+                    if i > 0 {
+                        self.buf.push(b',');
+                    }
+                    self.raw(item)?;
+                }
+                self.buf.push(b']');
+            }
+            ValueRef::Object(entries) => {
+                self.open();
+                for (k, item) in entries {
+                    self.any_key(k)?;
+                    self.raw(item)?;
+                }
+                self.close();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a JSON string needs escapes (a control character, `"` or `\\`), eight bytes at a time.
+pub fn needs_escape(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte of `x` is below `n` (n <= 128) / zero: the classic word-at-a-time tests.
+    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH != 0;
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        let x = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes);
+        if below(x, 0x20)
+            || below(x ^ (ONES * u64::from(b'"')), 1)
+            || below(x ^ (ONES * u64::from(b'\\')), 1)
+        {
+            return true;
+        }
+    }
+    chunks
+        .remainder()
+        .iter()
+        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn needs_escape_finds_every_escaped_byte_anywhere() {
+        let base = "abcdefghijklmnopqrstuvwxyz é";
+        assert!(!needs_escape(base.as_bytes()));
+        for bad in ['"', '\\', '\n', '\u{1}', '\u{1f}'] {
+            for at in 0..base.len() {
+                if !base.is_char_boundary(at) {
+                    continue;
+                }
+                let mut s = base.to_string();
+                s.insert(at, bad);
+                assert!(needs_escape(s.as_bytes()), "{s:?}");
+            }
+        }
+        assert!(!needs_escape("\u{7f}\u{80}~ !#".as_bytes()));
+    }
+}
