@@ -460,8 +460,20 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
 
 /// [`crate::clock::iso`] without going through a format string: `2026-01-01T12:00:00+00:00`.
 pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
-    use chrono::{Datelike, Timelike};
-    let year = t.year();
+    use chrono::Timelike;
+    // Days since 1970-01-01 to the civil date (Howard Hinnant's `civil_from_days`), cheaper
+    // than chrono's calendar accessors.
+    let secs = t.timestamp();
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400) as u32);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
     if !(0..=9999).contains(&year) || t.nanosecond() >= 1_000_000_000 {
         return crate::clock::iso(t);
     }
@@ -474,11 +486,11 @@ pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
     let mut out = String::with_capacity(25);
     push(&mut out, year as u32, 4);
     for (sep, n) in [
-        ('-', t.month()),
-        ('-', t.day()),
-        ('T', t.hour()),
-        (':', t.minute()),
-        (':', t.second()),
+        ('-', month),
+        ('-', day),
+        ('T', rem / 3600),
+        (':', rem / 60 % 60),
+        (':', rem % 60),
     ] {
         out.push(sep);
         push(&mut out, n, 2);
@@ -531,6 +543,11 @@ mod tests {
             Utc.with_ymd_and_hms(12345, 1, 1, 0, 0, 0).unwrap(),
             Utc.with_ymd_and_hms(-1, 1, 1, 0, 0, 0).unwrap(),
             Utc.timestamp_opt(1_700_000_000, 999_999_999).unwrap(),
+            Utc.with_ymd_and_hms(2000, 2, 29, 0, 0, 0).unwrap(),
+            Utc.with_ymd_and_hms(1900, 3, 1, 1, 2, 3).unwrap(),
+            Utc.with_ymd_and_hms(0, 1, 1, 0, 0, 0).unwrap(),
+            Utc.with_ymd_and_hms(9999, 12, 31, 23, 59, 59).unwrap(),
+            Utc.with_ymd_and_hms(1969, 12, 31, 23, 59, 59).unwrap(),
             chrono::NaiveDate::from_ymd_opt(2016, 12, 31)
                 .unwrap()
                 .and_hms_nano_opt(23, 59, 59, 1_500_000_000)

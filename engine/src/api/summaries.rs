@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::serialize;
-use crate::catalog::codec::{Raw, ValueRef, View};
+use crate::catalog::codec::{Known, Raw, ValueRef, View};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::model::ContentType;
@@ -62,6 +62,7 @@ impl<'a> ItemKeys<'a> {
 /// One summary, ready to be written ([`ItemJson::write`]).
 pub struct ItemJson<'a> {
     v: View<'a>,
+    known: Known<'a>,
     url: String,
     /// Its type, shared with the cached registry (title and folderishness read from it).
     ty: Arc<ContentType>,
@@ -92,15 +93,23 @@ impl<'a> ItemJson<'a> {
         } else {
             None
         };
-        let files = v
-            .fields
-            .iter()
-            .filter(|(_, raw)| matches!(raw.get(), ValueRef::Object(_)))
-            .map(|(k, raw)| (k.to_string(), raw.to_value()))
-            .collect();
+        let known = v.fields.known();
+        let files = if known.objects {
+            v.fields
+                .iter()
+                .filter(|(_, raw)| matches!(raw.get(), ValueRef::Object(_)))
+                .map(|(k, raw)| (k.to_string(), raw.to_value()))
+                .collect()
+        } else {
+            Map::new()
+        };
+        let mut url = String::with_capacity(ctx.base_url.len() + v.head.path.len());
+        url.push_str(&ctx.base_url);
+        url.push_str(v.head.path);
         Ok(ItemJson {
-            url: ctx.url(v.head.path),
+            url,
             v,
+            known,
             ty,
             keys,
             markdown,
@@ -111,7 +120,7 @@ impl<'a> ItemJson<'a> {
     /// Write the summary as a JSON object.
     pub fn write(&self, out: &mut JsonOut) -> serde_json::Result<()> {
         let v = &self.v;
-        let f = &v.fields;
+        let f = &self.known;
         let files = !self.files.is_empty();
         out.open();
         for k in self.keys {
@@ -120,8 +129,8 @@ impl<'a> ItemJson<'a> {
             match k {
                 "@id" => out.string(&self.url)?,
                 "@type" | "Type" | "portal_type" => out.string(v.type_name)?,
-                "title" | "Title" => out.string(f.str("title"))?,
-                "description" | "Description" => out.string(f.str("description"))?,
+                "title" | "Title" => out.string(str_of(f.title))?,
+                "description" | "Description" => out.string(str_of(f.description))?,
                 "type_title" => out.string(&self.ty.title)?,
                 "review_state" => match v.review_state {
                     Some(s) => out.string(s)?,
@@ -133,18 +142,18 @@ impl<'a> ItemJson<'a> {
                 } else {
                     v.head.path
                 })?,
-                "Subject" => out.opt_raw(f.get("subjects"))?,
+                "Subject" => out.opt_raw(f.subjects)?,
                 "is_folderish" => out.bool(self.ty.folderish),
-                "exclude_from_nav" => out.opt_raw(f.get("exclude_from_nav"))?,
+                "exclude_from_nav" => out.opt_raw(f.exclude_from_nav)?,
                 "getId" | "id" => out.string(v.id)?,
-                "Creator" => match f.get("creators").map(|c| c.get()) {
+                "Creator" => match f.creators.map(|c| c.get()) {
                     Some(ValueRef::Array(mut items)) => match items.next() {
                         Some(first) => out.raw(first)?,
                         None => out.string(v.owner)?,
                     },
                     _ => out.string(v.owner)?,
                 },
-                "listCreators" => match f.get("creators") {
+                "listCreators" => match f.creators {
                     Some(c) => out.raw(c)?,
                     None => {
                         out.buf.push(b'[');
@@ -156,13 +165,13 @@ impl<'a> ItemJson<'a> {
                 "modified" | "ModificationDate" | "Date" => {
                     out.string(&serialize::iso(&v.modified))?
                 }
-                "effective" => out.opt_raw(f.get("effective"))?,
-                "EffectiveDate" => match f.get("effective").filter(|r| !r.is_null()) {
+                "effective" => out.opt_raw(f.effective)?,
+                "EffectiveDate" => match f.effective.filter(|r| !r.is_null()) {
                     Some(r) => out.raw(r)?,
                     None => out.string("None")?,
                 },
-                "expires" => out.opt_raw(f.get("expires"))?,
-                "ExpirationDate" => match f.get("expires").filter(|r| !r.is_null()) {
+                "expires" => out.opt_raw(f.expires)?,
+                "ExpirationDate" => match f.expires.filter(|r| !r.is_null()) {
                     Some(r) => out.raw(r)?,
                     None => out.string("None")?,
                 },
@@ -212,6 +221,11 @@ impl<'a> ItemJson<'a> {
         self.write(&mut out)?;
         Ok(serde_json::from_slice(&out.buf)?)
     }
+}
+
+/// The string in `r` (`""` when unset or not a string).
+fn str_of(r: Option<Raw<'_>>) -> &str {
+    r.and_then(|r| r.as_str()).unwrap_or("")
 }
 
 /// Writes JSON straight into bytes: the same text `serde_json` writes (compact), with strings

@@ -521,7 +521,50 @@ impl<'a> Fields<'a> {
 
     /// The value of `name`, if set.
     pub fn get(&self, name: &str) -> Option<Raw<'a>> {
-        self.iter().find(|(k, _)| *k == name).map(|(_, v)| v)
+        self.raw_iter()
+            .find(|(k, _)| *k == name.as_bytes())
+            .map(|(_, v)| v)
+    }
+
+    /// The entries with their keys as bytes (not checked as UTF-8).
+    fn raw_iter(&self) -> impl Iterator<Item = (&'a [u8], Raw<'a>)> {
+        let mut r = Reader::bare(self.0);
+        let mut left = r.varint().unwrap_or(0);
+        std::iter::from_fn(move || {
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            let n = r.len().ok()?;
+            let k = &r.b[r.i..r.i + n];
+            r.i += n;
+            let start = r.i;
+            r.skip_value(0).ok()?;
+            Some((k, Raw(&r.b[start..r.i])))
+        })
+    }
+
+    /// The fields summaries read, found in one pass.
+    pub fn known(&self) -> Known<'a> {
+        let mut k = Known::default();
+        for (name, v) in self.raw_iter() {
+            let slot = match name {
+                b"title" => &mut k.title,
+                b"description" => &mut k.description,
+                b"subjects" => &mut k.subjects,
+                b"exclude_from_nav" => &mut k.exclude_from_nav,
+                b"effective" => &mut k.effective,
+                b"expires" => &mut k.expires,
+                b"creators" => &mut k.creators,
+                _ => {
+                    k.objects |= v.0.first() == Some(&8);
+                    continue;
+                }
+            };
+            k.objects |= v.0.first() == Some(&8);
+            *slot = Some(v);
+        }
+        k
     }
 
     /// The string value of `name` (`""` when unset or not a string).
@@ -535,6 +578,27 @@ impl<'a> Fields<'a> {
             .map(|(k, v)| (k.to_string(), v.to_value()))
             .collect()
     }
+}
+
+/// The listing fields summaries read ([`Fields::known`]).
+#[derive(Default, Clone, Copy)]
+pub struct Known<'a> {
+    /// `title`.
+    pub title: Option<Raw<'a>>,
+    /// `description`.
+    pub description: Option<Raw<'a>>,
+    /// `subjects`.
+    pub subjects: Option<Raw<'a>>,
+    /// `exclude_from_nav`.
+    pub exclude_from_nav: Option<Raw<'a>>,
+    /// `effective`.
+    pub effective: Option<Raw<'a>>,
+    /// `expires`.
+    pub expires: Option<Raw<'a>>,
+    /// `creators`.
+    pub creators: Option<Raw<'a>>,
+    /// Whether any field holds an object (a stored file or image).
+    pub objects: bool,
 }
 
 /// The entries of an encoded object. The encoding was checked when its extent was found
@@ -667,7 +731,10 @@ impl Reader<'_> {
             0..=2 => Ok(()),
             3 | 4 => self.varint().map(|_| ()),
             5 => self.skip(8),
-            6 => self.str().map(|_| ()),
+            6 => {
+                let n = self.len()?;
+                self.skip(n)
+            }
             7 => {
                 let n = self.len()?;
                 for _ in 0..n {
@@ -684,7 +751,8 @@ impl Reader<'_> {
     fn skip_map(&mut self, depth: usize) -> Result<()> {
         let n = self.len()?;
         for _ in 0..n {
-            self.str()?;
+            let k = self.len()?;
+            self.skip(k)?;
             self.skip_value(depth)?;
         }
         Ok(())
@@ -721,6 +789,8 @@ mod tests {
         assert_eq!(&Value::Object(f.to_map()), &v);
         assert_eq!(f.str("s"), "text");
         assert_eq!(f.str("b"), "");
+        let known = f.known();
+        assert!(known.objects && known.title.is_none());
         assert!(f.get("a").unwrap().is_null());
         assert!(f.get("zz").is_none());
         let ValueRef::Array(items) = f.get("b").unwrap().get() else {
