@@ -109,7 +109,9 @@ pub fn child_uids(
     Ok(rows
         .into_iter()
         .skip(skip)
-        .map(|(_, v)| String::from_utf8_lossy(&v).into_owned())
+        .map(|(_, v)| {
+            String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        })
         .collect())
 }
 

@@ -461,9 +461,14 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
 /// [`crate::clock::iso`] without going through a format string: `2026-01-01T12:00:00+00:00`.
 pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
     use chrono::Timelike;
+    iso_parts(t.timestamp(), t.nanosecond()).unwrap_or_else(|| crate::clock::iso(t))
+}
+
+/// [`iso`] of the time `secs` seconds and `nanos` nanoseconds after the epoch (`None` for
+/// years outside 0–9999 or a leap second, which [`crate::clock::iso`] writes).
+pub fn iso_parts(secs: i64, nanos: u32) -> Option<String> {
     // Days since 1970-01-01 to the civil date (Howard Hinnant's `civil_from_days`), cheaper
     // than chrono's calendar accessors.
-    let secs = t.timestamp();
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400) as u32);
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -474,8 +479,8 @@ pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
     let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let year = yoe + era * 400 + i64::from(month <= 2);
-    if !(0..=9999).contains(&year) || t.nanosecond() >= 1_000_000_000 {
-        return crate::clock::iso(t);
+    if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
+        return None;
     }
     fn push(out: &mut String, n: u32, width: usize) {
         let digits = [n / 1000 % 10, n / 100 % 10, n / 10 % 10, n % 10];
@@ -496,7 +501,7 @@ pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
         push(&mut out, n, 2);
     }
     out.push_str("+00:00");
-    out
+    Some(out)
 }
 
 /// `previous_item` and `next_item`: sibling summaries when the parent enables next/previous

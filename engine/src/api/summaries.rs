@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::serialize;
-use crate::catalog::codec::{Known, Raw, ValueRef, View};
+use crate::catalog::codec::{Known, Raw, Time, ValueRef, View};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::model::ContentType;
@@ -161,10 +161,8 @@ impl<'a> ItemJson<'a> {
                         out.buf.push(b']');
                     }
                 },
-                "created" | "CreationDate" => out.string(&serialize::iso(&v.created))?,
-                "modified" | "ModificationDate" | "Date" => {
-                    out.string(&serialize::iso(&v.modified))?
-                }
+                "created" | "CreationDate" => out.time(v.created)?,
+                "modified" | "ModificationDate" | "Date" => out.time(v.modified)?,
                 "effective" => out.opt_raw(f.effective)?,
                 "EffectiveDate" => match f.effective.filter(|r| !r.is_null()) {
                     Some(r) => out.raw(r)?,
@@ -292,6 +290,18 @@ impl JsonOut {
     pub fn close(&mut self) {
         self.buf.push(b'}');
         self.first = false;
+    }
+
+    /// A stored time as an ISO 8601 string ([`serialize::iso`]).
+    pub fn time(&mut self, t: Time) -> serde_json::Result<()> {
+        let text = match serialize::iso_parts(t.secs, t.nanos) {
+            Some(s) => s,
+            None => match t.datetime() {
+                Some(d) => crate::clock::iso(&d),
+                None => return Err(serde::ser::Error::custom("a time out of range")),
+            },
+        };
+        self.string(&text)
     }
 
     /// `null`.

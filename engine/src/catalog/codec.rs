@@ -60,6 +60,70 @@ impl<'a> Head<'a> {
     }
 }
 
+/// A stored time, not yet made a [`DateTime`] (seconds since the epoch and nanoseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Time {
+    /// Seconds since the epoch.
+    pub secs: i64,
+    /// Nanoseconds.
+    pub nanos: u32,
+}
+
+impl Time {
+    /// `t` as stored.
+    pub fn of(t: &DateTime<Utc>) -> Time {
+        Time {
+            secs: t.timestamp(),
+            nanos: t.timestamp_subsec_nanos(),
+        }
+    }
+
+    /// As a date and time (`None` when out of range).
+    pub fn datetime(&self) -> Option<DateTime<Utc>> {
+        DateTime::from_timestamp(self.secs, self.nanos)
+    }
+}
+
+/// The values a search filters on, read from the front of a stored entry without allocating
+/// or building dates ([`Head`] with its dates as stored).
+pub struct LightHead<'a> {
+    allowed: &'a [u8],
+    /// Site path.
+    pub path: &'a str,
+    /// Position in the parent.
+    pub pos: u64,
+    /// Effective date.
+    pub effective: Option<Time>,
+    /// Expiration date.
+    pub expires: Option<Time>,
+}
+
+impl LightHead<'_> {
+    /// Whether a caller with `tokens` may view the object.
+    pub fn visible_to(&self, tokens: &[String]) -> bool {
+        list_items(self.allowed).any(|a| tokens.iter().any(|t| t.as_bytes() == a))
+    }
+
+    /// Whether the object is active at `now` (as [`Head::active_at`]: the same order, compared
+    /// as stored).
+    pub fn active_at(&self, now: DateTime<Utc>) -> bool {
+        let now = Time::of(&now);
+        self.effective.is_none_or(|e| e <= now) && self.expires.is_none_or(|x| x > now)
+    }
+}
+
+/// The light head of a stored entry.
+pub fn light_head(bytes: &[u8]) -> Result<LightHead<'_>> {
+    let mut r = Reader::new(bytes)?;
+    Ok(LightHead {
+        allowed: r.list_raw()?,
+        path: r.str()?,
+        pos: r.varint()?,
+        effective: r.opt_raw_time()?,
+        expires: r.opt_raw_time()?,
+    })
+}
+
 /// The items of a stored list of strings (a count, then each string), as bytes. The list was
 /// checked when it was read ([`Reader`]); a malformed one ends early.
 pub fn list_items(raw: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -346,6 +410,20 @@ impl<'a> Reader<'a> {
         DateTime::from_timestamp(secs, nanos).ok_or_else(|| corrupt("time"))
     }
 
+    /// A time as stored.
+    fn raw_time(&mut self) -> Result<Time> {
+        let secs = self.zigzag()?;
+        let nanos = u32::try_from(self.varint()?).map_err(|_| corrupt("time"))?;
+        Ok(Time { secs, nanos })
+    }
+
+    fn opt_raw_time(&mut self) -> Result<Option<Time>> {
+        match self.byte()? {
+            0 => Ok(None),
+            _ => Ok(Some(self.raw_time()?)),
+        }
+    }
+
     /// An optional time.
     pub fn opt_time(&mut self) -> Result<Option<DateTime<Utc>>> {
         match self.byte()? {
@@ -450,7 +528,7 @@ pub fn visible_to(bytes: &[u8], tokens: &[String]) -> Result<bool> {
 /// building a [`Map`] of values per entry.
 pub struct View<'a> {
     /// The head.
-    pub head: Head<'a>,
+    pub head: LightHead<'a>,
     /// Uid.
     pub uid: &'a str,
     /// Id.
@@ -460,9 +538,9 @@ pub struct View<'a> {
     /// Type name.
     pub type_name: &'a str,
     /// Creation time.
-    pub created: DateTime<Utc>,
+    pub created: Time,
     /// Modification time.
-    pub modified: DateTime<Utc>,
+    pub modified: Time,
     /// Owner.
     pub owner: &'a str,
     /// Workflow state.
@@ -478,13 +556,19 @@ pub struct View<'a> {
 /// The view of a stored entry.
 pub fn view(bytes: &[u8]) -> Result<View<'_>> {
     let mut r = Reader::new(bytes)?;
-    let head = r.head()?;
+    let head = LightHead {
+        allowed: r.list_raw()?,
+        path: r.str()?,
+        pos: r.varint()?,
+        effective: r.opt_raw_time()?,
+        expires: r.opt_raw_time()?,
+    };
     let uid = r.str()?;
     let id = r.str()?;
     let parent = r.opt_str()?;
     let type_name = r.str()?;
-    let created = r.time()?;
-    let modified = r.time()?;
+    let created = r.raw_time()?;
+    let modified = r.raw_time()?;
     let owner = r.str()?;
     let review_state = r.opt_str()?;
     let folderish = r.byte()? != 0;

@@ -577,7 +577,7 @@ pub fn search_page(
             let Some(bytes) = ctx.get(&keys::catalog_entry(&uid))? else {
                 continue;
             };
-            let h = codec::head(&bytes)?;
+            let h = codec::light_head(&bytes)?;
             if !h.visible_to(&tokens)
                 || (!inactive_ok && !h.active_at(now))
                 || !path_within(h.path, q)
