@@ -189,7 +189,10 @@ fn dump(engine: &Engine<MemStore>, dir: &str, admin: &str) {
             Some(json!({"login": "member", "password": "long-password"})),
             None,
         ));
-        resp.json_body()["token"].as_str().expect("a token").to_string()
+        resp.json_body()["token"]
+            .as_str()
+            .expect("a token")
+            .to_string()
     };
     for (id, title) in [("draft-a", "Draft A"), ("draft-b", "Draft B")] {
         ok(send(
@@ -236,7 +239,11 @@ fn dump(engine: &Engine<MemStore>, dir: &str, admin: &str) {
         "/f0/f0/@search?path.depth=2&sort_on=getObjPositionInParent&b_size=20&metadata_fields=_all",
     ];
     std::fs::create_dir_all(dir).expect("dump dir");
-    for (who, tok) in [("anon", None), ("member", Some(member.as_str())), ("admin", Some(admin))] {
+    for (who, tok) in [
+        ("anon", None),
+        ("member", Some(member.as_str())),
+        ("admin", Some(admin)),
+    ] {
         for (i, url) in urls.iter().enumerate() {
             let resp = send(Method::Get, url, None, tok);
             let mut out = format!("{} {url}\n", resp.status).into_bytes();

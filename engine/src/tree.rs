@@ -110,7 +110,8 @@ pub fn child_uids(
         .into_iter()
         .skip(skip)
         .map(|(_, v)| {
-            String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+            String::from_utf8(v)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
         })
         .collect())
 }

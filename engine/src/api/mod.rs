@@ -46,9 +46,9 @@ pub mod rules;
 pub mod search;
 pub mod securitypanels;
 pub mod serialize;
-pub mod summaries;
 pub mod sharing;
 pub mod site;
+pub mod summaries;
 
 pub mod system;
 pub mod testhooks;

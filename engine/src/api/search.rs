@@ -15,8 +15,8 @@ use super::extract::Call;
 use super::query::{decode_component, encode_component, Query as UrlQuery};
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
-use super::Route;
 use super::summaries::{ItemJson, ItemKeys, JsonOut};
+use super::Route;
 use crate::catalog::{
     self, bad_param, querystring, Bound, Criterion, Index, IndexKind, Sort, StoredEntry,
 };

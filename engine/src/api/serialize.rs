@@ -270,7 +270,7 @@ pub fn visible_children(
 /// A child in a listing: its catalog entry, or (without one) its record decoded for a listing.
 enum Listed {
     Entry(StoredEntry),
-    Record(ContentRecord),
+    Record(Box<ContentRecord>),
 }
 
 /// The children of `obj` the caller may view, within `batch`, as their catalog entries, and how
@@ -283,9 +283,9 @@ fn visible_entries(
     let listed = |uid: &str, entry: Option<StoredEntry>| -> Result<Listed> {
         Ok(match entry {
             Some(e) => Listed::Entry(e),
-            None => Listed::Record(ContentRecord::from_json_for_listing(
+            None => Listed::Record(Box::new(ContentRecord::from_json_for_listing(
                 &tree::load_raw(ctx, uid)?.ok_or_else(|| missing(uid))?,
-            )?),
+            )?)),
         })
     };
     if sees_everything(ctx) {
@@ -467,6 +467,11 @@ pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
 /// [`iso`] of the time `secs` seconds and `nanos` nanoseconds after the epoch (`None` for
 /// years outside 0–9999 or a leap second, which [`crate::clock::iso`] writes).
 pub fn iso_parts(secs: i64, nanos: u32) -> Option<String> {
+    iso_bytes(secs, nanos).map(|b| b.iter().map(|&c| char::from(c)).collect())
+}
+
+/// [`iso_parts`] as ASCII bytes.
+pub fn iso_bytes(secs: i64, nanos: u32) -> Option<[u8; 25]> {
     // Days since 1970-01-01 to the civil date (Howard Hinnant's `civil_from_days`), cheaper
     // than chrono's calendar accessors.
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400) as u32);
@@ -482,25 +487,22 @@ pub fn iso_parts(secs: i64, nanos: u32) -> Option<String> {
     if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
         return None;
     }
-    fn push(out: &mut String, n: u32, width: usize) {
-        let digits = [n / 1000 % 10, n / 100 % 10, n / 10 % 10, n % 10];
-        for d in &digits[4 - width..] {
-            out.push(char::from(b'0' + *d as u8));
-        }
-    }
-    let mut out = String::with_capacity(25);
-    push(&mut out, year as u32, 4);
-    for (sep, n) in [
-        ('-', month),
-        ('-', day),
-        ('T', rem / 3600),
-        (':', rem / 60 % 60),
-        (':', rem % 60),
+    let mut out = *b"0000-00-00T00:00:00+00:00";
+    let year = year as u32;
+    out[0] += (year / 1000 % 10) as u8;
+    out[1] += (year / 100 % 10) as u8;
+    out[2] += (year / 10 % 10) as u8;
+    out[3] += (year % 10) as u8;
+    for (at, n) in [
+        (5, month),
+        (8, day),
+        (11, rem / 3600),
+        (14, rem / 60 % 60),
+        (17, rem % 60),
     ] {
-        out.push(sep);
-        push(&mut out, n, 2);
+        out[at] += (n / 10) as u8;
+        out[at + 1] += (n % 10) as u8;
     }
-    out.push_str("+00:00");
     Some(out)
 }
 

@@ -195,9 +195,9 @@ impl<'a> ItemJson<'a> {
                         out.buf.extend_from_slice(b"{}")
                     }
                 }
-                "hasPreviewImage" => out.bool(
-                    files && super::files::image_field(&self.ty, &self.files).is_some(),
-                ),
+                "hasPreviewImage" => {
+                    out.bool(files && super::files::image_field(&self.ty, &self.files).is_some())
+                }
                 MARKDOWN => out.string(self.markdown.as_deref().unwrap_or(""))?,
                 _ => out.null(),
             }
@@ -294,12 +294,16 @@ impl JsonOut {
 
     /// A stored time as an ISO 8601 string ([`serialize::iso`]).
     pub fn time(&mut self, t: Time) -> serde_json::Result<()> {
-        let text = match serialize::iso_parts(t.secs, t.nanos) {
-            Some(s) => s,
-            None => match t.datetime() {
-                Some(d) => crate::clock::iso(&d),
-                None => return Err(serde::ser::Error::custom("a time out of range")),
-            },
+        if let Some(b) = serialize::iso_bytes(t.secs, t.nanos) {
+            self.buf.reserve(27);
+            self.buf.push(b'"');
+            self.buf.extend_from_slice(&b);
+            self.buf.push(b'"');
+            return Ok(());
+        }
+        let text = match t.datetime() {
+            Some(d) => crate::clock::iso(&d),
+            None => return Err(serde::ser::Error::custom("a time out of range")),
         };
         self.string(&text)
     }

@@ -761,14 +761,17 @@ impl<'a> Raw<'a> {
             2 => Some(ValueRef::Bool(true)),
             3 => r.varint().ok().map(ValueRef::U64),
             4 => r.zigzag().ok().map(ValueRef::I64),
-            5 => r
-                .b
-                .get(r.i..r.i + 8)
-                .and_then(|s| <[u8; 8]>::try_from(s).ok())
-                .and_then(|raw| Number::from_f64(f64::from_le_bytes(raw)))
-                .map(ValueRef::F64),
+            5 => {
+                r.b.get(r.i..r.i + 8)
+                    .and_then(|s| <[u8; 8]>::try_from(s).ok())
+                    .and_then(|raw| Number::from_f64(f64::from_le_bytes(raw)))
+                    .map(ValueRef::F64)
+            }
             6 => r.str().ok().map(ValueRef::Str),
-            7 => r.varint().ok().map(|left| ValueRef::Array(Items { r, left })),
+            7 => r
+                .varint()
+                .ok()
+                .map(|left| ValueRef::Array(Items { r, left })),
             8 => r
                 .varint()
                 .ok()
