@@ -59,7 +59,9 @@ fn main() -> std::io::Result<()> {
             std::process::exit(2);
         }
     };
-    let path = args.dir.join(format!(".fsync-probe-{}", std::process::id()));
+    let path = args
+        .dir
+        .join(format!(".fsync-probe-{}", std::process::id()));
     let mut file = OpenOptions::new()
         .create(true)
         .truncate(true)
