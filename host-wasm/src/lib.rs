@@ -1346,7 +1346,7 @@ impl Site {
         match inner.persist().await {
             Ok(()) => {}
             Err(idb::WriteError::Conflict) => {
-                return Err(js_err("endBulk: another tab wrote meanwhile".to_string()))
+                return Err(js_err("endBulk: another tab wrote meanwhile"))
             }
             Err(idb::WriteError::Store(e)) => {
                 return Err(js_err(format!("endBulk: cannot save: {e}")))
