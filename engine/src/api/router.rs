@@ -38,6 +38,7 @@ pub fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
 
 /// [`schema_of::<T>`](schema_of) with the feature `openapi`; without it `None`, so that no
 /// schema code is linked in (the document is then the pregenerated one, see [`super::openapi`]).
+#[cfg_attr(not(feature = "openapi"), allow(clippy::extra_unused_type_parameters))]
 fn schema_fn<T: JsonSchema>() -> Option<SchemaFn> {
     #[cfg(feature = "openapi")]
     {
