@@ -10,13 +10,19 @@
 # bench-secret) is copied for every run, so writes never change it; YARD is the yardstick.
 # Build them with `cargo build --release -p host-server --bin host-server --example seed
 # --example yardstick`. Prints requests/s, p50/p99, errors, the yardstick and the ratio.
+#
+# SHAPE (default 5,5,4,100) is the seed shape of SITE: the page, the folder of 100 and the random
+# paths are taken from it (5,5,4,100,100 for the 1M site). INPLACE=1 serves SITE itself instead of
+# a copy (for a large site and read-only rows; the `bench-posts` folder is still created once).
 set -euo pipefail
 BIN=$1; CACHE=$2; shift 2
 D=${DUR:-5}
 SRC=${SITE:-/tmp/bench-compare/site-10k}
 export ADMIN_PASSWORD=bench-secret
-if [ ! -e "$SRC/site.sqlite3" ]; then ${SEED:-target/release/examples/seed} --data "$SRC" --shape 5,5,4,100 >/dev/null; fi
-W=$(mkdir -p /tmp/bench-compare; mktemp -d /tmp/bench-compare/run.XXXX); cp -r "$SRC" "$W/site"
+SHAPE=${SHAPE:-5,5,4,100}
+if [ ! -e "$SRC/site.sqlite3" ]; then ${SEED:-target/release/examples/seed} --data "$SRC" --shape "$SHAPE" >/dev/null; fi
+W=$(mkdir -p /tmp/bench-compare; mktemp -d /tmp/bench-compare/run.XXXX)
+if [ "${INPLACE:-0}" = 1 ]; then ln -s "$(realpath "$SRC")" "$W/site"; else cp -r "$SRC" "$W/site"; fi
 ${YARD:-target/release/examples/yardstick} 127.0.0.1:18081 > $W/yard.out 2>&1 &
 YP=$!
 "$BIN" --listen 127.0.0.1:18080 --data "$W/site" --log warn --response-cache-mb "$CACHE" > $W/srv.out 2>&1 &
@@ -27,14 +33,20 @@ for i in $(seq 1 200); do curl -sf $U/ >/dev/null 2>&1 && break; sleep 0.2; done
 T=$(curl -sf -X POST -H 'Content-Type: application/json' -d '{"login":"admin","password":"bench-secret"}' $U/@login | python3 -c 'import json,sys;print(json.load(sys.stdin)["token"])')
 api() { curl -sf -o /dev/null -X "$1" -H "Authorization: Bearer $T" -H 'Content-Type: application/json' ${3:+-d "$3"} "$U$2" || true; }
 api POST / '{"@type": "Folder", "id": "bench-posts", "title": "Bench posts"}'
-PAGE=/f0/f0/f0/p0
-FOLDER=/f0/f0/f0
+# The bottom folder (a folder of pages) and its first page, from the shape: /f0/.../f0 and /p0.
+FOLDER=$(python3 -c "print(''.join('/f0' for _ in '$SHAPE'.split(',')[:-1]))")
+PAGE=$FOLDER/p0
 curl -sf "$U$PAGE" -o /dev/null || { echo "no page $PAGE"; curl -s "$U/folder-1" | head -c 300; exit 1; }
 L=$W/lua; mkdir -p $L
 RND=$(python3 -c "
 import random
 random.seed(7)
-ps=['/f%d/f%d/f%d/p%d'%(a,b,c,p) for a in range(5) for b in range(5) for c in range(4) for p in range(100)]
+shape=[int(n) for n in '$SHAPE'.split(',')]
+import itertools, math
+if math.prod(shape) <= 20000:  # every page (the 10k site), as bench/run.sh does
+    ps=[''.join('/f%d' % i for i in ix[:-1]) + '/p%d' % ix[-1] for ix in itertools.product(*map(range, shape))]
+else:  # 10,000 pages drawn at random
+    ps=[''.join('/f%d' % random.randrange(n) for n in shape[:-1]) + '/p%d' % random.randrange(shape[-1]) for _ in range(10000)]
 print('paths={'+','.join('\"%s\"'%p for p in ps)+'}')
 ")
 DONE='done = function(s, lat, req) io.write(string.format("RESULT %d %.3f %.3f %.3f %d\n", s.requests, s.duration/1e6, lat:percentile(50)/1000, lat:percentile(99)/1000, s.errors.status)) end'

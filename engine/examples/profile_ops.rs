@@ -10,9 +10,10 @@
 //! Operations: `create` (POST a Page into `/bench-posts`, which already holds 1,000 pages, as the
 //! admin with a Bearer token), `folder` and `folder100` (anonymous GET of a folder of 100 pages,
 //! default batch and `b_size=100`), `nav` (anonymous `@navigation?expand.navigation.depth=3`),
-//! `fc` (Volto's folder contents `@search` of that folder, `metadata_fields=_all`, `b_size=50`,
-//! as the admin with a Bearer token). `dump DIR` writes the answers of listing and search URLs
-//! for anonymous, a member and the admin into DIR (compare two builds with `diff -r`).
+//! `page` (anonymous GET of the page `/f0/f0/f0/p0`), `fc` (Volto's folder contents `@search`
+//! of that folder, `metadata_fields=_all`, `b_size=50`, as the admin with a Bearer token).
+//! `dump DIR` writes the answers of listing and search URLs for anonymous, a member and the
+//! admin into DIR (compare two builds with `diff -r`).
 //! The site is shaped like the benchmark's: 5 folders × 5 subfolders × 4 subsubfolders × 100
 //! pages, every object published. Options are production ones (no response cache) with cheap
 //! password hashing, a fixed clock and seeded ids. Only the requests are inside `run_ops`; the setup is outside it.
@@ -144,8 +145,11 @@ fn requests(op: &str, range: std::ops::Range<usize>, token: &str) -> Vec<(Reques
                 Request::new(Method::Get, "/@navigation?expand.navigation.depth=3", BASE),
                 200,
             ),
+            "page" => page_request(),
             "fc" => (folder_contents(token), 200),
-            other => panic!("unknown operation {other:?} (create, folder, folder100, nav, fc)"),
+            other => panic!(
+                "unknown operation {other:?} (create, folder, folder100, nav, page, fc)"
+            ),
         })
         .collect()
 }
@@ -252,6 +256,12 @@ fn dump(engine: &Engine<MemStore>, dir: &str, admin: &str) {
         }
     }
     println!("dumped {} answers into {dir}", urls.len() * 3);
+}
+
+/// `page`: the anonymous GET of one page of the shape (uncached: production options keep no
+/// response cache).
+fn page_request() -> (Request, u16) {
+    (Request::new(Method::Get, "/f0/f0/f0/p0", BASE), 200)
 }
 
 /// The measured part: answer every request, returning the bytes answered and a checksum of the

@@ -36,6 +36,7 @@
 //! over.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::hash::BuildHasherDefault;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -44,11 +45,76 @@ use crate::security::Principal;
 
 pub use crate::generation::GENERATION;
 
-/// What a computation read from the store: exact keys, key ranges `[start, end)` (an empty end
-/// is unbounded), and whether it asked for the time.
+/// The 64-bit hash a read key is recorded by ([`ReadSet::key`]) and a written key looked up by:
+/// eight bytes at a time, multiplied and rotated (as `FxHash` does), then mixed (the finalizer
+/// of MurmurHash3) so that every bit of the key reaches every bit of the hash. Two keys with the
+/// same hash only make a write drop more than it must (an answer that read the other key), never
+/// less: the cache stays correct whatever the keys.
+pub fn key_hash(key: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = key.len() as u64;
+    let mut chunks = key.chunks_exact(8);
+    for c in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(c);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
+/// A hasher for keys that are hashes already ([`key_hash`], entry ids): the value itself.
+#[derive(Default, Clone, Copy)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Not used by `u64` keys; kept correct for any other.
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+
+/// A hasher for byte-string keys (range prefixes): [`key_hash`] of the bytes.
+#[derive(Default, Clone, Copy)]
+struct BytesHasher(u64);
+
+impl std::hash::Hasher for BytesHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = (self.0.rotate_left(5) ^ key_hash(bytes)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// What a computation read from the store: the hashes of the keys it asked for ([`key_hash`]),
+/// the key ranges `[start, end)` its scans covered (an empty end is unbounded), and whether it
+/// asked for the time.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReadSet {
-    keys: Vec<Vec<u8>>,
+    keys: Vec<u64>,
     ranges: Vec<(Vec<u8>, Vec<u8>)>,
     clock: bool,
 }
@@ -57,7 +123,7 @@ impl ReadSet {
     /// Record a `get` of `key`.
     pub fn key(&mut self, key: &[u8]) {
         if key != GENERATION {
-            self.keys.push(key.to_vec());
+            self.keys.push(key_hash(key));
         }
     }
 
@@ -81,9 +147,10 @@ impl ReadSet {
         }
         match (pairs.len() >= limit, pairs.last(), dir) {
             (true, Some((last, _)), crate::store::Direction::Forward) => {
-                let mut after = last.clone();
+                let mut after = Vec::with_capacity(last.len() + 1);
+                after.extend_from_slice(last);
                 after.push(0);
-                self.range(start, &after);
+                self.ranges.push((start.to_vec(), after));
             }
             (true, Some((last, _)), crate::store::Direction::Reverse) => self.range(last, end),
             _ => self.range(start, end),
@@ -102,7 +169,7 @@ impl ReadSet {
 
     /// Add everything `other` read.
     pub fn extend(&mut self, other: &ReadSet) {
-        self.keys.extend(other.keys.iter().cloned());
+        self.keys.extend_from_slice(&other.keys);
         self.ranges.extend(other.ranges.iter().cloned());
         self.clock |= other.clock;
     }
@@ -110,12 +177,14 @@ impl ReadSet {
     fn finish(&mut self) {
         self.keys.sort_unstable();
         self.keys.dedup();
-        self.ranges.sort_unstable();
-        self.ranges.dedup();
+        if self.ranges.len() > 1 {
+            self.ranges.sort_unstable();
+            self.ranges.dedup();
+        }
     }
 
     fn bytes(&self) -> usize {
-        self.keys.iter().map(|k| k.len() + 24).sum::<usize>()
+        self.keys.len() * 24
             + self
                 .ranges
                 .iter()
@@ -173,6 +242,8 @@ struct Slot {
     value: Value,
     /// The second the entry is valid in, when its computation read the clock.
     second: Option<i64>,
+    /// What dropping the entry frees (its key and value; what it read stays in the index until
+    /// the cache starts over, and stays counted).
     bytes: usize,
 }
 
@@ -191,14 +262,15 @@ struct Inner {
     applied: Option<u64>,
     /// Commits published ahead of one not yet published, by the generation they start from.
     pending: BTreeMap<u64, Pending>,
-    entries: HashMap<String, Slot>,
+    entries: HashMap<String, Slot, BuildHasherDefault<BytesHasher>>,
     /// The entry each id belongs to.
-    owners: HashMap<u64, String>,
-    /// Ids of the entries that read each key.
-    exact: HashMap<Vec<u8>, Vec<u64>>,
+    owners: IdMap<String>,
+    /// Ids of the entries that read each key, by the key's hash ([`key_hash`]). Ids of entries
+    /// dropped since stay until the cache starts over (dropping them by id finds nothing).
+    exact: IdMap<Vec<u64>>,
     /// Ranges read, by the common prefix of their bounds: a key can only fall in a range whose
     /// common prefix it starts with.
-    ranges: HashMap<Vec<u8>, Vec<RangeRead>>,
+    ranges: HashMap<Vec<u8>, Vec<RangeRead>, BuildHasherDefault<BytesHasher>>,
     /// The lengths of the prefixes in `ranges`.
     range_lens: BTreeSet<usize>,
     next_id: u64,
@@ -239,7 +311,7 @@ impl Inner {
         }
         let mut hit = Vec::new();
         for k in writes {
-            if let Some(ids) = self.exact.remove(k.as_slice()) {
+            if let Some(ids) = self.exact.remove(&key_hash(k)) {
                 hit.extend(ids);
             }
             for &len in self.range_lens.range(..=k.len()) {
@@ -301,21 +373,21 @@ impl Inner {
         second: i64,
         max: usize,
     ) -> Option<Inner> {
-        let bytes = key.len() * 2
-            + reads.bytes()
+        let own = key.len() * 2
             + 96
             + match &value {
                 Value::Answer(r) => r.body.len() + r.headers.len() * 48,
                 Value::Caller(_) => 256,
             };
+        let bytes = own + reads.bytes();
         if bytes > max / 4 {
             return None;
         }
         let dropped = (self.bytes + bytes > max).then(|| self.clear());
         self.next_id += 1;
         let id = self.next_id;
-        for k in &reads.keys {
-            self.exact.entry(k.clone()).or_default().push(id);
+        for &k in &reads.keys {
+            self.exact.entry(k).or_default().push(id);
         }
         for (start, end) in &reads.ranges {
             let common = start
@@ -334,12 +406,15 @@ impl Inner {
             id,
             value,
             second: reads.clock.then_some(second),
-            bytes,
+            bytes: own,
         };
         if let Some(old) = self.entries.insert(key, slot) {
             self.owners.remove(&old.id);
             self.bytes = self.bytes.saturating_sub(old.bytes);
         }
+        // The index entries of dropped answers are not removed one by one (a key read by many
+        // answers has a long list); they stay counted, so a cache that keeps dropping answers
+        // fills up and starts over instead of growing its index without bound.
         self.bytes += bytes;
         dropped
     }
@@ -381,7 +456,8 @@ impl ResponseCache {
         }
     }
 
-    /// How many responses it holds, their bytes (with what they read), and its limit in bytes.
+    /// How many responses it holds, their bytes (with what they and the answers dropped since
+    /// the cache last started over read), and its limit in bytes.
     pub fn usage(&self) -> (usize, usize, usize) {
         let (len, bytes) = self
             .inner

@@ -3,9 +3,11 @@
 //!
 //! The navigation lists the children of the navigation root ([`crate::multilingual::navigation_root`])
 //! that the caller may view and that are not excluded from navigation, `depth` levels deep; only
-//! folderish items with children are descended into, so a request reads the items it returns plus
-//! the siblings it filters out. View permission is decided from the chain of ancestors already
-//! loaded on the way down (no per-item ancestor reads).
+//! folderish items are descended into, so a request reads the items it returns plus the siblings
+//! it filters out. Each child is read from its catalog entry (`x:e:<uid>`): its
+//! `allowedRolesAndUsers` decide whether the caller may view it (no ancestors are read), and it
+//! stands for the object's record unless the object has field values a catalog entry does not
+//! keep (then the record is read too).
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +15,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::model::ContentRecord;
 use crate::multilingual;
+use crate::permissions::Access;
 use crate::security::{granting_roles, Permission};
 use crate::tree;
 
@@ -109,8 +112,12 @@ pub fn save_settings(ctx: &mut Ctx<'_>, s: &NavigationSettings) -> Result<()> {
 /// One navigation entry and the entries below it (empty beyond the requested depth).
 #[derive(Debug, Clone)]
 pub struct NavItem {
-    /// The object.
+    /// The object, with every field value it has: its catalog entry as a record when the entry
+    /// holds all of them (the entry's size says so, see [`listed`]), else its stored record.
+    /// Never save it.
     pub rec: ContentRecord,
+    /// The size of its field values as JSON ([`ContentRecord::fields_size`], `getObjSize`).
+    pub size: usize,
     /// Its navigation children.
     pub children: Vec<NavItem>,
 }
@@ -127,15 +134,6 @@ pub fn can_view(ctx: &Ctx<'_>, obj: &ContentRecord, ancestors: &[ContentRecord])
     Ok(ctx.principal.holds_any(allowed, obj, ancestors))
 }
 
-/// The ancestors of `obj` needed for local roles: none for anonymous callers (who hold none).
-fn ancestors_for_roles(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {
-    if ctx.principal.is_anonymous() {
-        Ok(Vec::new())
-    } else {
-        tree::ancestors(ctx, obj)
-    }
-}
-
 fn within(context: &ContentRecord, item: &ContentRecord) -> bool {
     context.path == item.path
         || context
@@ -144,27 +142,67 @@ fn within(context: &ContentRecord, item: &ContentRecord) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
+fn missing(uid: &str) -> EngineError {
+    EngineError::Internal(format!("child {uid} is listed but missing"))
+}
+
+/// The child `uid` if the caller may view it, with the size of its field values.
+///
+/// Read from its catalog entry: the entry's `allowedRolesAndUsers` decide visibility (they meet
+/// the caller's search tokens exactly when it holds View, as for folder listings), and the entry
+/// holds the structural data and the listing fields ([`crate::model::LISTING_FIELDS`] that are
+/// set and not null). When those are all the object's field values (their JSON size is the
+/// entry's size, the size of all of them: any other field, or a listing field left out for
+/// being null, would make that larger), the entry stands for the record; otherwise (blocks,
+/// text, ...: the answer's `markdown` reads blocks) the record is read. Without an entry, the
+/// record is read and checked (`ancestors` caches the ancestors the siblings share).
+fn listed(
+    ctx: &Ctx<'_>,
+    uid: &str,
+    tokens: &[String],
+    ancestors: &mut Option<Vec<ContentRecord>>,
+) -> Result<Option<(ContentRecord, usize)>> {
+    let Some(stored) = crate::catalog::stored_entry(ctx, uid)? else {
+        let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
+        if !ctx.permitted_within(Permission::View, &rec, ancestors)? {
+            return Ok(None);
+        }
+        let size = rec.fields_size();
+        return Ok(Some((rec, size)));
+    };
+    if !stored.visible_to(tokens)? {
+        return Ok(None);
+    }
+    let entry = stored.entry()?;
+    let size = entry.size;
+    let rec = entry.into_record();
+    if rec.fields_size() == size {
+        return Ok(Some((rec, size)));
+    }
+    let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
+    let size = rec.fields_size();
+    Ok(Some((rec, size)))
+}
+
 struct Walk<'w> {
     context: &'w ContentRecord,
     depth: usize,
     settings: &'w NavigationSettings,
     /// In a multilingual site, only items of this language (or of none) are listed.
     language: Option<String>,
+    /// The caller's search tokens ([`crate::security::Principal::search_tokens`]).
+    tokens: Vec<String>,
 }
 
 impl Walk<'_> {
-    fn level(
-        &self,
-        ctx: &Ctx<'_>,
-        folder: &ContentRecord,
-        chain: &mut Vec<ContentRecord>,
-        level: usize,
-    ) -> Result<Vec<NavItem>> {
-        if folder.child_count == 0 || !ctx.type_of(folder)?.folderish {
-            return Ok(Vec::new());
-        }
+    /// The navigation items among the children of the folderish object `folder_uid`.
+    fn level(&self, ctx: &Ctx<'_>, folder_uid: &str, level: usize) -> Result<Vec<NavItem>> {
         let mut out = Vec::new();
-        for kid in tree::children(ctx, &folder.uid, 0, usize::MAX)? {
+        let mut ancestors = None;
+        for uid in tree::child_uids(ctx, folder_uid, 0, usize::MAX)? {
+            let Some((kid, size)) = listed(ctx, &uid, &self.tokens, &mut ancestors)? else {
+                continue;
+            };
             let excluded = kid
                 .fields
                 .get("exclude_from_nav")
@@ -190,18 +228,16 @@ impl Walk<'_> {
                     continue;
                 }
             }
-            if !can_view(ctx, &kid, chain)? {
-                continue;
-            }
-            let children = if level < self.depth {
-                chain.push(kid.clone());
-                let c = self.level(ctx, &kid, chain, level + 1);
-                chain.pop();
-                c?
+            let children = if level < self.depth && kid_type.folderish {
+                self.level(ctx, &kid.uid, level + 1)?
             } else {
                 Vec::new()
             };
-            out.push(NavItem { rec: kid, children });
+            out.push(NavItem {
+                rec: kid,
+                size,
+                children,
+            });
         }
         Ok(out)
     }
@@ -230,10 +266,13 @@ pub fn navigation(
         depth: depth.max(1),
         settings,
         language,
+        tokens: ctx.principal.search_tokens(),
     };
-    let mut chain = ancestors_for_roles(ctx, &root)?;
-    chain.push(root.clone());
-    let items = walk.level(ctx, &root, &mut chain, 1)?;
+    let items = if root.child_count == 0 || !ctx.type_of(&root)?.folderish {
+        Vec::new()
+    } else {
+        walk.level(ctx, &root.uid, 1)?
+    };
     Ok((root, items))
 }
 

@@ -91,3 +91,37 @@ fn collect_refs(v: &Value, out: &mut Vec<String>) {
         _ => {}
     }
 }
+
+/// The checked-in document the browser build serves (`src/api/openapi.json`, see
+/// `engine::api::openapi`) gives the same bytes as the generation, on an engine with the test
+/// clock (every route) and on one without it (no test hooks). `OPENAPI_WRITE=1` rewrites the file
+/// from the generation first (after a change to the API).
+#[test]
+fn the_pregenerated_document_equals_the_generated_one() {
+    use engine::api::openapi;
+    let with_hooks = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    if std::env::var_os("OPENAPI_WRITE").is_some() {
+        let text = serde_json::to_string(&openapi::generated(with_hooks.core(), "")).unwrap();
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/src/api/openapi.json");
+        std::fs::write(file, text).unwrap();
+        panic!("rewrote {file}: run again without OPENAPI_WRITE");
+    }
+    let mut options = EngineOptions::for_tests();
+    options.test_clock = None;
+    let without_hooks = Engine::new(MemStore::new(), options).unwrap();
+    for (engine, hooks) in [(&with_hooks, true), (&without_hooks, false)] {
+        for server in ["", "http://localhost:8080", "https://example.org/site"] {
+            let generated = serde_json::to_string(&openapi::generated(engine.core(), server));
+            let served = serde_json::to_string(&openapi::pregenerated(engine.core(), server));
+            let (generated, served) = (generated.unwrap(), served.unwrap());
+            assert_eq!(
+                generated, served,
+                "test hooks: {hooks}, server {server:?}: src/api/openapi.json is stale; \
+                 rewrite it with OPENAPI_WRITE=1 cargo test -p engine --test openapi"
+            );
+        }
+    }
+    let generated = serde_json::to_string(&openapi::generated(without_hooks.core(), "")).unwrap();
+    let all = serde_json::to_string(&openapi::generated(with_hooks.core(), "")).unwrap();
+    assert_ne!(generated, all, "the test hooks should change the document");
+}

@@ -234,6 +234,11 @@ struct SiteInner {
     snapshot_version: Cell<f64>,
     /// A write happened since the last snapshot check.
     snapshot_due: Cell<bool>,
+    /// Between `Site.beginBulk()` and `Site.endBulk()`: writes stay in memory and are written to
+    /// IndexedDB as one change set at the end.
+    bulk: Cell<bool>,
+    /// The next snapshot check rewrites it even if it lags less than `SNAPSHOT_EVERY` (after a bulk).
+    force_snapshot: Cell<bool>,
     /// Set by another tab's change notice: the next request must catch up from IndexedDB.
     stale: Rc<Cell<bool>>,
     /// When (ms, `Date.now()`) memory was last checked against IndexedDB.
@@ -404,6 +409,8 @@ impl Site {
                 loaded_from,
                 snapshot_version: Cell::new(snapshot_version),
                 snapshot_due: Cell::new(true),
+                bulk: Cell::new(false),
+                force_snapshot: Cell::new(false),
                 stale,
                 last_check: Cell::new(js_sys::Date::now()),
                 queue: queue::Queue::default(),
@@ -715,6 +722,11 @@ impl Site {
         ))
     }
 
+    /// The version of the snapshot in IndexedDB as this handle knows it (0: none), for tests.
+    pub fn snapshot_version(&self) -> f64 {
+        self.inner.snapshot_version.get()
+    }
+
     /// How the keyspace was read when this handle opened: `"snapshot"`, `"kv"` (every pair), or
     /// `"memory"` (in-memory site). For tests and the benchmark page.
     #[doc(hidden)]
@@ -923,11 +935,12 @@ impl SiteInner {
     /// the slower path, so it is not an error of the request.
     async fn refresh_snapshot(&self) {
         self.snapshot_due.set(false);
+        let forced = self.force_snapshot.replace(false);
         let Some(db) = &self.db else { return };
         let version = self.version.get();
         let lag = version - self.snapshot_version.get();
         let have_snapshot = self.snapshot_version.get() > 0.0;
-        if version <= 0.0 || (have_snapshot && lag < idb::SNAPSHOT_EVERY) {
+        if version <= 0.0 || (have_snapshot && lag < idb::SNAPSHOT_EVERY && !forced) {
             return;
         }
         let Ok(rows) = self
@@ -945,6 +958,9 @@ impl SiteInner {
 
     /// Write what the last engine call committed. On failure memory is rolled back.
     async fn persist(&self) -> Result<(), idb::WriteError> {
+        if self.bulk.get() {
+            return Ok(()); // written at `Site.endBulk()`
+        }
         let recorded = self.take_pending();
         if recorded.is_empty() {
             return Ok(());
@@ -1306,6 +1322,41 @@ impl Site {
         })
         .await?;
         Ok(delivered)
+    }
+
+    /// Bulk loading (used by the benchmark to seed large sites): until [`Site::end_bulk`], writes
+    /// are answered from memory and NOT written to IndexedDB, so a write's promise no longer means
+    /// it is durable. For one tab only: another tab's write in between makes `endBulk` fail and
+    /// roll memory back to before the bulk.
+    #[wasm_bindgen(js_name = beginBulk)]
+    pub fn begin_bulk(&self) {
+        self.inner.bulk.set(true);
+    }
+
+    /// End bulk loading: write everything since [`Site::begin_bulk`] to IndexedDB as one change
+    /// set (one transaction, one log entry), then rewrite the snapshot (a bulk's change set is
+    /// large, and an open replays log entries far slower than it reads the snapshot). Rejects
+    /// (and rolls memory back to before the bulk) when the write fails; a failed snapshot only
+    /// costs the next open the slower path, as after any write.
+    #[wasm_bindgen(js_name = endBulk)]
+    pub async fn end_bulk(&self) -> Result<(), JsValue> {
+        let inner = self.inner.clone();
+        let _turn = inner.queue.acquire().await;
+        inner.bulk.set(false);
+        match inner.persist().await {
+            Ok(()) => {}
+            Err(idb::WriteError::Conflict) => {
+                return Err(js_err("endBulk: another tab wrote meanwhile"))
+            }
+            Err(idb::WriteError::Store(e)) => {
+                return Err(js_err(format!("endBulk: cannot save: {e}")))
+            }
+        }
+        if inner.snapshot_due.get() {
+            inner.force_snapshot.set(true);
+            inner.refresh_snapshot().await;
+        }
+        Ok(())
     }
 
     /// Close the handle: the IndexedDB connection and the BroadcastChannel. Later requests answer 503.

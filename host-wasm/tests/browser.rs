@@ -692,3 +692,42 @@ async fn a_static_model_given_as_bytes_answers_related() {
     };
     assert!(err.contains("embedding model"), "{err}");
 }
+
+/// `beginBulk` / `endBulk`: the writes in between are answered from memory, reach IndexedDB as
+/// ONE change set at `endBulk` with a snapshot at that version, and survive a reopen.
+#[wasm_bindgen_test]
+async fn bulk_writes_are_one_change_set_and_persist() {
+    let name = unique("bulk");
+    let site = open(&name, options("indexeddb")).await;
+    let before = site.version();
+    site.begin_bulk();
+    for i in 0..5 {
+        let r = call(
+            &site,
+            "POST",
+            "/",
+            Some(json!({"@type": "Page", "id": format!("bulk-{i}"), "title": format!("Bulk {i}")})),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    assert_eq!(site.version(), before, "nothing written during the bulk");
+    site.end_bulk().await.expect("endBulk");
+    assert_eq!(site.version(), before + 1.0, "one change set");
+    assert_eq!(
+        site.snapshot_version(),
+        site.version(),
+        "a snapshot at that version"
+    );
+    drop(site);
+    let mut opts = options("indexeddb");
+    opts.admin_password = None;
+    let site = open(&name, opts).await;
+    assert_eq!(site.loaded_from(), "snapshot");
+    for i in 0..5 {
+        let r = call(&site, "GET", &format!("/bulk-{i}"), None, true).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert_eq!(r.body["title"], format!("Bulk {i}"));
+    }
+}

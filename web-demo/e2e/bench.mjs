@@ -45,7 +45,10 @@ let code = 0;
 try {
   const page = await browser.newPage();
   page.on("pageerror", (e) => console.log("pageerror:", e.message));
-  await page.goto(`http://127.0.0.1:${port}/bench.html${process.env.BENCH_SIZES ? `?sizes=${process.env.BENCH_SIZES}` : ""}`);
+  const query = new URLSearchParams();
+  if (process.env.BENCH_SIZES) query.set("sizes", process.env.BENCH_SIZES);
+  if (process.env.BENCH_BULK) query.set("bulk", process.env.BENCH_BULK);
+  await page.goto(`http://127.0.0.1:${port}/bench.html${query.size ? `?${query}` : ""}`);
   // progress lines as they come (the page also logs them to the console), errors of the engine
   page.on("console", (m) => console.log(m.type() === "error" ? `console: ${m.text()}` : `  | ${m.text()}`));
   if (!(await page.evaluate(() => self.crossOriginIsolated))) console.log("warning: page not cross-origin isolated: timer resolution 100 us");

@@ -166,14 +166,7 @@ fn listing<'q>(ctx: &Ctx<'_>, req: &'q Request, route: &'q Route) -> Result<List
 
 /// GET `<path>`: the object.
 pub fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
-    let body = serialize::full_json(ctx, &obj, &listing(ctx, call.req, call.route)?)?;
-    let resp = Response {
-        status: 200,
-        headers: vec![("Content-Type".into(), "application/json".into())],
-        body,
-        stream: None,
-        lines: None,
-    };
+    let resp = serialize::full_response(ctx, &obj, &listing(ctx, call.req, call.route)?, 200)?;
     Ok(etag::tagged(resp, &obj))
 }
 
@@ -251,8 +244,8 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
     if let Some(source) = &translation_of {
         crate::multilingual::link(ctx, source, &rec)?;
     }
-    let body = serialize::full(ctx, &rec, &listing(ctx, call.req, call.route)?)?;
-    let resp = Response::json(201, &body).with_header("Location", &ctx.url(&rec.path));
+    let resp = serialize::full_response(ctx, &rec, &listing(ctx, call.req, call.route)?, 201)?
+        .with_header("Location", &ctx.url(&rec.path));
     Ok(etag::tagged(resp, &rec))
 }
 
@@ -464,8 +457,8 @@ pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Resu
     }
 
     if call.wants_representation() {
-        let body = serialize::full(ctx, &obj, &listing(ctx, call.req, call.route)?)?;
-        return Ok(etag::tagged(Response::json(200, &body), &obj));
+        let resp = serialize::full_response(ctx, &obj, &listing(ctx, call.req, call.route)?, 200)?;
+        return Ok(etag::tagged(resp, &obj));
     }
     Ok(etag::tagged(Response::empty(204), &obj))
 }

@@ -76,16 +76,19 @@ pub fn depth(route: &Route) -> Result<usize> {
 /// GET `<path>/@navigation`.
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let (root, items, settings) = walk(ctx, call.route, &obj)?;
-    Ok(Response::json(
-        200,
-        &Answer::new(ctx, &obj, &root, &items, &settings)?,
-    ))
+    Ok(Response {
+        status: 200,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: answer(ctx, &obj, &root, &items, &settings)?,
+        stream: None,
+        lines: None,
+    })
 }
 
 /// The navigation of `obj` (the `navigation` component): `{@id, items}`.
 fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
     let (root, items, settings) = walk(ctx, route, obj)?;
-    Ok(serde_json::to_value(Answer::new(
+    Ok(serde_json::from_slice(&answer(
         ctx, obj, &root, &items, &settings,
     )?)?)
 }
@@ -101,181 +104,248 @@ fn walk(
     Ok((root, items, settings))
 }
 
-/// The answer, serialized straight from the records (keys in the sorted order a
-/// `serde_json::Value` object has).
-#[derive(Serialize)]
-struct Answer<'a> {
-    #[serde(rename = "@id")]
-    id: String,
-    items: Vec<Entry<'a>>,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum Entry<'a> {
-    Link(NavLink),
-    Item(ItemJson<'a>),
-}
-
 /// A navigation entry that is not content: the Home link and the control panel's extra links.
 #[derive(Serialize)]
-struct NavLink {
+struct NavLink<'a> {
     #[serde(rename = "@id")]
     id: String,
-    description: String,
+    description: &'a str,
     items: [(); 0],
     review_state: Option<String>,
-    title: String,
+    title: &'a str,
 }
 
-impl<'a> Answer<'a> {
-    fn new(
-        ctx: &Ctx<'_>,
-        obj: &ContentRecord,
-        root: &ContentRecord,
-        items: &'a [NavItem],
-        settings: &navigation::NavigationSettings,
-    ) -> Result<Self> {
-        let mut out = Vec::new();
-        if settings.show_home {
-            out.push(Entry::Link(NavLink {
-                id: ctx.url(&root.path),
-                description: String::new(),
-                items: [],
-                review_state: None,
-                title: "Home".into(),
-            }));
+/// The answer `{"@id", "items"}` as JSON, written straight into one buffer (keys in the sorted
+/// order a `serde_json::Value` object has): the Home link and the extra links as serde values,
+/// the content items by [`write_item`].
+fn answer(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    root: &ContentRecord,
+    items: &[NavItem],
+    settings: &navigation::NavigationSettings,
+) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(64 + 1024 * count(items));
+    out.extend_from_slice(b"{\"@id\":");
+    string(&mut out, &format!("{}/@navigation", ctx.url(&obj.path)))?;
+    out.extend_from_slice(b",\"items\":[");
+    let mut first = true;
+    let mut comma = |out: &mut Vec<u8>| {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
         }
-        for extra in &settings.extra_items {
-            out.push(Entry::Link(NavLink {
-                id: navigation::NavigationSettings::item_url(ctx, extra),
-                description: extra.description.clone(),
-                items: [],
-                review_state: None,
-                title: extra.title.clone(),
-            }));
-        }
-        for item in items {
-            out.push(Entry::Item(ItemJson::new(ctx, item)?));
-        }
-        Ok(Answer {
-            id: format!("{}/@navigation", ctx.url(&obj.path)),
-            items: out,
-        })
-    }
-}
-
-/// One navigation item: the catalog item fields (as [`catalog_value`] gives them for every name
-/// of [`CATALOG_FIELDS`]) plus `description`, `markdown`, `items`, `start`, `end` and
-/// `recurrence`.
-struct ItemJson<'a> {
-    rec: &'a ContentRecord,
-    ty: std::sync::Arc<crate::model::ContentType>,
-    url: String,
-    markdown: String,
-    created: String,
-    modified: String,
-    size: usize,
-    children: Vec<ItemJson<'a>>,
-}
-
-impl<'a> ItemJson<'a> {
-    fn new(ctx: &Ctx<'_>, item: &'a NavItem) -> Result<Self> {
-        let rec = &item.rec;
-        let ty = ctx.type_of(rec)?;
-        Ok(ItemJson {
-            rec,
-            size: match super::files::primary_file(&ty, &rec.fields) {
-                Some(f) => f.size as usize,
-                None => rec.fields_size(),
-            },
-            ty,
-            url: ctx.url(&rec.path),
-            markdown: crate::exports::markdown(rec),
-            created: iso(&rec.created),
-            modified: iso(&rec.modified),
-            children: item
-                .children
-                .iter()
-                .map(|c| ItemJson::new(ctx, c))
-                .collect::<Result<_>>()?,
-        })
-    }
-}
-
-impl Serialize for ItemJson<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        const NULL: Value = Value::Null;
-        let r = self.rec;
-        let field = |n: &str| r.fields.get(n).unwrap_or(&NULL);
-        let date_or_none = |v: &'static str| -> std::result::Result<&Value, &str> {
-            match field(v) {
-                Value::Null => Err("None"),
-                v => Ok(v),
-            }
+    };
+    if settings.show_home {
+        comma(&mut out);
+        let home = NavLink {
+            id: ctx.url(&root.path),
+            description: "",
+            items: [],
+            review_state: None,
+            title: "Home",
         };
-        let creators = r.fields.get("creators");
-        let owner = std::slice::from_ref(&r.owner);
-        let mut m = s.serialize_map(Some(39))?;
-        m.serialize_entry("@id", &self.url)?;
-        m.serialize_entry("@type", &r.type_name)?;
-        m.serialize_entry("CreationDate", &self.created)?;
-        match creators.and_then(|c| c.get(0)) {
-            Some(c) => m.serialize_entry("Creator", c)?,
-            None => m.serialize_entry("Creator", &r.owner)?,
-        }
-        m.serialize_entry("Date", &self.modified)?;
-        m.serialize_entry("Description", r.description())?;
-        match date_or_none("effective") {
-            Ok(v) => m.serialize_entry("EffectiveDate", v)?,
-            Err(none) => m.serialize_entry("EffectiveDate", none)?,
-        }
-        match date_or_none("expires") {
-            Ok(v) => m.serialize_entry("ExpirationDate", v)?,
-            Err(none) => m.serialize_entry("ExpirationDate", none)?,
-        }
-        m.serialize_entry("ModificationDate", &self.modified)?;
-        m.serialize_entry("Subject", field("subjects"))?;
-        m.serialize_entry("Title", r.title())?;
-        m.serialize_entry("Type", &r.type_name)?;
-        m.serialize_entry("UID", &r.uid)?;
-        m.serialize_entry("created", &self.created)?;
-        m.serialize_entry("description", r.description())?;
-        m.serialize_entry("effective", field("effective"))?;
-        m.serialize_entry("end", &NULL)?;
-        m.serialize_entry("exclude_from_nav", field("exclude_from_nav"))?;
-        m.serialize_entry("expires", field("expires"))?;
-        m.serialize_entry("getId", &r.id)?;
-        m.serialize_entry("getObjSize", &self.size)?;
-        let image_field = super::files::image_field(&self.ty, &r.fields);
-        m.serialize_entry("hasPreviewImage", &image_field.is_some())?;
-        m.serialize_entry("id", &r.id)?;
-        m.serialize_entry("image_field", &image_field.unwrap_or_default())?;
-        m.serialize_entry(
-            "image_scales",
-            &super::files::image_scales(&self.ty, &r.fields),
-        )?;
-        m.serialize_entry("is_folderish", &self.ty.folderish)?;
-        m.serialize_entry("items", &self.children)?;
-        match creators {
-            Some(c) => m.serialize_entry("listCreators", c)?,
-            None => m.serialize_entry("listCreators", owner)?,
-        }
-        m.serialize_entry("markdown", &self.markdown)?;
-        match super::files::primary_file(&self.ty, &r.fields) {
-            Some(f) => m.serialize_entry("mime_type", &f.content_type)?,
-            None => m.serialize_entry("mime_type", "text/plain")?,
-        }
-        m.serialize_entry("modified", &self.modified)?;
-        m.serialize_entry("path", if r.path.is_empty() { "/" } else { &r.path })?;
-        m.serialize_entry("portal_type", &r.type_name)?;
-        m.serialize_entry("recurrence", &NULL)?;
-        m.serialize_entry("review_state", &r.review_state)?;
-        m.serialize_entry("start", &NULL)?;
-        m.serialize_entry("title", r.title())?;
-        m.end()
+        serde_json::to_writer(&mut out, &home)?;
     }
+    for extra in &settings.extra_items {
+        comma(&mut out);
+        let link = NavLink {
+            id: navigation::NavigationSettings::item_url(ctx, extra),
+            description: &extra.description,
+            items: [],
+            review_state: None,
+            title: &extra.title,
+        };
+        serde_json::to_writer(&mut out, &link)?;
+    }
+    for item in items {
+        comma(&mut out);
+        write_item(&mut out, ctx, item)?;
+    }
+    out.extend_from_slice(b"]}");
+    Ok(out)
+}
+
+/// How many items there are, at every level.
+fn count(items: &[NavItem]) -> usize {
+    items.iter().map(|i| 1 + count(&i.children)).sum()
+}
+
+/// `s` as a JSON string: copied as is when nothing in it needs escaping, else as serde_json
+/// escapes it.
+fn string(out: &mut Vec<u8>, s: &str) -> Result<()> {
+    if plain(s.as_bytes()) {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    } else {
+        serde_json::to_writer(&mut *out, s)?;
+    }
+    Ok(())
+}
+
+/// The URL of `path` as a JSON string (what `string(out, &ctx.url(path))` writes).
+fn url(out: &mut Vec<u8>, ctx: &Ctx<'_>, path: &str) -> Result<()> {
+    let base = ctx.base_url.as_bytes();
+    if plain(base) && plain(path.as_bytes()) {
+        out.reserve(base.len() + path.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(base);
+        out.extend_from_slice(path.as_bytes());
+        out.push(b'"');
+        Ok(())
+    } else {
+        string(out, &ctx.url(path))
+    }
+}
+
+/// Whether `b` needs no escaping in a JSON string: no `"`, `\`, or control character below
+/// 0x20 (serde_json escapes exactly those). Eight bytes at a time: a word has a byte below `n`
+/// when `(w - n×0x01…) & !w & 0x80…` is not zero (exact for `n` up to 0x80).
+fn plain(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH;
+    let mut chunks = b.chunks_exact(8);
+    let mut bad = 0u64;
+    for c in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(c);
+        let w = u64::from_le_bytes(word);
+        bad |= below(w, 0x20) | below(w ^ (ONES * 0x22), 1) | below(w ^ (ONES * 0x5c), 1);
+    }
+    bad == 0
+        && chunks
+            .remainder()
+            .iter()
+            .all(|&c| c >= 0x20 && c != b'"' && c != b'\\')
+}
+
+/// A JSON value, as serde_json writes it.
+fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> Result<()> {
+    Ok(serde_json::to_writer(&mut *out, v)?)
+}
+
+/// One navigation item: the catalog item fields (as [`super::serialize::catalog_value`] gives
+/// them for every name of [`super::serialize::CATALOG_FIELDS`]) plus `description`, `markdown`,
+/// `items`, `start`, `end` and `recurrence`, in sorted key order, then its children.
+fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
+    const NULL: Value = Value::Null;
+    let r = &item.rec;
+    let ty = ctx.type_of(r)?;
+    let field = |n: &str| r.fields.get(n).unwrap_or(&NULL);
+    let created = iso(&r.created);
+    let modified = iso(&r.modified);
+    let primary = super::files::primary_file(&ty, &r.fields);
+    let image_field = super::files::image_field(&ty, &r.fields);
+    let creators = r.fields.get("creators");
+    let title = r.title();
+    let description = r.description();
+
+    out.extend_from_slice(b"{\"@id\":");
+    url(out, ctx, &r.path)?;
+    out.extend_from_slice(b",\"@type\":");
+    string(out, &r.type_name)?;
+    out.extend_from_slice(b",\"CreationDate\":");
+    string(out, &created)?;
+    out.extend_from_slice(b",\"Creator\":");
+    match creators.and_then(|c| c.get(0)) {
+        Some(c) => value(out, c)?,
+        None => string(out, &r.owner)?,
+    }
+    out.extend_from_slice(b",\"Date\":");
+    string(out, &modified)?;
+    out.extend_from_slice(b",\"Description\":");
+    string(out, description)?;
+    out.extend_from_slice(b",\"EffectiveDate\":");
+    match field("effective") {
+        Value::Null => string(out, "None")?,
+        v => value(out, v)?,
+    }
+    out.extend_from_slice(b",\"ExpirationDate\":");
+    match field("expires") {
+        Value::Null => string(out, "None")?,
+        v => value(out, v)?,
+    }
+    out.extend_from_slice(b",\"ModificationDate\":");
+    string(out, &modified)?;
+    out.extend_from_slice(b",\"Subject\":");
+    value(out, field("subjects"))?;
+    out.extend_from_slice(b",\"Title\":");
+    string(out, title)?;
+    out.extend_from_slice(b",\"Type\":");
+    string(out, &r.type_name)?;
+    out.extend_from_slice(b",\"UID\":");
+    string(out, &r.uid)?;
+    out.extend_from_slice(b",\"created\":");
+    string(out, &created)?;
+    out.extend_from_slice(b",\"description\":");
+    string(out, description)?;
+    out.extend_from_slice(b",\"effective\":");
+    value(out, field("effective"))?;
+    out.extend_from_slice(b",\"end\":null,\"exclude_from_nav\":");
+    value(out, field("exclude_from_nav"))?;
+    out.extend_from_slice(b",\"expires\":");
+    value(out, field("expires"))?;
+    out.extend_from_slice(b",\"getId\":");
+    string(out, &r.id)?;
+    out.extend_from_slice(b",\"getObjSize\":");
+    match &primary {
+        Some(f) => value(out, &f.size)?,
+        None => value(out, &item.size)?,
+    }
+    out.extend_from_slice(if image_field.is_some() {
+        b",\"hasPreviewImage\":true,\"id\":"
+    } else {
+        b",\"hasPreviewImage\":false,\"id\":"
+    });
+    string(out, &r.id)?;
+    out.extend_from_slice(b",\"image_field\":");
+    string(out, image_field.as_deref().unwrap_or_default())?;
+    out.extend_from_slice(b",\"image_scales\":");
+    value(out, &super::files::image_scales(&ty, &r.fields))?;
+    out.extend_from_slice(if ty.folderish {
+        b",\"is_folderish\":true,\"items\":["
+    } else {
+        b",\"is_folderish\":false,\"items\":["
+    });
+    for (i, child) in item.children.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_item(out, ctx, child)?;
+    }
+    out.extend_from_slice(b"],\"listCreators\":");
+    match creators {
+        Some(c) => value(out, c)?,
+        None => {
+            out.push(b'[');
+            string(out, &r.owner)?;
+            out.push(b']');
+        }
+    }
+    out.extend_from_slice(b",\"markdown\":");
+    string(out, &crate::exports::markdown(r))?;
+    out.extend_from_slice(b",\"mime_type\":");
+    match &primary {
+        Some(f) => string(out, &f.content_type)?,
+        None => string(out, "text/plain")?,
+    }
+    out.extend_from_slice(b",\"modified\":");
+    string(out, &modified)?;
+    out.extend_from_slice(b",\"path\":");
+    string(out, if r.path.is_empty() { "/" } else { &r.path })?;
+    out.extend_from_slice(b",\"portal_type\":");
+    string(out, &r.type_name)?;
+    out.extend_from_slice(b",\"recurrence\":null,\"review_state\":");
+    match &r.review_state {
+        Some(s) => string(out, s)?,
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"start\":null,\"title\":");
+    string(out, title)?;
+    out.push(b'}');
+    Ok(())
 }
 
 #[cfg(test)]
@@ -283,7 +353,7 @@ mod tests {
     use super::*;
     use serde_json::{json, Map};
 
-    /// An item as `catalog_value` builds it, name by name (the reference for [`ItemJson`]).
+    /// An item as `catalog_value` builds it, name by name (the reference for [`write_item`]).
     fn reference(ctx: &Ctx<'_>, item: &NavItem) -> Value {
         let mut m = Map::new();
         for name in CATALOG_FIELDS {
@@ -305,6 +375,29 @@ mod tests {
     }
 
     #[test]
+    fn plain_strings_are_those_serde_json_copies() {
+        let mut samples: Vec<String> = (0u8..=0x7f)
+            .map(|c| format!("abcdefghijk{}lmnop", c as char))
+            .collect();
+        samples
+            .extend(["", "é", "a\"", "0123456789abcdef", "\u{7f}\u{80}ü", "x\\"].map(String::from));
+        for c in 0u8..=0x7f {
+            for at in 0..17 {
+                let mut s = "a".repeat(16);
+                s.insert(at, c as char);
+                samples.push(s);
+            }
+        }
+        for s in &samples {
+            let mut built = Vec::new();
+            string(&mut built, s).unwrap();
+            assert_eq!(built, serde_json::to_vec(s).unwrap(), "{s:?}");
+            let escaped = serde_json::to_string(s).unwrap();
+            assert_eq!(plain(s.as_bytes()), escaped.len() == s.len() + 2, "{s:?}");
+        }
+    }
+
+    #[test]
     fn items_serialize_as_the_catalog_values() {
         let engine =
             crate::Engine::new(crate::MemStore::new(), crate::EngineOptions::for_tests()).unwrap();
@@ -316,7 +409,7 @@ mod tests {
                 let root = crate::tree::root(ctx)?;
                 let ty = ctx.types()?.require("Folder")?;
                 let variants = [
-                    json!({"title": "A \"q\" é", "description": "d"}),
+                    json!({"title": "A \"q\" é", "description": "d\n\u{1}\\"}),
                     json!({"title": "B", "creators": ["x", "y"], "subjects": ["s"],
                            "effective": "2026-01-02T00:00:00+00:00", "exclude_from_nav": false}),
                     json!({"creators": [], "expires": "2027-01-01T00:00:00+00:00"}),
@@ -331,17 +424,23 @@ mod tests {
                         rec.review_state = None;
                     }
                     kids.push(NavItem {
+                        size: rec.fields_size(),
                         rec,
                         children: Vec::new(),
                     });
                 }
                 let mut top = NavItem {
+                    size: root.fields_size(),
                     rec: root.clone(),
                     children: kids,
                 };
                 top.rec.path = String::new();
-                let built = serde_json::to_string(&ItemJson::new(ctx, &top)?)?;
-                assert_eq!(built, serde_json::to_string(&reference(ctx, &top))?);
+                let mut built = Vec::new();
+                write_item(&mut built, ctx, &top)?;
+                assert_eq!(
+                    String::from_utf8_lossy(&built),
+                    serde_json::to_string(&reference(ctx, &top))?
+                );
                 Ok(())
             })
             .unwrap();

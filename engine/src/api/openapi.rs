@@ -8,14 +8,31 @@
 //! i.e. `/@endpoint`); root-only routes under `/@endpoint`. OpenAPI has no optional path
 //! parameters, so a route with one (`@history/{version?}`) is documented once without it and
 //! once with it.
+//!
+//! The schemas come from schemars, whose code is a third of a megabyte of wasm. With the engine
+//! feature `openapi` (on by default) the document is generated at run time; without it (the
+//! browser build, host-wasm) the engine serves [`PREGENERATED`], the document generated for an
+//! engine on which every route is available, checked into the source tree (`openapi.json` next
+//! to this file), with the server URL filled in and the routes unavailable on this engine (the
+//! test hooks) taken out. `engine/tests/openapi.rs` checks that this gives the same bytes as the
+//! generation, with and without the test clock; `OPENAPI_WRITE=1 cargo test -p engine --test
+//! openapi` rewrites the file after a change to the API.
 
+#[cfg(feature = "openapi")]
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+#[cfg(feature = "openapi")]
+use serde_json::json;
+use serde_json::Map;
+use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{self, Access, Registry, RouteDef};
+#[cfg(feature = "openapi")]
+use super::router::Access;
+use super::router::{self, Registry, RouteDef};
 use crate::context::Ctx;
-use crate::error::{ErrorBody, Result};
+#[cfg(feature = "openapi")]
+use crate::error::ErrorBody;
+use crate::error::Result;
 use crate::http::Response;
 use crate::model::ContentRecord;
 
@@ -32,8 +49,123 @@ fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
     Ok(Response::json(200, &document(ctx.core, &ctx.base_url)))
 }
 
-/// The OpenAPI document for the routes this engine serves, with `server` as the server URL.
+/// The OpenAPI document for the routes this engine serves, with `server` as the server URL:
+/// generated (feature `openapi`) or [`pregenerated`] (without it); both give the same document.
 pub fn document(core: &crate::state::Core, server: &str) -> Value {
+    #[cfg(feature = "openapi")]
+    {
+        generated(core, server)
+    }
+    #[cfg(not(feature = "openapi"))]
+    {
+        pregenerated(core, server)
+    }
+}
+
+/// The generated document of an engine on which every route is available, with an empty
+/// server URL (`openapi.json`; see the module documentation).
+pub const PREGENERATED: &str = include_str!("openapi.json");
+
+/// The document from [`PREGENERATED`]: `server` as the server URL, without the operations of
+/// routes unavailable on this engine (and without the paths left with none).
+pub fn pregenerated(core: &crate::state::Core, server: &str) -> Value {
+    let mut doc: Value = serde_json::from_str(PREGENERATED).unwrap_or(Value::Null);
+    if let Some(url) = doc.pointer_mut("/servers/0/url") {
+        *url = Value::String(server.to_string());
+    }
+    let unavailable: Vec<&RouteDef> = router::table()
+        .routes
+        .iter()
+        .filter(|r| !(r.available)(core))
+        .collect();
+    if unavailable.is_empty() {
+        return doc;
+    }
+    let mut removed = Vec::new();
+    if let Some(paths) = doc.get_mut("paths").and_then(Value::as_object_mut) {
+        for def in unavailable {
+            let required = def.params.iter().filter(|p| !p.optional).count();
+            for n in required..=def.params.len() {
+                let (key, _) = path_of(def, n);
+                let emptied = match paths.get_mut(&key).and_then(Value::as_object_mut) {
+                    Some(ops) => {
+                        removed.extend(ops.remove(&def.method.as_str().to_ascii_lowercase()));
+                        ops.is_empty()
+                    }
+                    None => false,
+                };
+                if emptied {
+                    paths.remove(&key);
+                }
+            }
+        }
+    }
+    drop_schemas_of(&mut doc, &removed);
+    doc
+}
+
+/// Remove the component schemas that only the `removed` operations referred to, directly or
+/// through other schemas (the generator adds a schema for each type it is asked for and for the
+/// types that one refers to, so they were there for the removed routes alone).
+fn drop_schemas_of(doc: &mut Value, removed: &[Value]) {
+    let Some(Value::Object(schemas)) = doc.pointer_mut("/components/schemas").map(Value::take)
+    else {
+        return;
+    };
+    let closure = |roots: Vec<String>| {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo = roots;
+        while let Some(name) = todo.pop() {
+            if let Some(s) = schemas.get(&name) {
+                if seen.insert(name) {
+                    refs(s, &mut todo);
+                }
+            }
+        }
+        seen
+    };
+    let mut roots = Vec::new();
+    removed.iter().for_each(|op| refs(op, &mut roots));
+    let candidates = closure(roots);
+    let mut roots: Vec<String> = schemas
+        .keys()
+        .filter(|k| !candidates.contains(*k))
+        .cloned()
+        .collect();
+    refs(doc, &mut roots);
+    let keep = closure(roots);
+    let kept: Map<String, Value> = schemas
+        .into_iter()
+        .filter(|(k, _)| keep.contains(k) || !candidates.contains(k))
+        .collect();
+    if let Some(slot) = doc.pointer_mut("/components/schemas") {
+        *slot = Value::Object(kept);
+    }
+}
+
+/// The names of the component schemas `v` refers to (`$ref`), appended to `out`.
+fn refs(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x) {
+                    ("$ref", Value::String(r)) => {
+                        if let Some(name) = r.strip_prefix("#/components/schemas/") {
+                            out.push(name.to_string());
+                        }
+                    }
+                    _ => refs(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
+        _ => {}
+    }
+}
+
+/// The OpenAPI document generated from the route table and the types' schemas.
+#[cfg(feature = "openapi")]
+pub fn generated(core: &crate::state::Core, server: &str) -> Value {
     let mut generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "/components/schemas".into())
         .into_generator();
@@ -107,6 +239,7 @@ fn path_of(def: &RouteDef, n: usize) -> (String, Vec<&'static str>) {
     (key, names)
 }
 
+#[cfg(feature = "openapi")]
 #[derive(Serialize)]
 struct Parameter {
     name: &'static str,
@@ -117,6 +250,7 @@ struct Parameter {
     schema: Value,
 }
 
+#[cfg(feature = "openapi")]
 fn operation(
     def: &RouteDef,
     params: &[&'static str],
@@ -215,6 +349,7 @@ fn operation(
 }
 
 /// The properties of a query type's schema as query parameters.
+#[cfg(feature = "openapi")]
 fn query_parameters(schema: schemars::Schema, generator: &schemars::SchemaGenerator) -> Vec<Value> {
     let resolved = match schema.get("$ref").and_then(Value::as_str) {
         Some(r) => r

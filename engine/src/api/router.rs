@@ -36,6 +36,20 @@ pub fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()
 }
 
+/// [`schema_of::<T>`](schema_of) with the feature `openapi`; without it `None`, so that no
+/// schema code is linked in (the document is then the pregenerated one, see [`super::openapi`]).
+#[cfg_attr(not(feature = "openapi"), allow(clippy::extra_unused_type_parameters))]
+fn schema_fn<T: JsonSchema>() -> Option<SchemaFn> {
+    #[cfg(feature = "openapi")]
+    {
+        Some(schema_of::<T>)
+    }
+    #[cfg(not(feature = "openapi"))]
+    {
+        None
+    }
+}
+
 /// Who may call a route, checked on the context object before the handler runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -217,17 +231,17 @@ impl RouteDef {
     }
     /// Takes a JSON body of type `T`.
     pub fn body<T: JsonSchema>(mut self) -> Self {
-        self.body = Some(schema_of::<T>);
+        self.body = schema_fn::<T>();
         self
     }
     /// Takes query parameters of type `T`.
     pub fn query<T: JsonSchema>(mut self) -> Self {
-        self.query = Some(schema_of::<T>);
+        self.query = schema_fn::<T>();
         self
     }
     /// Answers a JSON body of type `T`.
     pub fn answers<T: JsonSchema>(mut self) -> Self {
-        self.response = Some(schema_of::<T>);
+        self.response = schema_fn::<T>();
         self
     }
 

@@ -1,6 +1,8 @@
 //! Content objects as JSON: the full representation (GET, POST and PATCH answers) and the summaries
 //! used in listings (`items`, `parent`, `previous_item`/`next_item`).
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use super::batching::Batch;
@@ -10,7 +12,7 @@ use crate::catalog::StoredEntry;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::model::fields::FieldKind;
-use crate::model::{language, ContentRecord};
+use crate::model::{language, ContentRecord, ContentType};
 use crate::permissions::Access;
 use crate::security::Permission;
 use crate::tree;
@@ -29,34 +31,44 @@ pub struct ListingRequest<'q> {
 
 /// The full representation of `obj`.
 pub fn full(ctx: &Ctx<'_>, obj: &ContentRecord, listing: &ListingRequest<'_>) -> Result<Value> {
-    Ok(Value::Object(full_with(ctx, obj, listing, true, None)?))
+    let ty = ctx.type_of(obj)?;
+    Ok(members(ctx, obj, &ty, listing, true, None)?.into_value())
 }
 
-/// The full representation of `obj` as JSON text: the bytes `serde_json` writes for
-/// [`full`], with a folder's `items` written straight from the children's catalog entries
-/// ([`super::summaries`]) instead of being built as values first.
-pub fn full_json(
+/// The full representation of `obj` as the body of an answer: what [`full`] gives, written out
+/// without building it as a tree first (the record's field values are written from the record;
+/// a folder's `items` straight from the children's catalog entries, [`super::summaries`]).
+pub fn full_response(
     ctx: &Ctx<'_>,
     obj: &ContentRecord,
     listing: &ListingRequest<'_>,
-) -> Result<Vec<u8>> {
+    status: u16,
+) -> Result<crate::http::Response> {
+    let ty = ctx.type_of(obj)?;
     let mut items = None;
-    let map = full_with(ctx, obj, listing, true, Some(&mut items))?;
+    let members = members(ctx, obj, &ty, listing, true, Some(&mut items))?;
     let Some(items) = items else {
-        return Ok(serde_json::to_vec(&Value::Object(map))?);
+        return Ok(crate::http::Response::json(status, &members.sorted()));
     };
+    let sorted = members.sorted();
     let mut out = JsonOut::new(items.len() + 4096);
     out.open();
-    for (k, v) in &map {
+    for (k, v) in &sorted.0 {
         out.any_key(k)?;
         if k == "items" {
             out.buf.extend_from_slice(&items);
         } else {
-            out.value(v)?;
+            out.value(v.as_ref())?;
         }
     }
     out.close();
-    Ok(out.buf)
+    Ok(crate::http::Response {
+        status,
+        headers: vec![("Content-Type".into(), "application/json".into())],
+        body: out.buf,
+        stream: None,
+        lines: None,
+    })
 }
 
 /// The full representation of `obj` without `items`, `items_total` and `batching` (no child is
@@ -66,85 +78,149 @@ pub fn full_without_items(
     obj: &ContentRecord,
     listing: &ListingRequest<'_>,
 ) -> Result<Value> {
-    Ok(Value::Object(full_with(ctx, obj, listing, false, None)?))
+    let ty = ctx.type_of(obj)?;
+    Ok(members(ctx, obj, &ty, listing, false, None)?.into_value())
 }
 
-/// The representation as a map. With `written`, a folder's `items` may come as JSON text in
-/// it instead (the map then holds `null` under `items`, keeping its place in the key order).
-fn full_with(
+/// The members of a JSON object being built, in the order they were set; a name set twice keeps
+/// its last value (as inserting into a [`Map`] does). Values are borrowed where they are the
+/// record's own.
+struct Members<'a>(Vec<(Cow<'a, str>, Cow<'a, Value>)>);
+
+impl<'a> Members<'a> {
+    fn set(&mut self, name: impl Into<Cow<'a, str>>, value: Value) {
+        self.0.push((name.into(), Cow::Owned(value)));
+    }
+
+    fn set_ref(&mut self, name: impl Into<Cow<'a, str>>, value: &'a Value) {
+        self.0.push((name.into(), Cow::Borrowed(value)));
+    }
+
+    /// The members in name order (the order a [`Map`] keeps), each name once with its last value.
+    fn sorted(mut self) -> Sorted<'a> {
+        // Stable: of the members with one name, the last set stays last.
+        self.0.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut out: Vec<(Cow<'a, str>, Cow<'a, Value>)> = Vec::with_capacity(self.0.len());
+        for m in self.0 {
+            match out.last_mut() {
+                Some(last) if last.0 == m.0 => *last = m,
+                _ => out.push(m),
+            }
+        }
+        Sorted(out)
+    }
+
+    fn into_value(self) -> Value {
+        Value::Object(
+            self.0
+                .into_iter()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        )
+    }
+}
+
+/// Members in name order, written as a JSON object.
+struct Sorted<'a>(Vec<(Cow<'a, str>, Cow<'a, Value>)>);
+
+impl serde::Serialize for Sorted<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k.as_ref(), v.as_ref())?;
+        }
+        map.end()
+    }
+}
+
+/// The members of the representation. With `written`, a folder's `items` may come as JSON text
+/// in it instead (the members then hold `null` under `items`, keeping its place in the order).
+fn members<'a>(
     ctx: &Ctx<'_>,
-    obj: &ContentRecord,
+    obj: &'a ContentRecord,
+    ty: &'a ContentType,
     listing: &ListingRequest<'_>,
     with_items: bool,
     written: Option<&mut Option<Vec<u8>>>,
-) -> Result<Map<String, Value>> {
-    let ty = ctx.type_of(obj)?;
+) -> Result<Members<'a>> {
     let url = ctx.url(&obj.path);
-    let mut out = Map::new();
+    let mut out = Members(Vec::with_capacity(ty.fields.len() + 32));
 
     let components = super::expansion::components(ctx, listing.route, obj)?;
-    out.insert("@components".into(), Value::Object(components));
+    out.set("@components", Value::Object(components));
 
     for f in &ty.fields {
-        let value = if f.transient {
-            f.default_value()
+        let stored = if f.transient {
+            None
         } else {
-            obj.fields
-                .get(&f.name)
-                .cloned()
-                .unwrap_or_else(|| f.default_value())
+            obj.fields.get(&f.name)
         };
-        let value = match (f.kind, value) {
-            (FieldKind::Language, Value::String(code)) => language::token_title(&code),
-            (FieldKind::Blocks, mut blocks) => {
+        match (f.kind, stored) {
+            (FieldKind::Language, Some(Value::String(code))) => {
+                out.set(f.name.as_str(), language::token_title(code))
+            }
+            (FieldKind::Blocks, Some(blocks)) => {
+                let mut blocks = blocks.clone();
                 crate::links::to_public(ctx, &mut blocks)?;
-                blocks
+                out.set(f.name.as_str(), blocks)
             }
-            (FieldKind::File | FieldKind::Image, value) => {
-                super::files::field_json(&url, &f.name, f.kind, &value)
+            (FieldKind::File | FieldKind::Image, Some(value)) => out.set(
+                f.name.as_str(),
+                super::files::field_json(&url, &f.name, f.kind, value),
+            ),
+            (_, Some(value)) => out.set_ref(f.name.as_str(), value),
+            (kind, None) => {
+                let value = match (kind, f.default_value()) {
+                    (FieldKind::Language, Value::String(code)) => language::token_title(&code),
+                    (FieldKind::Blocks, mut blocks) => {
+                        crate::links::to_public(ctx, &mut blocks)?;
+                        blocks
+                    }
+                    (FieldKind::File | FieldKind::Image, value) => {
+                        super::files::field_json(&url, &f.name, f.kind, &value)
+                    }
+                    (_, value) => value,
+                };
+                out.set(f.name.as_str(), value)
             }
-            (_, value) => value,
-        };
-        out.insert(f.name.clone(), value);
+        }
     }
     if obj.fields.get("creators").is_none() {
-        out.insert("creators".into(), json!([obj.owner]));
+        out.set("creators", json!([obj.owner]));
     }
 
-    out.insert("@id".into(), json!(url));
-    out.insert("@type".into(), json!(obj.type_name));
-    out.insert("UID".into(), json!(obj.uid));
-    out.insert("id".into(), json!(obj.id));
-    out.insert("created".into(), json!(iso(&obj.created)));
-    out.insert("modified".into(), json!(iso(&obj.modified)));
-    out.insert("owner".into(), json!(obj.owner));
-    out.insert("is_folderish".into(), json!(ty.folderish));
-    out.insert(
-        "layout".into(),
-        obj.fields
-            .get("layout")
-            .cloned()
-            .unwrap_or_else(|| json!(ty.layout)),
-    );
-    out.insert("review_state".into(), json!(obj.review_state));
-    out.insert("type_title".into(), json!(ty.title));
+    out.set("@id", Value::String(url.clone()));
+    out.set("@type", json!(obj.type_name));
+    out.set("UID", json!(obj.uid));
+    out.set("id", json!(obj.id));
+    out.set("created", json!(iso(&obj.created)));
+    out.set("modified", json!(iso(&obj.modified)));
+    out.set("owner", json!(obj.owner));
+    out.set("is_folderish", json!(ty.folderish));
+    match obj.fields.get("layout") {
+        Some(layout) => out.set_ref("layout", layout),
+        None => out.set("layout", json!(ty.layout)),
+    }
+    out.set("review_state", json!(obj.review_state));
+    out.set("type_title", json!(ty.title));
     let lock = crate::locking::current(ctx, obj)?;
-    out.insert(
-        "lock".into(),
+    out.set(
+        "lock",
         serde_json::to_value(super::locking::LockInfo::new(ctx, lock.as_ref()))?,
     );
     if !obj.is_root() {
-        out.insert("version".into(), json!("current"));
+        out.set("version", json!("current"));
     }
     if ty.field("changeNote").is_some() {
-        out.insert("versioning_enabled".into(), json!(true));
+        out.set("versioning_enabled", json!(true));
     }
-    out.insert("working_copy".into(), Value::Null);
-    out.insert("working_copy_of".into(), Value::Null);
+    out.set("working_copy", Value::Null);
+    out.set("working_copy_of", Value::Null);
 
     let parent = tree::parent(ctx, obj)?;
-    out.insert(
-        "parent".into(),
+    out.set(
+        "parent",
         match &parent {
             Some(p) => summary(ctx, p, &[])?,
             None => json!({}),
@@ -152,8 +228,8 @@ fn full_with(
     );
     if parent.is_some() {
         let (prev, next) = neighbours(ctx, obj, parent.as_ref())?;
-        out.insert("previous_item".into(), prev);
-        out.insert("next_item".into(), next);
+        out.set("previous_item", prev);
+        out.set("next_item", next);
     }
 
     if with_items
@@ -161,7 +237,11 @@ fn full_with(
             .field("query")
             .is_some_and(|f| f.kind == FieldKind::Querystring)
     {
-        super::search::collection_items(ctx, obj, listing, &mut out)?;
+        let mut items = Map::new();
+        super::search::collection_items(ctx, obj, listing, &mut items)?;
+        for (k, v) in items {
+            out.set(k, v);
+        }
     }
     if ty.folderish && with_items {
         let fields = listing.query.all("metadata_fields");
@@ -187,23 +267,23 @@ fn full_with(
                 }
                 w.buf.push(b']');
                 *written = Some(w.buf);
-                out.insert("items".into(), Value::Null);
+                out.set("items", Value::Null);
                 total
             }
             _ => {
                 let (items, total) = visible_children(ctx, obj, listing.batch, whole)?;
                 let items: Result<Vec<Value>> =
                     items.iter().map(|c| summary(ctx, c, &fields)).collect();
-                out.insert("items".into(), Value::Array(items?));
+                out.set("items", Value::Array(items?));
                 total
             }
         };
-        out.insert("items_total".into(), json!(total));
+        out.set("items_total", json!(total));
         if let Some(b) = listing
             .batch
             .links(&url, listing.raw_query, listing.query, total)
         {
-            out.insert("batching".into(), serde_json::to_value(b)?);
+            out.set("batching", serde_json::to_value(b)?);
         }
     }
     Ok(out)

@@ -181,6 +181,28 @@ impl Entry {
         }
     }
 
+    /// [`Entry::record`], without copying.
+    pub fn into_record(self) -> ContentRecord {
+        ContentRecord {
+            uid: self.uid,
+            id: self.id,
+            path: self.path,
+            parent: self.parent,
+            type_name: self.type_name,
+            pos: self.pos,
+            created: self.created,
+            modified: self.modified,
+            owner: self.owner,
+            review_state: self.review_state,
+            child_count: 0,
+            next_pos: 0,
+            local_roles: BTreeMap::new(),
+            block_local_roles: false,
+            fields: self.fields,
+            rev: 0,
+        }
+    }
+
     fn str_field(&self, name: &str) -> &str {
         self.fields.get(name).and_then(Value::as_str).unwrap_or("")
     }
@@ -754,7 +776,12 @@ impl StoredEntry {
     /// The object as a record decoded for a listing ([`Entry::record`]): what summaries read,
     /// the same values as [`ContentRecord::from_json_for_listing`] gives for them.
     pub fn record(&self) -> Result<ContentRecord> {
-        Ok(Entry::decode(&self.0)?.record())
+        Ok(Entry::decode(&self.0)?.into_record())
+    }
+
+    /// The whole entry.
+    pub fn entry(&self) -> Result<Entry> {
+        Entry::decode(&self.0)
     }
 }
 
