@@ -309,13 +309,6 @@ pub fn visible_children(
         };
         return Ok((kids, obj.child_count as usize));
     }
-    // Every child is checked, to count the visible ones: by the `allowedRolesAndUsers` of its
-    // catalog entry (the front of a small binary value), else from its record. Only those on
-    // the page are decoded. The children share their ancestors: `obj` and its own.
-    let mut total = 0;
-    let mut page = Vec::new();
-    let mut ancestors = None;
-    let tokens = ctx.principal.search_tokens();
     let decode = |bytes: &[u8]| -> Result<ContentRecord> {
         Ok(if whole {
             serde_json::from_slice(bytes)?
@@ -323,6 +316,27 @@ pub fn visible_children(
             ContentRecord::from_json_for_listing(bytes)?
         })
     };
+    visible_page(ctx, obj, batch, |uid, entry| match (entry, whole) {
+        (Some(e), false) => e.record(),
+        _ => decode(&tree::load_raw(ctx, uid)?.ok_or_else(|| missing(uid))?),
+    })
+}
+
+/// The children of `obj` a caller who does not see everything may view, within `batch`, each
+/// made by `item` from its uid and catalog entry, and how many there are in all. Every child is
+/// checked, to count the visible ones: by the `allowedRolesAndUsers` of its catalog entry (the
+/// front of a small binary value), else from its record. Only those on the page are made. The
+/// children share their ancestors: `obj` and its own.
+fn visible_page<T>(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    batch: Batch,
+    mut item: impl FnMut(&str, Option<StoredEntry>) -> Result<T>,
+) -> Result<(Vec<T>, usize)> {
+    let mut total = 0;
+    let mut page = Vec::new();
+    let mut ancestors = None;
+    let tokens = ctx.principal.search_tokens();
     for uid in tree::child_uids(ctx, &obj.uid, 0, usize::MAX)? {
         let on_page = total >= batch.start && page.len() < batch.size;
         let entry = crate::catalog::stored_entry(ctx, &uid)?;
@@ -336,10 +350,7 @@ pub fn visible_children(
         };
         if visible {
             if on_page {
-                page.push(match (&entry, whole) {
-                    (Some(e), false) => e.record()?,
-                    _ => decode(&tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?)?,
-                });
+                page.push(item(&uid, entry)?);
             }
             total += 1;
         }
@@ -375,29 +386,7 @@ fn visible_entries(
             .collect::<Result<Vec<_>>>()?;
         return Ok((kids, obj.child_count as usize));
     }
-    let mut total = 0;
-    let mut page = Vec::new();
-    let mut ancestors = None;
-    let tokens = ctx.principal.search_tokens();
-    for uid in tree::child_uids(ctx, &obj.uid, 0, usize::MAX)? {
-        let on_page = total >= batch.start && page.len() < batch.size;
-        let entry = crate::catalog::stored_entry(ctx, &uid)?;
-        let visible = match &entry {
-            Some(e) => e.visible_to(&tokens)?,
-            None => {
-                let bytes = tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
-                let head = ContentRecord::from_json_for_permissions(&bytes)?;
-                ctx.permitted_within(Permission::View, &head, &mut ancestors)?
-            }
-        };
-        if visible {
-            if on_page {
-                page.push(listed(&uid, entry)?);
-            }
-            total += 1;
-        }
-    }
-    Ok((page, total))
+    visible_page(ctx, obj, batch, listed)
 }
 
 fn missing(uid: &str) -> EngineError {
