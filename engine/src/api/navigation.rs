@@ -10,6 +10,7 @@ use super::router::{Registry, RouteDef};
 use super::serialize::iso;
 #[cfg(test)]
 use super::serialize::{catalog_value, CATALOG_FIELDS};
+use super::summaries;
 use super::Route;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -170,18 +171,9 @@ fn count(items: &[NavItem]) -> usize {
     items.iter().map(|i| 1 + count(&i.children)).sum()
 }
 
-/// `s` as a JSON string: copied as is when nothing in it needs escaping, else as serde_json
-/// escapes it.
+/// `s` as a JSON string ([`summaries::write_string`]).
 fn string(out: &mut Vec<u8>, s: &str) -> Result<()> {
-    if plain(s.as_bytes()) {
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
-    } else {
-        serde_json::to_writer(&mut *out, s)?;
-    }
-    Ok(())
+    Ok(summaries::write_string(out, s)?)
 }
 
 /// The URL of `path` as a JSON string (what `string(out, &ctx.url(path))` writes).
@@ -199,26 +191,9 @@ fn url(out: &mut Vec<u8>, ctx: &Ctx<'_>, path: &str) -> Result<()> {
     }
 }
 
-/// Whether `b` needs no escaping in a JSON string: no `"`, `\`, or control character below
-/// 0x20 (serde_json escapes exactly those). Eight bytes at a time: a word has a byte below `n`
-/// when `(w - n×0x01…) & !w & 0x80…` is not zero (exact for `n` up to 0x80).
+/// Whether `b` needs no escaping in a JSON string.
 fn plain(b: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let below = |w: u64, n: u64| w.wrapping_sub(ONES * n) & !w & HIGH;
-    let mut chunks = b.chunks_exact(8);
-    let mut bad = 0u64;
-    for c in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(c);
-        let w = u64::from_le_bytes(word);
-        bad |= below(w, 0x20) | below(w ^ (ONES * 0x22), 1) | below(w ^ (ONES * 0x5c), 1);
-    }
-    bad == 0
-        && chunks
-            .remainder()
-            .iter()
-            .all(|&c| c >= 0x20 && c != b'"' && c != b'\\')
+    !summaries::needs_escape(b)
 }
 
 /// A JSON value, as serde_json writes it.

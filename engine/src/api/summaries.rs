@@ -245,15 +245,7 @@ impl JsonOut {
 
     /// A string value.
     pub fn string(&mut self, s: &str) -> serde_json::Result<()> {
-        if !needs_escape(s.as_bytes()) {
-            self.buf.reserve(s.len() + 2);
-            self.buf.push(b'"');
-            self.buf.extend_from_slice(s.as_bytes());
-            self.buf.push(b'"');
-            Ok(())
-        } else {
-            serde_json::to_writer(&mut self.buf, s)
-        }
+        write_string(&mut self.buf, s)
     }
 
     /// The key of the next entry of the open object: a name that needs no escaping (the
@@ -365,6 +357,19 @@ impl JsonOut {
         }
         Ok(())
     }
+}
+
+/// `s` as a JSON string into `buf`: copied as is when nothing in it needs escaping, else as
+/// serde_json escapes it (the same bytes either way).
+pub fn write_string(buf: &mut Vec<u8>, s: &str) -> serde_json::Result<()> {
+    if needs_escape(s.as_bytes()) {
+        return serde_json::to_writer(buf, s);
+    }
+    buf.reserve(s.len() + 2);
+    buf.push(b'"');
+    buf.extend_from_slice(s.as_bytes());
+    buf.push(b'"');
+    Ok(())
 }
 
 /// Whether a JSON string needs escapes (a control character, `"` or `\\`), eight bytes at a time.
