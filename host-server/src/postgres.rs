@@ -387,7 +387,7 @@ fn scan_on(
     dir: Direction,
     limit: usize,
 ) -> Result<Vec<KeyValue>, StoreError> {
-    if limit == 0 || (!end.is_empty() && start >= end) {
+    if engine::store::scan_is_empty(start, end, limit) {
         return Ok(Vec::new());
     }
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -521,10 +521,16 @@ struct PgWrite<'a> {
 }
 
 impl PgWrite<'_> {
-    fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T, StoreError>) -> Result<T, StoreError> {
-        if let Some(e) = self.failed.borrow().as_ref() {
-            return Err(e.clone());
+    /// The error that aborted this transaction on the server, if one did.
+    fn aborted(&self) -> Result<(), StoreError> {
+        match self.failed.borrow().as_ref() {
+            Some(e) => Err(e.clone()),
+            None => Ok(()),
         }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        self.aborted()?;
         let mut slot = self.conn.borrow_mut();
         let conn = slot
             .as_mut()
@@ -595,17 +601,13 @@ impl ReadTxn for PgWrite<'_> {
 
 impl WriteTxn for PgWrite<'_> {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        if let Some(e) = self.failed.borrow().as_ref() {
-            return Err(e.clone());
-        }
+        self.aborted()?;
         self.overlay.put(key, value);
         Ok(())
     }
 
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
-        if let Some(e) = self.failed.borrow().as_ref() {
-            return Err(e.clone());
-        }
+        self.aborted()?;
         self.overlay.delete(key);
         Ok(())
     }

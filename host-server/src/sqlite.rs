@@ -414,7 +414,7 @@ fn scan_on(
     dir: Direction,
     limit: usize,
 ) -> Result<Vec<KeyValue>, StoreError> {
-    if limit == 0 || (!end.is_empty() && start >= end) {
+    if engine::store::scan_is_empty(start, end, limit) {
         return Ok(Vec::new());
     }
     // No `LIMIT ?` in the SQL: SQLite (3.54) reads a bound LIMIT while planning and marks the

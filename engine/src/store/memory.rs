@@ -259,7 +259,7 @@ fn scan_map(
     dir: Direction,
     limit: usize,
 ) -> Vec<KeyValue> {
-    if limit == 0 || (!end.is_empty() && start >= end) {
+    if super::scan_is_empty(start, end, limit) {
         return Vec::new();
     }
     let upper = if end.is_empty() {

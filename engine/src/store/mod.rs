@@ -138,6 +138,14 @@ pub trait Store {
     fn begin_write(&self) -> Result<Box<dyn WriteTxn + '_>, StoreError>;
 }
 
+/// Whether a scan of `start..end` (empty `end`: no upper bound) with `limit` finds nothing
+/// whatever is stored: a zero limit, or a range that is empty or inverted. Every backend answers
+/// such a scan with no pairs without asking its storage (a `BTreeMap` range would panic on an
+/// inverted one).
+pub fn scan_is_empty(start: &[u8], end: &[u8], limit: usize) -> bool {
+    limit == 0 || (!end.is_empty() && start >= end)
+}
+
 /// The smallest key greater than every key that starts with `prefix` (for prefix scans).
 /// Returns an empty vector when no such key exists (all bytes 0xFF), meaning "unbounded".
 pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {

@@ -59,8 +59,8 @@ impl Overlay {
         limit: usize,
         base: impl FnOnce(usize) -> Result<Vec<KeyValue>, StoreError>,
     ) -> Result<Vec<KeyValue>, StoreError> {
-        if limit == 0 || (!end.is_empty() && start >= end) {
-            return Ok(Vec::new()); // empty range (a `BTreeMap` range would panic on start > end)
+        if super::scan_is_empty(start, end, limit) {
+            return Ok(Vec::new());
         }
         let upper = if end.is_empty() {
             Bound::Unbounded
