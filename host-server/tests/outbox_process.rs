@@ -98,80 +98,6 @@ impl Server {
     }
 }
 
-/// One HTTP request as the receiver saw it.
-#[derive(Debug)]
-struct Received {
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    at: Instant,
-}
-
-impl Received {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-/// A webhook receiver: answers the first `fail_first` requests with 500, the others with 200, and
-/// sends every request it read to the channel.
-fn receiver(fail_first: usize) -> (String, mpsc::Receiver<Received>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for (n, stream) in listener.incoming().enumerate() {
-            let Ok(stream) = stream else { continue };
-            let Some(req) = read_http(&stream) else {
-                continue;
-            };
-            let status = if n < fail_first {
-                "500 Internal Server Error"
-            } else {
-                "200 OK"
-            };
-            let mut s = stream;
-            let _ = write!(
-                s,
-                "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-            let _ = tx.send(req);
-        }
-    });
-    (url, rx)
-}
-
-fn read_http(stream: &TcpStream) -> Option<Received> {
-    let mut r = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    r.read_line(&mut line).ok()?;
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        r.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (n, v) = h.split_once(':')?;
-        headers.push((n.trim().to_string(), v.trim().to_string()));
-    }
-    let len: usize = headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Received {
-        headers,
-        body,
-        at: Instant::now(),
-    })
-}
-
 /// One mail as the SMTP sink received it: envelope and data.
 #[derive(Debug)]
 struct Mail {
@@ -258,7 +184,7 @@ fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) 
 
 #[test]
 fn webhook_is_signed_retried_and_mail_reaches_smtp() {
-    let (hook_url, hooks) = receiver(1);
+    let (hook_url, hooks) = common::webhook_receiver(1);
     let (smtp_port, mails) = smtp_sink();
     let server = start();
     server.ok(
@@ -388,7 +314,7 @@ fn webhook_is_signed_retried_and_mail_reaches_smtp() {
 
 #[test]
 fn a_scheduled_webhook_runs_on_its_schedule() {
-    let (hook_url, hooks) = receiver(0);
+    let (hook_url, hooks) = common::webhook_receiver(0);
     let server = start_named("schedule");
     let job = server.ok(
         "POST",

@@ -7,7 +7,7 @@
 #![cfg(unix)]
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -488,48 +488,10 @@ fn migrate_copies_a_sqlite_site_into_postgres() {
     );
 }
 
-/// A webhook receiver that answers 200 to everything and reports each request's
-/// `Idempotency-Key` and `X-Delivery-Attempt`.
-fn hook_receiver() -> (String, std::sync::mpsc::Receiver<(String, String)>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut r = BufReader::new(stream.try_clone().unwrap());
-            let mut headers = Vec::new();
-            loop {
-                let mut h = String::new();
-                if r.read_line(&mut h).unwrap_or(0) == 0 {
-                    break;
-                }
-                let h = h.trim_end().to_string();
-                if h.is_empty() {
-                    break;
-                }
-                headers.push(h);
-            }
-            let header = |name: &str| {
-                headers
-                    .iter()
-                    .filter_map(|h| h.split_once(':'))
-                    .find(|(n, _)| n.trim().eq_ignore_ascii_case(name))
-                    .map(|(_, v)| v.trim().to_string())
-                    .unwrap_or_default()
-            };
-            let len: usize = header("content-length").parse().unwrap_or(0);
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-            let _ = tx.send((header("idempotency-key"), header("x-delivery-attempt")));
-        }
-    });
-    (url, rx)
+/// A delivery's `Idempotency-Key` and `X-Delivery-Attempt` (empty when missing).
+fn key_and_attempt(hit: &common::Received) -> (String, String) {
+    let header = |name| hit.header(name).unwrap_or_default().to_string();
+    (header("Idempotency-Key"), header("X-Delivery-Attempt"))
 }
 
 /// Three servers deliver the shared outbox: each webhook job reaches the receiver exactly once
@@ -544,7 +506,7 @@ fn each_webhook_delivered_once(mode: &str) {
     let dir = common::TempDir::new("pg-hook");
     let servers = start_three(&db.url, mode, &dir);
     let admin = admin();
-    let (hook_url, hooks) = hook_receiver();
+    let (hook_url, hooks) = common::webhook_receiver(0);
     let (status, rule) = request(
         &servers[0],
         "POST",
@@ -600,12 +562,12 @@ fn each_webhook_delivered_once(mode: &str) {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while seen.len() < PAGES && std::time::Instant::now() < deadline {
         if let Ok(hit) = hooks.recv_timeout(Duration::from_secs(1)) {
-            seen.push(hit);
+            seen.push(key_and_attempt(&hit));
         }
     }
     // every server polls every 250 ms: give a duplicate time to show
     std::thread::sleep(Duration::from_secs(2));
-    seen.extend(hooks.try_iter());
+    seen.extend(hooks.try_iter().map(|hit| key_and_attempt(&hit)));
     let keys: BTreeSet<&String> = seen.iter().map(|(k, _)| k).collect();
     assert_eq!(
         keys.len(),
@@ -747,7 +709,7 @@ fn schedule_runs_once_per_due_time(mode: &str) {
     let db = common::PgDatabase::create(&admin_url, "sched");
     let dir = common::TempDir::new("pg-sched");
     let servers = start_three(&db.url, mode, &dir);
-    let (hook_url, hooks) = hook_receiver_bodies();
+    let (hook_url, hooks) = common::webhook_receiver(0);
     let (status, body) = request(
         &servers[2],
         "POST",
@@ -761,8 +723,8 @@ fn schedule_runs_once_per_due_time(mode: &str) {
     let window = std::time::Instant::now() + Duration::from_secs(6);
     let mut seconds = Vec::new();
     while std::time::Instant::now() < window {
-        if let Ok(body) = hooks.recv_timeout(Duration::from_millis(200)) {
-            let doc: Value = serde_json::from_slice(&body).unwrap();
+        if let Ok(hit) = hooks.recv_timeout(Duration::from_millis(200)) {
+            let doc: Value = serde_json::from_slice(&hit.body).unwrap();
             let time = doc["time"].as_str().unwrap().to_string();
             seconds.push(time.chars().take(19).collect::<String>());
         }
@@ -774,40 +736,6 @@ fn schedule_runs_once_per_due_time(mode: &str) {
         seconds.len(),
         "a due time ran more than once: {seconds:?}"
     );
-}
-
-/// [`hook_receiver`] that reports each request's body.
-fn hook_receiver_bodies() -> (String, std::sync::mpsc::Receiver<Vec<u8>>) {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/hook", listener.local_addr().unwrap());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut r = BufReader::new(stream.try_clone().unwrap());
-            let mut len = 0usize;
-            loop {
-                let mut h = String::new();
-                if r.read_line(&mut h).unwrap_or(0) == 0 || h.trim_end().is_empty() {
-                    break;
-                }
-                if let Some((n, v)) = h.split_once(':') {
-                    if n.trim().eq_ignore_ascii_case("content-length") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            );
-            let _ = tx.send(body);
-        }
-    });
-    (url, rx)
 }
 
 #[test]

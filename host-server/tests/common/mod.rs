@@ -1,13 +1,16 @@
 //! What the process tests (`process`, `security`, `ai_process`, `outbox_process`, `tus_process`,
 //! `changes_process`, `pg_cluster`) share: a scratch directory removed on drop, starting the
 //! server binary up to its `listening on` line, an HTTP agent that hands back every status, and a
-//! JSON request. Each test binary uses part of it.
+//! JSON request, a webhook receiver. Each test binary uses part of it.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -216,4 +219,83 @@ impl Drop for PgDatabase {
             ));
         }
     }
+}
+
+/// One HTTP request as the receiver saw it.
+#[derive(Debug)]
+pub struct Received {
+    /// The headers, names as sent.
+    pub headers: Vec<(String, String)>,
+    /// The body (`Content-Length` bytes).
+    pub body: Vec<u8>,
+    /// When it was read.
+    pub at: Instant,
+}
+
+impl Received {
+    /// The value of header `name` (any case).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A webhook receiver: answers the first `fail_first` requests with 500, the others with 200, and
+/// sends every request it read to the channel.
+pub fn webhook_receiver(fail_first: usize) -> (String, mpsc::Receiver<Received>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for (n, stream) in listener.incoming().enumerate() {
+            let Ok(stream) = stream else { continue };
+            let Some(req) = read_http(&stream) else {
+                continue;
+            };
+            let status = if n < fail_first {
+                "500 Internal Server Error"
+            } else {
+                "200 OK"
+            };
+            let mut s = stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = tx.send(req);
+        }
+    });
+    (url, rx)
+}
+
+/// One HTTP/1.1 request read from `stream` (`None` when it is cut short or malformed).
+pub fn read_http(stream: &TcpStream) -> Option<Received> {
+    let mut r = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    r.read_line(&mut line).ok()?;
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        r.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (n, v) = h.split_once(':')?;
+        headers.push((n.trim().to_string(), v.trim().to_string()));
+    }
+    let len: usize = headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    Some(Received {
+        headers,
+        body,
+        at: Instant::now(),
+    })
 }
