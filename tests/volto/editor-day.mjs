@@ -6,7 +6,7 @@
 //
 //   node tests/volto/editor-day.mjs <volto URL> <backend URL>
 // with ADMIN_PASSWORD set to the backend's admin password. scripts/volto-e2e.sh starts both.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { deflateSync } from "node:zlib";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -153,8 +153,24 @@ async function logOut(page) {
   await open(page, "/");
   await page.click("#toolbar-personal");
   await page.click("#toolbar-logout");
+  // Volto drops its token when @logout answers, removing the auth_token cookie in the same store
+  // update, and then shows its "logged out" message. The toolbar alone is no sign: it can go while
+  // the route changes, before @logout has answered (and after a client-side route change
+  // `settle` does not wait for the request).
+  await see(page.getByText("You have been logged out from the site."), "Volto's 'logged out' message", 15000);
+  await waitFor(async () => !(await page.context().cookies()).some((c) => c.name === "auth_token"),
+    "the auth_token cookie to go after logout");
   await page.waitForFunction(() => !document.body.classList.contains("has-toolbar"), null, { timeout: 15000 });
   await settle(page);
+}
+
+// Poll `check` until it holds, failing with `what` after `timeout` ms.
+async function waitFor(check, what, timeout = 10000) {
+  const end = Date.now() + timeout;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`waited ${timeout} ms for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 // The description Volto shows for the current page (its title block renders no description; Volto
@@ -335,12 +351,22 @@ step("add a Page with a title, description, text and a link to another page", as
   // Select the sentence (a triple click selects the paragraph) and make it a link to another page
   // through slate's hovering toolbar.
   await text.click({ clickCount: 3 });
+  // Then pause as a person does. Volto's slate editor records a selection 200 ms after the last
+  // selection change (SlateEditor's onSelect) and inserts a link only at a recorded selection; a
+  // script that selects, opens the link form and presses Enter within those 200 ms (on a loaded
+  // machine the timer fires later still) gets no link, and no error either.
+  await page.waitForTimeout(1000);
   const addLink = page.locator('.slate-inline-toolbar a[title="Add link"]').first();
   await see(addLink, "slate's toolbar with 'Add link' over the selected text");
   await addLink.click();
   const url = page.locator(".slate-toolbar .link-form-container input").first();
   await see(url, "the link form");
-  await url.type(`${volto}/news/harbour-opens`);
+  // One input event with the whole address, as a paste gives: typed key by key, the controlled
+  // input re-renders between keys (Volto turns the address into a site path once the host is
+  // complete), and on a loaded machine keys got lost. Enter only once Volto shows the site path.
+  await url.fill(`${volto}/news/harbour-opens`);
+  await page.waitForFunction((el) => el.value === "/news/harbour-opens", await url.elementHandle(), { timeout: 10000 })
+    .catch(async () => { throw new Error(`the link form holds '${await url.inputValue()}', expected '/news/harbour-opens'`); });
   await url.press("Enter");
   await see(page.locator(".block-editor-slate a.slate-editor-link"), "the link in the editor");
   await page.click("#toolbar-save");
@@ -560,6 +586,9 @@ try {
   const page = await context.newPage();
   page.setDefaultTimeout(15000);
   const pageErrors = [];
+  // The main frame's addresses (full loads and client-side route changes), for a failure report.
+  const visited = [];
+  page.on("framenavigated", (f) => { if (f === page.mainFrame()) visited.push(f.url().replace(volto, "")); });
   page.on("pageerror", (e) => pageErrors.push(e.message));
   // Every API answer of 400 or more is printed (request body and answer), so a failing step shows
   // what the server refused.
@@ -583,7 +612,10 @@ try {
       console.log(`volto-e2e: ok   ${n}. ${s.name} (${Date.now() - t0} ms) ${shot}`);
     } catch (e) {
       await page.screenshot({ path: shot }).catch(() => {});
+      // The page's markup beside the screenshot: what the step looked for may be there but hidden.
+      try { writeFileSync(shot.replace(/\.png$/, ".html"), await page.content()); } catch {}
       console.log(`volto-e2e: FAIL ${n}. ${s.name}: ${e.message.split("\n").slice(0, 3).join(" | ")} ${shot}`);
+      console.log(`volto-e2e: the browser was at ${page.url()}; its last addresses: ${visited.slice(-6).join(" -> ")}`);
       if (pageErrors.length) console.log(`volto-e2e: page errors: ${pageErrors.join(" | ")}`);
       failed = s.name;
       break;
