@@ -22,6 +22,7 @@
 //! schema 5 (first byte `{`) is not read: the migration to schema 6 rebuilds the catalog.
 
 use chrono::{DateTime, Utc};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use crate::error::{EngineError, Result};
@@ -664,6 +665,112 @@ impl<'a> Fields<'a> {
     }
 }
 
+impl Fields<'_> {
+    /// The size of the fields as compact JSON: what [`crate::model::ContentRecord::fields_size`]
+    /// gives for them decoded ([`Fields::to_map`]), counted without decoding or writing them.
+    pub fn json_size(&self) -> usize {
+        let mut n = 0;
+        let mut size = 2;
+        for (k, v) in self.iter() {
+            n += 1;
+            size += str_json_size(k) + 1 + v.json_size();
+        }
+        size + n.max(1) - 1
+    }
+}
+
+/// The size of `s` as a JSON string.
+fn str_json_size(s: &str) -> usize {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        s.len() + 2
+    } else {
+        counted(s)
+    }
+}
+
+/// The size of `v` as compact JSON, as `serde_json` writes it.
+fn counted<T: Serialize + ?Sized>(v: &T) -> usize {
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, v) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
+}
+
+/// The number of decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+impl Raw<'_> {
+    /// The size of the value as compact JSON: what `serde_json` writes for [`Raw::to_value`],
+    /// counted without decoding it.
+    pub fn json_size(&self) -> usize {
+        match self.get() {
+            ValueRef::Null | ValueRef::Bool(true) => 4,
+            ValueRef::Bool(false) => 5,
+            ValueRef::U64(n) => digits(n),
+            ValueRef::I64(n) => usize::from(n < 0) + digits(n.unsigned_abs()),
+            ValueRef::F64(_) => counted(self),
+            ValueRef::Str(s) => str_json_size(s),
+            ValueRef::Array(items) => {
+                let mut n = 0;
+                let mut size = 2;
+                for item in items {
+                    n += 1;
+                    size += item.json_size();
+                }
+                size + n.max(1) - 1
+            }
+            ValueRef::Object(entries) => {
+                let mut n = 0;
+                let mut size = 2;
+                for (k, v) in entries {
+                    n += 1;
+                    size += str_json_size(k) + 1 + v.json_size();
+                }
+                size + n.max(1) - 1
+            }
+        }
+    }
+}
+
+/// Counts the bytes written to it.
+struct Count(usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// As the object its entries decode to: `serde_json` writes the same text for both.
+impl Serialize for Fields<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+/// As the value it decodes to ([`Raw::to_value`]): `serde_json` writes the same text for both.
+impl Serialize for Raw<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.get() {
+            ValueRef::Null => s.serialize_unit(),
+            ValueRef::Bool(b) => s.serialize_bool(b),
+            ValueRef::U64(n) => s.serialize_u64(n),
+            ValueRef::I64(n) => s.serialize_i64(n),
+            ValueRef::F64(n) => n.serialize(s),
+            ValueRef::Str(v) => s.serialize_str(v),
+            ValueRef::Array(items) => s.collect_seq(items),
+            ValueRef::Object(entries) => s.collect_map(entries),
+        }
+    }
+}
+
 /// The listing fields summaries read ([`Fields::known`]).
 #[derive(Default, Clone, Copy)]
 pub struct Known<'a> {
@@ -884,6 +991,31 @@ mod tests {
             panic!("an array")
         };
         assert_eq!(items.count(), 6);
+    }
+
+    #[test]
+    fn stored_values_serialize_as_the_decoded_ones() {
+        let v = json!({"a": null, "b": [true, false, 1, -2, 2.5, 1e300, "é\"\\x\n\u{1}"],
+                       "c": {"d": u64::MAX, "e": i64::MIN, "f\"": {}, "\u{7f}": [[], [0]]},
+                       "n": [0, 9, 10, 99, 100, -1, -9, -10, u64::MAX - 1, i64::MIN + 1],
+                       "s": "text", "t": [], "u": "\t\u{1f} \u{7f}"});
+        let mut w = Writer::bare();
+        w.map(v.as_object().unwrap());
+        let bytes = w.finish();
+        let f = Fields(&bytes);
+        assert_eq!(serde_json::to_string(&f).unwrap(), v.to_string());
+        assert_eq!(f.json_size(), v.to_string().len());
+        for (k, raw) in f.iter() {
+            assert_eq!(
+                serde_json::to_string(&raw).unwrap(),
+                v[k].to_string(),
+                "{k}"
+            );
+            assert_eq!(raw.json_size(), v[k].to_string().len(), "{k}");
+        }
+        let mut empty = Writer::bare();
+        empty.map(&Map::new());
+        assert_eq!(Fields(&empty.finish()).json_size(), 2);
     }
 
     #[test]
