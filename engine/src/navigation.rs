@@ -152,14 +152,14 @@ struct Facts<'a> {
 
 impl<'a> Facts<'a> {
     fn of_view(v: &View<'a>) -> Self {
+        let f = v.fields.known();
         Facts {
             path: v.head.path,
             type_name: v.type_name,
-            excluded: v
-                .fields
-                .get("exclude_from_nav")
+            excluded: f
+                .exclude_from_nav
                 .is_some_and(|r| matches!(r.get(), ValueRef::Bool(true))),
-            language: v.fields.str("language"),
+            language: f.language.and_then(|r| r.as_str()).unwrap_or(""),
         }
     }
 
@@ -259,7 +259,7 @@ impl Walk<'_> {
             return Ok(None);
         }
         let v = stored.view()?;
-        if v.fields.json_size() != v.size {
+        if v.fields.json_size()? != v.size {
             let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
             return self.from_record(ctx, rec, level);
         }

@@ -355,18 +355,37 @@ impl<'a> ItemValues<'a> {
     }
 }
 
-/// A time as a JSON string (what `string(out, &iso(t))` writes).
-fn time(out: &mut Vec<u8>, t: Time) -> Result<()> {
-    if let Some(b) = super::serialize::iso_bytes(t.secs, t.nanos) {
-        out.reserve(27);
-        out.push(b'"');
-        out.extend_from_slice(&b);
-        out.push(b'"');
-        return Ok(());
+/// A time as [`iso`] writes it, computed once for the several keys that show it.
+enum IsoTime {
+    /// The common form ([`super::serialize::iso_bytes`]).
+    Short([u8; 25]),
+    /// Any other ([`iso`]).
+    Long(String),
+}
+
+impl IsoTime {
+    fn of(t: Time) -> Result<Self> {
+        if let Some(b) = super::serialize::iso_bytes(t.secs, t.nanos) {
+            return Ok(IsoTime::Short(b));
+        }
+        match t.datetime() {
+            Some(d) => Ok(IsoTime::Long(iso(&d))),
+            None => Err(EngineError::Internal("a time out of range".into())),
+        }
     }
-    match t.datetime() {
-        Some(d) => string(out, &iso(&d)),
-        None => Err(EngineError::Internal("a time out of range".into())),
+}
+
+/// A time as a JSON string (what `string(out, &iso(t))` writes).
+fn time(out: &mut Vec<u8>, t: &IsoTime) -> Result<()> {
+    match t {
+        IsoTime::Short(b) => {
+            out.reserve(27);
+            out.push(b'"');
+            out.extend_from_slice(b);
+            out.push(b'"');
+            Ok(())
+        }
+        IsoTime::Long(s) => string(out, s),
     }
 }
 
@@ -385,20 +404,22 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
     let ty = ctx.types()?.require(r.type_name)?;
     let primary = super::files::primary_file(&ty, &r.files);
     let image_field = super::files::image_field(&ty, &r.files);
+    let created = IsoTime::of(r.created)?;
+    let modified = IsoTime::of(r.modified)?;
 
     out.extend_from_slice(b"{\"@id\":");
     url(out, ctx, r.path)?;
     out.extend_from_slice(b",\"@type\":");
     string(out, r.type_name)?;
     out.extend_from_slice(b",\"CreationDate\":");
-    time(out, r.created)?;
+    time(out, &created)?;
     out.extend_from_slice(b",\"Creator\":");
     match r.creators.and_then(Val::first) {
         Some(c) => val(out, c)?,
         None => string(out, r.owner)?,
     }
     out.extend_from_slice(b",\"Date\":");
-    time(out, r.modified)?;
+    time(out, &modified)?;
     out.extend_from_slice(b",\"Description\":");
     string(out, r.description)?;
     out.extend_from_slice(b",\"EffectiveDate\":");
@@ -414,7 +435,7 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
         val(out, r.expires)?;
     }
     out.extend_from_slice(b",\"ModificationDate\":");
-    time(out, r.modified)?;
+    time(out, &modified)?;
     out.extend_from_slice(b",\"Subject\":");
     val(out, r.subjects)?;
     out.extend_from_slice(b",\"Title\":");
@@ -424,7 +445,7 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
     out.extend_from_slice(b",\"UID\":");
     string(out, r.uid)?;
     out.extend_from_slice(b",\"created\":");
-    time(out, r.created)?;
+    time(out, &created)?;
     out.extend_from_slice(b",\"description\":");
     string(out, r.description)?;
     out.extend_from_slice(b",\"effective\":");
@@ -478,7 +499,7 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
         None => string(out, "text/plain")?,
     }
     out.extend_from_slice(b",\"modified\":");
-    time(out, r.modified)?;
+    time(out, &modified)?;
     out.extend_from_slice(b",\"path\":");
     string(out, if r.path.is_empty() { "/" } else { r.path })?;
     out.extend_from_slice(b",\"portal_type\":");
@@ -637,7 +658,7 @@ mod tests {
                     let rec = crate::tree::load(ctx, &uid)?.unwrap();
                     let stored = crate::catalog::stored_entry(ctx, &uid)?.unwrap();
                     let v = stored.view()?;
-                    let stands = v.fields.json_size() == v.size;
+                    let stands = v.fields.json_size()? == v.size;
                     // The entry holds every field value exactly when the record has no others
                     // (blocks) and no null listing field (left out of the entry).
                     let only_listing = rec.fields.iter().all(|(k, v)| {

@@ -340,6 +340,13 @@ impl<'a> Reader<'a> {
 
     /// A varint.
     pub fn varint(&mut self) -> Result<u64> {
+        // Most are one byte (lengths, counts, flags).
+        if let Some(&b) = self.b.get(self.i) {
+            if b < 0x80 {
+                self.i += 1;
+                return Ok(u64::from(b));
+            }
+        }
         let mut n = 0u64;
         let mut shift = 0;
         loop {
@@ -641,6 +648,7 @@ impl<'a> Fields<'a> {
                 b"effective" => &mut k.effective,
                 b"expires" => &mut k.expires,
                 b"creators" => &mut k.creators,
+                b"language" => &mut k.language,
                 _ => {
                     k.objects |= v.0.first() == Some(&8);
                     continue;
@@ -667,25 +675,24 @@ impl<'a> Fields<'a> {
 
 impl Fields<'_> {
     /// The size of the fields as compact JSON: what [`crate::model::ContentRecord::fields_size`]
-    /// gives for them decoded ([`Fields::to_map`]), counted without decoding or writing them.
-    pub fn json_size(&self) -> usize {
-        let mut n = 0;
-        let mut size = 2;
-        for (k, v) in self.iter() {
-            n += 1;
-            size += str_json_size(k) + 1 + v.json_size();
-        }
-        size + n.max(1) - 1
+    /// gives for them decoded ([`Fields::to_map`]), counted in one pass over the encoding
+    /// without decoding or writing them. An error when a string is not UTF-8 (decoding fails
+    /// there too).
+    pub fn json_size(&self) -> Result<usize> {
+        Reader::bare(self.0).json_size_map(0)
     }
 }
 
-/// The size of `s` as a JSON string.
-fn str_json_size(s: &str) -> usize {
-    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
-        s.len() + 2
-    } else {
-        counted(s)
+/// The size of the string `b` as JSON (`b` checked as UTF-8).
+fn str_json_size(b: &[u8]) -> Result<usize> {
+    // Printable ASCII without `"` and `\` is written as it is (and is UTF-8).
+    if b.iter()
+        .all(|&c| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\')
+    {
+        return Ok(b.len() + 2);
     }
+    let s = std::str::from_utf8(b).map_err(|_| corrupt("UTF-8"))?;
+    Ok(counted(s))
 }
 
 /// The size of `v` as compact JSON, as `serde_json` writes it.
@@ -702,36 +709,56 @@ fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-impl Raw<'_> {
-    /// The size of the value as compact JSON: what `serde_json` writes for [`Raw::to_value`],
-    /// counted without decoding it.
-    pub fn json_size(&self) -> usize {
-        match self.get() {
-            ValueRef::Null | ValueRef::Bool(true) => 4,
-            ValueRef::Bool(false) => 5,
-            ValueRef::U64(n) => digits(n),
-            ValueRef::I64(n) => usize::from(n < 0) + digits(n.unsigned_abs()),
-            ValueRef::F64(_) => counted(self),
-            ValueRef::Str(s) => str_json_size(s),
-            ValueRef::Array(items) => {
-                let mut n = 0;
-                let mut size = 2;
-                for item in items {
-                    n += 1;
-                    size += item.json_size();
-                }
-                size + n.max(1) - 1
-            }
-            ValueRef::Object(entries) => {
-                let mut n = 0;
-                let mut size = 2;
-                for (k, v) in entries {
-                    n += 1;
-                    size += str_json_size(k) + 1 + v.json_size();
-                }
-                size + n.max(1) - 1
-            }
+impl Reader<'_> {
+    /// Past one value, its size as compact JSON (what `serde_json` writes for the value
+    /// [`Reader::value`] decodes).
+    fn json_size_value(&mut self, depth: usize) -> Result<usize> {
+        if depth > 64 {
+            return Err(corrupt("nesting"));
         }
+        let start = self.i;
+        Ok(match self.byte()? {
+            0 | 2 => 4,
+            1 => 5,
+            3 => digits(self.varint()?),
+            4 => {
+                let n = self.zigzag()?;
+                usize::from(n < 0) + digits(n.unsigned_abs())
+            }
+            5 => {
+                self.skip(8)?;
+                counted(&Raw(&self.b[start..self.i]))
+            }
+            6 => {
+                let n = self.len()?;
+                let s = &self.b[self.i..self.i + n];
+                self.i += n;
+                str_json_size(s)?
+            }
+            7 => {
+                let n = self.len()?;
+                let mut size = 2 + n.saturating_sub(1);
+                for _ in 0..n {
+                    size += self.json_size_value(depth + 1)?;
+                }
+                size
+            }
+            8 => self.json_size_map(depth + 1)?,
+            _ => return Err(corrupt("value tag")),
+        })
+    }
+
+    /// Past one object, its size as compact JSON.
+    fn json_size_map(&mut self, depth: usize) -> Result<usize> {
+        let n = self.len()?;
+        let mut size = 2 + n.saturating_sub(1);
+        for _ in 0..n {
+            let k = self.len()?;
+            let key = &self.b[self.i..self.i + k];
+            self.i += k;
+            size += str_json_size(key)? + 1 + self.json_size_value(depth)?;
+        }
+        Ok(size)
     }
 }
 
@@ -745,13 +772,6 @@ impl std::io::Write for Count {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-/// As the object its entries decode to: `serde_json` writes the same text for both.
-impl Serialize for Fields<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_map(self.iter())
     }
 }
 
@@ -788,6 +808,8 @@ pub struct Known<'a> {
     pub expires: Option<Raw<'a>>,
     /// `creators`.
     pub creators: Option<Raw<'a>>,
+    /// `language`.
+    pub language: Option<Raw<'a>>,
     /// Whether any field holds an object (a stored file or image).
     pub objects: bool,
 }
@@ -1003,19 +1025,28 @@ mod tests {
         w.map(v.as_object().unwrap());
         let bytes = w.finish();
         let f = Fields(&bytes);
-        assert_eq!(serde_json::to_string(&f).unwrap(), v.to_string());
-        assert_eq!(f.json_size(), v.to_string().len());
+        assert_eq!(f.json_size().unwrap(), v.to_string().len());
         for (k, raw) in f.iter() {
             assert_eq!(
                 serde_json::to_string(&raw).unwrap(),
                 v[k].to_string(),
                 "{k}"
             );
-            assert_eq!(raw.json_size(), v[k].to_string().len(), "{k}");
+            let mut one = Writer::bare();
+            one.map(&Map::from_iter([(k.to_string(), v[k].clone())]));
+            let one = one.finish();
+            let expected = json!({ k: v[k].clone() }).to_string().len();
+            assert_eq!(Fields(&one).json_size().unwrap(), expected, "{k}");
         }
         let mut empty = Writer::bare();
         empty.map(&Map::new());
-        assert_eq!(Fields(&empty.finish()).json_size(), 2);
+        assert_eq!(Fields(&empty.finish()).json_size().unwrap(), 2);
+        let mut bad = Writer::bare();
+        bad.map(&Map::from_iter([("k".to_string(), json!("é"))]));
+        let mut bad = bad.finish();
+        let at = bad.len() - 1;
+        bad[at] = 0xff;
+        assert!(Fields(&bad).json_size().is_err());
     }
 
     #[test]
