@@ -255,10 +255,10 @@ impl Walk<'_> {
             }
             return self.from_record(ctx, rec, level);
         };
-        if !stored.visible_to(&self.tokens)? {
+        let v = stored.view()?;
+        if !v.head.visible_to(&self.tokens) {
             return Ok(None);
         }
-        let v = stored.view()?;
         if v.fields.json_size()? != v.size {
             let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
             return self.from_record(ctx, rec, level);
