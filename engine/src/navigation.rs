@@ -138,8 +138,8 @@ pub enum NavSource {
     /// The object's catalog entry as stored, holding every field value the object has: read in
     /// place ([`StoredEntry::view`]) rather than decoded into a record.
     Entry(StoredEntry),
-    /// The object's record. Never save it.
-    Record(ContentRecord),
+    /// The object's record (boxed: an entry is the common case). Never save it.
+    Record(Box<ContentRecord>),
 }
 
 /// What the walk decides on, borrowed from a [`NavSource`].
@@ -253,7 +253,7 @@ impl Walk<'_> {
             if !ctx.permitted_within(Permission::View, &rec, ancestors)? {
                 return Ok(None);
             }
-            return self.from_record(ctx, rec, level);
+            return self.record_item(ctx, rec, level);
         };
         let v = stored.view()?;
         if !v.head.visible_to(&self.tokens) {
@@ -261,7 +261,7 @@ impl Walk<'_> {
         }
         if v.fields.json_size()? != v.size {
             let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
-            return self.from_record(ctx, rec, level);
+            return self.record_item(ctx, rec, level);
         }
         let size = v.size;
         let Some(folderish) = self.shown(ctx, &Facts::of_view(&v), level)? else {
@@ -274,7 +274,7 @@ impl Walk<'_> {
     }
 
     /// [`Walk::listed`] for an object read from its record.
-    fn from_record(
+    fn record_item(
         &self,
         ctx: &Ctx<'_>,
         rec: ContentRecord,
@@ -285,7 +285,7 @@ impl Walk<'_> {
         };
         let size = rec.fields_size();
         Ok(Some((
-            NavItem::new(NavSource::Record(rec), size),
+            NavItem::new(NavSource::Record(Box::new(rec)), size),
             folderish,
         )))
     }

@@ -592,7 +592,7 @@ mod tests {
                     }
                     kids.push(NavItem {
                         size: rec.fields_size(),
-                        source: NavSource::Record(rec),
+                        source: NavSource::Record(Box::new(rec)),
                         children: Vec::new(),
                     });
                 }
@@ -600,7 +600,7 @@ mod tests {
                 top_rec.path = String::new();
                 let top = NavItem {
                     size: top_rec.fields_size(),
-                    source: NavSource::Record(top_rec),
+                    source: NavSource::Record(Box::new(top_rec)),
                     children: kids,
                 };
                 let mut built = Vec::new();
@@ -675,7 +675,7 @@ mod tests {
                 assert_eq!(entries.len(), 4);
                 for (rec, stored, size) in entries {
                     let from_record = NavItem {
-                        source: NavSource::Record(rec),
+                        source: NavSource::Record(Box::new(rec)),
                         size,
                         children: Vec::new(),
                     };
