@@ -102,6 +102,21 @@ pub fn rss(ctx: &Ctx<'_>, obj: &ContentRecord, language: &str, items: &[ContentR
     out
 }
 
+/// The Markdown of an object without blocks (what [`markdown`] gives for it): its `title` as a
+/// heading and its `description`.
+pub fn markdown_without_blocks(title: &str, description: &str) -> String {
+    let mut out = String::with_capacity(title.len() + description.len() + 5);
+    out.push_str("# ");
+    out.push_str(title);
+    out.push('\n');
+    if !description.trim().is_empty() {
+        out.push('\n');
+        out.push_str(description);
+        out.push('\n');
+    }
+    out
+}
+
 /// The Markdown of `rec`'s blocks, in layout order: the title block as `# title`, the
 /// description block as text, slate text with headings, lists, quotes, links and emphasis,
 /// images as `![alt](url)`; other blocks are left out. An object without blocks (a folder, a
@@ -115,13 +130,7 @@ pub fn markdown(rec: &ContentRecord) -> String {
         .and_then(|l| l.get("items"))
         .and_then(Value::as_array);
     let (Some(blocks), Some(order)) = (blocks, order) else {
-        let mut out = format!("# {}\n", rec.title());
-        if !rec.description().trim().is_empty() {
-            out.push('\n');
-            out.push_str(rec.description());
-            out.push('\n');
-        }
-        return out;
+        return markdown_without_blocks(rec.title(), rec.description());
     };
     let mut parts: Vec<String> = Vec::new();
     for id in order.iter().filter_map(Value::as_str) {

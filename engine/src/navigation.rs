@@ -11,6 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalog::codec::{ValueRef, View};
+use crate::catalog::StoredEntry;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::model::ContentRecord;
@@ -110,16 +112,69 @@ pub fn save_settings(ctx: &mut Ctx<'_>, s: &NavigationSettings) -> Result<()> {
 }
 
 /// One navigation entry and the entries below it (empty beyond the requested depth).
-#[derive(Debug, Clone)]
 pub struct NavItem {
-    /// The object, with every field value it has: its catalog entry as a record when the entry
-    /// holds all of them (the entry's size says so, see [`listed`]), else its stored record.
-    /// Never save it.
-    pub rec: ContentRecord,
+    /// Where its values come from: its catalog entry when the entry holds every field value of
+    /// the object (the entry's size says so: the module's documentation), else its stored record.
+    pub source: NavSource,
     /// The size of its field values as JSON ([`ContentRecord::fields_size`], `getObjSize`).
     pub size: usize,
     /// Its navigation children.
     pub children: Vec<NavItem>,
+}
+
+impl NavItem {
+    /// An item without children.
+    pub fn new(source: NavSource, size: usize) -> Self {
+        NavItem {
+            source,
+            size,
+            children: Vec::new(),
+        }
+    }
+}
+
+/// The values of a navigation item.
+pub enum NavSource {
+    /// The object's catalog entry as stored, holding every field value the object has: read in
+    /// place ([`StoredEntry::view`]) rather than decoded into a record.
+    Entry(StoredEntry),
+    /// The object's record (boxed: an entry is the common case). Never save it.
+    Record(Box<ContentRecord>),
+}
+
+/// What the walk decides on, borrowed from a [`NavSource`].
+struct Facts<'a> {
+    path: &'a str,
+    type_name: &'a str,
+    excluded: bool,
+    language: &'a str,
+}
+
+impl<'a> Facts<'a> {
+    fn of_view(v: &View<'a>) -> Self {
+        let f = v.fields.known();
+        Facts {
+            path: v.head.path,
+            type_name: v.type_name,
+            excluded: f
+                .exclude_from_nav
+                .is_some_and(|r| matches!(r.get(), ValueRef::Bool(true))),
+            language: f.language.and_then(|r| r.as_str()).unwrap_or(""),
+        }
+    }
+
+    fn of_record(rec: &'a ContentRecord) -> Self {
+        Facts {
+            path: &rec.path,
+            type_name: &rec.type_name,
+            excluded: rec
+                .fields
+                .get("exclude_from_nav")
+                .and_then(serde_json::Value::as_bool)
+                .unwrap_or(false),
+            language: multilingual::language_of(rec),
+        }
+    }
 }
 
 /// Whether the caller may view `obj`, given its ancestors (root first) for local roles.
@@ -134,54 +189,16 @@ pub fn can_view(ctx: &Ctx<'_>, obj: &ContentRecord, ancestors: &[ContentRecord])
     Ok(ctx.principal.holds_any(allowed, obj, ancestors))
 }
 
-fn within(context: &ContentRecord, item: &ContentRecord) -> bool {
-    context.path == item.path
+fn within(context: &ContentRecord, path: &str) -> bool {
+    context.path == path
         || context
             .path
-            .strip_prefix(&item.path)
+            .strip_prefix(path)
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn missing(uid: &str) -> EngineError {
     EngineError::Internal(format!("child {uid} is listed but missing"))
-}
-
-/// The child `uid` if the caller may view it, with the size of its field values.
-///
-/// Read from its catalog entry: the entry's `allowedRolesAndUsers` decide visibility (they meet
-/// the caller's search tokens exactly when it holds View, as for folder listings), and the entry
-/// holds the structural data and the listing fields ([`crate::model::LISTING_FIELDS`] that are
-/// set and not null). When those are all the object's field values (their JSON size is the
-/// entry's size, the size of all of them: any other field, or a listing field left out for
-/// being null, would make that larger), the entry stands for the record; otherwise (blocks,
-/// text, ...: the answer's `markdown` reads blocks) the record is read. Without an entry, the
-/// record is read and checked (`ancestors` caches the ancestors the siblings share).
-fn listed(
-    ctx: &Ctx<'_>,
-    uid: &str,
-    tokens: &[String],
-    ancestors: &mut Option<Vec<ContentRecord>>,
-) -> Result<Option<(ContentRecord, usize)>> {
-    let Some(stored) = crate::catalog::stored_entry(ctx, uid)? else {
-        let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
-        if !ctx.permitted_within(Permission::View, &rec, ancestors)? {
-            return Ok(None);
-        }
-        let size = rec.fields_size();
-        return Ok(Some((rec, size)));
-    };
-    if !stored.visible_to(tokens)? {
-        return Ok(None);
-    }
-    let entry = stored.entry()?;
-    let size = entry.size;
-    let rec = entry.into_record();
-    if rec.fields_size() == size {
-        return Ok(Some((rec, size)));
-    }
-    let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
-    let size = rec.fields_size();
-    Ok(Some((rec, size)))
 }
 
 struct Walk<'w> {
@@ -200,46 +217,102 @@ impl Walk<'_> {
         let mut out = Vec::new();
         let mut ancestors = None;
         for uid in tree::child_uids(ctx, folder_uid, 0, usize::MAX)? {
-            let Some((kid, size)) = listed(ctx, &uid, &self.tokens, &mut ancestors)? else {
+            let Some((mut item, folderish)) = self.listed(ctx, &uid, level, &mut ancestors)? else {
                 continue;
             };
-            let excluded = kid
-                .fields
-                .get("exclude_from_nav")
-                .and_then(serde_json::Value::as_bool)
-                .unwrap_or(false);
-            // Top-level tabs never show excluded items; deeper levels show them on the way to
-            // the context.
-            if excluded && (level == 1 || !within(self.context, &kid)) {
-                continue;
+            if level < self.depth && folderish {
+                item.children = self.level(ctx, &uid, level + 1)?;
             }
-            let kid_type = ctx.type_of(&kid)?;
-            if level == 1 && !self.settings.nonfolderish_tabs && !kid_type.folderish {
-                continue;
-            }
-            if let Some(types) = &self.settings.displayed_types {
-                if !types.contains(&kid_type.name) {
-                    continue;
-                }
-            }
-            if let Some(lang) = &self.language {
-                let l = multilingual::language_of(&kid);
-                if !l.is_empty() && l != lang {
-                    continue;
-                }
-            }
-            let children = if level < self.depth && kid_type.folderish {
-                self.level(ctx, &kid.uid, level + 1)?
-            } else {
-                Vec::new()
-            };
-            out.push(NavItem {
-                rec: kid,
-                size,
-                children,
-            });
+            out.push(item);
         }
         Ok(out)
+    }
+
+    /// The child `uid` as a navigation item (its children not read yet) and whether it is
+    /// folderish, if the caller may view it and the settings show it at `level`.
+    ///
+    /// Read from its catalog entry: the entry's `allowedRolesAndUsers` decide visibility (they
+    /// meet the caller's search tokens exactly when it holds View, as for folder listings), and
+    /// the entry holds the structural data and the listing fields
+    /// ([`crate::model::LISTING_FIELDS`] that are set and not null). When those are all the
+    /// object's field values (their JSON size is the entry's size, the size of all of them: any
+    /// other field, or a listing field left out for being null, would make that larger), the
+    /// entry stands for the record and is kept as stored (read in place, never decoded);
+    /// otherwise (blocks, text, ...: the answer's `markdown` reads blocks) the record is read.
+    /// Without an entry, the record is read and checked (`ancestors` caches the ancestors the
+    /// siblings share).
+    fn listed(
+        &self,
+        ctx: &Ctx<'_>,
+        uid: &str,
+        level: usize,
+        ancestors: &mut Option<Vec<ContentRecord>>,
+    ) -> Result<Option<(NavItem, bool)>> {
+        let Some(stored) = crate::catalog::stored_entry(ctx, uid)? else {
+            let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
+            if !ctx.permitted_within(Permission::View, &rec, ancestors)? {
+                return Ok(None);
+            }
+            return self.record_item(ctx, rec, level);
+        };
+        let v = stored.view()?;
+        if !v.head.visible_to(&self.tokens) {
+            return Ok(None);
+        }
+        if v.fields.json_size()? != v.size {
+            let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
+            return self.record_item(ctx, rec, level);
+        }
+        let size = v.size;
+        let Some(folderish) = self.shown(ctx, &Facts::of_view(&v), level)? else {
+            return Ok(None);
+        };
+        Ok(Some((
+            NavItem::new(NavSource::Entry(stored), size),
+            folderish,
+        )))
+    }
+
+    /// [`Walk::listed`] for an object read from its record.
+    fn record_item(
+        &self,
+        ctx: &Ctx<'_>,
+        rec: ContentRecord,
+        level: usize,
+    ) -> Result<Option<(NavItem, bool)>> {
+        let Some(folderish) = self.shown(ctx, &Facts::of_record(&rec), level)? else {
+            return Ok(None);
+        };
+        let size = rec.fields_size();
+        Ok(Some((
+            NavItem::new(NavSource::Record(Box::new(rec)), size),
+            folderish,
+        )))
+    }
+
+    /// Whether the settings show an item with `kid`'s values at `level` (then whether its type
+    /// is folderish).
+    fn shown(&self, ctx: &Ctx<'_>, kid: &Facts<'_>, level: usize) -> Result<Option<bool>> {
+        // Top-level tabs never show excluded items; deeper levels show them on the way to
+        // the context.
+        if kid.excluded && (level == 1 || !within(self.context, kid.path)) {
+            return Ok(None);
+        }
+        let kid_type = ctx.types()?.require(kid.type_name)?;
+        if level == 1 && !self.settings.nonfolderish_tabs && !kid_type.folderish {
+            return Ok(None);
+        }
+        if let Some(types) = &self.settings.displayed_types {
+            if !types.contains(&kid_type.name) {
+                return Ok(None);
+            }
+        }
+        if let Some(lang) = &self.language {
+            if !kid.language.is_empty() && kid.language != lang {
+                return Ok(None);
+            }
+        }
+        Ok(Some(kid_type.folderish))
     }
 }
 
@@ -335,9 +408,9 @@ mod tests {
 
     #[test]
     fn within_means_self_or_below() {
-        assert!(within(&rec("/a/b"), &rec("/a")));
-        assert!(within(&rec("/a"), &rec("/a")));
-        assert!(!within(&rec("/ab"), &rec("/a")));
-        assert!(!within(&rec("/a"), &rec("/a/b")));
+        assert!(within(&rec("/a/b"), "/a"));
+        assert!(within(&rec("/a"), "/a"));
+        assert!(!within(&rec("/ab"), "/a"));
+        assert!(!within(&rec("/a"), "/a/b"));
     }
 }

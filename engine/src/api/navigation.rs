@@ -3,7 +3,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
@@ -12,11 +13,12 @@ use super::serialize::iso;
 use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::summaries;
 use super::Route;
+use crate::catalog::codec::{Raw, Time, ValueRef, View};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::ContentRecord;
-use crate::navigation::{self, NavItem};
+use crate::navigation::{self, NavItem, NavSource};
 use crate::security::Permission;
 
 /// Register `@navigation` and the `navigation` component.
@@ -201,69 +203,259 @@ fn value<T: Serialize + ?Sized>(out: &mut Vec<u8>, v: &T) -> Result<()> {
     Ok(serde_json::to_writer(&mut *out, v)?)
 }
 
+/// A field value of a navigation item, as its record or its catalog entry holds it.
+#[derive(Clone, Copy)]
+enum Val<'a> {
+    /// A record's value (`null` when unset).
+    Json(&'a Value),
+    /// A catalog entry's value, read in place.
+    Stored(Raw<'a>),
+}
+
+/// An unset field.
+static NULL: Value = Value::Null;
+
+impl<'a> Val<'a> {
+    fn of_record(r: &'a ContentRecord, name: &str) -> Self {
+        Val::Json(r.fields.get(name).unwrap_or(&NULL))
+    }
+
+    fn of_entry(raw: Option<Raw<'a>>) -> Self {
+        raw.map_or(Val::Json(&NULL), Val::Stored)
+    }
+
+    fn is_null(self) -> bool {
+        match self {
+            Val::Json(v) => v.is_null(),
+            Val::Stored(r) => r.is_null(),
+        }
+    }
+
+    /// The first item of an array.
+    fn first(self) -> Option<Val<'a>> {
+        match self {
+            Val::Json(v) => v.get(0).map(Val::Json),
+            Val::Stored(r) => match r.get() {
+                ValueRef::Array(mut items) => items.next().map(Val::Stored),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// A field value as JSON (what `serde_json` writes for the value; a stored one is written
+/// without decoding it, strings by [`summaries::write_string`]).
+fn val(out: &mut Vec<u8>, v: Val<'_>) -> Result<()> {
+    let r = match v {
+        Val::Json(v) => return value(out, v),
+        Val::Stored(r) => r,
+    };
+    match r.get() {
+        ValueRef::Null => out.extend_from_slice(b"null"),
+        ValueRef::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        ValueRef::Str(s) => string(out, s)?,
+        ValueRef::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                val(out, Val::Stored(item))?;
+            }
+            out.push(b']');
+        }
+        ValueRef::U64(_) | ValueRef::I64(_) | ValueRef::F64(_) | ValueRef::Object(_) => {
+            value(out, &r)?
+        }
+    }
+    Ok(())
+}
+
+/// What [`write_item`] writes of one navigation item, borrowed from its record or read in place
+/// from its catalog entry (which then holds every field value of the object).
+struct ItemValues<'a> {
+    uid: &'a str,
+    id: &'a str,
+    path: &'a str,
+    type_name: &'a str,
+    created: Time,
+    modified: Time,
+    owner: &'a str,
+    review_state: Option<&'a str>,
+    title: &'a str,
+    description: &'a str,
+    subjects: Val<'a>,
+    effective: Val<'a>,
+    expires: Val<'a>,
+    exclude_from_nav: Val<'a>,
+    creators: Option<Val<'a>>,
+    /// The field values the file and image columns read: all of a record's, the object values
+    /// (stored files and images) of an entry's (the others play no part in those columns).
+    files: Cow<'a, Map<String, Value>>,
+    markdown: String,
+}
+
+impl<'a> ItemValues<'a> {
+    fn of_record(r: &'a ContentRecord) -> Self {
+        ItemValues {
+            uid: &r.uid,
+            id: &r.id,
+            path: &r.path,
+            type_name: &r.type_name,
+            created: Time::of(&r.created),
+            modified: Time::of(&r.modified),
+            owner: &r.owner,
+            review_state: r.review_state.as_deref(),
+            title: r.title(),
+            description: r.description(),
+            subjects: Val::of_record(r, "subjects"),
+            effective: Val::of_record(r, "effective"),
+            expires: Val::of_record(r, "expires"),
+            exclude_from_nav: Val::of_record(r, "exclude_from_nav"),
+            creators: r.fields.get("creators").map(Val::Json),
+            files: Cow::Borrowed(&r.fields),
+            markdown: crate::exports::markdown(r),
+        }
+    }
+
+    /// The values of an entry that holds every field value of its object (so no blocks: its
+    /// Markdown is its title and description).
+    fn of_entry(v: &View<'a>) -> Self {
+        let f = v.fields.known();
+        let title = f.title.and_then(|r| r.as_str()).unwrap_or("");
+        let description = f.description.and_then(|r| r.as_str()).unwrap_or("");
+        let files = if f.objects {
+            v.fields
+                .iter()
+                .filter(|(_, raw)| matches!(raw.get(), ValueRef::Object(_)))
+                .map(|(k, raw)| (k.to_string(), raw.to_value()))
+                .collect()
+        } else {
+            Map::new()
+        };
+        ItemValues {
+            uid: v.uid,
+            id: v.id,
+            path: v.head.path,
+            type_name: v.type_name,
+            created: v.created,
+            modified: v.modified,
+            owner: v.owner,
+            review_state: v.review_state,
+            title,
+            description,
+            subjects: Val::of_entry(f.subjects),
+            effective: Val::of_entry(f.effective),
+            expires: Val::of_entry(f.expires),
+            exclude_from_nav: Val::of_entry(f.exclude_from_nav),
+            creators: f.creators.map(Val::Stored),
+            files: Cow::Owned(files),
+            markdown: crate::exports::markdown_without_blocks(title, description),
+        }
+    }
+}
+
+/// A time as [`iso`] writes it, computed once for the several keys that show it.
+enum IsoTime {
+    /// The common form ([`super::serialize::iso_bytes`]).
+    Short([u8; 25]),
+    /// Any other ([`iso`]).
+    Long(String),
+}
+
+impl IsoTime {
+    fn of(t: Time) -> Result<Self> {
+        if let Some(b) = super::serialize::iso_bytes(t.secs, t.nanos) {
+            return Ok(IsoTime::Short(b));
+        }
+        match t.datetime() {
+            Some(d) => Ok(IsoTime::Long(iso(&d))),
+            None => Err(EngineError::Internal("a time out of range".into())),
+        }
+    }
+}
+
+/// A time as a JSON string (what `string(out, &iso(t))` writes).
+fn time(out: &mut Vec<u8>, t: &IsoTime) -> Result<()> {
+    match t {
+        IsoTime::Short(b) => {
+            out.reserve(27);
+            out.push(b'"');
+            out.extend_from_slice(b);
+            out.push(b'"');
+            Ok(())
+        }
+        IsoTime::Long(s) => string(out, s),
+    }
+}
+
 /// One navigation item: the catalog item fields (as [`super::serialize::catalog_value`] gives
 /// them for every name of [`super::serialize::CATALOG_FIELDS`]) plus `description`, `markdown`,
 /// `items`, `start`, `end` and `recurrence`, in sorted key order, then its children.
 fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
-    const NULL: Value = Value::Null;
-    let r = &item.rec;
-    let ty = ctx.type_of(r)?;
-    let field = |n: &str| r.fields.get(n).unwrap_or(&NULL);
-    let created = iso(&r.created);
-    let modified = iso(&r.modified);
-    let primary = super::files::primary_file(&ty, &r.fields);
-    let image_field = super::files::image_field(&ty, &r.fields);
-    let creators = r.fields.get("creators");
-    let title = r.title();
-    let description = r.description();
+    let view;
+    let r = match &item.source {
+        NavSource::Entry(stored) => {
+            view = stored.view()?;
+            ItemValues::of_entry(&view)
+        }
+        NavSource::Record(rec) => ItemValues::of_record(rec),
+    };
+    let ty = ctx.types()?.require(r.type_name)?;
+    let primary = super::files::primary_file(&ty, &r.files);
+    let image_field = super::files::image_field(&ty, &r.files);
+    let created = IsoTime::of(r.created)?;
+    let modified = IsoTime::of(r.modified)?;
 
     out.extend_from_slice(b"{\"@id\":");
-    url(out, ctx, &r.path)?;
+    url(out, ctx, r.path)?;
     out.extend_from_slice(b",\"@type\":");
-    string(out, &r.type_name)?;
+    string(out, r.type_name)?;
     out.extend_from_slice(b",\"CreationDate\":");
-    string(out, &created)?;
+    time(out, &created)?;
     out.extend_from_slice(b",\"Creator\":");
-    match creators.and_then(|c| c.get(0)) {
-        Some(c) => value(out, c)?,
-        None => string(out, &r.owner)?,
+    match r.creators.and_then(Val::first) {
+        Some(c) => val(out, c)?,
+        None => string(out, r.owner)?,
     }
     out.extend_from_slice(b",\"Date\":");
-    string(out, &modified)?;
+    time(out, &modified)?;
     out.extend_from_slice(b",\"Description\":");
-    string(out, description)?;
+    string(out, r.description)?;
     out.extend_from_slice(b",\"EffectiveDate\":");
-    match field("effective") {
-        Value::Null => string(out, "None")?,
-        v => value(out, v)?,
+    if r.effective.is_null() {
+        string(out, "None")?;
+    } else {
+        val(out, r.effective)?;
     }
     out.extend_from_slice(b",\"ExpirationDate\":");
-    match field("expires") {
-        Value::Null => string(out, "None")?,
-        v => value(out, v)?,
+    if r.expires.is_null() {
+        string(out, "None")?;
+    } else {
+        val(out, r.expires)?;
     }
     out.extend_from_slice(b",\"ModificationDate\":");
-    string(out, &modified)?;
+    time(out, &modified)?;
     out.extend_from_slice(b",\"Subject\":");
-    value(out, field("subjects"))?;
+    val(out, r.subjects)?;
     out.extend_from_slice(b",\"Title\":");
-    string(out, title)?;
+    string(out, r.title)?;
     out.extend_from_slice(b",\"Type\":");
-    string(out, &r.type_name)?;
+    string(out, r.type_name)?;
     out.extend_from_slice(b",\"UID\":");
-    string(out, &r.uid)?;
+    string(out, r.uid)?;
     out.extend_from_slice(b",\"created\":");
-    string(out, &created)?;
+    time(out, &created)?;
     out.extend_from_slice(b",\"description\":");
-    string(out, description)?;
+    string(out, r.description)?;
     out.extend_from_slice(b",\"effective\":");
-    value(out, field("effective"))?;
+    val(out, r.effective)?;
     out.extend_from_slice(b",\"end\":null,\"exclude_from_nav\":");
-    value(out, field("exclude_from_nav"))?;
+    val(out, r.exclude_from_nav)?;
     out.extend_from_slice(b",\"expires\":");
-    value(out, field("expires"))?;
+    val(out, r.expires)?;
     out.extend_from_slice(b",\"getId\":");
-    string(out, &r.id)?;
+    string(out, r.id)?;
     out.extend_from_slice(b",\"getObjSize\":");
     match &primary {
         Some(f) => value(out, &f.size)?,
@@ -274,11 +466,11 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
     } else {
         b",\"hasPreviewImage\":false,\"id\":"
     });
-    string(out, &r.id)?;
+    string(out, r.id)?;
     out.extend_from_slice(b",\"image_field\":");
     string(out, image_field.as_deref().unwrap_or_default())?;
     out.extend_from_slice(b",\"image_scales\":");
-    value(out, &super::files::image_scales(&ty, &r.fields))?;
+    value(out, &super::files::image_scales(&ty, &r.files))?;
     out.extend_from_slice(if ty.folderish {
         b",\"is_folderish\":true,\"items\":["
     } else {
@@ -291,34 +483,34 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
         write_item(out, ctx, child)?;
     }
     out.extend_from_slice(b"],\"listCreators\":");
-    match creators {
-        Some(c) => value(out, c)?,
+    match r.creators {
+        Some(c) => val(out, c)?,
         None => {
             out.push(b'[');
-            string(out, &r.owner)?;
+            string(out, r.owner)?;
             out.push(b']');
         }
     }
     out.extend_from_slice(b",\"markdown\":");
-    string(out, &crate::exports::markdown(r))?;
+    string(out, &r.markdown)?;
     out.extend_from_slice(b",\"mime_type\":");
     match &primary {
         Some(f) => string(out, &f.content_type)?,
         None => string(out, "text/plain")?,
     }
     out.extend_from_slice(b",\"modified\":");
-    string(out, &modified)?;
+    time(out, &modified)?;
     out.extend_from_slice(b",\"path\":");
-    string(out, if r.path.is_empty() { "/" } else { &r.path })?;
+    string(out, if r.path.is_empty() { "/" } else { r.path })?;
     out.extend_from_slice(b",\"portal_type\":");
-    string(out, &r.type_name)?;
+    string(out, r.type_name)?;
     out.extend_from_slice(b",\"recurrence\":null,\"review_state\":");
-    match &r.review_state {
+    match r.review_state {
         Some(s) => string(out, s)?,
         None => out.extend_from_slice(b"null"),
     }
     out.extend_from_slice(b",\"start\":null,\"title\":");
-    string(out, title)?;
+    string(out, r.title)?;
     out.push(b'}');
     Ok(())
 }
@@ -330,17 +522,17 @@ mod tests {
 
     /// An item as `catalog_value` builds it, name by name (the reference for [`write_item`]).
     fn reference(ctx: &Ctx<'_>, item: &NavItem) -> Value {
+        let NavSource::Record(rec) = &item.source else {
+            panic!("the reference is built from records")
+        };
         let mut m = Map::new();
         for name in CATALOG_FIELDS {
-            if let Some(v) = catalog_value(ctx, &item.rec, name).unwrap() {
+            if let Some(v) = catalog_value(ctx, rec, name).unwrap() {
                 m.insert(name.to_string(), v);
             }
         }
-        m.insert("description".into(), json!(item.rec.description()));
-        m.insert(
-            "markdown".into(),
-            json!(crate::exports::markdown(&item.rec)),
-        );
+        m.insert("description".into(), json!(rec.description()));
+        m.insert("markdown".into(), json!(crate::exports::markdown(rec)));
         m.insert("start".into(), Value::Null);
         m.insert("end".into(), Value::Null);
         m.insert("recurrence".into(), Value::Null);
@@ -400,22 +592,107 @@ mod tests {
                     }
                     kids.push(NavItem {
                         size: rec.fields_size(),
-                        rec,
+                        source: NavSource::Record(Box::new(rec)),
                         children: Vec::new(),
                     });
                 }
-                let mut top = NavItem {
-                    size: root.fields_size(),
-                    rec: root.clone(),
+                let mut top_rec = root.clone();
+                top_rec.path = String::new();
+                let top = NavItem {
+                    size: top_rec.fields_size(),
+                    source: NavSource::Record(Box::new(top_rec)),
                     children: kids,
                 };
-                top.rec.path = String::new();
                 let mut built = Vec::new();
                 write_item(&mut built, ctx, &top)?;
                 assert_eq!(
                     String::from_utf8_lossy(&built),
                     serde_json::to_string(&reference(ctx, &top))?
                 );
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn items_read_from_entries_serialize_as_from_records() {
+        let engine =
+            crate::Engine::new(crate::MemStore::new(), crate::EngineOptions::for_tests()).unwrap();
+        engine
+            .create_site(&crate::SiteSetup::new("secret"))
+            .unwrap();
+        let variants = [
+            json!({"title": "A \"q\" é", "description": "d\n\u{1}\\"}),
+            json!({"title": "B", "description": "  ", "creators": ["x", "y"],
+                   "subjects": ["s", "t"], "effective": "2026-01-02T00:00:00+00:00",
+                   "exclude_from_nav": true, "language": "de"}),
+            json!({"creators": [], "expires": "2027-01-01T00:00:00+00:00", "subjects": []}),
+            json!({"creators": "not a list", "title": "no state"}),
+            json!({"title": "null effective", "effective": null}),
+            json!({"title": "blocks", "blocks": {"b": {"@type": "title"}},
+                   "blocks_layout": {"items": ["b"]}}),
+        ];
+        engine
+            .with_write(|ctx| {
+                let mut root = crate::tree::root(ctx)?;
+                for (i, f) in variants.iter().enumerate() {
+                    let ty = ctx
+                        .types()?
+                        .require(if i == 2 { "Page" } else { "Folder" })?;
+                    let fields = f.as_object().cloned().unwrap_or_default();
+                    let mut rec =
+                        crate::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
+                    if i == 3 {
+                        rec.review_state = None;
+                    }
+                    crate::tree::insert(ctx, &mut root, &mut rec)?;
+                }
+                Ok(())
+            })
+            .unwrap();
+        engine
+            .with_write(|ctx| {
+                let root = crate::tree::root(ctx)?;
+                let mut entries = Vec::new();
+                for uid in crate::tree::child_uids(ctx, &root.uid, 0, usize::MAX)? {
+                    let rec = crate::tree::load(ctx, &uid)?.unwrap();
+                    let stored = crate::catalog::stored_entry(ctx, &uid)?.unwrap();
+                    let v = stored.view()?;
+                    let stands = v.fields.json_size()? == v.size;
+                    // The entry holds every field value exactly when the record has no others
+                    // (blocks) and no null listing field (left out of the entry).
+                    let only_listing = rec.fields.iter().all(|(k, v)| {
+                        crate::model::LISTING_FIELDS.contains(&k.as_str()) && !v.is_null()
+                    });
+                    assert_eq!(stands, only_listing, "{}", rec.id);
+                    if !stands {
+                        continue;
+                    }
+                    let size = v.size;
+                    assert_eq!(size, rec.fields_size());
+                    entries.push((rec, stored, size));
+                }
+                assert_eq!(entries.len(), 4);
+                for (rec, stored, size) in entries {
+                    let from_record = NavItem {
+                        source: NavSource::Record(Box::new(rec)),
+                        size,
+                        children: Vec::new(),
+                    };
+                    let from_entry = NavItem {
+                        source: NavSource::Entry(stored),
+                        size,
+                        children: Vec::new(),
+                    };
+                    let (mut a, mut b) = (Vec::new(), Vec::new());
+                    write_item(&mut a, ctx, &from_record)?;
+                    write_item(&mut b, ctx, &from_entry)?;
+                    assert_eq!(String::from_utf8_lossy(&b), String::from_utf8_lossy(&a));
+                    assert_eq!(
+                        serde_json::from_slice::<Value>(&a)?,
+                        reference(ctx, &from_record)
+                    );
+                }
                 Ok(())
             })
             .unwrap();

@@ -22,6 +22,7 @@
 //! schema 5 (first byte `{`) is not read: the migration to schema 6 rebuilds the catalog.
 
 use chrono::{DateTime, Utc};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
 use crate::error::{EngineError, Result};
@@ -339,6 +340,13 @@ impl<'a> Reader<'a> {
 
     /// A varint.
     pub fn varint(&mut self) -> Result<u64> {
+        // Most are one byte (lengths, counts, flags).
+        if let Some(&b) = self.b.get(self.i) {
+            if b < 0x80 {
+                self.i += 1;
+                return Ok(u64::from(b));
+            }
+        }
         let mut n = 0u64;
         let mut shift = 0;
         loop {
@@ -640,6 +648,7 @@ impl<'a> Fields<'a> {
                 b"effective" => &mut k.effective,
                 b"expires" => &mut k.expires,
                 b"creators" => &mut k.creators,
+                b"language" => &mut k.language,
                 _ => {
                     k.objects |= v.0.first() == Some(&8);
                     continue;
@@ -664,6 +673,124 @@ impl<'a> Fields<'a> {
     }
 }
 
+impl Fields<'_> {
+    /// The size of the fields as compact JSON: what [`crate::model::ContentRecord::fields_size`]
+    /// gives for them decoded ([`Fields::to_map`]), counted in one pass over the encoding
+    /// without decoding or writing them. An error when a string is not UTF-8 (decoding fails
+    /// there too).
+    pub fn json_size(&self) -> Result<usize> {
+        Reader::bare(self.0).json_size_map(0)
+    }
+}
+
+/// The size of the string `b` as JSON (`b` checked as UTF-8).
+fn str_json_size(b: &[u8]) -> Result<usize> {
+    // Printable ASCII without `"` and `\` is written as it is (and is UTF-8).
+    if b.iter()
+        .all(|&c| (0x20..0x80).contains(&c) && c != b'"' && c != b'\\')
+    {
+        return Ok(b.len() + 2);
+    }
+    let s = std::str::from_utf8(b).map_err(|_| corrupt("UTF-8"))?;
+    Ok(counted(s))
+}
+
+/// The size of `v` as compact JSON, as `serde_json` writes it.
+fn counted<T: Serialize + ?Sized>(v: &T) -> usize {
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, v) {
+        Ok(()) => count.0,
+        Err(_) => 0,
+    }
+}
+
+/// The number of decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+impl Reader<'_> {
+    /// Past one value, its size as compact JSON (what `serde_json` writes for the value
+    /// [`Reader::value`] decodes).
+    fn json_size_value(&mut self, depth: usize) -> Result<usize> {
+        if depth > 64 {
+            return Err(corrupt("nesting"));
+        }
+        let start = self.i;
+        Ok(match self.byte()? {
+            0 | 2 => 4,
+            1 => 5,
+            3 => digits(self.varint()?),
+            4 => {
+                let n = self.zigzag()?;
+                usize::from(n < 0) + digits(n.unsigned_abs())
+            }
+            5 => {
+                self.skip(8)?;
+                counted(&Raw(&self.b[start..self.i]))
+            }
+            6 => {
+                let n = self.len()?;
+                let s = &self.b[self.i..self.i + n];
+                self.i += n;
+                str_json_size(s)?
+            }
+            7 => {
+                let n = self.len()?;
+                let mut size = 2 + n.saturating_sub(1);
+                for _ in 0..n {
+                    size += self.json_size_value(depth + 1)?;
+                }
+                size
+            }
+            8 => self.json_size_map(depth + 1)?,
+            _ => return Err(corrupt("value tag")),
+        })
+    }
+
+    /// Past one object, its size as compact JSON.
+    fn json_size_map(&mut self, depth: usize) -> Result<usize> {
+        let n = self.len()?;
+        let mut size = 2 + n.saturating_sub(1);
+        for _ in 0..n {
+            let k = self.len()?;
+            let key = &self.b[self.i..self.i + k];
+            self.i += k;
+            size += str_json_size(key)? + 1 + self.json_size_value(depth)?;
+        }
+        Ok(size)
+    }
+}
+
+/// Counts the bytes written to it.
+struct Count(usize);
+
+impl std::io::Write for Count {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// As the value it decodes to ([`Raw::to_value`]): `serde_json` writes the same text for both.
+impl Serialize for Raw<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self.get() {
+            ValueRef::Null => s.serialize_unit(),
+            ValueRef::Bool(b) => s.serialize_bool(b),
+            ValueRef::U64(n) => s.serialize_u64(n),
+            ValueRef::I64(n) => s.serialize_i64(n),
+            ValueRef::F64(n) => n.serialize(s),
+            ValueRef::Str(v) => s.serialize_str(v),
+            ValueRef::Array(items) => s.collect_seq(items),
+            ValueRef::Object(entries) => s.collect_map(entries),
+        }
+    }
+}
+
 /// The listing fields summaries read ([`Fields::known`]).
 #[derive(Default, Clone, Copy)]
 pub struct Known<'a> {
@@ -681,6 +808,8 @@ pub struct Known<'a> {
     pub expires: Option<Raw<'a>>,
     /// `creators`.
     pub creators: Option<Raw<'a>>,
+    /// `language`.
+    pub language: Option<Raw<'a>>,
     /// Whether any field holds an object (a stored file or image).
     pub objects: bool,
 }
@@ -884,6 +1013,40 @@ mod tests {
             panic!("an array")
         };
         assert_eq!(items.count(), 6);
+    }
+
+    #[test]
+    fn stored_values_serialize_as_the_decoded_ones() {
+        let v = json!({"a": null, "b": [true, false, 1, -2, 2.5, 1e300, "é\"\\x\n\u{1}"],
+                       "c": {"d": u64::MAX, "e": i64::MIN, "f\"": {}, "\u{7f}": [[], [0]]},
+                       "n": [0, 9, 10, 99, 100, -1, -9, -10, u64::MAX - 1, i64::MIN + 1],
+                       "s": "text", "t": [], "u": "\t\u{1f} \u{7f}"});
+        let mut w = Writer::bare();
+        w.map(v.as_object().unwrap());
+        let bytes = w.finish();
+        let f = Fields(&bytes);
+        assert_eq!(f.json_size().unwrap(), v.to_string().len());
+        for (k, raw) in f.iter() {
+            assert_eq!(
+                serde_json::to_string(&raw).unwrap(),
+                v[k].to_string(),
+                "{k}"
+            );
+            let mut one = Writer::bare();
+            one.map(&Map::from_iter([(k.to_string(), v[k].clone())]));
+            let one = one.finish();
+            let expected = json!({ k: v[k].clone() }).to_string().len();
+            assert_eq!(Fields(&one).json_size().unwrap(), expected, "{k}");
+        }
+        let mut empty = Writer::bare();
+        empty.map(&Map::new());
+        assert_eq!(Fields(&empty.finish()).json_size().unwrap(), 2);
+        let mut bad = Writer::bare();
+        bad.map(&Map::from_iter([("k".to_string(), json!("é"))]));
+        let mut bad = bad.finish();
+        let at = bad.len() - 1;
+        bad[at] = 0xff;
+        assert!(Fields(&bad).json_size().is_err());
     }
 
     #[test]
