@@ -325,11 +325,7 @@ impl<'a> ItemValues<'a> {
         let title = f.title.and_then(|r| r.as_str()).unwrap_or("");
         let description = f.description.and_then(|r| r.as_str()).unwrap_or("");
         let files = if f.objects {
-            v.fields
-                .iter()
-                .filter(|(_, raw)| matches!(raw.get(), ValueRef::Object(_)))
-                .map(|(k, raw)| (k.to_string(), raw.to_value()))
-                .collect()
+            v.fields.objects()
         } else {
             Map::new()
         };

@@ -95,11 +95,7 @@ impl<'a> ItemJson<'a> {
         };
         let known = v.fields.known();
         let files = if known.objects {
-            v.fields
-                .iter()
-                .filter(|(_, raw)| matches!(raw.get(), ValueRef::Object(_)))
-                .map(|(k, raw)| (k.to_string(), raw.to_value()))
-                .collect()
+            v.fields.objects()
         } else {
             Map::new()
         };

@@ -665,6 +665,14 @@ impl<'a> Fields<'a> {
         self.get(name).and_then(|v| v.as_str()).unwrap_or("")
     }
 
+    /// The fields holding an object (stored files and images), decoded.
+    pub fn objects(&self) -> Map<String, Value> {
+        self.iter()
+            .filter(|(_, raw)| matches!(raw.get(), ValueRef::Object(_)))
+            .map(|(k, raw)| (k.to_string(), raw.to_value()))
+            .collect()
+    }
+
     /// As a map of values.
     pub fn to_map(&self) -> Map<String, Value> {
         self.iter()
@@ -692,16 +700,7 @@ fn str_json_size(b: &[u8]) -> Result<usize> {
         return Ok(b.len() + 2);
     }
     let s = std::str::from_utf8(b).map_err(|_| corrupt("UTF-8"))?;
-    Ok(counted(s))
-}
-
-/// The size of `v` as compact JSON, as `serde_json` writes it.
-fn counted<T: Serialize + ?Sized>(v: &T) -> usize {
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, v) {
-        Ok(()) => count.0,
-        Err(_) => 0,
-    }
+    Ok(crate::model::json_size(s))
 }
 
 /// The number of decimal digits of `n`.
@@ -727,7 +726,7 @@ impl Reader<'_> {
             }
             5 => {
                 self.skip(8)?;
-                counted(&Raw(&self.b[start..self.i]))
+                crate::model::json_size(&Raw(&self.b[start..self.i]))
             }
             6 => {
                 let n = self.len()?;
@@ -759,19 +758,6 @@ impl Reader<'_> {
             size += str_json_size(key)? + 1 + self.json_size_value(depth)?;
         }
         Ok(size)
-    }
-}
-
-/// Counts the bytes written to it.
-struct Count(usize);
-
-impl std::io::Write for Count {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
     }
 }
 

@@ -73,21 +73,7 @@ impl ContentRecord {
     /// The size of the object's fields as compact JSON (what `serde_json::to_vec` would give,
     /// without building it): the `getObjSize` of listings and catalog items.
     pub fn fields_size(&self) -> usize {
-        struct Count(usize);
-        impl std::io::Write for Count {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0 += buf.len();
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut c = Count(0);
-        match serde_json::to_writer(&mut c, &self.fields) {
-            Ok(()) => c.0,
-            Err(_) => 0,
-        }
+        json_size(&self.fields)
     }
 
     /// A string field, or `""`.
@@ -383,6 +369,27 @@ pub fn ancestor_paths(path: &str) -> Vec<String> {
         out.push(acc.clone());
     }
     out
+}
+
+/// The size of `v` as compact JSON (what `serde_json::to_vec` would give, without building it;
+/// 0 if it cannot be written).
+pub(crate) fn json_size<T: serde::Serialize + ?Sized>(v: &T) -> usize {
+    /// Counts the bytes written to it.
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    match serde_json::to_writer(&mut c, v) {
+        Ok(()) => c.0,
+        Err(_) => 0,
+    }
 }
 
 #[cfg(test)]
