@@ -8,10 +8,9 @@ use std::borrow::Cow;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use super::serialize::iso;
 #[cfg(test)]
 use super::serialize::{catalog_value, CATALOG_FIELDS};
-use super::summaries;
+use super::summaries::{self, IsoTime};
 use super::Route;
 use crate::catalog::codec::{Raw, Time, ValueRef, View};
 use crate::context::Ctx;
@@ -243,32 +242,23 @@ impl<'a> Val<'a> {
     }
 }
 
-/// A field value as JSON (what `serde_json` writes for the value; a stored one is written
-/// without decoding it, strings by [`summaries::write_string`]).
+/// A field value as JSON (what `serde_json` writes for the value; a stored one by
+/// [`summaries::write_raw`], without decoding it).
 fn val(out: &mut Vec<u8>, v: Val<'_>) -> Result<()> {
     let r = match v {
         Val::Json(v) => return value(out, v),
         Val::Stored(r) => r,
     };
-    match r.get() {
-        ValueRef::Null => out.extend_from_slice(b"null"),
-        ValueRef::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
-        ValueRef::Str(s) => string(out, s)?,
-        ValueRef::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                val(out, Val::Stored(item))?;
-            }
-            out.push(b']');
-        }
-        ValueRef::U64(_) | ValueRef::I64(_) | ValueRef::F64(_) | ValueRef::Object(_) => {
-            value(out, &r)?
-        }
+    Ok(summaries::write_raw(out, r)?)
+}
+
+/// A date field, or the string `None` when it is unset (`EffectiveDate`, `ExpirationDate`).
+fn date_or_none(out: &mut Vec<u8>, v: Val<'_>) -> Result<()> {
+    if v.is_null() {
+        string(out, "None")
+    } else {
+        val(out, v)
     }
-    Ok(())
 }
 
 /// What [`write_item`] writes of one navigation item, borrowed from its record or read in place
@@ -351,40 +341,6 @@ impl<'a> ItemValues<'a> {
     }
 }
 
-/// A time as [`iso`] writes it, computed once for the several keys that show it.
-enum IsoTime {
-    /// The common form ([`super::serialize::iso_bytes`]).
-    Short([u8; 25]),
-    /// Any other ([`iso`]).
-    Long(String),
-}
-
-impl IsoTime {
-    fn of(t: Time) -> Result<Self> {
-        if let Some(b) = super::serialize::iso_bytes(t.secs, t.nanos) {
-            return Ok(IsoTime::Short(b));
-        }
-        match t.datetime() {
-            Some(d) => Ok(IsoTime::Long(iso(&d))),
-            None => Err(EngineError::Internal("a time out of range".into())),
-        }
-    }
-}
-
-/// A time as a JSON string (what `string(out, &iso(t))` writes).
-fn time(out: &mut Vec<u8>, t: &IsoTime) -> Result<()> {
-    match t {
-        IsoTime::Short(b) => {
-            out.reserve(27);
-            out.push(b'"');
-            out.extend_from_slice(b);
-            out.push(b'"');
-            Ok(())
-        }
-        IsoTime::Long(s) => string(out, s),
-    }
-}
-
 /// One navigation item: the catalog item fields (as [`super::serialize::catalog_value`] gives
 /// them for every name of [`super::serialize::CATALOG_FIELDS`]) plus `description`, `markdown`,
 /// `items`, `start`, `end` and `recurrence`, in sorted key order, then its children.
@@ -408,30 +364,22 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
     out.extend_from_slice(b",\"@type\":");
     string(out, r.type_name)?;
     out.extend_from_slice(b",\"CreationDate\":");
-    time(out, &created)?;
+    created.write(out)?;
     out.extend_from_slice(b",\"Creator\":");
     match r.creators.and_then(Val::first) {
         Some(c) => val(out, c)?,
         None => string(out, r.owner)?,
     }
     out.extend_from_slice(b",\"Date\":");
-    time(out, &modified)?;
+    modified.write(out)?;
     out.extend_from_slice(b",\"Description\":");
     string(out, r.description)?;
     out.extend_from_slice(b",\"EffectiveDate\":");
-    if r.effective.is_null() {
-        string(out, "None")?;
-    } else {
-        val(out, r.effective)?;
-    }
+    date_or_none(out, r.effective)?;
     out.extend_from_slice(b",\"ExpirationDate\":");
-    if r.expires.is_null() {
-        string(out, "None")?;
-    } else {
-        val(out, r.expires)?;
-    }
+    date_or_none(out, r.expires)?;
     out.extend_from_slice(b",\"ModificationDate\":");
-    time(out, &modified)?;
+    modified.write(out)?;
     out.extend_from_slice(b",\"Subject\":");
     val(out, r.subjects)?;
     out.extend_from_slice(b",\"Title\":");
@@ -441,7 +389,7 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
     out.extend_from_slice(b",\"UID\":");
     string(out, r.uid)?;
     out.extend_from_slice(b",\"created\":");
-    time(out, &created)?;
+    created.write(out)?;
     out.extend_from_slice(b",\"description\":");
     string(out, r.description)?;
     out.extend_from_slice(b",\"effective\":");
@@ -495,7 +443,7 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
         None => string(out, "text/plain")?,
     }
     out.extend_from_slice(b",\"modified\":");
-    time(out, &modified)?;
+    modified.write(out)?;
     out.extend_from_slice(b",\"path\":");
     string(out, if r.path.is_empty() { "/" } else { r.path })?;
     out.extend_from_slice(b",\"portal_type\":");

@@ -282,18 +282,7 @@ impl JsonOut {
 
     /// A stored time as an ISO 8601 string ([`serialize::iso`]).
     pub fn time(&mut self, t: Time) -> serde_json::Result<()> {
-        if let Some(b) = serialize::iso_bytes(t.secs, t.nanos) {
-            self.buf.reserve(27);
-            self.buf.push(b'"');
-            self.buf.extend_from_slice(&b);
-            self.buf.push(b'"');
-            return Ok(());
-        }
-        let text = match t.datetime() {
-            Some(d) => crate::clock::iso(&d),
-            None => return Err(serde::ser::Error::custom("a time out of range")),
-        };
-        self.string(&text)
+        IsoTime::of(t)?.write(&mut self.buf)
     }
 
     /// `null`.
@@ -325,33 +314,78 @@ impl JsonOut {
 
     /// A stored value, as `serde_json` writes the value it decodes to.
     pub fn raw(&mut self, v: Raw<'_>) -> serde_json::Result<()> {
-        match v.get() {
-            ValueRef::Null => self.null(),
-            ValueRef::Bool(b) => self.bool(b),
-            ValueRef::U64(n) => self.value(&n)?,
-            ValueRef::I64(n) => self.value(&n)?,
-            ValueRef::F64(n) => self.value(&n)?,
-            ValueRef::Str(s) => self.string(s)?,
-            ValueRef::Array(items) => {
-                self.buf.push(b'[');
-                for (i, item) in items.enumerate() {
-                    if i > 0 {
-                        self.buf.push(b',');
-                    }
-                    self.raw(item)?;
+        write_raw(&mut self.buf, v)
+    }
+}
+
+/// A stored value ([`Raw`]) into `buf`, as `serde_json` writes the value it decodes to (strings
+/// by [`write_string`]), without decoding it.
+pub fn write_raw(buf: &mut Vec<u8>, v: Raw<'_>) -> serde_json::Result<()> {
+    match v.get() {
+        ValueRef::Null => buf.extend_from_slice(b"null"),
+        ValueRef::Bool(b) => buf.extend_from_slice(if b { b"true" } else { b"false" }),
+        ValueRef::U64(n) => serde_json::to_writer(&mut *buf, &n)?,
+        ValueRef::I64(n) => serde_json::to_writer(&mut *buf, &n)?,
+        ValueRef::F64(n) => serde_json::to_writer(&mut *buf, &n)?,
+        ValueRef::Str(s) => write_string(buf, s)?,
+        ValueRef::Array(items) => {
+            buf.push(b'[');
+            for (i, item) in items.enumerate() {
+                if i > 0 {
+                    buf.push(b',');
                 }
-                self.buf.push(b']');
+                write_raw(buf, item)?;
             }
-            ValueRef::Object(entries) => {
-                self.open();
-                for (k, item) in entries {
-                    self.any_key(k)?;
-                    self.raw(item)?;
-                }
-                self.close();
-            }
+            buf.push(b']');
         }
-        Ok(())
+        ValueRef::Object(entries) => {
+            buf.push(b'{');
+            for (i, (k, item)) in entries.enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                write_string(buf, k)?;
+                buf.push(b':');
+                write_raw(buf, item)?;
+            }
+            buf.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+/// A stored time as [`serialize::iso`] writes it, formatted once for writing it several times.
+pub enum IsoTime {
+    /// The common form ([`serialize::iso_bytes`]).
+    Short([u8; 25]),
+    /// Any other ([`crate::clock::iso`]).
+    Long(String),
+}
+
+impl IsoTime {
+    /// `t` formatted.
+    pub fn of(t: Time) -> serde_json::Result<Self> {
+        if let Some(b) = serialize::iso_bytes(t.secs, t.nanos) {
+            return Ok(IsoTime::Short(b));
+        }
+        match t.datetime() {
+            Some(d) => Ok(IsoTime::Long(crate::clock::iso(&d))),
+            None => Err(serde::ser::Error::custom("a time out of range")),
+        }
+    }
+
+    /// As a JSON string into `buf`.
+    pub fn write(&self, buf: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            IsoTime::Short(b) => {
+                buf.reserve(27);
+                buf.push(b'"');
+                buf.extend_from_slice(b);
+                buf.push(b'"');
+                Ok(())
+            }
+            IsoTime::Long(s) => write_string(buf, s),
+        }
     }
 }
 
