@@ -3,36 +3,38 @@
 //! [`Engine::handle`] (plus site creation and bulk writes).
 
 use crate::api;
-use crate::auth::Credentials;
-use crate::cache::ResponseCache;
-use crate::context::{Ctx, Txn};
-use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
-use crate::keys;
-use crate::security::Principal;
-use crate::setup::{self, SiteSetup};
-pub use crate::state::{Core, EngineOptions};
-use crate::store::{Savepoint, Store, StoreError};
-use crate::subscriber::{Registry, Subscriber};
+use crate::people::auth::Credentials;
+use crate::runtime::cache::ResponseCache;
+use crate::runtime::context::{Ctx, Txn};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{Request, Response};
+use crate::core::keys;
+use crate::core::security::Principal;
+use crate::site::setup::{self, SiteSetup};
+pub use crate::runtime::state::{Core, EngineOptions};
+use crate::core::store::{Savepoint, Store, StoreError};
+use crate::runtime::subscriber::Registry;
+#[cfg(any(test, feature = "internals"))]
+use crate::runtime::subscriber::Subscriber;
 
 /// The content engine over a store `S`.
 pub struct Engine<S: Store> {
     store: S,
     core: Core,
     subscribers: Registry,
-    migrated: crate::migrations::Report,
+    migrated: crate::site::migrations::Report,
 }
 
 impl<S: Store> Engine<S> {
     /// An engine over `store`. A site of an older schema version is upgraded in place first
-    /// ([`crate::migrations`], one write transaction; see [`Engine::migration_report`]); a store
+    /// ([`crate::site::migrations`], one write transaction; see [`Engine::migration_report`]); a store
     /// written by a newer (or unknown) schema version is refused.
     pub fn new(store: S, options: EngineOptions) -> Result<Self> {
         let engine = Engine {
             store,
             core: Core::new(options),
-            subscribers: crate::registry::builtin(),
-            migrated: crate::migrations::Report::default(),
+            subscribers: crate::site::registry::builtin(),
+            migrated: crate::site::migrations::Report::default(),
         };
         let mut engine = engine;
         engine.migrated = engine.migrate()?;
@@ -44,14 +46,16 @@ impl<S: Store> Engine<S> {
         Ok(engine)
     }
 
-    /// Register an event subscriber after the built-in ones ([`crate::registry::builtin`]),
-    /// before serving requests.
+    /// Register an event subscriber after the built-in ones ([`crate::site::registry::builtin`]),
+    /// before serving requests (the engine's own tests; feature `internals`).
+    #[cfg(any(test, feature = "internals"))]
     pub fn subscribe(&mut self, s: Box<dyn Subscriber>) {
         self.subscribers.register(s);
     }
 
     /// Remove the subscriber called `name`, for benchmarks that measure what one costs (the
     /// records it owns are then no longer kept: never on a real site). Whether there was one.
+    #[cfg(any(test, feature = "internals"))]
     pub fn unsubscribe(&mut self, name: &str) -> bool {
         self.subscribers.remove(name)
     }
@@ -66,21 +70,45 @@ impl<S: Store> Engine<S> {
         &self.store
     }
 
-    /// Engine-wide state.
+    /// Engine-wide state (the engine's own tests and examples; feature `internals`).
+    #[cfg(any(test, feature = "internals"))]
     pub fn core(&self) -> &Core {
         &self.core
     }
 
+    /// How this engine was set up.
+    pub fn options(&self) -> &EngineOptions {
+        &self.core.options
+    }
+
+    /// The store generation of the last commit this engine published, when its caches are on
+    /// (hosts compare it with the store's to learn of other writers' commits).
+    pub fn committed_generation(&self) -> Option<u64> {
+        self.core.committed_generation()
+    }
+
+    /// A fresh random token (32 hex digits) from the engine's entropy source.
+    pub fn random_token(&self) -> String {
+        self.core.entropy.uuid().simple().to_string()
+    }
+
+    /// Log `line` to the host's error log, if it gave one ([`EngineOptions::error_log`]).
+    pub fn log_error(&self, line: &str) {
+        if let Some(log) = &self.core.options.error_log {
+            log(line);
+        }
+    }
+
     /// Upgrade the store's site to this build's schema if it is older (see
-    /// [`crate::migrations`]); refuse a newer or unknown one. [`Engine::new`] does this; a host
+    /// [`crate::site::migrations`]); refuse a newer or unknown one. [`Engine::new`] does this; a host
     /// may call it again (say, after reloading the store from elsewhere): it does nothing to a
     /// current store.
-    pub fn migrate(&self) -> Result<crate::migrations::Report> {
+    pub fn migrate(&self) -> Result<crate::site::migrations::Report> {
         {
             let ctx = Ctx::new(&self.core, Txn::Read(self.store.begin_read()?), "");
-            if !crate::migrations::needed(&ctx)? {
-                let v = crate::migrations::check(&ctx)?;
-                return Ok(crate::migrations::Report {
+            if !crate::site::migrations::needed(&ctx)? {
+                let v = crate::site::migrations::check(&ctx)?;
+                return Ok(crate::site::migrations::Report {
                     from: v,
                     to: v,
                     steps: Vec::new(),
@@ -89,13 +117,13 @@ impl<S: Store> Engine<S> {
         }
         let _writing = self.core.responses.writing();
         let mut ctx = Ctx::new(&self.core, Txn::Write(self.store.begin_write()?), "");
-        let report = crate::migrations::run(&mut ctx)?;
+        let report = crate::site::migrations::run(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(report)
     }
 
     /// What [`Engine::new`] migrated when it opened the store (hosts log it).
-    pub fn migration_report(&self) -> &crate::migrations::Report {
+    pub fn migration_report(&self) -> &crate::site::migrations::Report {
         &self.migrated
     }
 
@@ -111,13 +139,13 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         setup::create(&mut ctx, setup)?;
         self.subscribers.dispatch(&mut ctx)?;
-        crate::related::sync(&mut ctx)?;
+        crate::ai::related::sync(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(())
     }
 
     /// Make the stored embedding vectors those of the configured model
-    /// ([`crate::related::sync`]); [`Engine::new`] does this. How many were recomputed.
+    /// ([`crate::ai::related::sync`]); [`Engine::new`] does this. How many were recomputed.
     pub fn sync_vectors(&self) -> Result<usize> {
         if self.core.options.embedder.is_none() || !self.site_exists()? {
             return Ok(0);
@@ -131,13 +159,21 @@ impl<S: Store> Engine<S> {
         }
         let _writing = self.core.responses.writing();
         let mut ctx = Ctx::new(&self.core, Txn::Write(self.store.begin_write()?), "");
-        let n = crate::related::sync(&mut ctx)?;
+        let n = crate::ai::related::sync(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(n)
     }
 
-    /// Run `f` in one write transaction with the rights of the site's admin (bulk loading, seeding).
+    /// Run `f` in one write transaction with the rights of the site's admin (bulk loading and
+    /// seeding in the engine's own examples and tests; feature `internals`).
+    #[cfg(any(test, feature = "internals"))]
     pub fn with_write<T>(&self, f: impl FnOnce(&mut Ctx<'_>) -> Result<T>) -> Result<T> {
+        self.write(f)
+    }
+
+    /// Run `f` in one write transaction with the rights of the site's admin, then deliver its
+    /// events and publish the commit.
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&mut Ctx<'_>) -> Result<T>) -> Result<T> {
         let _writing = self.core.responses.writing();
         let txn = self.store.begin_write()?;
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
@@ -148,50 +184,50 @@ impl<S: Store> Engine<S> {
     }
 
     /// Purge the recycle bin's items older than the site's retention period
-    /// ([`crate::recyclebin::purge_expired`]), in one write transaction; how many were purged (0
+    /// ([`crate::content::recyclebin::purge_expired`]), in one write transaction; how many were purged (0
     /// when there is no site yet). There is no job scheduler yet: host-server runs this on a
     /// timer and the browser host when it opens a site.
     pub fn purge_expired_recyclebin(&self) -> Result<usize> {
         if !self.site_exists()? {
             return Ok(0);
         }
-        self.with_write(crate::recyclebin::purge_expired)
+        self.write(crate::content::recyclebin::purge_expired)
     }
 
-    /// Claim up to `limit` outbox deliveries that are due now ([`crate::jobs::claim_due`]): the
+    /// Claim up to `limit` outbox deliveries that are due now ([`crate::automation::jobs::claim_due`]): the
     /// host performs them and reports the outcomes with [`Engine::report_deliveries`]. Empty
     /// when there is no site yet. A read transaction finds out first whether any is due, so an
     /// idle poll does not take the writer.
-    pub fn claim_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
+    pub fn claim_deliveries(&self, limit: usize) -> Result<Vec<crate::automation::jobs::DueDelivery>> {
         let due = self.next_delivery_due()?;
         let now = self.core.clock.now().timestamp_millis();
         if due.is_none_or(|d| d > now) {
             return Ok(Vec::new());
         }
-        self.with_write(|ctx| crate::jobs::claim_due(ctx, limit))
+        self.write(|ctx| crate::automation::jobs::claim_due(ctx, limit))
     }
 
     /// [`Engine::claim_deliveries`] for webhooks only: mails stay queued (the browser host sends
     /// no mail).
-    pub fn claim_webhook_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
+    pub fn claim_webhook_deliveries(&self, limit: usize) -> Result<Vec<crate::automation::jobs::DueDelivery>> {
         let due = self.next_delivery_due()?;
         let now = self.core.clock.now().timestamp_millis();
         if due.is_none_or(|d| d > now) {
             return Ok(Vec::new());
         }
-        self.with_write(|ctx| {
-            crate::jobs::claim_due_where(ctx, limit, |d| {
-                matches!(d, crate::jobs::Delivery::Webhook { .. })
+        self.write(|ctx| {
+            crate::automation::jobs::claim_due_where(ctx, limit, |d| {
+                matches!(d, crate::automation::jobs::Delivery::Webhook { .. })
             })
         })
     }
 
-    /// Record the outcomes of delivery attempts ([`crate::jobs::report`]), in one transaction:
+    /// Record the outcomes of delivery attempts ([`crate::automation::jobs::report`]), in one transaction:
     /// each done, or retried after a backoff, or failed for good.
-    pub fn report_deliveries(&self, outcomes: Vec<(String, crate::jobs::Outcome)>) -> Result<()> {
-        self.with_write(|ctx| {
+    pub fn report_deliveries(&self, outcomes: Vec<(String, crate::automation::jobs::Outcome)>) -> Result<()> {
+        self.write(|ctx| {
             for (job, outcome) in outcomes {
-                crate::jobs::report(ctx, &job, outcome)?;
+                crate::automation::jobs::report(ctx, &job, outcome)?;
             }
             Ok(())
         })
@@ -204,10 +240,10 @@ impl<S: Store> Engine<S> {
         }
         let txn = self.store.begin_read()?;
         let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
-        crate::jobs::next_due(&ctx)
+        crate::automation::jobs::next_due(&ctx)
     }
 
-    /// Run the scheduled jobs that are due ([`crate::jobs::run_due_schedules`]); how many ran.
+    /// Run the scheduled jobs that are due ([`crate::automation::jobs::run_due_schedules`]); how many ran.
     /// A read transaction finds out first whether any is due, so an idle tick does not take the
     /// writer.
     pub fn run_due_schedules(&self) -> Result<usize> {
@@ -218,14 +254,14 @@ impl<S: Store> Engine<S> {
             let txn = self.store.begin_read()?;
             let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
             let now = ctx.now();
-            let due = crate::jobs::schedules(&ctx)?
+            let due = crate::automation::jobs::schedules(&ctx)?
                 .iter()
                 .any(|j| j.enabled && j.next_run.is_some_and(|t| t <= now));
             if !due {
                 return Ok(0);
             }
         }
-        self.with_write(crate::jobs::run_due_schedules)
+        self.write(crate::automation::jobs::run_due_schedules)
     }
 
     /// The SMTP settings of the mail control panel: (host, port, user, password).
@@ -233,12 +269,12 @@ impl<S: Store> Engine<S> {
         let txn = self.store.begin_read()?;
         let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
         let text = |name: &str| -> Result<String> {
-            Ok(crate::configuration::get(&ctx, name)?
+            Ok(crate::site::configuration::get(&ctx, name)?
                 .as_str()
                 .unwrap_or_default()
                 .to_string())
         };
-        let port = crate::configuration::get(&ctx, "plone.smtp_port")?
+        let port = crate::site::configuration::get(&ctx, "plone.smtp_port")?
             .as_u64()
             .and_then(|p| u16::try_from(p).ok())
             .unwrap_or(25);
@@ -251,15 +287,15 @@ impl<S: Store> Engine<S> {
     }
 
     /// Configure the languages and install profiles on an existing site, in one transaction (see
-    /// [`crate::multilingual::configure`]): what a host does for `--profile` / `--languages` when
+    /// [`crate::content::multilingual::configure`]): what a host does for `--profile` / `--languages` when
     /// the site already exists.
     pub fn configure_languages(&self, profiles: &[String], languages: &[String]) -> Result<()> {
-        self.with_write(|ctx| crate::multilingual::configure(ctx, profiles, languages))
+        self.write(|ctx| crate::content::multilingual::configure(ctx, profiles, languages))
     }
 
     /// Drop the cached answers a commit's writes change ([`Core::publish`]); wake the host's
     /// outbox delivery if the commit queued deliveries.
-    fn publish(&self, moved: Option<crate::cache::Moved>) {
+    fn publish(&self, moved: Option<crate::runtime::cache::Moved>) {
         self.core.publish(moved);
         if self
             .core
@@ -283,7 +319,7 @@ impl<S: Store> Engine<S> {
 
     /// The cached answer to `req`, found without opening a store transaction: the caller is
     /// known from the cache (anonymous, or a token or Basic credentials verified before and
-    /// not changed since), and so is the answer ([`crate::cache`]). `None` sends the request
+    /// not changed since), and so is the answer ([`crate::runtime::cache`]). `None` sends the request
     /// the ordinary way.
     fn answer_from_cache(&self, req: &Request) -> Option<Response> {
         if !self.core.responses.applies(req)
@@ -317,14 +353,14 @@ impl<S: Store> Engine<S> {
     /// is; a blob removed meanwhile is an error (the host ends the body early).
     pub fn read_stream(
         &self,
-        stream: &crate::http::BlobStream,
+        stream: &crate::core::http::BlobStream,
         offset: u64,
         max: usize,
     ) -> Result<Vec<u8>> {
         let ctx = Ctx::new(&self.core, Txn::Read(self.store.begin_read()?), "");
         let from = stream.start.saturating_add(offset);
         let to = from.saturating_add(max as u64).min(stream.end);
-        crate::blobs::read_range(&ctx, &stream.blob, from, to)
+        crate::content::blobs::read_range(&ctx, &stream.blob, from, to)
     }
 
     /// Answer one request. Never panics on client input; every failure is a JSON error response,
@@ -393,7 +429,7 @@ impl<S: Store> Engine<S> {
                     Txn::Read(self.store.begin_read()?)
                 };
                 let (resp, moved) = self.run(req, &route, endpoint, txn)?;
-                generation = crate::cache::Moved::merge(generation.take(), moved);
+                generation = crate::runtime::cache::Moved::merge(generation.take(), moved);
                 Ok(resp)
             });
             if let Err(e) = &result {
@@ -465,11 +501,11 @@ impl<S: Store> Engine<S> {
         route: &api::Route,
         endpoint: api::Endpoint,
         txn: Txn<'_>,
-    ) -> Result<(Response, Option<crate::cache::Moved>)> {
+    ) -> Result<(Response, Option<crate::runtime::cache::Moved>)> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
         let cache = &self.core.responses;
         // A cacheable request records what it reads from its snapshot on, authentication
-        // included ([`crate::cache`]).
+        // included ([`crate::runtime::cache`]).
         let snapshot = if !ctx.is_write() && cache.applies(req) {
             let g = ctx.generation()?;
             cache.observe(g);
@@ -479,7 +515,7 @@ impl<S: Store> Engine<S> {
             None
         };
         let credentials = req.credentials().map_err(EngineError::Unauthorized)?;
-        ctx.principal = crate::auth::authenticate(&ctx, credentials)?;
+        ctx.principal = crate::people::auth::authenticate(&ctx, credentials)?;
         ctx.accept_language = req.accepted_languages();
         // `Idempotency-Key` ([`api::idempotency`]): a key already answered replays that answer.
         let idempotency_key = api::idempotency::key_of(req)?.filter(|_| ctx.is_write());
@@ -493,7 +529,7 @@ impl<S: Store> Engine<S> {
             if let Ok(Credentials::Basic(login, password)) = req.credentials() {
                 // Verified above: later requests may skip the transaction until a write
                 // changes what the verification read.
-                let caller = crate::cache::Caller {
+                let caller = crate::runtime::cache::Caller {
                     principal: ctx.principal.clone(),
                     exp: i64::MAX,
                     reads: std::sync::Arc::new(ctx.reads().unwrap_or_default()),
@@ -536,7 +572,7 @@ impl<S: Store> Engine<S> {
         }
         let queued = self.core.options.outbox_notify.is_some()
             && ctx.delivered_events().iter().any(|e| {
-                matches!(e, crate::events::Event::JobChanged { status, .. } if status == "created")
+                matches!(e, crate::core::events::Event::JobChanged { status, .. } if status == "created")
             });
         let moved = ctx.commit()?;
         if queued {
@@ -572,7 +608,7 @@ fn finish(core: &Core, req: &Request, result: Result<Response>) -> Response {
         // (proxy, CDN) keeps it, and a browser asks again before reusing it.
         resp = resp.with_header("Cache-Control", "private, no-cache");
     }
-    if req.method == crate::http::Method::Head {
+    if req.method == crate::core::http::Method::Head {
         // HEAD answers what GET would, without the body; the length is still announced.
         let len = match resp.stream.take() {
             Some(stream) => stream.len().to_string(),
@@ -598,4 +634,112 @@ fn clone_store_error(e: &EngineError) -> EngineError {
         EngineError::Store(s) => s.clone(),
         other => StoreError::Backend(other.to_string()),
     })
+}
+
+/// Maintenance and the browser replica: operations a host runs outside [`Engine::handle`], each in
+/// one write transaction with the rights of the site's admin.
+impl<S: Store> Engine<S> {
+    /// Rebuild the catalog from the stored objects (`host-server reindex`); `progress` hears
+    /// how many objects are indexed so far. How many objects were indexed.
+    pub fn rebuild_catalog(&self, progress: &mut dyn FnMut(usize)) -> Result<usize> {
+        self.write(|ctx| crate::catalog::rebuild(ctx, progress))
+    }
+
+    /// Make this site a replica of `server` (or update the replica's settings): the login and
+    /// token the host was given replace the stored ones (a change of server or login drops the
+    /// stored token), and `new_password` becomes the local password when there is none yet.
+    /// The login the replica syncs as.
+    pub fn replica_open(
+        &self,
+        server: &str,
+        login: Option<&str>,
+        token: Option<&str>,
+        new_password: Option<&str>,
+    ) -> Result<String> {
+        self.write(|ctx| {
+            crate::sync::replica::open(ctx, server, login, token, new_password)
+        })
+    }
+
+    /// The replica's configuration, if this site is a replica.
+    pub fn replica_config(&self) -> Result<Option<crate::sync::replica::Config>> {
+        self.write(|ctx| crate::sync::replica::config(ctx))
+    }
+
+    /// The local password of the replica's own admin, if one was set.
+    pub fn replica_local_password(&self) -> Result<Option<String>> {
+        self.write(|ctx| crate::sync::replica::local_password(ctx))
+    }
+
+    /// The replica's state as a host shows it (`None`: not a replica).
+    pub fn replica_status(&self) -> Result<Option<crate::sync::replica::Status>> {
+        self.write(|ctx| crate::sync::replica::status(ctx))
+    }
+
+    /// The writes waiting to be sent, oldest first.
+    pub fn replica_pending(&self) -> Result<Vec<crate::sync::replica::PendingWrite>> {
+        self.write(|ctx| crate::sync::replica::pending(ctx))
+    }
+
+    /// The conflicts waiting for the user.
+    pub fn replica_conflicts(&self) -> Result<Vec<crate::sync::replica::Conflict>> {
+        self.write(|ctx| crate::sync::replica::conflicts(ctx))
+    }
+
+    /// Resolve conflict `id` the way the user chose.
+    pub fn replica_resolve(&self, id: u64, how: crate::sync::replica::Resolution) -> Result<()> {
+        self.write(|ctx| crate::sync::replica::resolve(ctx, id, how))
+    }
+
+    /// Whether `path` is a session request (login, logout, token renewal) that a replica answers
+    /// locally and never records as a pending write.
+    pub fn replica_is_session_path(path: &str) -> bool {
+        crate::sync::replica::is_session_path(path)
+    }
+
+    /// Before a local write to `path`: what the replica must remember of the object it changes.
+    pub fn replica_prepare_write(&self, path: &str) -> Result<crate::sync::replica::Draft> {
+        self.write(|ctx| crate::sync::replica::prepare_write(ctx, path))
+    }
+
+    /// After a local write succeeded: record it as a pending write to replay on the server.
+    pub fn replica_record_write(
+        &self,
+        req: &Request,
+        draft: crate::sync::replica::Draft,
+        resp: &Response,
+    ) -> Result<u64> {
+        self.write(|ctx| crate::sync::replica::record_write(ctx, req, draft, resp))
+    }
+
+    /// The next HTTP request of the sync round `sync` is running, if any.
+    pub fn sync_next_request(
+        &self,
+        sync: &mut crate::sync::replica::Sync,
+        now_ms: i64,
+    ) -> Result<Option<crate::sync::replica::Outgoing>> {
+        self.write(|ctx| sync.next_request(ctx, now_ms))
+    }
+
+    /// The server answered `out` with `inc`.
+    pub fn sync_receive(
+        &self,
+        sync: &mut crate::sync::replica::Sync,
+        out: &crate::sync::replica::Outgoing,
+        inc: &crate::sync::replica::Incoming,
+        now_ms: i64,
+    ) -> Result<()> {
+        self.write(|ctx| sync.receive(ctx, out, inc, now_ms))
+    }
+
+    /// The server could not be reached for `out` (`why`).
+    pub fn sync_failed(
+        &self,
+        sync: &mut crate::sync::replica::Sync,
+        out: &crate::sync::replica::Outgoing,
+        why: &str,
+        now_ms: i64,
+    ) -> Result<()> {
+        self.write(|ctx| sync.failed(ctx, out, why, now_ms))
+    }
 }

@@ -14,72 +14,47 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod accounts;
-pub mod actions;
-pub mod ai;
-pub mod aliases;
-pub mod api;
-pub mod auth;
-pub mod blobs;
-pub mod cache;
-pub mod calendar;
-pub mod catalog;
-pub mod changes;
-pub mod clock;
-pub mod comments;
-pub mod configuration;
-pub mod content_types;
-pub mod context;
-pub mod controlpanels;
-pub mod copying;
-pub mod counters;
-pub mod embedding;
-pub mod engine;
-pub mod error;
-pub mod events;
-pub mod exports;
-pub mod files;
-pub mod forms;
-pub mod generation;
-pub mod health;
-pub mod http;
-pub mod i18n;
-pub mod idempotency;
-pub mod inherit;
-pub mod jobs;
-pub mod keys;
-pub mod links;
-pub mod llm;
-pub mod locking;
-pub mod migrations;
-pub mod model;
-pub mod multilingual;
-pub mod navigation;
-pub mod permissions;
-pub mod recyclebin;
-pub mod registry;
-pub mod related;
-pub mod replace;
-pub mod replica;
-pub mod rules;
-pub mod security;
-pub mod setup;
-pub mod sharing;
-pub mod site;
-pub mod state;
-pub mod statistics;
-pub mod store;
-pub mod subscriber;
-pub mod tree;
-pub mod uploads;
-pub mod versioning;
-pub mod vocabularies;
-pub mod workflow;
+/// Declares the layer folders: private to the crate, or public with the `internals` feature
+/// (for the engine's own examples, benchmarks and tests that reach below the host surface;
+/// no host enables it).
+macro_rules! layers {
+    ($($(#[$meta:meta])* $name:ident),* $(,)?) => {
+        $(
+            $(#[$meta])*
+            #[cfg(feature = "internals")]
+            pub mod $name;
+            $(#[$meta])*
+            #[cfg(not(feature = "internals"))]
+            pub(crate) mod $name;
+        )*
+    };
+}
 
-pub use crate::engine::Engine;
-pub use crate::state::EngineOptions;
-pub use clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
-pub use error::{EngineError, Result};
-pub use http::{BlobStream, Method, Request, Response};
-pub use setup::SiteSetup;
-pub use store::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};
+layers! {
+    /// Plain types and the keyspace (bottom layer).
+    core,
+    /// What a request runs in: engine-wide state, the request context, the response cache, events.
+    runtime,
+    /// The content tree and every operation on it.
+    content,
+    /// Users, groups, authentication, permissions and sharing.
+    people,
+    /// The catalog: indexes, full-text search, queries, vocabularies.
+    catalog,
+    /// Related content and the language model.
+    ai,
+    /// Content rules, jobs, the outbox and mail, form submissions.
+    automation,
+    /// The change feed, the browser replica and idempotency keys.
+    sync,
+    /// The site: setup, settings, configuration, control panels, migrations, subscriber wiring.
+    site,
+    /// The HTTP-shaped surface: the route table, extraction, serialization, one module per family.
+    api,
+    /// The facade: [`Engine`].
+    engine,
+}
+
+pub mod host;
+
+pub use crate::host::*;

@@ -1,7 +1,8 @@
 //! The engine's modules form layers that only look down, without cycles.
 //!
-//! This test reads every source file under `engine/src`, collects the `crate::...` paths its
-//! code names (comments and `#[cfg(test)]` sections excluded), and checks them against [`LAYERS`]:
+//! This test reads every source file under `engine/src`, collects the module paths its code names
+//! (`crate::`, `self::` and `super::` paths; comments and `#[cfg(test)]` sections excluded), and
+//! checks them against [`LAYERS`]:
 //! a module may use modules of its own layer or of layers below it, never above; and the modules
 //! must not depend on each other in a cycle, also not within a layer. A new module must be given
 //! a layer here, or the test fails.
@@ -14,84 +15,121 @@ use std::path::{Path, PathBuf};
 /// `crate::a::b::c` path names the longest unit that prefixes `a::b::c`.
 const LAYERS: &[(&str, &[&str])] = &[
     (
-        "plain types, store and keyspace",
+        "core: plain types, store and keyspace",
         &[
-            "clock",
-            "http",
-            "error",
-            "store",
-            "keys",
-            "generation",
-            "events",
-            "auth::jwt",
-            "auth::password",
+            "core",
+            "core::clock",
+            "core::http",
+            "core::error",
+            "core::store",
+            "core::keys",
+            "core::generation",
+            "core::events",
+            "people::auth::jwt",
+            "people::auth::password",
         ],
     ),
     (
-        "model and rules as data",
-        &["model", "security", "cache", "embedding", "llm"],
+        "core: model and rules as data",
+        &[
+            "core::model",
+            "core::security",
+            "runtime::cache",
+            "ai::embedding",
+            "ai::llm",
+        ],
     ),
-    ("engine-wide state", &["state"]),
-    ("request context", &["context"]),
-    ("event delivery", &["subscriber"]),
-    ("content tree", &["tree"]),
+    ("runtime: engine-wide state", &["runtime", "runtime::state"]),
+    ("runtime: request context", &["runtime::context"]),
+    ("runtime: event delivery", &["runtime::subscriber"]),
+    ("content: the tree", &["content::tree"]),
     (
         "basic services",
         &[
-            "permissions",
-            "site",
-            "auth::users",
-            "auth::groups",
-            "counters",
-            "statistics",
-            "blobs",
-            "idempotency",
+            "people::permissions",
+            "site::settings",
+            "people::auth::users",
+            "people::auth::groups",
+            "content::counters",
+            "site::statistics",
+            "content::blobs",
+            "sync::idempotency",
         ],
     ),
     (
         "domain services",
         &[
-            "auth",
-            "content_types",
-            "calendar",
-            "workflow",
-            "versioning",
-            "locking",
-            "comments",
-            "aliases",
-            "links",
-            "multilingual",
-            "navigation",
-            "configuration",
-            "actions",
-            "controlpanels",
-            "vocabularies",
-            "inherit",
-            "accounts",
-            "sharing",
-            "catalog",
-            "recyclebin",
-            "replace",
-            "forms",
-            "i18n",
-            "files",
-            "uploads",
-            "exports",
-            "copying",
-            "jobs",
-            "rules",
-            "related",
+            "content",
+            "people",
             "ai",
-            "replica",
-            "changes",
+            "automation",
+            "sync",
+            "site",
+            "people::auth",
+            "content::content_types",
+            "content::calendar",
+            "content::workflow",
+            "content::versioning",
+            "content::locking",
+            "content::comments",
+            "content::aliases",
+            "content::links",
+            "content::multilingual",
+            "content::navigation",
+            "site::configuration",
+            "site::actions",
+            "site::controlpanels",
+            "catalog::vocabularies",
+            "content::inherit",
+            "people::accounts",
+            "people::sharing",
+            "catalog",
+            "content::recyclebin",
+            "content::replace",
+            "automation::forms",
+            "site::i18n",
+            "content::files",
+            "content::uploads",
+            "content::exports",
+            "content::copying",
+            "automation::jobs",
+            "automation::rules",
+            "ai::related",
+            "ai::assistant",
+            "sync::replica",
+            "sync::changes",
         ],
     ),
     (
         "wiring of the services",
-        &["registry", "setup", "migrations", "health"],
+        &[
+            "site::registry",
+            "site::setup",
+            "site::migrations",
+            "site::health",
+        ],
     ),
-    ("HTTP-shaped api", &["api"]),
-    ("facade", &["engine"]),
+    (
+        "api: infrastructure",
+        &[
+            "api",
+            "api::extract",
+            "api::query",
+            "api::etag",
+            "api::idempotency",
+            "api::router",
+            "api::batching",
+            "api::expansion",
+            "api::time",
+        ],
+    ),
+    (
+        "api: representations",
+        &["api::file_fields", "api::summaries", "api::serialize"],
+    ),
+    // Every other module of `api` is one endpoint family; families may use each other.
+    ("api: endpoint families", &["api::*"]),
+    ("facade and host surface", &["engine", "host"]),
 ];
 
 /// `src/a/b.rs` → `a::b`; `src/a/mod.rs` → `a`; `src/lib.rs` → `""`.
@@ -159,16 +197,38 @@ fn leading_path(s: &str) -> Vec<String> {
     segs
 }
 
-/// Every path named after `crate::` in `code`, including each item of `crate::{a, b::c}` groups.
-fn crate_paths(code: &str) -> Vec<Vec<String>> {
+/// Every module path that `code` (the code of module `module`) names through `crate::`, `self::`
+/// or `super::` (repeated), resolved to a path from the crate root, including each item of
+/// `crate::{a, b::c}` groups.
+fn crate_paths(module: &[String], code: &str) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut rest = code;
-    while let Some(i) = rest.find("crate::") {
-        let before_ok = rest[..i].chars().last().is_none_or(|c| !is_ident_char(c));
-        rest = &rest[i + "crate::".len()..];
+    loop {
+        let next = ["crate::", "self::", "super::"]
+            .iter()
+            .filter_map(|p| rest.find(p).map(|i| (i, *p)))
+            .min();
+        let Some((i, prefix)) = next else { break };
+        let before_ok = rest[..i]
+            .chars()
+            .last()
+            .is_none_or(|c| !is_ident_char(c) && c != ':' && c != '$');
+        rest = &rest[i + prefix.len()..];
         if !before_ok {
             continue;
         }
+        let mut base: Vec<String> = match prefix {
+            "crate::" => Vec::new(),
+            "self::" => module.to_vec(),
+            _ => module[..module.len().saturating_sub(1)].to_vec(),
+        };
+        if prefix == "super::" {
+            while let Some(r) = rest.strip_prefix("super::") {
+                base.pop();
+                rest = r;
+            }
+        }
+        let with_base = |p: Vec<String>| base.iter().cloned().chain(p).collect::<Vec<_>>();
         if let Some(group) = rest.strip_prefix('{') {
             // A group: split its top-level items.
             let mut depth = 0usize;
@@ -179,7 +239,7 @@ fn crate_paths(code: &str) -> Vec<Vec<String>> {
                     '}' if depth == 0 => break,
                     '}' => depth -= 1,
                     ',' if depth == 0 => {
-                        out.push(leading_path(&item));
+                        out.push(with_base(leading_path(&item)));
                         item.clear();
                         continue;
                     }
@@ -187,21 +247,35 @@ fn crate_paths(code: &str) -> Vec<Vec<String>> {
                 }
                 item.push(c);
             }
-            out.push(leading_path(&item));
+            out.push(with_base(leading_path(&item)));
         } else {
-            out.push(leading_path(rest));
+            out.push(with_base(leading_path(rest)));
         }
     }
     out.retain(|p| !p.is_empty());
     out
 }
 
-/// The unit (from [`LAYERS`]) that the module path `segs` falls in, with its layer index.
-fn unit_of(segs: &[String]) -> Option<(&'static str, usize)> {
+/// The unit (from [`LAYERS`]) that the module path `segs` falls in, with its layer index: the
+/// longest unit that prefixes it; `api::*` stands for each module of `api` not listed itself.
+fn unit_of(segs: &[String]) -> Option<(String, usize)> {
     (1..=segs.len()).rev().find_map(|n| {
         let prefix = segs[..n].join("::");
         LAYERS.iter().enumerate().find_map(|(layer, (_, units))| {
-            units.iter().find(|u| **u == prefix).map(|u| (*u, layer))
+            units.iter().find_map(|u| {
+                if *u == prefix {
+                    Some((prefix.clone(), layer))
+                } else if let Some(parent) = u.strip_suffix("::*") {
+                    // a module of `api` (lower case), not an item of `api` itself
+                    let is_family = n == 2
+                        && segs[0] == parent
+                        && segs[1].starts_with(|c: char| c.is_ascii_lowercase());
+                    let listed = LAYERS.iter().any(|(_, us)| us.contains(&prefix.as_str()));
+                    (is_family && !listed).then(|| (prefix.clone(), layer))
+                } else {
+                    None
+                }
+            })
         })
     })
 }
@@ -215,7 +289,7 @@ fn modules_only_use_their_own_layer_or_lower_ones_and_form_no_cycle() {
     assert!(files.len() > 20, "found only {} source files", files.len());
 
     let mut problems = Vec::new();
-    let mut graph: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in &files {
         let module = module_path(&src, file);
         if module.is_empty() {
@@ -226,9 +300,9 @@ fn modules_only_use_their_own_layer_or_lower_ones_and_form_no_cycle() {
             problems.push(format!("{module} ({file:?}) has no layer in LAYERS"));
             continue;
         };
-        graph.entry(unit).or_default();
+        graph.entry(unit.clone()).or_default();
         let text = std::fs::read_to_string(file).expect("read source");
-        for path in crate_paths(&code_of(&text)) {
+        for path in crate_paths(&segs, &code_of(&text)) {
             if path[0].starts_with(|c: char| c.is_ascii_uppercase()) {
                 problems.push(format!(
                     "{module} uses crate::{}, a re-export of the crate root; name its module",
@@ -247,7 +321,13 @@ fn modules_only_use_their_own_layer_or_lower_ones_and_form_no_cycle() {
                 continue;
             }
             // The api layer works through the domain and the tree, never on keys or the store.
-            if unit == "api" && matches!(to, "keys" | "store" | "generation") {
+            let api = |u: &str| u == "api" || u.starts_with("api::");
+            if api(&unit)
+                && matches!(
+                    to.as_str(),
+                    "core::keys" | "core::store" | "core::generation"
+                )
+            {
                 problems.push(format!(
                     "{module} (the api) uses crate::{}: the keyspace belongs to the layers below",
                     path.join("::")
@@ -261,7 +341,7 @@ fn modules_only_use_their_own_layer_or_lower_ones_and_form_no_cycle() {
                     LAYERS[to_layer].0
                 ));
             }
-            graph.entry(unit).or_default().insert(to);
+            graph.entry(unit.clone()).or_default().insert(to);
         }
     }
 
@@ -292,6 +372,10 @@ fn modules_only_use_their_own_layer_or_lower_ones_and_form_no_cycle() {
     }
     let mut state = BTreeMap::new();
     let mut cycles = Vec::new();
+    let graph: BTreeMap<&str, BTreeSet<&str>> = graph
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.iter().map(String::as_str).collect()))
+        .collect();
     for &n in graph.keys() {
         if state.get(n).copied().unwrap_or(0) == 0 {
             visit(n, &graph, &mut state, &mut Vec::new(), &mut cycles);
@@ -308,27 +392,46 @@ fn modules_only_use_their_own_layer_or_lower_ones_and_form_no_cycle() {
 }
 
 #[test]
-fn the_path_parser_sees_plain_and_grouped_imports() {
+fn the_path_parser_sees_plain_grouped_and_relative_imports() {
+    let module: Vec<String> = ["api", "content"].map(String::from).to_vec();
     let code = code_of(
-        "use crate::tree;\n// crate::api in a comment\nuse crate::{site, auth::users::get};\n\
-         fn f() { crate::locking::put(x); not_crate::x(); }\n#[cfg(test)]\nuse crate::engine;\n",
+        "use crate::content::tree;\n// crate::api in a comment\nuse crate::{site::settings, people::auth::users::get};\n\
+         use super::router::Route;\nuse super::{etag, serialize::summary};\nuse self::inner::X;\n\
+         fn f() { crate::content::locking::put(x); not_crate::x(); a::super_x(); }\n\
+         #[cfg(test)]\nuse crate::engine;\n",
     );
-    let paths: Vec<String> = crate_paths(&code).iter().map(|p| p.join("::")).collect();
+    let paths: Vec<String> = crate_paths(&module, &code)
+        .iter()
+        .map(|p| p.join("::"))
+        .collect();
     assert_eq!(
         paths,
-        ["tree", "site", "auth::users::get", "locking::put"].map(String::from)
+        [
+            "content::tree",
+            "site::settings",
+            "people::auth::users::get",
+            "api::router::Route",
+            "api::etag",
+            "api::serialize::summary",
+            "api::content::inner::X",
+            "content::locking::put",
+        ]
+        .map(String::from)
     );
-    let users: Vec<String> = ["auth", "users", "get"].map(String::from).to_vec();
-    assert_eq!(unit_of(&users), Some(("auth::users", 6)));
-    let mut violations = 0;
-    // A domain module naming the facade would be a violation.
-    if let (Some((_, from)), Some((_, to))) = (
-        unit_of(&["tree".to_string()]),
-        unit_of(&["engine".to_string()]),
-    ) {
-        if to > from {
-            violations += 1;
-        }
-    }
-    assert_eq!(violations, 1);
+    let users: Vec<String> = ["people", "auth", "users", "get"]
+        .map(String::from)
+        .to_vec();
+    assert_eq!(
+        unit_of(&users),
+        Some(("people::auth::users".to_string(), 6))
+    );
+    // Every module of `api` not listed is a family of its own, above the api's infrastructure.
+    let family = unit_of(&module).expect("api::content has a layer");
+    let router = unit_of(&["api".to_string(), "router".to_string()]).expect("router");
+    assert_eq!(family.0, "api::content");
+    assert!(family.1 > router.1);
+    // `super::super::` climbs two levels.
+    let deep: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+    let p = crate_paths(&deep, "use super::super::x::Y;\n");
+    assert_eq!(p, vec![["a", "x", "Y"].map(String::from).to_vec()]);
 }

@@ -310,7 +310,7 @@ where
             )
         }
     };
-    let limit = state.engine.core().options.max_body_bytes;
+    let limit = state.engine.options().max_body_bytes;
     if parts.method == HttpMethod::PATCH && is_tus_patch(parts.uri.path()) {
         if let Some(offset) =
             first_value(&parts.headers, "upload-offset").and_then(|v| v.parse::<u64>().ok())
@@ -384,7 +384,7 @@ fn header_list(headers: &HeaderMap) -> Vec<(String, String)> {
 /// The login a request tries a password for: `POST .../@login`'s `login`, or the login of
 /// `Authorization: Basic`.
 fn login_attempt(request: &engine::Request) -> Option<String> {
-    if let Ok(engine::auth::Credentials::Basic(login, _)) = request.credentials() {
+    if let Ok(engine::Credentials::Basic(login, _)) = request.credentials() {
         return Some(login);
     }
     if request.method == Method::Post && request.path.ends_with("/@login") {
@@ -434,7 +434,7 @@ where
         let mut resp = to_http(state.writer.submit(request).await);
         if state.read_your_writes {
             // The latest generation this server committed: at least the one this write reached.
-            if let Some(g) = state.engine.core().committed_generation() {
+            if let Some(g) = state.engine.committed_generation() {
                 if let Ok(cookie) = HeaderValue::from_str(&format!(
                     "{RW_GENERATION_COOKIE}={g}; Path=/; Max-Age=300; HttpOnly; SameSite=Lax"
                 )) {

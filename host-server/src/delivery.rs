@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::jobs::{Delivery, DueDelivery, Outcome};
+use engine::{Delivery, DueDelivery, Outcome};
 use engine::{Engine, Store};
 use lettre::message::header::ContentType;
 use lettre::transport::smtp::authentication::Credentials;

@@ -185,13 +185,11 @@ fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
 }
 
 /// The embedding model named by `--embedding-model`: `test` is the deterministic test embedder
-/// ([`engine::embedding::TestEmbedder`], for contract tests); anything else is a directory
+/// ([`engine::TestEmbedder`], for contract tests); anything else is a directory
 /// holding a static model: `model.safetensors` and `tokenizer.json`
 /// (`scripts/prepare-embedding-model.sh` makes one).
-pub fn load_embedder(
-    spec: &str,
-) -> Result<std::sync::Arc<dyn engine::embedding::Embedder>, ServerError> {
-    use engine::embedding::{StaticEmbedder, TestEmbedder};
+pub fn load_embedder(spec: &str) -> Result<std::sync::Arc<dyn engine::Embedder>, ServerError> {
+    use engine::{StaticEmbedder, TestEmbedder};
     if spec == "test" {
         return Ok(std::sync::Arc::new(TestEmbedder));
     }

@@ -1,4 +1,4 @@
-//! The language model of `@chat` and `@generate` over HTTP ([`engine::llm::Llm`]): an Ollama
+//! The language model of `@chat` and `@generate` over HTTP ([`engine::Llm`]): an Ollama
 //! server (`POST <url>/api/chat`, answers streamed as JSON lines) or an OpenAI-compatible one
 //! (`POST <url>/chat/completions` with `<url>` ending in `/v1`, answers streamed as server-sent
 //! events). The request always asks for a stream, so the engine can pass pieces on as they come.
@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader};
 use std::time::Duration;
 
-use engine::llm::{Chunk, Chunks, Llm, Message};
+use engine::{Chunk, Chunks, Llm, Message};
 use serde_json::{json, Value};
 
 /// Which protocol the endpoint speaks.

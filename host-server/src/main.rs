@@ -227,18 +227,14 @@ struct ReindexCli {
 
 fn reindex(cli: ReindexCli) -> Result<(), ServerError> {
     let mut options = EngineOptions::production();
-    let progress: engine::state::ErrorLog = Arc::new(|line: &str| {
+    let progress: engine::ErrorLog = Arc::new(|line: &str| {
         info!("{line}");
     });
     options.progress_log = Some(progress.clone());
     let engine = open_engine(&cli.data, SqliteOptions::default(), options)?;
     let started = std::time::Instant::now();
     let n = engine
-        .with_write(|ctx| {
-            engine::catalog::rebuild(ctx, &mut |n| {
-                progress(&format!("catalog: {n} objects indexed"))
-            })
-        })
+        .rebuild_catalog(&mut |n| progress(&format!("catalog: {n} objects indexed")))
         .map_err(ServerError::Engine)?;
     info!(
         objects = n,
@@ -430,7 +426,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             cli.llm_api,
             &cli.llm_model,
             key,
-        )) as Arc<dyn engine::llm::Llm>
+        )) as Arc<dyn engine::Llm>
     });
     // Downloads over 1 MiB are streamed from the store (see `app::respond`).
     options.stream_downloads_over = 1024 * 1024;
@@ -483,7 +479,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         if let Some(read_url) = cli.read_database.clone() {
             let engine = host_server::open_engine_replicated(&url, &read_url, pg, options)?;
             info!(
-                backend = %engine.core().options.store_backend,
+                backend = %engine.options().store_backend,
                 connections = cli.database_connections,
                 "database open"
             );
@@ -495,7 +491,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         }
         let engine = open_engine_postgres(&url, pg, options)?;
         info!(
-            backend = %engine.core().options.store_backend,
+            backend = %engine.options().store_backend,
             connections = cli.database_connections,
             "database open"
         );

@@ -51,8 +51,8 @@ use std::time::Duration;
 
 use ::postgres::error::SqlState;
 use ::postgres::{Client, NoTls, Statement};
-use engine::store::{KeyValue, Overlay};
 use engine::{Direction, ReadTxn, Store, StoreError, WriteTxn};
+use engine::{KeyValue, Overlay};
 
 /// How write transactions of several servers are kept apart (see the [module documentation](self)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -387,7 +387,7 @@ fn scan_on(
     dir: Direction,
     limit: usize,
 ) -> Result<Vec<KeyValue>, StoreError> {
-    if engine::store::scan_is_empty(start, end, limit) {
+    if engine::scan_is_empty(start, end, limit) {
         return Ok(Vec::new());
     }
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -712,7 +712,7 @@ impl Store for ReplicatedStore {
             return Ok(read);
         };
         let have = read
-            .get(engine::generation::GENERATION)?
+            .get(engine::host::keyspace::GENERATION)?
             .and_then(|v| std::str::from_utf8(&v).ok()?.parse::<u64>().ok())
             .unwrap_or(0);
         if have >= need {

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use engine::store::KeyValue;
+use engine::KeyValue;
 use engine::{Direction, ReadTxn, Store, StoreError, WriteTxn};
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 
@@ -414,7 +414,7 @@ fn scan_on(
     dir: Direction,
     limit: usize,
 ) -> Result<Vec<KeyValue>, StoreError> {
-    if engine::store::scan_is_empty(start, end, limit) {
+    if engine::scan_is_empty(start, end, limit) {
         return Ok(Vec::new());
     }
     // No `LIMIT ?` in the SQL: SQLite (3.54) reads a bound LIMIT while planning and marks the

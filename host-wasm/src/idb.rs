@@ -24,7 +24,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use engine::store::StoreError;
+use engine::StoreError;
 use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{prelude::*, JsCast};
 use wasm_bindgen_futures::JsFuture;

@@ -49,8 +49,8 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
-use engine::state::ErrorLog;
-use engine::store::StoreError;
+use engine::ErrorLog;
+use engine::StoreError;
 use engine::{
     Direction, Engine, EngineError, EngineOptions, MemStore, Response as EngineResponse, SiteSetup,
     Store,
@@ -141,7 +141,7 @@ pub struct OpenOptions {
 /// The `embeddingModel` option.
 #[derive(Debug, Clone)]
 pub enum EmbeddingModel {
-    /// `"test"`: [`engine::embedding::TestEmbedder`].
+    /// `"test"`: [`engine::TestEmbedder`].
     Test,
     /// A static model's files.
     Static {
@@ -187,15 +187,15 @@ impl EmbeddingModel {
     }
 
     /// The embedder.
-    pub fn load(&self) -> Result<Arc<dyn engine::embedding::Embedder>, JsValue> {
+    pub fn load(&self) -> Result<Arc<dyn engine::Embedder>, JsValue> {
         Ok(match self {
-            EmbeddingModel::Test => Arc::new(engine::embedding::TestEmbedder),
+            EmbeddingModel::Test => Arc::new(engine::TestEmbedder),
             EmbeddingModel::Static {
                 name,
                 model,
                 tokenizer,
             } => Arc::new(
-                engine::embedding::StaticEmbedder::from_bytes(name, model, tokenizer)
+                engine::StaticEmbedder::from_bytes(name, model, tokenizer)
                     .map_err(|e| js_err(format!("openSite: {e}")))?,
             ),
         })
@@ -319,7 +319,7 @@ impl Site {
         if let Some(p) = opts
             .profiles
             .iter()
-            .find(|p| !engine::multilingual::is_profile(p))
+            .find(|p| !engine::is_language_profile(p))
         {
             return Err(js_err(format!(
                 "openSite: unknown profile {p:?} (use \"multilingual\" or \"multilingual-content\")"
@@ -569,7 +569,7 @@ impl Site {
             ));
         }
         opts.admin_login = Some(login);
-        opts.admin_password = Some(inner.engine.core().entropy.uuid().simple().to_string());
+        opts.admin_password = Some(inner.engine.random_token());
         Ok(())
     }
 
@@ -592,40 +592,18 @@ impl Site {
         let new_password = opts.admin_password.clone();
         let login = self
             .write_op("openSite", |e| {
-                e.with_write(|ctx| {
-                    let mut cfg =
-                        engine::replica::config(ctx)?.unwrap_or(engine::replica::Config {
-                            server: server.clone(),
-                            login: creds.login.clone().unwrap_or_default(),
-                            token: None,
-                        });
-                    if cfg.server != server {
-                        cfg.server = server.clone();
-                        cfg.token = None;
-                    }
-                    if let Some(l) = creds.login.clone().filter(|l| !l.is_empty()) {
-                        if l != cfg.login {
-                            cfg.token = None;
-                        }
-                        cfg.login = l;
-                    }
-                    if let Some(t) = &creds.token {
-                        cfg.token = Some(t.clone());
-                    }
-                    engine::replica::set_config(ctx, &cfg)?;
-                    if engine::replica::local_password(ctx)?.is_none() {
-                        if let Some(p) = &new_password {
-                            engine::replica::set_local_password(ctx, p)?;
-                        }
-                    }
-                    Ok(cfg.login)
-                })
+                e.replica_open(
+                    &server,
+                    creds.login.as_deref(),
+                    creds.token.as_deref(),
+                    new_password.as_deref(),
+                )
             })
             .await?;
         let password = self
             .inner
             .engine
-            .with_write(|ctx| engine::replica::local_password(ctx))
+            .replica_local_password()
             .map_err(|e| js_err(format!("openSite: {e}")))?;
         if let (Some(rep), Some(pw)) = (&self.inner.replica, password) {
             let req = engine::Request::new(
@@ -864,8 +842,9 @@ impl SiteInner {
     /// failures do, since the response only says that storage failed.
     fn storage_failure(&self, req: &engine::Request, e: StoreError) -> EngineResponse {
         let e = EngineError::Store(e);
-        if let (Some(detail), Some(log)) = (e.log_detail(), &self.engine.core().options.error_log) {
-            log(&format!("{} {}: {detail}", req.method.as_str(), req.path));
+        if let Some(detail) = e.log_detail() {
+            self.engine
+                .log_error(&format!("{} {}: {detail}", req.method.as_str(), req.path));
         }
         e.into_response()
     }
@@ -1109,26 +1088,19 @@ impl SiteInner {
                     .push(("Authorization".into(), format!("Bearer {t}")));
             }
         }
-        if req.method.is_safe() || engine::replica::is_session_path(&req.path) {
+        if req.method.is_safe() || Engine::<MemStore>::replica_is_session_path(&req.path) {
             return self.engine.handle(req);
         }
-        let draft = match self
-            .engine
-            .with_write(|ctx| engine::replica::prepare_write(ctx, &req.path))
-        {
+        let draft = match self.engine.replica_prepare_write(&req.path) {
             Ok(d) => d,
             Err(e) => return e.into_response(),
         };
         let resp = self.engine.handle(req.clone());
         if (200..300).contains(&resp.status) {
-            if let Err(e) = self
-                .engine
-                .with_write(|ctx| engine::replica::record_write(ctx, &req, draft, &resp))
-            {
+            if let Err(e) = self.engine.replica_record_write(&req, draft, &resp) {
                 // the local write stands but could not be queued: say so rather than lose it
-                if let Some(log) = &self.engine.core().options.error_log {
-                    log(&format!("recording a pending write failed: {e}"));
-                }
+                self.engine
+                    .log_error(&format!("recording a pending write failed: {e}"));
                 return e.into_response();
             }
         }
@@ -1296,7 +1268,7 @@ impl Site {
         let mut outcomes = Vec::new();
         let mut delivered = 0;
         for d in due {
-            let engine::jobs::Delivery::Webhook {
+            let engine::Delivery::Webhook {
                 url,
                 body,
                 signature,
@@ -1307,13 +1279,12 @@ impl Site {
             let outcome = match post_webhook(&fetch, &global, url, body, signature, &d).await {
                 Ok(status) if (200..300).contains(&status) => {
                     delivered += 1;
-                    engine::jobs::Outcome::Delivered(Some(status))
+                    engine::Outcome::Delivered(Some(status))
                 }
-                Ok(status) => engine::jobs::Outcome::Failed(
-                    format!("the receiver answered {status}"),
-                    Some(status),
-                ),
-                Err(why) => engine::jobs::Outcome::Failed(why, None),
+                Ok(status) => {
+                    engine::Outcome::Failed(format!("the receiver answered {status}"), Some(status))
+                }
+                Err(why) => engine::Outcome::Failed(why, None),
             };
             outcomes.push((d.job.clone(), outcome));
         }
@@ -1372,7 +1343,7 @@ async fn post_webhook(
     url: &str,
     body: &str,
     signature: &str,
-    d: &engine::jobs::DueDelivery,
+    d: &engine::DueDelivery,
 ) -> Result<u16, String> {
     let why = |e: JsValue| format!("{e:?}");
     let headers = web_sys::Headers::new().map_err(why)?;
@@ -1413,21 +1384,21 @@ impl Drop for Site {
 /// A static embedding model loaded from bytes, usable from JavaScript on its own (the browser
 /// benchmark times it; a page may embed texts with the same model as its site).
 #[wasm_bindgen(js_name = StaticEmbedding)]
-pub struct StaticEmbedding(engine::embedding::StaticEmbedder);
+pub struct StaticEmbedding(engine::StaticEmbedder);
 
 #[wasm_bindgen(js_class = StaticEmbedding)]
 impl StaticEmbedding {
     /// Load the model from `model.safetensors` and `tokenizer.json` bytes.
     #[wasm_bindgen(constructor)]
     pub fn new(model: &[u8], tokenizer: &[u8]) -> Result<StaticEmbedding, JsValue> {
-        engine::embedding::StaticEmbedder::from_bytes("model", model, tokenizer)
+        engine::StaticEmbedder::from_bytes("model", model, tokenizer)
             .map(StaticEmbedding)
             .map_err(|e| js_err(e.to_string()))
     }
 
     /// The unit vector of `text`.
     pub fn embed(&self, text: &str) -> Vec<f32> {
-        use engine::embedding::Embedder;
+        use engine::Embedder;
         self.0.embed(text)
     }
 }

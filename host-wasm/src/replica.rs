@@ -4,7 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use engine::replica::{self, Incoming, Outgoing, Resolution};
+use engine::replica::{Incoming, Outgoing, Resolution};
 use js_sys::{Function, Promise};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -133,7 +133,7 @@ impl Site {
         let st = self
             .inner
             .engine
-            .with_write(|ctx| replica::status(ctx))
+            .replica_status()
             .map_err(|e| js_err(e.to_string()))?
             .ok_or_else(|| js_err("this site is not a replica"))?;
         to_js(&JsStatus {
@@ -172,7 +172,7 @@ impl Site {
             let now = js_sys::Date::now() as i64;
             let out = self
                 .write_op("sync", |e| {
-                    e.with_write(|ctx| r.sync.borrow_mut().next_request(ctx, now))
+                    e.sync_next_request(&mut r.sync.borrow_mut(), now)
                 })
                 .await?;
             let Some(out) = out else { break };
@@ -183,14 +183,14 @@ impl Site {
                 Ok(inc) => {
                     reached = true;
                     self.write_op("sync", |e| {
-                        e.with_write(|ctx| r.sync.borrow_mut().receive(ctx, &out, &inc, now))
+                        e.sync_receive(&mut r.sync.borrow_mut(), &out, &inc, now)
                     })
                     .await?;
                 }
                 Err(why) => {
                     reached = false;
                     self.write_op("sync", |e| {
-                        e.with_write(|ctx| r.sync.borrow_mut().failed(ctx, &out, &why, now))
+                        e.sync_failed(&mut r.sync.borrow_mut(), &out, &why, now)
                     })
                     .await?;
                 }
@@ -207,7 +207,7 @@ impl Site {
     fn last_error_is_http(&self) -> bool {
         self.inner
             .engine
-            .with_write(|ctx| replica::status(ctx))
+            .replica_status()
             .ok()
             .flatten()
             .and_then(|s| s.last_error)
@@ -258,7 +258,7 @@ impl Site {
     pub fn pending(&self) -> Result<u32, JsValue> {
         self.inner
             .engine
-            .with_write(|ctx| replica::pending(ctx))
+            .replica_pending()
             .map(|p| p.len() as u32)
             .map_err(|e| js_err(e.to_string()))
     }
@@ -269,7 +269,7 @@ impl Site {
         let p = self
             .inner
             .engine
-            .with_write(|ctx| replica::pending(ctx))
+            .replica_pending()
             .map_err(|e| js_err(e.to_string()))?;
         to_js(&p)
     }
@@ -280,7 +280,7 @@ impl Site {
         let c = self
             .inner
             .engine
-            .with_write(|ctx| replica::conflicts(ctx))
+            .replica_conflicts()
             .map_err(|e| js_err(e.to_string()))?;
         to_js(&c)
     }
@@ -309,7 +309,7 @@ impl Site {
         let target = self
             .inner
             .engine
-            .with_write(|ctx| replica::conflicts(ctx))
+            .replica_conflicts()
             .map_err(|e| js_err(e.to_string()))?
             .into_iter()
             .find(|c| c.id == id)
@@ -321,14 +321,14 @@ impl Site {
             ));
         }
         self.write_op("resolveConflict", |e| {
-            e.with_write(|ctx| replica::resolve(ctx, id, resolution.clone()))
+            e.replica_resolve(id, resolution.clone())
         })
         .await?;
         if let (Some(fields), Some(at_id)) = (merged_fields, target) {
             let cfg_server = self
                 .inner
                 .engine
-                .with_write(|ctx| replica::config(ctx))
+                .replica_config()
                 .map_err(|e| js_err(e.to_string()))?
                 .map(|c| c.server)
                 .unwrap_or_default();

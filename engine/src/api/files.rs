@@ -1,24 +1,21 @@
 //! Downloads: `@@download/<field>`, `@@display-file/<field>` and `@@images/<field>[/<scale>]`
 //! (the bytes of a file or image field, with `Range` and `If-None-Match` support), and the JSON
 //! form of file and image fields in content answers and catalog items (the rules are in
-//! [`crate::files`]).
+//! [`crate::content::files`]).
 
-use std::collections::BTreeMap;
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use schemars::JsonSchema;
-use serde::Serialize;
-use serde_json::{Map, Value};
+
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::files::{self, Served, StoredFile};
-use crate::http::{BlobStream, Response};
-use crate::model::fields::FieldKind;
-use crate::model::{ContentRecord, ContentType};
-use crate::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::core::error::{EngineError, Result};
+use crate::content::files::{self, Served, StoredFile};
+use crate::core::http::{BlobStream, Response};
+use crate::core::model::fields::FieldKind;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
 
 /// Register the download routes.
 pub fn register(r: &mut Registry) {
@@ -43,133 +40,6 @@ pub fn register(r: &mut Registry) {
                  `plone.allowed_sizes`; another name is a 404)",
             ),
     );
-}
-
-/// A file field as content answers show it (plone.restapi's form).
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct FileInfo {
-    /// The media type.
-    #[serde(rename = "content-type")]
-    pub content_type: String,
-    /// Where the bytes are.
-    pub download: String,
-    /// The file name.
-    pub filename: String,
-    /// Bytes.
-    pub size: u64,
-    /// Pixels across (images).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub width: Option<u32>,
-    /// Pixels down (images).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub height: Option<u32>,
-    /// The scales, by name (images).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub scales: Option<BTreeMap<String, ScaleInfo>>,
-}
-
-/// One scale of an image field.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ScaleInfo {
-    /// Where it is.
-    pub download: String,
-    /// Pixels across.
-    pub width: u32,
-    /// Pixels down.
-    pub height: u32,
-}
-
-/// The JSON of a stored file or image field: its URLs under `base` (the object's URL, or `""`
-/// for the relative URLs of catalog items). `null` stays `null`.
-pub fn field_json(base: &str, field: &str, kind: FieldKind, stored: &Value) -> Value {
-    let Some(file) = serde_json::from_value::<StoredFile>(stored.clone()).ok() else {
-        return Value::Null;
-    };
-    let sep = if base.is_empty() { "" } else { "/" };
-    let info = info(&format!("{base}{sep}"), field, kind, &file);
-    serde_json::to_value(info).unwrap_or(Value::Null)
-}
-
-fn info(prefix: &str, field: &str, kind: FieldKind, file: &StoredFile) -> FileInfo {
-    let is_image = kind == FieldKind::Image;
-    FileInfo {
-        content_type: file.content_type.clone(),
-        download: if is_image {
-            format!("{prefix}@@images/{field}")
-        } else {
-            format!("{prefix}@@download/{field}")
-        },
-        filename: file.filename.clone(),
-        size: file.size,
-        width: file.width,
-        height: file.height,
-        scales: is_image.then(|| {
-            file.scales
-                .iter()
-                .map(|(name, s)| {
-                    (
-                        name.clone(),
-                        ScaleInfo {
-                            download: format!("{prefix}@@images/{field}/{name}"),
-                            width: s.width,
-                            height: s.height,
-                        },
-                    )
-                })
-                .collect()
-        }),
-    }
-}
-
-/// One entry of `image_scales` in catalog items: a field's image with relative URLs and its
-/// name (Volto joins them to the item's `@id`).
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct CatalogImage {
-    /// The field.
-    #[serde(flatten)]
-    pub info: FileInfo,
-    /// The field's name.
-    pub field: String,
-}
-
-/// `image_scales` of a catalog item of type `ty` with field values `fields`: every image field
-/// that has an image, by field name, each a one-element list (as Plone lists them).
-pub fn image_scales(ty: &ContentType, fields: &Map<String, Value>) -> Value {
-    let mut out = Map::new();
-    for f in ty.fields.iter().filter(|f| f.kind == FieldKind::Image) {
-        if let Some(file) = files::stored(fields, &f.name) {
-            let item = CatalogImage {
-                info: info("", &f.name, f.kind, &file),
-                field: f.name.clone(),
-            };
-            if let Ok(v) = serde_json::to_value(item) {
-                out.insert(f.name.clone(), Value::Array(vec![v]));
-            }
-        }
-    }
-    Value::Object(out)
-}
-
-/// The first image field of type `ty` that has an image in `fields` (`image_field`,
-/// `hasPreviewImage`).
-pub fn image_field(ty: &ContentType, fields: &Map<String, Value>) -> Option<String> {
-    ty.fields
-        .iter()
-        .filter(|f| f.kind == FieldKind::Image)
-        .find(|f| files::stored(fields, &f.name).is_some())
-        .map(|f| f.name.clone())
-}
-
-/// The first file or image field of type `ty`'s own (not a behavior's: a page's preview image
-/// does not make it a file) with a value in `fields` (`mime_type`, `getObjSize` of files).
-pub fn primary_file(ty: &ContentType, fields: &Map<String, Value>) -> Option<StoredFile> {
-    ty.fields
-        .iter()
-        .zip(&ty.sources)
-        .filter(|(f, source)| {
-            source.is_none() && matches!(f.kind, FieldKind::File | FieldKind::Image)
-        })
-        .find_map(|(f, _)| files::stored(fields, &f.name))
 }
 
 /// The stored file of field `name` of `obj`; a 404 when the type has no such file field or the
@@ -390,7 +260,7 @@ pub(super) fn serve(
                     end,
                 });
             } else {
-                resp.body = crate::blobs::read_range(ctx, &id, start, end)?;
+                resp.body = crate::content::blobs::read_range(ctx, &id, start, end)?;
             }
         }
     }

@@ -1,19 +1,19 @@
-//! `@lock`: lock, read, refresh and unlock an object (the rules are in [`crate::locking`]).
+//! `@lock`: lock, read, refresh and unlock an object (the rules are in [`crate::content::locking`]).
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::extract::Call;
+use super::serialize::LockInfo;
 use super::router::{Registry, RouteDef};
-use crate::auth::users;
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::security::Permission;
+use crate::people::auth::users;
+use crate::runtime::context::Ctx;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::content::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
+use crate::core::model::ContentRecord;
+use crate::people::permissions::Access;
+use crate::core::security::Permission;
 
 /// Register the lock routes.
 pub fn register(r: &mut Registry) {
@@ -49,77 +49,6 @@ pub fn register(r: &mut Registry) {
             .body::<UnlockRequest>()
             .answers::<LockInfo>(),
     );
-}
-
-/// The lock status of an object. Unlocked objects show only `locked: false, stealable: true`;
-/// the token is shown to the lock's owner only.
-#[derive(Serialize, JsonSchema)]
-pub struct LockInfo {
-    /// When it was taken or last refreshed.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub created: Option<String>,
-    /// Login of its owner.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub creator: Option<String>,
-    /// Full name of its owner (the login when none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub creator_name: Option<String>,
-    /// URL of its owner.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub creator_url: Option<String>,
-    /// Whether the object is locked.
-    pub locked: bool,
-    /// The lock type.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<&'static str>,
-    /// Whether others with edit rights may break it.
-    pub stealable: bool,
-    /// When it was taken, in seconds since the epoch.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub time: Option<f64>,
-    /// Seconds it lasts from `created`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<u64>,
-    /// The token changes to the object must send in `Lock-Token` (owner only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
-}
-
-impl LockInfo {
-    /// What the caller of `ctx` may see of `lock`.
-    pub fn new(ctx: &Ctx<'_>, lock: Option<&Lock>) -> Self {
-        let Some(l) = lock else {
-            return LockInfo {
-                created: None,
-                creator: None,
-                creator_name: None,
-                creator_url: None,
-                locked: false,
-                name: None,
-                stealable: true,
-                time: None,
-                timeout: None,
-                token: None,
-            };
-        };
-        let name = if l.creator_name.is_empty() {
-            &l.creator
-        } else {
-            &l.creator_name
-        };
-        LockInfo {
-            created: Some(iso(&l.created)),
-            creator: Some(l.creator.clone()),
-            creator_name: Some(name.clone()),
-            creator_url: Some(ctx.url(&format!("/author/{}", l.creator))),
-            locked: true,
-            name: Some("plone.locking.stealable"),
-            stealable: l.stealable,
-            time: Some(l.created.timestamp_millis() as f64 / 1000.0),
-            timeout: Some(l.timeout),
-            token: (ctx.principal.login() == Some(l.creator.as_str())).then(|| l.token.clone()),
-        }
-    }
 }
 
 /// The body of a lock request.

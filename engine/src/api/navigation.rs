@@ -13,12 +13,12 @@ use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::summaries::{self, IsoTime};
 use super::Route;
 use crate::catalog::codec::{Raw, Time, ValueRef, View};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::navigation::{self, NavItem, NavSource};
-use crate::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::content::navigation::{self, NavItem, NavSource};
+use crate::core::security::Permission;
 
 /// Register `@navigation` and the `navigation` component.
 pub fn register(r: &mut Registry) {
@@ -46,6 +46,8 @@ pub struct NavigationQuery {
     pub depth: Option<String>,
 }
 
+// Some fields are accepted from clients or only describe the OpenAPI document; none is read.
+#[allow(dead_code)]
 /// The answer of `@navigation` (for the documentation): `{@id, items}`, each item a catalog item
 /// plus `description`, `markdown`, `items`, `start`, `end`, `recurrence`.
 #[derive(JsonSchema)]
@@ -304,7 +306,7 @@ impl<'a> ItemValues<'a> {
             exclude_from_nav: Val::of_record(r, "exclude_from_nav"),
             creators: r.fields.get("creators").map(Val::Json),
             files: Cow::Borrowed(&r.fields),
-            markdown: crate::exports::markdown(r),
+            markdown: crate::content::exports::markdown(r),
         }
     }
 
@@ -336,7 +338,7 @@ impl<'a> ItemValues<'a> {
             exclude_from_nav: Val::of_entry(f.exclude_from_nav),
             creators: f.creators.map(Val::Stored),
             files: Cow::Owned(files),
-            markdown: crate::exports::markdown_without_blocks(title, description),
+            markdown: crate::content::exports::markdown_without_blocks(title, description),
         }
     }
 }
@@ -354,8 +356,8 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
         NavSource::Record(rec) => ItemValues::of_record(rec),
     };
     let ty = ctx.types()?.require(r.type_name)?;
-    let primary = super::files::primary_file(&ty, &r.files);
-    let image_field = super::files::image_field(&ty, &r.files);
+    let primary = super::file_fields::primary_file(&ty, &r.files);
+    let image_field = super::file_fields::image_field(&ty, &r.files);
     let created = IsoTime::of(r.created)?;
     let modified = IsoTime::of(r.modified)?;
 
@@ -414,7 +416,7 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
     out.extend_from_slice(b",\"image_field\":");
     string(out, image_field.as_deref().unwrap_or_default())?;
     out.extend_from_slice(b",\"image_scales\":");
-    value(out, &super::files::image_scales(&ty, &r.files))?;
+    value(out, &super::file_fields::image_scales(&ty, &r.files))?;
     out.extend_from_slice(if ty.folderish {
         b",\"is_folderish\":true,\"items\":["
     } else {
@@ -476,7 +478,7 @@ mod tests {
             }
         }
         m.insert("description".into(), json!(rec.description()));
-        m.insert("markdown".into(), json!(crate::exports::markdown(rec)));
+        m.insert("markdown".into(), json!(crate::content::exports::markdown(rec)));
         m.insert("start".into(), Value::Null);
         m.insert("end".into(), Value::Null);
         m.insert("recurrence".into(), Value::Null);
@@ -517,7 +519,7 @@ mod tests {
             .unwrap();
         engine
             .with_write(|ctx| {
-                let root = crate::tree::root(ctx)?;
+                let root = crate::content::tree::root(ctx)?;
                 let ty = ctx.types()?.require("Folder")?;
                 let variants = [
                     json!({"title": "A \"q\" é", "description": "d\n\u{1}\\"}),
@@ -530,7 +532,7 @@ mod tests {
                 for (i, f) in variants.iter().enumerate() {
                     let fields = f.as_object().cloned().unwrap_or_default();
                     let mut rec =
-                        crate::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
+                        crate::content::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
                     if i == 3 {
                         rec.review_state = None;
                     }
@@ -578,35 +580,35 @@ mod tests {
         ];
         engine
             .with_write(|ctx| {
-                let mut root = crate::tree::root(ctx)?;
+                let mut root = crate::content::tree::root(ctx)?;
                 for (i, f) in variants.iter().enumerate() {
                     let ty = ctx
                         .types()?
                         .require(if i == 2 { "Page" } else { "Folder" })?;
                     let fields = f.as_object().cloned().unwrap_or_default();
                     let mut rec =
-                        crate::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
+                        crate::content::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
                     if i == 3 {
                         rec.review_state = None;
                     }
-                    crate::tree::insert(ctx, &mut root, &mut rec)?;
+                    crate::content::tree::insert(ctx, &mut root, &mut rec)?;
                 }
                 Ok(())
             })
             .unwrap();
         engine
             .with_write(|ctx| {
-                let root = crate::tree::root(ctx)?;
+                let root = crate::content::tree::root(ctx)?;
                 let mut entries = Vec::new();
-                for uid in crate::tree::child_uids(ctx, &root.uid, 0, usize::MAX)? {
-                    let rec = crate::tree::load(ctx, &uid)?.unwrap();
+                for uid in crate::content::tree::child_uids(ctx, &root.uid, 0, usize::MAX)? {
+                    let rec = crate::content::tree::load(ctx, &uid)?.unwrap();
                     let stored = crate::catalog::stored_entry(ctx, &uid)?.unwrap();
                     let v = stored.view()?;
                     let stands = v.fields.json_size()? == v.size;
                     // The entry holds every field value exactly when the record has no others
                     // (blocks) and no null listing field (left out of the entry).
                     let only_listing = rec.fields.iter().all(|(k, v)| {
-                        crate::model::LISTING_FIELDS.contains(&k.as_str()) && !v.is_null()
+                        crate::core::model::LISTING_FIELDS.contains(&k.as_str()) && !v.is_null()
                     });
                     assert_eq!(stands, only_listing, "{}", rec.id);
                     if !stands {

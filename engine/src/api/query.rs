@@ -2,7 +2,7 @@
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-use crate::error::{EngineError, Result};
+use crate::core::error::{EngineError, Result};
 
 /// The decoded parameters of a query string, in order (repeated names kept).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -23,6 +23,7 @@ impl Query {
     }
 
     /// The first value of `name`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn get(&self, name: &str) -> Option<&str> {
         self.pairs
             .iter()

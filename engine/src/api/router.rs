@@ -13,13 +13,13 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 use super::extract::Call;
 use super::Route;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::{Method, Response};
-use crate::model::ContentRecord;
-use crate::permissions::Access as _;
-use crate::security::Permission;
-use crate::state::Core;
+use crate::runtime::context::Ctx;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{Method, Response};
+use crate::core::model::ContentRecord;
+use crate::people::permissions::Access as _;
+use crate::core::security::Permission;
+use crate::runtime::state::Core;
 
 /// A handler: the context object is resolved and the route's access rule is satisfied.
 pub type Handler = fn(&mut Ctx<'_>, &Call<'_>, ContentRecord) -> Result<Response>;
@@ -32,6 +32,7 @@ pub type Expander = fn(&Ctx<'_>, &Route, &ContentRecord) -> Result<serde_json::V
 pub type SchemaFn = fn(&mut SchemaGenerator) -> Schema;
 
 /// The schema of `T`, as a [`SchemaFn`].
+#[cfg(feature = "openapi")]
 pub fn schema_of<T: JsonSchema>(g: &mut SchemaGenerator) -> Schema {
     g.subschema_for::<T>()
 }
@@ -75,6 +76,8 @@ pub struct ParamSpec {
     pub literal: bool,
 }
 
+// `pattern` is kept for tests and debugging output; the router matches on the parsed parts.
+#[allow(dead_code)]
 /// One route: method, path pattern, who may call it, whether it writes, its handler and its
 /// documentation.
 #[derive(Clone)]

@@ -20,12 +20,12 @@ use super::Route;
 use crate::catalog::{
     self, bad_param, querystring, Bound, Criterion, Index, IndexKind, Sort, StoredEntry,
 };
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
-use crate::tree;
+use crate::runtime::context::Ctx;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::content::tree;
 
 /// Register `@search`, `@querystring`, `@querystring-search`, `@catalog` and the `catalog`
 /// component.
@@ -93,6 +93,8 @@ pub fn register(r: &mut Registry) {
     r.component("catalog", Some(catalog_component));
 }
 
+// Some fields are accepted from clients or only describe the OpenAPI document; none is read.
+#[allow(dead_code)]
 /// The fixed parameters of `@search` (for the documentation; any index name is a parameter too).
 #[derive(Deserialize, JsonSchema)]
 pub struct SearchQuery {
@@ -669,11 +671,6 @@ fn write_item(
     Ok(ItemJson::new(ctx, v, keys)?.write(out)?)
 }
 
-/// One result as a value (for answers built as values).
-fn item_value(ctx: &Ctx<'_>, e: &StoredEntry, keys: &ItemKeys<'_>) -> Result<Value> {
-    ItemJson::new(ctx, e.view()?, keys)?.to_value()
-}
-
 // ---------------------------------------------------------------------------------------------
 // @querystring
 
@@ -769,37 +766,34 @@ fn querystring_answer(
     url: &str,
     params: &[(String, String)],
 ) -> Result<Response> {
-    let (page, total, p) = run_querystring(ctx, obj, body, None, None)?;
+    let (page, total, p) = run_querystring(ctx, obj, body)?;
     results_page(ctx, url, &page, total, &p, params)
 }
 
-/// Run a querystring search; `reversed` (a Collection's `sort_reversed`) overrides the order.
+/// Run a querystring search.
 fn run_querystring(
     ctx: &Ctx<'_>,
     obj: &ContentRecord,
     body: &QuerystringSearch,
-    reversed: Option<bool>,
-    window: Option<Batch>,
 ) -> Result<(Vec<StoredEntry>, usize, Presentation)> {
-    let mut q = catalog::Query::default();
-    querystring::apply(ctx, obj, &body.query, &mut q)?;
-    let reverse = match (reversed, body.sort_order.as_deref().map(str::trim)) {
-        (Some(r), _) => r,
-        (None, None | Some("" | "ascending" | "asc")) => false,
-        (None, Some("descending" | "desc" | "reverse")) => true,
-        (None, Some(other)) => {
+    let reverse = match body.sort_order.as_deref().map(str::trim) {
+        None | Some("" | "ascending" | "asc") => false,
+        Some("descending" | "desc" | "reverse") => true,
+        Some(other) => {
             return Err(EngineError::bad_request(format!(
                 "Invalid property 'sort_order': expected 'ascending', 'descending' or 'reverse', \
                  got '{other}'"
             )))
         }
     };
-    if let Some(key) = body.sort_on.as_deref().filter(|s| !s.is_empty()) {
-        if let Some(index) = Index::from_name(key).filter(|i| i.sortable()) {
-            q.sort.push(Sort { index, reverse });
-        }
-    }
-    q.limit = body.limit.filter(|l| *l > 0);
+    let q = querystring::build_query(
+        ctx,
+        obj,
+        &body.query,
+        body.sort_on.as_deref(),
+        reverse,
+        body.limit,
+    )?;
     let batch = clamped_batch(ctx, body.b_start, body.b_size)?;
     let fullobjects = match &body.fullobjects {
         None | Some(Value::Null) => false,
@@ -826,8 +820,7 @@ fn run_querystring(
             ))
         }
     };
-    let w = window.unwrap_or(batch);
-    let (page, total) = catalog::search_page(ctx, &q, w.start, w.size)?;
+    let (page, total) = catalog::search_page(ctx, &q, batch.start, batch.size)?;
     Ok((
         page,
         total,
@@ -837,68 +830,6 @@ fn run_querystring(
             metadata_fields,
         },
     ))
-}
-
-/// The `items` of a Collection: its query's results, sorted and limited as it says, batched as
-/// the request asks (`b_start`/`b_size`), as `items`, `items_total` and `batching`. A stored query
-/// that no longer parses (an operation since removed) gives no items rather than an error.
-pub fn collection_items(
-    ctx: &Ctx<'_>,
-    obj: &ContentRecord,
-    listing: &ListingRequest<'_>,
-    out: &mut Map<String, Value>,
-) -> Result<()> {
-    let rows: Vec<querystring::Row> = obj
-        .fields
-        .get("query")
-        .and_then(|v| serde_json::from_value(v.clone()).ok())
-        .unwrap_or_default();
-    let body = QuerystringSearch {
-        query: rows,
-        sort_on: obj
-            .fields
-            .get("sort_on")
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        limit: obj
-            .fields
-            .get("limit")
-            .and_then(Value::as_u64)
-            .and_then(|l| usize::try_from(l).ok()),
-        ..Default::default()
-    };
-    let reversed = obj.fields.get("sort_reversed").and_then(Value::as_bool);
-    let (page, total) = if body.query.is_empty() {
-        (Vec::new(), 0)
-    } else {
-        match run_querystring(
-            ctx,
-            obj,
-            &body,
-            Some(reversed.unwrap_or(false)),
-            Some(listing.batch),
-        ) {
-            Ok((page, total, _)) => (page, total),
-            Err(EngineError::BadRequest(_)) => (Vec::new(), 0),
-            Err(e) => return Err(e),
-        }
-    };
-    let fields = listing.query.all("metadata_fields");
-    let keys = ItemKeys::new(&fields);
-    let mut items = Vec::new();
-    for e in &page {
-        items.push(item_value(ctx, e, &keys)?);
-    }
-    out.insert("items".into(), Value::Array(items));
-    out.insert("items_total".into(), json!(total));
-    let url = ctx.url(&obj.path);
-    if let Some(b) = listing
-        .batch
-        .links(&url, listing.raw_query, listing.query, total)
-    {
-        out.insert("batching".into(), serde_json::to_value(b)?);
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,13 +9,13 @@ use super::batching::Batch;
 use super::query::Query;
 use super::summaries::{self, ItemJson, ItemKeys, JsonOut};
 use crate::catalog::StoredEntry;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::model::fields::FieldKind;
-use crate::model::{language, ContentRecord, ContentType};
-use crate::permissions::Access;
-use crate::security::Permission;
-use crate::tree;
+use crate::runtime::context::Ctx;
+use crate::core::error::{EngineError, Result};
+use crate::core::model::fields::FieldKind;
+use crate::core::model::{language, ContentRecord, ContentType};
+use crate::people::permissions::Access;
+use crate::core::security::Permission;
+use crate::content::tree;
 
 /// How a listing of children was asked for.
 pub struct ListingRequest<'q> {
@@ -27,6 +27,38 @@ pub struct ListingRequest<'q> {
     pub raw_query: &'q str,
     /// The route, when components may be expanded (`?expand=...`).
     pub route: Option<&'q super::Route>,
+}
+
+/// The `items` of a Collection: its query's results, sorted and limited as it says, batched as
+/// the request asks (`b_start`/`b_size`), as `items`, `items_total` and `batching`.
+fn collection_items(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    listing: &ListingRequest<'_>,
+    out: &mut Map<String, Value>,
+) -> Result<()> {
+    let (page, total) = crate::catalog::querystring::collection_page(
+        ctx,
+        obj,
+        listing.batch.start,
+        listing.batch.size,
+    )?;
+    let fields = listing.query.all("metadata_fields");
+    let keys = ItemKeys::new(&fields);
+    let mut items = Vec::new();
+    for e in &page {
+        items.push(ItemJson::new(ctx, e.view()?, &keys)?.to_value()?);
+    }
+    out.insert("items".into(), Value::Array(items));
+    out.insert("items_total".into(), json!(total));
+    let url = ctx.url(&obj.path);
+    if let Some(b) = listing
+        .batch
+        .links(&url, listing.raw_query, listing.query, total)
+    {
+        out.insert("batching".into(), serde_json::to_value(b)?);
+    }
+    Ok(())
 }
 
 /// The full representation of `obj`.
@@ -43,12 +75,12 @@ pub fn full_response(
     obj: &ContentRecord,
     listing: &ListingRequest<'_>,
     status: u16,
-) -> Result<crate::http::Response> {
+) -> Result<crate::core::http::Response> {
     let ty = ctx.type_of(obj)?;
     let mut items = None;
     let members = members(ctx, obj, &ty, listing, true, Some(&mut items))?;
     let Some(items) = items else {
-        return Ok(crate::http::Response::json(status, &members.sorted()));
+        return Ok(crate::core::http::Response::json(status, &members.sorted()));
     };
     let sorted = members.sorted();
     let mut out = JsonOut::new(items.len() + 4096);
@@ -62,7 +94,7 @@ pub fn full_response(
         }
     }
     out.close();
-    Ok(crate::http::Response {
+    Ok(crate::core::http::Response {
         status,
         headers: vec![("Content-Type".into(), "application/json".into())],
         body: out.buf,
@@ -162,23 +194,23 @@ fn members<'a>(
             }
             (FieldKind::Blocks, Some(blocks)) => {
                 let mut blocks = blocks.clone();
-                crate::links::to_public(ctx, &mut blocks)?;
+                crate::content::links::to_public(ctx, &mut blocks)?;
                 out.set(f.name.as_str(), blocks)
             }
             (FieldKind::File | FieldKind::Image, Some(value)) => out.set(
                 f.name.as_str(),
-                super::files::field_json(&url, &f.name, f.kind, value),
+                super::file_fields::field_json(&url, &f.name, f.kind, value),
             ),
             (_, Some(value)) => out.set_ref(f.name.as_str(), value),
             (kind, None) => {
                 let value = match (kind, f.default_value()) {
                     (FieldKind::Language, Value::String(code)) => language::token_title(&code),
                     (FieldKind::Blocks, mut blocks) => {
-                        crate::links::to_public(ctx, &mut blocks)?;
+                        crate::content::links::to_public(ctx, &mut blocks)?;
                         blocks
                     }
                     (FieldKind::File | FieldKind::Image, value) => {
-                        super::files::field_json(&url, &f.name, f.kind, &value)
+                        super::file_fields::field_json(&url, &f.name, f.kind, &value)
                     }
                     (_, value) => value,
                 };
@@ -204,10 +236,10 @@ fn members<'a>(
     }
     out.set("review_state", json!(obj.review_state));
     out.set("type_title", json!(ty.title));
-    let lock = crate::locking::current(ctx, obj)?;
+    let lock = crate::content::locking::current(ctx, obj)?;
     out.set(
         "lock",
-        serde_json::to_value(super::locking::LockInfo::new(ctx, lock.as_ref()))?,
+        serde_json::to_value(LockInfo::new(ctx, lock.as_ref()))?,
     );
     if !obj.is_root() {
         out.set("version", json!("current"));
@@ -238,7 +270,7 @@ fn members<'a>(
             .is_some_and(|f| f.kind == FieldKind::Querystring)
     {
         let mut items = Map::new();
-        super::search::collection_items(ctx, obj, listing, &mut items)?;
+        collection_items(ctx, obj, listing, &mut items)?;
         for (k, v) in items {
             out.set(k, v);
         }
@@ -291,7 +323,7 @@ fn members<'a>(
 
 /// The children of `obj` the caller may view, within `batch`, and how many there are in all.
 /// Unless `whole`, the children are decoded for a listing only
-/// ([`crate::model::ContentRecord::from_json_for_listing`]).
+/// ([`crate::core::model::ContentRecord::from_json_for_listing`]).
 pub fn visible_children(
     ctx: &Ctx<'_>,
     obj: &ContentRecord,
@@ -406,11 +438,11 @@ fn listing_record(ctx: &Ctx<'_>, uid: &str) -> Result<ContentRecord> {
 /// Whether the caller's global roles let it view every object (no per-item checks needed).
 fn sees_everything(ctx: &Ctx<'_>) -> bool {
     match &ctx.principal {
-        crate::security::Principal::User(u) => u
+        crate::core::security::Principal::User(u) => u
             .roles
             .iter()
             .any(|r| r == "Manager" || r == "Site Administrator"),
-        crate::security::Principal::Anonymous => false,
+        crate::core::security::Principal::Anonymous => false,
     }
 }
 
@@ -439,40 +471,7 @@ pub fn summary(ctx: &Ctx<'_>, obj: &ContentRecord, metadata_fields: &[&str]) -> 
     Ok(Value::Object(m))
 }
 
-/// Catalog metadata names `metadata_fields=_all` expands to.
-pub const CATALOG_FIELDS: &[&str] = &[
-    "@id",
-    "@type",
-    "title",
-    "Title",
-    "Description",
-    "UID",
-    "path",
-    "Subject",
-    "is_folderish",
-    "exclude_from_nav",
-    "Type",
-    "portal_type",
-    "getId",
-    "id",
-    "Creator",
-    "listCreators",
-    "review_state",
-    "created",
-    "modified",
-    "effective",
-    "expires",
-    "Date",
-    "CreationDate",
-    "EffectiveDate",
-    "ExpirationDate",
-    "ModificationDate",
-    "getObjSize",
-    "mime_type",
-    "image_field",
-    "image_scales",
-    "hasPreviewImage",
-];
+pub use super::summaries::CATALOG_FIELDS;
 
 /// One catalog metadata value of `obj` (`None` for names that are not catalog metadata).
 pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<Option<Value>> {
@@ -509,71 +508,25 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         "EffectiveDate" => date_or_none(field("effective")),
         "expires" => field("expires"),
         "ExpirationDate" => date_or_none(field("expires")),
-        "getObjSize" => match super::files::primary_file(&ty, &obj.fields) {
+        "getObjSize" => match super::file_fields::primary_file(&ty, &obj.fields) {
             Some(f) => json!(f.size),
             None => json!(obj.fields_size()),
         },
-        "mime_type" => match super::files::primary_file(&ty, &obj.fields) {
+        "mime_type" => match super::file_fields::primary_file(&ty, &obj.fields) {
             Some(f) => json!(f.content_type),
             None => json!("text/plain"),
         },
-        "image_field" => json!(super::files::image_field(&ty, &obj.fields).unwrap_or_default()),
-        "image_scales" => super::files::image_scales(&ty, &obj.fields),
-        "hasPreviewImage" => json!(super::files::image_field(&ty, &obj.fields).is_some()),
+        "image_field" => json!(super::file_fields::image_field(&ty, &obj.fields).unwrap_or_default()),
+        "image_scales" => super::file_fields::image_scales(&ty, &obj.fields),
+        "hasPreviewImage" => json!(super::file_fields::image_field(&ty, &obj.fields).is_some()),
         // Asked for by name only (not part of `_all`): it is built from the object's blocks.
-        "markdown" => json!(crate::exports::markdown(obj)),
+        "markdown" => json!(crate::content::exports::markdown(obj)),
         _ => return Ok(None),
     };
     Ok(Some(v))
 }
 
-/// [`crate::clock::iso`] without going through a format string: `2026-01-01T12:00:00+00:00`.
-pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
-    use chrono::Timelike;
-    iso_parts(t.timestamp(), t.nanosecond()).unwrap_or_else(|| crate::clock::iso(t))
-}
-
-/// [`iso`] of the time `secs` seconds and `nanos` nanoseconds after the epoch (`None` for
-/// years outside 0–9999 or a leap second, which [`crate::clock::iso`] writes).
-pub fn iso_parts(secs: i64, nanos: u32) -> Option<String> {
-    iso_bytes(secs, nanos).map(|b| b.iter().map(|&c| char::from(c)).collect())
-}
-
-/// [`iso_parts`] as ASCII bytes.
-pub fn iso_bytes(secs: i64, nanos: u32) -> Option<[u8; 25]> {
-    // Days since 1970-01-01 to the civil date (Howard Hinnant's `civil_from_days`), cheaper
-    // than chrono's calendar accessors.
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400) as u32);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
-        return None;
-    }
-    let mut out = *b"0000-00-00T00:00:00+00:00";
-    let year = year as u32;
-    out[0] += (year / 1000 % 10) as u8;
-    out[1] += (year / 100 % 10) as u8;
-    out[2] += (year / 10 % 10) as u8;
-    out[3] += (year % 10) as u8;
-    for (at, n) in [
-        (5, month),
-        (8, day),
-        (11, rem / 3600),
-        (14, rem / 60 % 60),
-        (17, rem % 60),
-    ] {
-        out[at] += (n / 10) as u8;
-        out[at + 1] += (n % 10) as u8;
-    }
-    Some(out)
-}
+pub use super::time::{iso, iso_bytes, iso_parts};
 
 /// `previous_item` and `next_item`: sibling summaries when the parent enables next/previous
 /// navigation, `{}` otherwise.
@@ -605,6 +558,78 @@ fn neighbours(
     Ok((sib(before)?, sib(after)?))
 }
 
+
+/// The lock status of an object. Unlocked objects show only `locked: false, stealable: true`;
+/// the token is shown to the lock's owner only.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+pub struct LockInfo {
+    /// When it was taken or last refreshed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    /// Login of its owner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creator: Option<String>,
+    /// Full name of its owner (the login when none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creator_name: Option<String>,
+    /// URL of its owner.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creator_url: Option<String>,
+    /// Whether the object is locked.
+    pub locked: bool,
+    /// The lock type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'static str>,
+    /// Whether others with edit rights may break it.
+    pub stealable: bool,
+    /// When it was taken, in seconds since the epoch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<f64>,
+    /// Seconds it lasts from `created`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// The token changes to the object must send in `Lock-Token` (owner only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+impl LockInfo {
+    /// What the caller of `ctx` may see of `lock`.
+    pub fn new(ctx: &Ctx<'_>, lock: Option<&crate::content::locking::Lock>) -> Self {
+        let Some(l) = lock else {
+            return LockInfo {
+                created: None,
+                creator: None,
+                creator_name: None,
+                creator_url: None,
+                locked: false,
+                name: None,
+                stealable: true,
+                time: None,
+                timeout: None,
+                token: None,
+            };
+        };
+        let name = if l.creator_name.is_empty() {
+            &l.creator
+        } else {
+            &l.creator_name
+        };
+        LockInfo {
+            created: Some(iso(&l.created)),
+            creator: Some(l.creator.clone()),
+            creator_name: Some(name.clone()),
+            creator_url: Some(ctx.url(&format!("/author/{}", l.creator))),
+            locked: true,
+            name: Some("plone.locking.stealable"),
+            stealable: l.stealable,
+            time: Some(l.created.timestamp_millis() as f64 / 1000.0),
+            timeout: Some(l.timeout),
+            token: (ctx.principal.login() == Some(l.creator.as_str())).then(|| l.token.clone()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -631,7 +656,7 @@ mod tests {
                 .and_utc(),
         ];
         for t in &times {
-            assert_eq!(iso(t), crate::clock::iso(t));
+            assert_eq!(iso(t), crate::core::clock::iso(t));
         }
     }
 }

@@ -8,11 +8,45 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::serialize;
 use crate::catalog::codec::{Known, Raw, Time, ValueRef, View};
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::model::ContentType;
+use crate::runtime::context::Ctx;
+use crate::core::error::Result;
+use crate::core::model::ContentType;
+
+/// Catalog metadata names `metadata_fields=_all` expands to.
+pub const CATALOG_FIELDS: &[&str] = &[
+    "@id",
+    "@type",
+    "title",
+    "Title",
+    "Description",
+    "UID",
+    "path",
+    "Subject",
+    "is_folderish",
+    "exclude_from_nav",
+    "Type",
+    "portal_type",
+    "getId",
+    "id",
+    "Creator",
+    "listCreators",
+    "review_state",
+    "created",
+    "modified",
+    "effective",
+    "expires",
+    "Date",
+    "CreationDate",
+    "EffectiveDate",
+    "ExpirationDate",
+    "ModificationDate",
+    "getObjSize",
+    "mime_type",
+    "image_field",
+    "image_scales",
+    "hasPreviewImage",
+];
 
 /// The metadata name of an object's Markdown (Nick's catalog column; asked for by name).
 pub const MARKDOWN: &str = "markdown";
@@ -29,12 +63,12 @@ impl<'a> ItemKeys<'a> {
     pub fn new(fields: &[&'a str]) -> Self {
         let mut keys: Vec<&'a str> = vec!["@id", "@type", "description", "title", "type_title"];
         let wanted: Vec<&'a str> = if fields.contains(&"_all") {
-            serialize::CATALOG_FIELDS.to_vec()
+            CATALOG_FIELDS.to_vec()
         } else {
             fields.to_vec()
         };
         for name in wanted {
-            if serialize::CATALOG_FIELDS.contains(&name)
+            if CATALOG_FIELDS.contains(&name)
                 || name == "description"
                 || name == MARKDOWN
             {
@@ -54,6 +88,7 @@ impl<'a> ItemKeys<'a> {
     }
 
     /// Whether the summaries show the object's Markdown (read from the object itself).
+    #[cfg(any(test, feature = "internals"))]
     pub fn markdown(&self) -> bool {
         self.with_state.contains(&MARKDOWN)
     }
@@ -85,9 +120,9 @@ impl<'a> ItemJson<'a> {
             &keys.without_state
         };
         let markdown = if keys.contains(&MARKDOWN) {
-            let rec = crate::tree::load(ctx, v.uid)?;
+            let rec = crate::content::tree::load(ctx, v.uid)?;
             Some(
-                rec.map(|r| crate::exports::markdown(&r))
+                rec.map(|r| crate::content::exports::markdown(&r))
                     .unwrap_or_default(),
             )
         } else {
@@ -178,7 +213,7 @@ impl<'a> ItemJson<'a> {
                     None => out.string("text/plain")?,
                 },
                 "image_field" => match files
-                    .then(|| super::files::image_field(&self.ty, &self.files))
+                    .then(|| super::file_fields::image_field(&self.ty, &self.files))
                     .flatten()
                 {
                     Some(name) => out.string(&name)?,
@@ -186,13 +221,13 @@ impl<'a> ItemJson<'a> {
                 },
                 "image_scales" => {
                     if files {
-                        out.value(&super::files::image_scales(&self.ty, &self.files))?
+                        out.value(&super::file_fields::image_scales(&self.ty, &self.files))?
                     } else {
                         out.buf.extend_from_slice(b"{}")
                     }
                 }
                 "hasPreviewImage" => {
-                    out.bool(files && super::files::image_field(&self.ty, &self.files).is_some())
+                    out.bool(files && super::file_fields::image_field(&self.ty, &self.files).is_some())
                 }
                 MARKDOWN => out.string(self.markdown.as_deref().unwrap_or(""))?,
                 _ => out.null(),
@@ -202,11 +237,11 @@ impl<'a> ItemJson<'a> {
         Ok(())
     }
 
-    fn primary_file(&self) -> Option<crate::files::StoredFile> {
+    fn primary_file(&self) -> Option<crate::content::files::StoredFile> {
         if self.files.is_empty() {
             return None;
         }
-        super::files::primary_file(&self.ty, &self.files)
+        super::file_fields::primary_file(&self.ty, &self.files)
     }
 
     /// The summary as a value (for answers built as values).
@@ -280,7 +315,7 @@ impl JsonOut {
         self.first = false;
     }
 
-    /// A stored time as an ISO 8601 string ([`serialize::iso`]).
+    /// A stored time as an ISO 8601 string ([`super::time::iso`]).
     pub fn time(&mut self, t: Time) -> serde_json::Result<()> {
         IsoTime::of(t)?.write(&mut self.buf)
     }
@@ -354,22 +389,22 @@ pub fn write_raw(buf: &mut Vec<u8>, v: Raw<'_>) -> serde_json::Result<()> {
     Ok(())
 }
 
-/// A stored time as [`serialize::iso`] writes it, formatted once for writing it several times.
+/// A stored time as [`super::time::iso`] writes it, formatted once for writing it several times.
 pub enum IsoTime {
-    /// The common form ([`serialize::iso_bytes`]).
+    /// The common form ([`super::time::iso_bytes`]).
     Short([u8; 25]),
-    /// Any other ([`crate::clock::iso`]).
+    /// Any other ([`crate::core::clock::iso`]).
     Long(String),
 }
 
 impl IsoTime {
     /// `t` formatted.
     pub fn of(t: Time) -> serde_json::Result<Self> {
-        if let Some(b) = serialize::iso_bytes(t.secs, t.nanos) {
+        if let Some(b) = super::time::iso_bytes(t.secs, t.nanos) {
             return Ok(IsoTime::Short(b));
         }
         match t.datetime() {
-            Some(d) => Ok(IsoTime::Long(crate::clock::iso(&d))),
+            Some(d) => Ok(IsoTime::Long(crate::core::clock::iso(&d))),
             None => Err(serde::ser::Error::custom("a time out of range")),
         }
     }

@@ -1,7 +1,7 @@
 //! `@types`: the content types a caller may add in a context, each type's JSON Schema (what
 //! add and edit forms are built from), and editing a type's own fields and fieldsets. Expandable
 //! as the `types` component (not for anonymous callers). The rules and the stored registry are
-//! in [`crate::content_types`].
+//! in [`crate::content::content_types`].
 
 use std::collections::BTreeMap;
 
@@ -12,15 +12,15 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::content_types::{self, FieldChange, Member, NewField, OWN_SCHEMA};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::fields::{FieldDef, FieldKind};
-use crate::model::types::FieldsetDef;
-use crate::model::{ContentRecord, ContentType};
-use crate::permissions::Access;
-use crate::security::Permission;
+use crate::content::content_types::{self, FieldChange, Member, NewField, OWN_SCHEMA};
+use crate::runtime::context::Ctx;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::fields::{FieldDef, FieldKind};
+use crate::core::model::types::FieldsetDef;
+use crate::core::model::{ContentRecord, ContentType};
+use crate::people::permissions::Access;
+use crate::core::security::Permission;
 
 /// Register the `@types` routes and the `types` component.
 pub fn register(r: &mut Registry) {
@@ -246,6 +246,8 @@ pub struct AddRequest {
     pub required: bool,
 }
 
+// Some fields are accepted from clients or only describe the OpenAPI document; none is read.
+#[allow(dead_code)]
 /// Changes to one field (every property optional; `null` clears `default`, `minLength`,
 /// `maxLength`, `widget`).
 #[derive(Deserialize, JsonSchema, Default)]
@@ -289,6 +291,8 @@ fn some<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
     T::deserialize(d).map(Some)
 }
 
+// Some fields are accepted from clients or only describe the OpenAPI document; none is read.
+#[allow(dead_code)]
 /// A fieldset as PATCH and PUT send it.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -324,6 +328,8 @@ pub struct PatchTypeRequest {
     pub layouts: Option<Vec<String>>,
 }
 
+// Some fields are accepted from clients or only describe the OpenAPI document; none is read.
+#[allow(dead_code)]
 /// A property as PUT sends it: a field schema as GET answers it.
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -354,6 +360,8 @@ pub struct PropertyIn {
     pub widget: Option<String>,
 }
 
+// Some fields are accepted from clients or only describe the OpenAPI document; none is read.
+#[allow(dead_code)]
 /// PUT `@types/<Type>`: the whole schema as GET answers it.
 #[derive(Deserialize, JsonSchema)]
 pub struct PutTypeRequest {
@@ -423,7 +431,7 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response>
 
 fn entries(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<TypeEntry>> {
     let base = ctx.url(&obj.path);
-    let tr = crate::i18n::Translator::for_request(ctx)?;
+    let tr = crate::site::i18n::Translator::for_request(ctx)?;
     Ok(content_types::addable_types(ctx, obj)?
         .into_iter()
         .map(|a| TypeEntry {

@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
-use crate::error::{EngineError, Result};
+use crate::core::error::{EngineError, Result};
 
 /// The first byte of an entry in this encoding (the JSON entries of schema 5 start with `{`).
 pub const VERSION: u8 = 0xC1;
@@ -51,11 +51,13 @@ impl<'a> Head<'a> {
     }
 
     /// Whether a caller with `tokens` may view the object.
+    #[cfg(any(test, feature = "internals"))]
     pub fn visible_to(&self, tokens: &[String]) -> bool {
         list_items(self.allowed).any(|a| tokens.iter().any(|t| t.as_bytes() == a))
     }
 
     /// Whether the object is active at `now`.
+    #[cfg(any(test, feature = "internals"))]
     pub fn active_at(&self, now: DateTime<Utc>) -> bool {
         self.effective.is_none_or(|e| e <= now) && self.expires.is_none_or(|x| x > now)
     }
@@ -531,6 +533,8 @@ pub fn visible_to(bytes: &[u8], tokens: &[String]) -> Result<bool> {
     Ok(list_items(allowed).any(|a| tokens.iter().any(|t| t.as_bytes() == a)))
 }
 
+// `parent` and `folderish` are decoded with the rest but read only by tests and examples.
+#[allow(dead_code)]
 /// A stored entry read in place: its values borrowed from the bytes, its listing fields left
 /// encoded ([`Fields`]) until one is asked for. What a summary is written from without
 /// building a [`Map`] of values per entry.
@@ -612,6 +616,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The value of `name`, if set.
+    #[cfg(any(test, feature = "internals"))]
     pub fn get(&self, name: &str) -> Option<Raw<'a>> {
         self.raw_iter()
             .find(|(k, _)| *k == name.as_bytes())
@@ -661,6 +666,7 @@ impl<'a> Fields<'a> {
     }
 
     /// The string value of `name` (`""` when unset or not a string).
+    #[cfg(any(test, feature = "internals"))]
     pub fn str(&self, name: &str) -> &'a str {
         self.get(name).and_then(|v| v.as_str()).unwrap_or("")
     }
@@ -674,6 +680,7 @@ impl<'a> Fields<'a> {
     }
 
     /// As a map of values.
+    #[cfg(any(test, feature = "internals"))]
     pub fn to_map(&self) -> Map<String, Value> {
         self.iter()
             .map(|(k, v)| (k.to_string(), v.to_value()))
@@ -682,7 +689,7 @@ impl<'a> Fields<'a> {
 }
 
 impl Fields<'_> {
-    /// The size of the fields as compact JSON: what [`crate::model::ContentRecord::fields_size`]
+    /// The size of the fields as compact JSON: what [`crate::core::model::ContentRecord::fields_size`]
     /// gives for them decoded ([`Fields::to_map`]), counted in one pass over the encoding
     /// without decoding or writing them. An error when a string is not UTF-8 (decoding fails
     /// there too).
@@ -700,7 +707,7 @@ fn str_json_size(b: &[u8]) -> Result<usize> {
         return Ok(b.len() + 2);
     }
     let s = std::str::from_utf8(b).map_err(|_| corrupt("UTF-8"))?;
-    Ok(crate::model::json_size(s))
+    Ok(crate::core::model::json_size(s))
 }
 
 /// The number of decimal digits of `n`.
@@ -726,7 +733,7 @@ impl Reader<'_> {
             }
             5 => {
                 self.skip(8)?;
-                crate::model::json_size(&Raw(&self.b[start..self.i]))
+                crate::core::model::json_size(&Raw(&self.b[start..self.i]))
             }
             6 => {
                 let n = self.len()?;

@@ -9,10 +9,10 @@ use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{bad_param, Bound, Criterion, Index, IndexKind, Query};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::model::ContentRecord;
+use super::{bad_param, Bound, Criterion, Index, IndexKind, Query, Sort, StoredEntry};
+use crate::runtime::context::Ctx;
+use crate::core::error::{EngineError, Result};
+use crate::core::model::ContentRecord;
 
 /// One operation, as `@querystring` describes it.
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
@@ -113,6 +113,62 @@ pub struct Row {
 }
 
 const PREFIX: &str = "plone.app.querystring.operation.";
+
+/// The catalog query of a querystring search: the criteria of `rows` (at `context`), sorted on
+/// `sort_on` when that names a sortable index, in reverse when `reverse`, at most `limit`
+/// results (none or 0: no limit).
+pub fn build_query(
+    ctx: &Ctx<'_>,
+    context: &ContentRecord,
+    rows: &[Row],
+    sort_on: Option<&str>,
+    reverse: bool,
+    limit: Option<usize>,
+) -> Result<Query> {
+    let mut q = Query::default();
+    apply(ctx, context, rows, &mut q)?;
+    if let Some(key) = sort_on.filter(|s| !s.is_empty()) {
+        if let Some(index) = Index::from_name(key).filter(|i| i.sortable()) {
+            q.sort.push(Sort { index, reverse });
+        }
+    }
+    q.limit = limit.filter(|l| *l > 0);
+    Ok(q)
+}
+
+/// The results of a Collection's stored query (`query`, `sort_on`, `sort_reversed`, `limit`),
+/// `size` of them from `start`, and how many there are in all. A Collection without a query has
+/// none, and so has one whose stored query no longer parses (an operation since removed): that
+/// is not the reader's error.
+pub fn collection_page(
+    ctx: &Ctx<'_>,
+    collection: &ContentRecord,
+    start: usize,
+    size: usize,
+) -> Result<(Vec<StoredEntry>, usize)> {
+    let fields = &collection.fields;
+    let rows: Vec<Row> = fields
+        .get("query")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    if rows.is_empty() {
+        return Ok((Vec::new(), 0));
+    }
+    let sort_on = fields.get("sort_on").and_then(Value::as_str);
+    let reverse = fields
+        .get("sort_reversed")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let limit = fields
+        .get("limit")
+        .and_then(Value::as_u64)
+        .and_then(|l| usize::try_from(l).ok());
+    match build_query(ctx, collection, &rows, sort_on, reverse, limit) {
+        Ok(q) => super::search_page(ctx, &q, start, size),
+        Err(EngineError::BadRequest(_)) => Ok((Vec::new(), 0)),
+        Err(e) => Err(e),
+    }
+}
 
 /// Add the criteria of `rows` to `q`; `context` is the object relative paths start from.
 /// Rows naming an unknown index are left out (as the catalog ignores them); an unknown
@@ -303,7 +359,7 @@ fn path_row(
                 p.trim_end_matches('/').to_string()
             };
             if op == "path" && !looks_like_uid {
-                let root = crate::multilingual::navigation_root(ctx, context)?;
+                let root = crate::content::multilingual::navigation_root(ctx, context)?;
                 format!("{}{}", root.path, base)
             } else {
                 base
@@ -353,7 +409,7 @@ fn strings(v: &Value, what: &str) -> Result<Vec<String>> {
 /// A date value: ISO 8601, `YYYY/MM/DD` or `YYYY-MM-DD` (midnight UTC).
 pub fn parse_date(s: &str) -> Option<DateTime<Utc>> {
     let s = s.trim();
-    crate::model::fields::parse_datetime(s).or_else(|| {
+    crate::core::model::fields::parse_datetime(s).or_else(|| {
         ["%Y/%m/%d", "%Y-%m-%d"]
             .iter()
             .find_map(|f| NaiveDate::parse_from_str(s, f).ok())

@@ -1,0 +1,53 @@
+//! The engine's one public surface: everything a host (host-server, host-wasm) needs, and nothing
+//! else. The crate root re-exports all of it, so `engine::Engine` and `engine::host::Engine` are
+//! the same item.
+//!
+//! A host builds an [`Engine`] over its [`Store`], hands it every HTTP-shaped [`Request`], and
+//! implements the small traits the engine defines for what it cannot do itself: the language
+//! model ([`Llm`]), sentence embeddings ([`Embedder`]), and the delivery of the outbox's mail and
+//! webhooks ([`Delivery`], reported back as [`Outcome`]s). Everything below this surface (the
+//! content model, the services, the api) is private to the crate, so a host that reaches past it
+//! does not compile.
+
+pub use crate::ai::embedding::{Embedder, StaticEmbedder, TestEmbedder};
+pub use crate::ai::llm::{Chunk, Chunks, Llm, Message};
+pub use crate::automation::jobs::{Delivery, DueDelivery, Outcome};
+pub use crate::content::multilingual::is_profile as is_language_profile;
+pub use crate::core::clock::{
+    Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy,
+};
+pub use crate::core::error::{EngineError, Result};
+pub use crate::core::http::{BlobStream, Credentials, Method, Request, Response};
+pub use crate::core::store::{
+    prefix_end, scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError,
+    WriteTxn,
+};
+pub use crate::engine::Engine;
+pub use crate::runtime::state::{EngineOptions, ErrorLog};
+pub use crate::site::migrations::Report as MigrationReport;
+pub use crate::site::setup::SiteSetup;
+
+/// The store conformance suite: the properties every [`Store`] backend must have, for the tests
+/// of each backend (feature `conformance`).
+#[cfg(feature = "conformance")]
+pub use crate::core::store::conformance;
+
+/// A tiny embedding model generated in code, for the tests of each host (feature `conformance`).
+#[cfg(feature = "conformance")]
+pub use crate::ai::embedding::tiny_model;
+
+/// The keyspace facts a host needs: where the schema version is kept, and which version this
+/// engine writes (the server's `migrate` command and the browser host's open check read them),
+/// and the store generation key an optimistic backend watches for other writers' commits.
+pub mod keyspace {
+    pub use crate::core::generation::GENERATION;
+    pub use crate::core::keys::{SCHEMA, SCHEMA_VERSION};
+}
+
+/// The browser replica's types (sans-IO: the host performs the HTTP exchanges the engine asks
+/// for and reports them back through the [`Engine`]'s `replica_*` and `sync_*` methods).
+pub mod replica {
+    pub use crate::sync::replica::{
+        Config, Conflict, Draft, Incoming, Outgoing, PendingWrite, Resolution, Status, Sync,
+    };
+}
