@@ -3,19 +3,19 @@
 //! [`Engine::handle`] (plus site creation and bulk writes).
 
 use crate::api;
-use crate::people::auth::Credentials;
-use crate::runtime::cache::ResponseCache;
-use crate::runtime::context::{Ctx, Txn};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{Request, Response};
 use crate::core::keys;
 use crate::core::security::Principal;
-use crate::site::setup::{self, SiteSetup};
-pub use crate::runtime::state::{Core, EngineOptions};
 use crate::core::store::{Savepoint, Store, StoreError};
+use crate::people::auth::Credentials;
+use crate::runtime::cache::ResponseCache;
+use crate::runtime::context::{Ctx, Txn};
+pub use crate::runtime::state::{Core, EngineOptions};
 use crate::runtime::subscriber::Registry;
 #[cfg(any(test, feature = "internals"))]
 use crate::runtime::subscriber::Subscriber;
+use crate::site::setup::{self, SiteSetup};
 
 /// The content engine over a store `S`.
 pub struct Engine<S: Store> {
@@ -198,7 +198,10 @@ impl<S: Store> Engine<S> {
     /// host performs them and reports the outcomes with [`Engine::report_deliveries`]. Empty
     /// when there is no site yet. A read transaction finds out first whether any is due, so an
     /// idle poll does not take the writer.
-    pub fn claim_deliveries(&self, limit: usize) -> Result<Vec<crate::automation::jobs::DueDelivery>> {
+    pub fn claim_deliveries(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::automation::jobs::DueDelivery>> {
         let due = self.next_delivery_due()?;
         let now = self.core.clock.now().timestamp_millis();
         if due.is_none_or(|d| d > now) {
@@ -209,7 +212,10 @@ impl<S: Store> Engine<S> {
 
     /// [`Engine::claim_deliveries`] for webhooks only: mails stay queued (the browser host sends
     /// no mail).
-    pub fn claim_webhook_deliveries(&self, limit: usize) -> Result<Vec<crate::automation::jobs::DueDelivery>> {
+    pub fn claim_webhook_deliveries(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::automation::jobs::DueDelivery>> {
         let due = self.next_delivery_due()?;
         let now = self.core.clock.now().timestamp_millis();
         if due.is_none_or(|d| d > now) {
@@ -224,7 +230,10 @@ impl<S: Store> Engine<S> {
 
     /// Record the outcomes of delivery attempts ([`crate::automation::jobs::report`]), in one transaction:
     /// each done, or retried after a backoff, or failed for good.
-    pub fn report_deliveries(&self, outcomes: Vec<(String, crate::automation::jobs::Outcome)>) -> Result<()> {
+    pub fn report_deliveries(
+        &self,
+        outcomes: Vec<(String, crate::automation::jobs::Outcome)>,
+    ) -> Result<()> {
         self.write(|ctx| {
             for (job, outcome) in outcomes {
                 crate::automation::jobs::report(ctx, &job, outcome)?;
@@ -656,9 +665,7 @@ impl<S: Store> Engine<S> {
         token: Option<&str>,
         new_password: Option<&str>,
     ) -> Result<String> {
-        self.write(|ctx| {
-            crate::sync::replica::open(ctx, server, login, token, new_password)
-        })
+        self.write(|ctx| crate::sync::replica::open(ctx, server, login, token, new_password))
     }
 
     /// The replica's configuration, if this site is a replica.

@@ -14,46 +14,75 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-/// Declares the layer folders: private to the crate, or public with the `internals` feature
-/// (for the engine's own examples, benchmarks and tests that reach below the host surface;
-/// no host enables it).
-macro_rules! layers {
-    ($($(#[$meta:meta])* $name:ident),* $(,)?) => {
-        $(
-            $(#[$meta])*
-            #[cfg(feature = "internals")]
-            pub mod $name;
-            $(#[$meta])*
-            #[cfg(not(feature = "internals"))]
-            pub(crate) mod $name;
-        )*
-    };
-}
-
-layers! {
-    /// Plain types and the keyspace (bottom layer).
-    core,
-    /// What a request runs in: engine-wide state, the request context, the response cache, events.
-    runtime,
-    /// The content tree and every operation on it.
-    content,
-    /// Users, groups, authentication, permissions and sharing.
-    people,
-    /// The catalog: indexes, full-text search, queries, vocabularies.
-    catalog,
-    /// Related content and the language model.
-    ai,
-    /// Content rules, jobs, the outbox and mail, form submissions.
-    automation,
-    /// The change feed, the browser replica and idempotency keys.
-    sync,
-    /// The site: setup, settings, configuration, control panels, migrations, subscriber wiring.
-    site,
-    /// The HTTP-shaped surface: the route table, extraction, serialization, one module per family.
-    api,
-    /// The facade: [`Engine`].
-    engine,
-}
+// The layer folders: private to the crate, or public with the feature `internals` (for the
+// engine's own examples, benchmarks and tests that reach below the host surface; no host enables
+// it). Each is declared twice rather than through a macro, so that rustfmt sees every file.
+/// Related content and the language model.
+#[cfg(feature = "internals")]
+pub mod ai;
+/// Related content and the language model.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod ai;
+/// The HTTP-shaped surface: the route table, extraction, serialization, one module per family.
+#[cfg(feature = "internals")]
+pub mod api;
+/// The HTTP-shaped surface: the route table, extraction, serialization, one module per family.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod api;
+/// Content rules, jobs, the outbox and mail, form submissions.
+#[cfg(feature = "internals")]
+pub mod automation;
+/// Content rules, jobs, the outbox and mail, form submissions.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod automation;
+/// The catalog: indexes, full-text search, queries, vocabularies.
+#[cfg(feature = "internals")]
+pub mod catalog;
+/// The catalog: indexes, full-text search, queries, vocabularies.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod catalog;
+/// The content tree and every operation on it.
+#[cfg(feature = "internals")]
+pub mod content;
+/// The content tree and every operation on it.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod content;
+/// Plain types and the keyspace (bottom layer).
+#[cfg(feature = "internals")]
+pub mod core;
+/// Plain types and the keyspace (bottom layer).
+#[cfg(not(feature = "internals"))]
+pub(crate) mod core;
+/// The facade: [`Engine`].
+#[cfg(feature = "internals")]
+pub mod engine;
+/// The facade: [`Engine`].
+#[cfg(not(feature = "internals"))]
+pub(crate) mod engine;
+/// Users, groups, authentication, permissions and sharing.
+#[cfg(feature = "internals")]
+pub mod people;
+/// Users, groups, authentication, permissions and sharing.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod people;
+/// What a request runs in: engine-wide state, the request context, the response cache, events.
+#[cfg(feature = "internals")]
+pub mod runtime;
+/// What a request runs in: engine-wide state, the request context, the response cache, events.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod runtime;
+/// The site: setup, settings, configuration, control panels, migrations, subscriber wiring.
+#[cfg(feature = "internals")]
+pub mod site;
+/// The site: setup, settings, configuration, control panels, migrations, subscriber wiring.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod site;
+/// The change feed, the browser replica and idempotency keys.
+#[cfg(feature = "internals")]
+pub mod sync;
+/// The change feed, the browser replica and idempotency keys.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod sync;
 
 pub mod host;
 

@@ -11,15 +11,15 @@ use serde::Serialize;
 
 pub use crate::ai::llm::{Chunks, Llm, Message};
 
-use crate::runtime::context::Ctx;
 use crate::ai::embedding;
+use crate::ai::related;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::keys;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
-use crate::ai::related;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// The configured model, or 400 "AI is disabled.".
 pub fn llm(ctx: &Ctx<'_>) -> Result<Arc<dyn Llm>> {

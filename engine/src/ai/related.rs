@@ -16,16 +16,16 @@
 
 use serde_json::Value;
 
-use crate::runtime::context::Ctx;
 use crate::ai::embedding::{self, Embedder};
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
-use crate::content::tree;
 
 /// The message of every AI endpoint when no model is configured (Nick's).
 pub const DISABLED: &str = "AI is disabled.";

@@ -17,12 +17,12 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::actions::Action;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@actions` and the `actions` component.
 pub fn register(r: &mut Registry) {

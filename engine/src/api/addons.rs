@@ -15,12 +15,12 @@ use serde::Serialize;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::runtime::context::Ctx;
+use crate::content::multilingual::{self, LanguageSettings, PROFILES};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::content::multilingual::{self, LanguageSettings, PROFILES};
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the add-on routes.
 pub fn register(r: &mut Registry) {

@@ -8,11 +8,11 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::ai::assistant::{self, Answer, AnswerLines, Message};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{LineStream, Response};
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@chat` and `@generate`.
 pub fn register(r: &mut Registry) {

@@ -12,12 +12,12 @@ use super::batching::Batch;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::content::aliases::{self, Alias};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{Request, Response};
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the alias routes and the `aliases` component.
 pub fn register(r: &mut Registry) {

@@ -79,7 +79,10 @@ impl Batch {
     /// Like [`Batch::for_route`], and `b_size=-1` asks for every item (Volto asks so for the
     /// vocabularies its forms read, as Plone allows). Only for listings computed whole anyway,
     /// where the size limit protects nothing.
-    pub fn all_allowed(ctx: &crate::runtime::context::Ctx<'_>, route: &super::Route) -> Result<Self> {
+    pub fn all_allowed(
+        ctx: &crate::runtime::context::Ctx<'_>,
+        route: &super::Route,
+    ) -> Result<Self> {
         let query: BatchQuery = super::extract::query(route)?;
         if query.b_size == Some(-1) {
             return Ok(Batch {

@@ -8,11 +8,11 @@ use serde::Deserialize;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::content::calendar;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `ics_view`.
 pub fn register(r: &mut Registry) {

@@ -17,13 +17,13 @@ use serde::{Deserialize, Serialize};
 use super::etag;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::sync::changes::{self, Cursor};
 use crate::core::clock::iso;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::sync::changes::{self, Cursor};
 
 /// Default page size.
 pub const DEFAULT_LIMIT: usize = 100;

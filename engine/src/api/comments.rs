@@ -6,14 +6,14 @@ use serde::{Deserialize, Serialize};
 use super::batching::{Batch, BatchQuery};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::core::clock::iso;
 use crate::content::comments::{self, Comment};
-use crate::runtime::context::Ctx;
+use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the comment routes.
 pub fn register(r: &mut Registry) {

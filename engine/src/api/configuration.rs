@@ -20,12 +20,12 @@ use super::controlpanels::FieldSchema;
 use super::batching::{Batch, BatchLinks};
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::site::configuration::{self, RECORDS};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::configuration::{self, RECORDS};
 
 /// Register `@registry`.
 pub fn register(r: &mut Registry) {

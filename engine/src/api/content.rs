@@ -9,15 +9,15 @@ use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
 use super::{etag, Route};
-use crate::runtime::context::Ctx;
+use crate::content::links;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{Request, Response};
-use crate::content::links;
 use crate::core::model::fields::FieldKind;
 use crate::core::model::{blocks, ids, ContentRecord, ContentType};
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the content routes.
 pub fn register(r: &mut Registry) {

@@ -10,11 +10,11 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
 use crate::catalog::{self, Entry, Index, Sort};
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@contextnavigation` and its component.
 pub fn register(r: &mut Registry) {

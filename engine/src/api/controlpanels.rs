@@ -24,13 +24,13 @@ use serde_json::{Map, Value};
 
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::site::configuration::{Kind, RecordDef, Source};
-use crate::runtime::context::Ctx;
-use crate::site::controlpanels::{self, PanelDef, PANELS};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::{language, ContentRecord};
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::configuration::{Kind, RecordDef, Source};
+use crate::site::controlpanels::{self, PanelDef, PANELS};
 
 /// Register the control panel routes.
 pub fn register(r: &mut Registry) {

@@ -11,12 +11,12 @@ use serde::{Deserialize, Serialize};
 use super::etag;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 use crate::{content::copying, content::locking, content::tree};
 
 /// Register `@copy` and `@move`.

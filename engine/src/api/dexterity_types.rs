@@ -14,12 +14,12 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::types::{schema, TypeSchema};
 use crate::content::content_types;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::types::TypeData;
 use crate::core::model::{ContentRecord, ContentType};
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 const PANEL: &str = "@controlpanels/dexterity-types";
 

@@ -10,11 +10,11 @@ use serde_json::{Map, Value};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@export` and `rss_view`.
 pub fn register(r: &mut Registry) {

@@ -3,19 +3,17 @@
 //! form of file and image fields in content answers and catalog items (the rules are in
 //! [`crate::content::files`]).
 
-
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::runtime::context::Ctx;
-use crate::core::error::{EngineError, Result};
 use crate::content::files::{self, Served, StoredFile};
+use crate::core::error::{EngineError, Result};
 use crate::core::http::{BlobStream, Response};
 use crate::core::model::fields::FieldKind;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the download routes.
 pub fn register(r: &mut Registry) {

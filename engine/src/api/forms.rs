@@ -8,13 +8,13 @@ use serde_json::{Map, Value};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::core::clock::iso;
-use crate::runtime::context::Ctx;
-use crate::core::error::{EngineError, Result};
 use crate::automation::forms;
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the form routes.
 pub fn register(r: &mut Registry) {

@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::core::clock::iso;
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::http::Response;
-use crate::site::i18n;
 use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
+use crate::site::i18n;
 
 /// Register the routes.
 pub fn register(r: &mut Registry) {

@@ -8,15 +8,15 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
 use super::{batching::Batch, etag};
-use crate::people::auth::users;
+use crate::content::locking;
 use crate::core::clock::iso;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
-use crate::content::locking;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::auth::users;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 use crate::{content::tree, content::versioning, content::workflow};
 
 /// Register the history routes.

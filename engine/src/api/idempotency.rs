@@ -10,9 +10,9 @@
 //! Inside a group commit each request runs in its own savepoint of the one transaction, so a
 //! second request with the key of an earlier one in the same group finds its record and replays.
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{Request, Response};
+use crate::runtime::context::Ctx;
 use crate::sync::idempotency::{self, Record};
 
 /// The request header.

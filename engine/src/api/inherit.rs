@@ -15,11 +15,11 @@ use serde_json::{Map, Value};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@inherit` and the `inherit` component.
 pub fn register(r: &mut Registry) {

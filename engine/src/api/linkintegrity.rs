@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::catalog;
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::runtime::context::Ctx;
 
 /// Register `@linkintegrity`.
 pub fn register(r: &mut Registry) {

@@ -4,16 +4,16 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::extract::Call;
-use super::serialize::LockInfo;
 use super::router::{Registry, RouteDef};
-use crate::people::auth::users;
-use crate::runtime::context::Ctx;
+use super::serialize::LockInfo;
+use crate::content::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
-use crate::content::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::auth::users;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the lock routes.
 pub fn register(r: &mut Registry) {

@@ -63,11 +63,11 @@ pub mod userschema;
 pub mod vocabularies;
 pub mod workflow;
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Request;
 use crate::core::model::ContentRecord;
-use crate::content::tree;
+use crate::runtime::context::Ctx;
 
 use query::{decode_component, Query};
 pub use router::{lookup, Endpoint};

@@ -13,12 +13,12 @@ use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::summaries::{self, IsoTime};
 use super::Route;
 use crate::catalog::codec::{Raw, Time, ValueRef, View};
-use crate::runtime::context::Ctx;
+use crate::content::navigation::{self, NavItem, NavSource};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::content::navigation::{self, NavItem, NavSource};
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@navigation` and the `navigation` component.
 pub fn register(r: &mut Registry) {
@@ -478,7 +478,10 @@ mod tests {
             }
         }
         m.insert("description".into(), json!(rec.description()));
-        m.insert("markdown".into(), json!(crate::content::exports::markdown(rec)));
+        m.insert(
+            "markdown".into(),
+            json!(crate::content::exports::markdown(rec)),
+        );
         m.insert("start".into(), Value::Null);
         m.insert("end".into(), Value::Null);
         m.insert("recurrence".into(), Value::Null);

@@ -29,12 +29,12 @@ use super::extract::Call;
 #[cfg(feature = "openapi")]
 use super::router::Access;
 use super::router::{self, Registry, RouteDef};
-use crate::runtime::context::Ctx;
 #[cfg(feature = "openapi")]
 use crate::core::error::ErrorBody;
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 
 /// Register `@openapi`.
 pub fn register(r: &mut Registry) {

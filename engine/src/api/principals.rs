@@ -12,13 +12,13 @@ use super::extract::Call;
 use super::groups::{group_json, GroupJson};
 use super::router::{Registry, RouteDef};
 use super::users::{user_json, UserJson};
-use crate::people::auth::groups;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Role;
+use crate::people::auth::groups;
 use crate::people::sharing;
+use crate::runtime::context::Ctx;
 
 /// Register `@principals` and `@roles`.
 pub fn register(r: &mut Registry) {

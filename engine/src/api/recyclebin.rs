@@ -6,15 +6,15 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
+use crate::content::recyclebin::{self, BinItem};
+use crate::content::tree;
 use crate::core::clock::iso;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
-use crate::content::recyclebin::{self, BinItem};
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the recycle bin routes.
 pub fn register(r: &mut Registry) {

@@ -9,12 +9,12 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::Route;
-use crate::runtime::context::Ctx;
+use crate::ai::related;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::ai::related;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Items answered when the request gives no `b_size`.
 const DEFAULT_SIZE: usize = 5;

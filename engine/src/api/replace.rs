@@ -5,13 +5,13 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::runtime::context::Ctx;
+use crate::content::replace::{self, Rule};
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
-use crate::content::replace::{self, Rule};
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the replace route.
 pub fn register(r: &mut Registry) {

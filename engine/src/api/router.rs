@@ -13,12 +13,12 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 use super::extract::Call;
 use super::Route;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{Method, Response};
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access as _;
 use crate::core::security::Permission;
+use crate::people::permissions::Access as _;
+use crate::runtime::context::Ctx;
 use crate::runtime::state::Core;
 
 /// A handler: the context object is resolved and the route's access rule is satisfied.

@@ -39,13 +39,13 @@ use serde_json::{json, Map, Value};
 
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::runtime::context::Ctx;
+use crate::automation::jobs::{self, Delivery, Job};
+use crate::automation::rules::{self, Action, Condition, Rule};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
-use crate::automation::jobs::{self, Delivery, Job};
 use crate::core::model::ContentRecord;
-use crate::automation::rules::{self, Action, Condition, Rule};
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 const PANEL: &str = "@controlpanels/content-rules";
 

@@ -21,12 +21,12 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::userschema::{Fieldset, Property};
-use crate::people::accounts::{self, SecuritySettings, UserGroupSettings};
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::people::accounts::{self, SecuritySettings, UserGroupSettings};
+use crate::runtime::context::Ctx;
 
 /// Register the account control panels.
 pub fn register(r: &mut Registry) {

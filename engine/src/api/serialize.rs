@@ -9,13 +9,13 @@ use super::batching::Batch;
 use super::query::Query;
 use super::summaries::{self, ItemJson, ItemKeys, JsonOut};
 use crate::catalog::StoredEntry;
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::model::fields::FieldKind;
 use crate::core::model::{language, ContentRecord, ContentType};
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// How a listing of children was asked for.
 pub struct ListingRequest<'q> {
@@ -516,7 +516,9 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
             Some(f) => json!(f.content_type),
             None => json!("text/plain"),
         },
-        "image_field" => json!(super::file_fields::image_field(&ty, &obj.fields).unwrap_or_default()),
+        "image_field" => {
+            json!(super::file_fields::image_field(&ty, &obj.fields).unwrap_or_default())
+        }
         "image_scales" => super::file_fields::image_scales(&ty, &obj.fields),
         "hasPreviewImage" => json!(super::file_fields::image_field(&ty, &obj.fields).is_some()),
         // Asked for by name only (not part of `_all`): it is built from the object's blocks.
@@ -557,7 +559,6 @@ fn neighbours(
     };
     Ok((sib(before)?, sib(after)?))
 }
-
 
 /// The lock status of an object. Unlocked objects show only `locked: false, stealable: true`;
 /// the token is shown to the lock's owner only.

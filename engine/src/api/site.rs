@@ -14,13 +14,13 @@ use serde_json::Value;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::site::configuration as config;
-use crate::runtime::context::Ctx;
+use crate::content::multilingual;
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::content::multilingual;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::configuration as config;
 
 /// Register `@site`.
 pub fn register(r: &mut Registry) {

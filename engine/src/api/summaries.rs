@@ -9,9 +9,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::catalog::codec::{Known, Raw, Time, ValueRef, View};
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::model::ContentType;
+use crate::runtime::context::Ctx;
 
 /// Catalog metadata names `metadata_fields=_all` expands to.
 pub const CATALOG_FIELDS: &[&str] = &[
@@ -68,10 +68,7 @@ impl<'a> ItemKeys<'a> {
             fields.to_vec()
         };
         for name in wanted {
-            if CATALOG_FIELDS.contains(&name)
-                || name == "description"
-                || name == MARKDOWN
-            {
+            if CATALOG_FIELDS.contains(&name) || name == "description" || name == MARKDOWN {
                 keys.push(name);
             }
         }
@@ -226,9 +223,9 @@ impl<'a> ItemJson<'a> {
                         out.buf.extend_from_slice(b"{}")
                     }
                 }
-                "hasPreviewImage" => {
-                    out.bool(files && super::file_fields::image_field(&self.ty, &self.files).is_some())
-                }
+                "hasPreviewImage" => out.bool(
+                    files && super::file_fields::image_field(&self.ty, &self.files).is_some(),
+                ),
                 MARKDOWN => out.string(self.markdown.as_deref().unwrap_or(""))?,
                 _ => out.null(),
             }

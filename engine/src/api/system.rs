@@ -15,11 +15,11 @@ use serde::Serialize;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 use crate::site::statistics;
 
 /// Register `@system` and `@database`.

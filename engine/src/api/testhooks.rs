@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::core::clock::iso;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::fields::parse_datetime;
 use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 use crate::runtime::state::{Core, Mail};
 
 /// Register `@test-clock` (present only on engines with a test clock).

@@ -10,14 +10,14 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::runtime::context::Ctx;
+use crate::content::multilingual;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::content::multilingual;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the translation routes and the `translations` component.
 pub fn register(r: &mut Registry) {

@@ -12,16 +12,16 @@ use serde_json::{json, Map};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::runtime::context::Ctx;
-use crate::core::error::{EngineError, Result};
 use crate::content::files::{self, StoredFile};
+use crate::content::tree;
+use crate::content::uploads::{self, Upload};
+use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::fields::FieldKind;
 use crate::core::model::{ids, ContentRecord, ContentType};
-use crate::people::permissions::Access as _;
 use crate::core::security::Permission;
-use crate::content::tree;
-use crate::content::uploads::{self, Upload};
+use crate::people::permissions::Access as _;
+use crate::runtime::context::Ctx;
 
 /// The protocol version spoken.
 pub const TUS_VERSION: &str = "1.0.0";
@@ -327,8 +327,8 @@ fn add_file(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, upload: &Upload) -> R
 fn replace_file(ctx: &mut Ctx<'_>, obj: &mut ContentRecord, upload: &Upload) -> Result<()> {
     let ty = ctx.type_of(obj)?;
     let (field, kind) = file_field(&ty)?;
-    let previous =
-        files::stored(&obj.fields, &field).filter(|_| !crate::content::versioning::is_versioned(&ty));
+    let previous = files::stored(&obj.fields, &field)
+        .filter(|_| !crate::content::versioning::is_versioned(&ty));
     let stored = stored_file(ctx, upload, &obj.uid.clone(), &field, kind)?;
     if let Some(p) = previous {
         files::release(ctx, &obj.uid, &p)?;

@@ -13,14 +13,14 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
 use crate::content::content_types::{self, FieldChange, Member, NewField, OWN_SCHEMA};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::fields::{FieldDef, FieldKind};
 use crate::core::model::types::FieldsetDef;
 use crate::core::model::{ContentRecord, ContentType};
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the `@types` routes and the `types` component.
 pub fn register(r: &mut Registry) {

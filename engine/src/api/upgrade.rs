@@ -18,12 +18,12 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::http::Response;
-use crate::site::migrations::{self, Step, STEPS};
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::migrations::{self, Step, STEPS};
 
 /// Register `@upgrade`.
 pub fn register(r: &mut Registry) {

@@ -19,14 +19,14 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::people::accounts::{self, NewUser, UserChanges};
-use crate::people::auth::{groups, users, users::UserRecord};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::{Permission, Principal, Role, AUTHENTICATED_USERS};
+use crate::people::accounts::{self, NewUser, UserChanges};
+use crate::people::auth::{groups, users, users::UserRecord};
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the user routes.
 pub fn register(r: &mut Registry) {

@@ -19,12 +19,12 @@ use serde_json::Value;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::people::accounts::{self, UserField, UserForm};
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::people::accounts::{self, UserField, UserForm};
+use crate::runtime::context::Ctx;
 
 /// Register the user schema routes.
 pub fn register(r: &mut Registry) {

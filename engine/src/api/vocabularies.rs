@@ -15,13 +15,13 @@ use serde::{Deserialize, Serialize};
 use super::batching::{Batch, BatchLinks};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::runtime::context::Ctx;
+use crate::catalog::vocabularies::{self, VOCABULARIES};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
-use crate::catalog::vocabularies::{self, VOCABULARIES};
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register `@vocabularies`.
 pub fn register(r: &mut Registry) {

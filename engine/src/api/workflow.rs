@@ -8,15 +8,15 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
+use crate::content::tree;
+use crate::content::workflow::{self, HistoryEntry, TransitionOptions};
 use crate::core::clock::iso;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::fields::{FieldDef, FieldKind};
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
-use crate::content::tree;
-use crate::content::workflow::{self, HistoryEntry, TransitionOptions};
+use crate::runtime::context::Ctx;
 
 /// Register the workflow routes and the `workflow` component.
 pub fn register(r: &mut Registry) {

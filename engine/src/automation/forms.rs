@@ -17,12 +17,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::runtime::context::Ctx;
 use crate::content::counters;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 
 /// The block type whose submissions this module takes.

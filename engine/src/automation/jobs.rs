@@ -23,11 +23,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::Sha256;
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::store::Direction;
+use crate::runtime::context::Ctx;
 
 /// How long a claimed delivery is leased to the host that claimed it.
 pub const LEASE_SECS: i64 = 60;
@@ -364,8 +364,10 @@ pub fn report(ctx: &mut Ctx<'_>, uuid: &str, outcome: Outcome) -> Result<()> {
             } else {
                 job.status = "created".into();
                 let next = now + backoff(job.attempts);
-                job.result
-                    .insert("next_attempt".into(), Value::from(crate::core::clock::iso(&next)));
+                job.result.insert(
+                    "next_attempt".into(),
+                    Value::from(crate::core::clock::iso(&next)),
+                );
                 queue(ctx, &mut job, next)?;
             }
         }

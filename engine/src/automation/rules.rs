@@ -24,13 +24,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::runtime::context::Ctx;
+use crate::automation::jobs::{self, Delivery};
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
-use crate::automation::jobs::{self, Delivery};
 use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
-use crate::{site::configuration, content::copying, core::keys, content::recyclebin, content::tree, content::versioning, content::workflow};
+use crate::{
+    content::copying, content::recyclebin, content::tree, content::versioning, content::workflow,
+    core::keys, site::configuration,
+};
 
 /// The triggers a rule can react to: token and title (Nick's tokens, plus comments and moves).
 pub const TRIGGERS: &[(&str, &str)] = &[

@@ -30,15 +30,15 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::fields::parse_datetime;
 use crate::core::model::{ContentRecord, LISTING_FIELDS};
 use crate::core::store::{prefix_end, Direction};
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
-use crate::content::tree;
 
 /// The catalog entry of one object (`x:e:<uid>`).
 #[derive(Debug, Clone, PartialEq)]

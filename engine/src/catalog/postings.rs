@@ -17,10 +17,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use chrono::{DateTime, Utc};
 
 use super::codec;
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::keys;
 use crate::core::store::Direction;
+use crate::runtime::context::Ctx;
 
 /// The first byte of a posting value in this encoding (postings of schema 9 and before are
 /// empty; the catalog is rebuilt by the migration to schema 10).

@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{bad_param, Bound, Criterion, Index, IndexKind, Query, Sort, StoredEntry};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 
 /// One operation, as `@querystring` describes it.
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]

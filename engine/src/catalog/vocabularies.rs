@@ -7,12 +7,12 @@
 //! Names are Plone's (`plone.app.vocabularies.*`, which Volto's forms ask for) and Nick's short
 //! names (`types`, `workflowStates`, ...); both compute the same terms.
 
-use crate::site::configuration;
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::model::{language, ContentRecord};
-use crate::people::permissions::Access;
 use crate::core::security::{Permission, ROLES};
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
+use crate::site::configuration;
 
 /// One term.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,7 +176,11 @@ fn fields(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
 fn actions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     let mut out: Vec<Term> = Vec::new();
     for cat in crate::core::model::actions::CATEGORIES {
-        for a in crate::site::actions::stored(ctx)?.get(*cat).into_iter().flatten() {
+        for a in crate::site::actions::stored(ctx)?
+            .get(*cat)
+            .into_iter()
+            .flatten()
+        {
             if !out.iter().any(|t| t.token == a.id) {
                 out.push(term(&a.id, &a.title));
             }

@@ -14,12 +14,12 @@
 use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::fields::parse_datetime;
-use crate::content::tree;
+use crate::runtime::context::Ctx;
 
 /// One alias.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -15,10 +15,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 
 /// Bytes per chunk of new blobs (256 KiB): small enough that one chunk is a cheap row in every

@@ -7,13 +7,13 @@
 use chrono::{DateTime, Duration, Utc};
 use icalendar::{Calendar, Component, Event, EventLike};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::Result;
 use crate::core::model::fields::parse_datetime;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// The type whose objects are exported.
 pub const EVENT_TYPE: &str = "Event";

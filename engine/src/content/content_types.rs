@@ -11,16 +11,16 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::fields::{FieldDef, FieldKind, FACTORIES};
 use crate::core::model::types::{self, BehaviorData, FieldsetDef, TypeData, BUILTIN_TYPES};
 use crate::core::model::{ContentRecord, ContentType};
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// The name reported as the `behavior` of a type's own fields and fieldsets (as the reference
 /// names its generated schemas).

@@ -5,10 +5,10 @@
 
 use std::collections::HashMap;
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::model::{ids, ContentRecord};
+use crate::runtime::context::Ctx;
 use crate::{content::aliases, content::tree};
 
 /// A free id for `id` in `parent`: `id` itself, else `copy_of_id`, `copy2_of_id`, ...

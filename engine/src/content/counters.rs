@@ -23,10 +23,10 @@
 //! An object's counters are deleted with the object ([`CountersSubscriber`]); its uid is never
 //! reused, so its numbers cannot come back either.
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 
 /// The value of the counter at `key` without moving it: the number [`next`] would return.

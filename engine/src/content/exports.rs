@@ -4,13 +4,13 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::Result;
 use crate::core::model::fields::parse_datetime;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access as _;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access as _;
+use crate::runtime::context::Ctx;
 
 /// Most items an RSS feed lists.
 pub const RSS_ITEMS: usize = 50;

@@ -24,10 +24,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::content::blobs;
-use crate::site::configuration;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::model::fields::{FieldDef, FieldKind};
+use crate::runtime::context::Ctx;
+use crate::site::configuration;
 
 /// The stored value of a file or image field.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,12 +8,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::Result;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Every behavior name, sorted.
 #[cfg(any(test, feature = "internals"))]

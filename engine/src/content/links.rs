@@ -9,9 +9,9 @@
 
 use serde_json::Value;
 
-use crate::runtime::context::Ctx;
-use crate::core::error::Result;
 use crate::content::tree;
+use crate::core::error::Result;
+use crate::runtime::context::Ctx;
 
 /// The marker of a stored link, as Plone writes it.
 const RESOLVEUID: &str = "../resolveuid/";

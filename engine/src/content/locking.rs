@@ -17,11 +17,11 @@
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 
 /// Lock timeout when the request gives none (seconds).

@@ -23,14 +23,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::core::clock::iso;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::{ancestor_paths, language, ContentRecord};
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
 use crate::core::store::{prefix_end, Direction};
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 use crate::{content::tree, site::settings};
 

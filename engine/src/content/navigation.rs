@@ -13,13 +13,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::codec::{ValueRef, View};
 use crate::catalog::StoredEntry;
-use crate::runtime::context::Ctx;
+use crate::content::multilingual;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::model::ContentRecord;
-use crate::content::multilingual;
-use crate::people::permissions::Access;
 use crate::core::security::{granting_roles, Permission};
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// An extra navigation entry configured in the navigation control panel (a link, not content).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -99,7 +99,9 @@ impl NavigationSettings {
 
 /// The navigation settings (defaults when never set).
 pub fn settings(ctx: &Ctx<'_>) -> Result<NavigationSettings> {
-    Ok(ctx.get_json(crate::core::keys::NAVIGATION)?.unwrap_or_default())
+    Ok(ctx
+        .get_json(crate::core::keys::NAVIGATION)?
+        .unwrap_or_default())
 }
 
 /// Store the navigation settings.

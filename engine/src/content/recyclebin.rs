@@ -21,17 +21,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::content::aliases::{self, Alias};
 use crate::catalog;
-use crate::site::configuration;
-use crate::runtime::context::Ctx;
+use crate::content::aliases::{self, Alias};
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
-use crate::content::tree;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
+use crate::site::configuration;
 
 /// One item of the recycle bin: a deleted object and everything that was below it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

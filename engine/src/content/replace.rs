@@ -10,13 +10,13 @@
 use regex::{NoExpand, Regex, RegexBuilder};
 use serde_json::{Map, Value};
 
-use crate::runtime::context::Ctx;
-use crate::core::error::{EngineError, Result};
 use crate::content::locking;
-use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
-use crate::core::security::Permission;
 use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Most bytes a compiled pattern may take (the `regex` crate's size limit).
 pub const PATTERN_SIZE_LIMIT: usize = 1 << 20;

@@ -5,12 +5,12 @@
 //! `Modified` or `Transitioned` ([`save`] with its [`Change`]), `Removed`, `Moved` and
 //! `OrderChanged`, each naming the parents and children whose records changed with it.
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::{ancestor_paths, ContentRecord};
 use crate::core::store::{prefix_end, Direction};
+use crate::runtime::context::Ctx;
 
 /// The record of `uid`, if it exists.
 pub fn load(ctx: &Ctx<'_>, uid: &str) -> Result<Option<ContentRecord>> {

@@ -17,10 +17,10 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::content::blobs::{self, BlobWriter};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
+use crate::runtime::context::Ctx;
 
 /// Seconds an unfinished upload lives after its last piece (a day).
 pub const EXPIRY_SECS: i64 = 24 * 3600;

@@ -10,14 +10,14 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::Result;
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::{ContentRecord, ContentType};
 use crate::core::store::Direction;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
-use crate::content::tree;
 
 /// One stored version.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

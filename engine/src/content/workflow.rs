@@ -7,17 +7,17 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::runtime::context::Ctx;
+use crate::content::locking;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
-use crate::content::locking;
 pub use crate::core::model::workflows::{Transition, Workflow};
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
-use crate::content::tree;
 
 /// One entry of an object's workflow history (`w:<uid>:<seq>`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -163,8 +163,10 @@ pub fn take(
             .get("effective")
             .is_none_or(serde_json::Value::is_null)
     {
-        obj.fields
-            .insert("effective".into(), json!(crate::core::clock::iso(&ctx.now())));
+        obj.fields.insert(
+            "effective".into(),
+            json!(crate::core::clock::iso(&ctx.now())),
+        );
     }
     if let Some(x) = &opts.expires {
         obj.fields.insert("expires".into(), x.clone());

@@ -25,14 +25,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::people::auth::groups::{self, GroupRecord};
-use crate::people::auth::password;
-use crate::people::auth::users::{self, Portrait, UserRecord};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::security::{Principal, Role, AUTHENTICATED_USERS};
+use crate::people::auth::groups::{self, GroupRecord};
+use crate::people::auth::password;
+use crate::people::auth::users::{self, Portrait, UserRecord};
+use crate::runtime::context::Ctx;
 use crate::runtime::state::Mail;
 
 /// The security settings (`s:security`; the `security` control panel).
@@ -323,7 +323,8 @@ pub fn portrait(
     };
     let (sw, sh) = crate::content::files::fit(w, h, &fits);
     if scale && (sw, sh) != (w, h) {
-        let (scaled, ct) = crate::content::files::encode(&crate::content::files::resize(&img, sw, sh), format)?;
+        let (scaled, ct) =
+            crate::content::files::encode(&crate::content::files::resize(&img, sw, sh), format)?;
         return Ok(PortraitUpload {
             content_type: ct.to_string(),
             filename: filename.to_string(),

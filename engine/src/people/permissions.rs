@@ -5,13 +5,13 @@
 //! The checks are methods of [`Access`], implemented for the request context, so a service or
 //! handler writes `ctx.require(Permission::Modify, &obj)?` after `use crate::people::permissions::Access`.
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 use std::collections::BTreeSet;
 
-use crate::core::security::{allowed_tokens, granting_roles, Permission, Principal};
 use crate::content::tree;
+use crate::core::security::{allowed_tokens, granting_roles, Permission, Principal};
 
 /// Permission checks for the caller of a request.
 pub trait Access {

@@ -6,14 +6,14 @@
 
 use std::collections::BTreeSet;
 
-use crate::people::auth::groups::{self, GroupRecord};
-use crate::people::auth::users::{self, UserRecord};
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::{inherited_from, Permission, Role, AUTHENTICATED_USERS};
-use crate::content::tree;
+use crate::people::auth::groups::{self, GroupRecord};
+use crate::people::auth::users::{self, UserRecord};
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Whether a sharing entry names a user or a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

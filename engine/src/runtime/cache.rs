@@ -152,7 +152,9 @@ impl ReadSet {
                 after.push(0);
                 self.ranges.push((start.to_vec(), after));
             }
-            (true, Some((last, _)), crate::core::store::Direction::Reverse) => self.range(last, end),
+            (true, Some((last, _)), crate::core::store::Direction::Reverse) => {
+                self.range(last, end)
+            }
             _ => self.range(start, end),
         }
     }

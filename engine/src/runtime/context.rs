@@ -9,8 +9,6 @@ use std::sync::Arc;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub use crate::runtime::cache::Moved;
-use crate::runtime::cache::ReadSet;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::generation;
@@ -18,8 +16,10 @@ use crate::core::keys;
 use crate::core::model::types::{BehaviorData, TypeData};
 use crate::core::model::{ContentRecord, ContentType, TypeRegistry};
 use crate::core::security::Principal;
-use crate::runtime::state::Core;
 use crate::core::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
+pub use crate::runtime::cache::Moved;
+use crate::runtime::cache::ReadSet;
+use crate::runtime::state::Core;
 
 /// The transaction of a request: read-only for safe methods, read-write otherwise.
 pub enum Txn<'a> {

@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
-use crate::people::auth::password::PasswordCost;
-use crate::runtime::cache::ResponseCache;
-use crate::core::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
 use crate::ai::embedding::{Embedder, TestEmbedder};
+use crate::core::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
 use crate::core::model::workflows::Workflows;
 use crate::core::model::TypeRegistry;
+use crate::people::auth::password::PasswordCost;
+use crate::runtime::cache::ResponseCache;
 
 /// How an engine is set up. Production hosts use [`EngineOptions::production`]; tests use
 /// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing, the test embedder).
@@ -283,8 +283,12 @@ impl Core {
             let mut secret = [0u8; 16];
             self.entropy.fill(&mut secret);
             let secret: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-            crate::people::auth::password::hash(&secret, self.options.password_cost, self.entropy.as_ref())
-                .unwrap_or_default()
+            crate::people::auth::password::hash(
+                &secret,
+                self.options.password_cost,
+                self.entropy.as_ref(),
+            )
+            .unwrap_or_default()
         })
     }
 

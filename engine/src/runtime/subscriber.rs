@@ -4,9 +4,9 @@
 //! Each subscriber owns its records and cleans only those: versioning its versions, workflow its
 //! history, locking the lock, comments the comments, translations the group entries.
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
+use crate::runtime::context::Ctx;
 
 /// Reacts to events inside the request's transaction. An error aborts the whole request.
 pub trait Subscriber: Send + Sync {

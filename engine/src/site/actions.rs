@@ -3,13 +3,13 @@
 //! by category, each with the permission it needs on the context object and whether it is for
 //! anonymous or logged-in callers only. [`available`] filters them for the caller.
 
-use crate::site::configuration;
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::model::actions::{Action, Actions, AvailableTo, CATEGORIES};
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
+use crate::site::configuration;
 
 /// The stored actions.
 pub fn stored(ctx: &Ctx<'_>) -> Result<Actions> {

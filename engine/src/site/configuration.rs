@@ -13,10 +13,10 @@
 
 use serde_json::{json, Value};
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
+use crate::runtime::context::Ctx;
 use crate::{content::multilingual, content::navigation, content::tree};
 
 /// The kind of value a record holds; writes are checked against it.

@@ -6,9 +6,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::site::configuration::{self, RecordDef};
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
+use crate::runtime::context::Ctx;
+use crate::site::configuration::{self, RecordDef};
 
 /// One control panel.
 pub struct PanelDef {

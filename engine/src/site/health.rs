@@ -1,8 +1,8 @@
 //! What `@health` reports: how long the engine has run (by the clock the host injected), whether
 //! the store answers a read, and whether the stored schema version is the one this build writes.
 
-use crate::runtime::context::Ctx;
 use crate::core::keys;
+use crate::runtime::context::Ctx;
 
 /// The measurements of one health check.
 #[derive(Debug, Clone, PartialEq)]

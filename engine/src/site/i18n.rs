@@ -11,9 +11,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
-use crate::{site::actions, site::controlpanels, content::multilingual};
+use crate::runtime::context::Ctx;
+use crate::{content::multilingual, site::actions, site::controlpanels};
 
 /// The built-in catalogs: language → message id → translation.
 pub type Catalogs = BTreeMap<String, BTreeMap<String, String>>;

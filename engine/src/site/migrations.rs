@@ -11,10 +11,10 @@
 //! [`crate::Engine::new`] runs the migrations, and [`crate::Engine::migration_report`] tells hosts
 //! what ran.
 
-use crate::runtime::context::Ctx;
 use crate::content::counters;
 use crate::core::error::{EngineError, Result};
 use crate::core::keys;
+use crate::runtime::context::Ctx;
 
 /// One upgrade step: from schema `from` to `from + 1`.
 pub struct Step {

@@ -30,7 +30,9 @@ pub fn builtin() -> Registry {
     r.register(Box::new(crate::content::versioning::VersioningSubscriber));
     r.register(Box::new(crate::content::locking::LockingSubscriber));
     r.register(Box::new(crate::content::comments::CommentsSubscriber));
-    r.register(Box::new(crate::content::multilingual::TranslationSubscriber));
+    r.register(Box::new(
+        crate::content::multilingual::TranslationSubscriber,
+    ));
     r.register(Box::new(crate::content::counters::CountersSubscriber));
     r.register(Box::new(crate::automation::forms::FormsSubscriber));
     r.register(Box::new(crate::catalog::CatalogSubscriber));

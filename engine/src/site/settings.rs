@@ -5,10 +5,10 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
+use crate::runtime::context::Ctx;
 
 /// Stored site settings (`s:site`).
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -5,13 +5,13 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use serde_json::{json, Map};
 
-use crate::people::auth::{password, users};
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::keys;
 use crate::core::model::ContentRecord;
+use crate::people::auth::{password, users};
+use crate::runtime::context::Ctx;
 use crate::site::settings::{self, SiteSettings};
-use crate::content::tree;
 
 /// What a new site starts with.
 #[derive(Debug, Clone)]

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::keys;
 use crate::core::store::Direction;
+use crate::runtime::context::Ctx;
 
 /// Keys and bytes (keys plus values) of one part of the keyspace.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

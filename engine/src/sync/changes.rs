@@ -23,16 +23,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::ContentRecord;
-use crate::people::permissions::Access;
 use crate::core::security::Permission;
 use crate::core::store::{prefix_end, Direction};
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
-use crate::content::tree;
 
 /// How long removals stay in the log (days); cursors older than a dropped removal expire.
 pub const RETENTION_DAYS: i64 = 30;

@@ -10,10 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::keys;
 use crate::core::store::{prefix_end, Direction};
+use crate::runtime::context::Ctx;
 
 /// How long a record is kept (hours).
 pub const WINDOW_HOURS: i64 = 24;

@@ -12,11 +12,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::security::{Role, User, AUTHENTICATED_USERS};
+use crate::runtime::context::Ctx;
 
 use super::users::UserRecord;
 

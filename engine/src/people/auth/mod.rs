@@ -15,12 +15,12 @@ pub mod jwt;
 pub mod password;
 pub mod users;
 
-use crate::runtime::context::Ctx;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 pub use crate::core::http::Credentials;
 use crate::core::keys;
 use crate::core::security::Principal;
+use crate::runtime::context::Ctx;
 use crate::site::settings;
 
 /// Who the caller presenting `credentials` (found on the request by

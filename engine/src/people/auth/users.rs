@@ -2,10 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::context::Ctx;
 use crate::core::error::Result;
 use crate::core::events::Event;
 use crate::core::keys;
+use crate::runtime::context::Ctx;
 
 /// A stored user.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

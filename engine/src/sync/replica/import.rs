@@ -12,12 +12,12 @@
 
 use serde_json::{Map, Value};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::keys;
 use crate::core::model::fields::FieldKind;
 use crate::core::model::ContentRecord;
-use crate::content::tree;
+use crate::runtime::context::Ctx;
 
 /// What [`import`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]

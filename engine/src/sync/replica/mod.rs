@@ -26,11 +26,11 @@ pub mod import;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::runtime::context::Ctx;
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::keys;
 use crate::core::store::{prefix_end, Direction};
-use crate::content::tree;
+use crate::runtime::context::Ctx;
 
 pub use import::{server_path, Imported};
 
