@@ -1,5 +1,5 @@
 //! The [`Engine`]: the facade on top of everything. It holds the store, the engine-wide state
-//! ([`Core`]) and the event subscribers ([`Registry`]), and offers the one entry point
+//! ([`Core`]) and the event subscribers ([`Subscribers`]), and offers the one entry point
 //! [`Engine::handle`] (plus site creation and bulk writes).
 
 use crate::api;
@@ -13,13 +13,13 @@ use crate::security::Principal;
 use crate::setup::{self, SiteSetup};
 pub use crate::state::{Core, EngineOptions};
 use crate::store::{Savepoint, Store, StoreError};
-use crate::subscriber::{Registry, Subscriber};
+use crate::subscriber::{Subscriber, Subscribers};
 
 /// The content engine over a store `S`.
 pub struct Engine<S: Store> {
     store: S,
     core: Core,
-    subscribers: Registry,
+    subscribers: Subscribers,
     migrated: crate::migrations::Report,
 }
 

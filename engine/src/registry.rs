@@ -1,7 +1,7 @@
 //! The one list of the event subscribers the engine runs ([`builtin`]), above the domain
 //! services that define them. Hosts and tests may add their own with [`crate::Engine::subscribe`].
 
-use crate::subscriber::Registry;
+use crate::subscriber::Subscribers;
 
 /// Every built-in subscriber, in delivery order:
 ///
@@ -24,8 +24,8 @@ use crate::subscriber::Registry;
 /// | `vectors` ([`crate::related::VectorsSubscriber`]) | `Added`, `Restored`, `Modified` of a text field: the embedding vector (without a model: drops `E:model`); `Binned`: drops it | `E:v:<uid>` |
 /// | `changes` ([`crate::changes::ChangesSubscriber`]) | every event naming content records ([`crate::events::Event::objects`]): a new change log entry per object; `LocalRolesChanged`: the whole subtree | the change log `C:` (an object's entry outlives it: its removal is kept [`crate::changes::RETENTION_DAYS`] days) |
 /// | `blobs` ([`crate::blobs::BlobsSubscriber`]) | `Added`: a copy owns the blobs its fields reference | its blob index `F:<uid>:` and ownership `f:<blob>:o<uid>`; a blob `f:<blob>:` goes with its last owner |
-pub fn builtin() -> Registry {
-    let mut r = Registry::new();
+pub fn builtin() -> Subscribers {
+    let mut r = Subscribers::new();
     r.register(Box::new(crate::workflow::WorkflowSubscriber));
     r.register(Box::new(crate::versioning::VersioningSubscriber));
     r.register(Box::new(crate::locking::LockingSubscriber));

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::ai::{self, Answer, AnswerLines, Message};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -15,7 +15,7 @@ use crate::model::ContentRecord;
 use crate::security::Permission;
 
 /// Register `@chat` and `@generate`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@chat", chat)
             .reads()

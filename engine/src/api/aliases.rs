@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::batching::Batch;
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::aliases::{self, Alias};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -20,7 +20,7 @@ use crate::permissions::Access;
 use crate::security::Permission;
 
 /// Register the alias routes and the `aliases` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@aliases", get)
             .checked_by_handler()

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::calendar;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -15,7 +15,7 @@ use crate::model::ContentRecord;
 use crate::security::Permission;
 
 /// Register `ics_view`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@ics_view", get)
             .requires(Permission::View)

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::batching::{Batch, BatchQuery};
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::clock::iso;
 use crate::comments::{self, Comment};
 use crate::context::Ctx;
@@ -16,7 +16,7 @@ use crate::permissions::Access;
 use crate::security::Permission;
 
 /// Register the comment routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@comments", get)
             .requires(Permission::View)

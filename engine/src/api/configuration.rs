@@ -19,7 +19,7 @@ use super::controlpanels::FieldSchema;
 
 use super::batching::{Batch, BatchLinks};
 use super::extract::{self, Call};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::configuration::{self, RECORDS};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -28,7 +28,7 @@ use crate::model::ContentRecord;
 use crate::security::Permission;
 
 /// Register `@registry`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@registry/{name?}", get)
             .root_only()

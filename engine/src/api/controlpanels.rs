@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::extract::{self, Call};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::configuration::{Kind, RecordDef, Source};
 use crate::context::Ctx;
 use crate::controlpanels::{self, PanelDef, PANELS};
@@ -33,7 +33,7 @@ use crate::model::{language, ContentRecord};
 use crate::security::Permission;
 
 /// Register the control panel routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@controlpanels/{name?}", get)
             .root_only()

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::etag;
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
@@ -20,7 +20,7 @@ use crate::security::Permission;
 use crate::{copying, locking, tree};
 
 /// Register `@copy` and `@move`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@copy", copy)
             .requires(Permission::AddContent)

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::files::{self, Served, StoredFile};
@@ -21,7 +21,7 @@ use crate::model::{ContentRecord, ContentType};
 use crate::security::Permission;
 
 /// Register the download routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@download/{field}/{filename?}", download)
             .requires(Permission::View)

@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::accounts::{self, GroupChanges};
 use crate::auth::groups::{self, GroupRecord};
 use crate::context::Ctx;
@@ -25,7 +25,7 @@ use crate::model::ContentRecord;
 use crate::security::{Permission, Role};
 
 /// Register the group routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@groups/{id?}", get)
             .root_only()

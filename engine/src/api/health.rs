@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::Result;
@@ -17,7 +17,7 @@ use crate::i18n;
 use crate::model::ContentRecord;
 
 /// Register the routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@health", health)
             .root_only()

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::serialize::{self, ListingRequest};
 use super::{batching::Batch, etag};
 use crate::auth::users;
@@ -20,7 +20,7 @@ use crate::security::Permission;
 use crate::{tree, versioning, workflow};
 
 /// Register the history routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@history/{version?}", get)
             .requires(Permission::View)

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::catalog;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -16,7 +16,7 @@ use crate::security::Permission;
 use crate::tree;
 
 /// Register `@linkintegrity`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@linkintegrity", get)
             .requires(Permission::View)

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::auth::users;
 use crate::clock::iso;
 use crate::context::Ctx;
@@ -16,7 +16,7 @@ use crate::permissions::Access;
 use crate::security::Permission;
 
 /// Register the lock routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@lock", get)
             .requires(Permission::View)

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::auth::{self, Credentials};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -12,7 +12,7 @@ use crate::http::Response;
 use crate::model::ContentRecord;
 
 /// Register the session routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@login", login)
             .summary(

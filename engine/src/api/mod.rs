@@ -71,7 +71,7 @@ use query::{decode_component, Query};
 pub use router::{lookup, Endpoint};
 
 /// A family's registration function.
-pub type Register = fn(&mut router::Registry);
+pub type Register = fn(&mut router::RouteTable);
 
 /// Every endpoint family: its name (the OpenAPI tag) and the function that registers its routes,
 /// components and expanders. Adding a family is adding its module and one line here.

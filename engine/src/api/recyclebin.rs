@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -17,7 +17,7 @@ use crate::security::Permission;
 use crate::tree;
 
 /// Register the recycle bin routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@recyclebin", list)
             .checked_by_handler()

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::http::Response;
@@ -14,7 +14,7 @@ use crate::replace::{self, Rule};
 use crate::security::Permission;
 
 /// Register the replace route.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@replace", post)
             .checked_by_handler()

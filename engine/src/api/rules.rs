@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::extract::{self, Call};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
@@ -50,7 +50,7 @@ use crate::security::Permission;
 const PANEL: &str = "@controlpanels/content-rules";
 
 /// Register the routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@controlpanels/content-rules", list)
             .root_only()

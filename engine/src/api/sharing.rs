@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
@@ -24,7 +24,7 @@ use crate::security::{Permission, Role};
 use crate::sharing::{self, Grant, Kind, RoleState};
 
 /// Register the sharing routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@sharing", get)
             .requires(Permission::DelegateRoles)

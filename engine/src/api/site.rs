@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::configuration as config;
 use crate::context::Ctx;
 use crate::error::Result;
@@ -23,7 +23,7 @@ use crate::multilingual;
 use crate::security::Permission;
 
 /// Register `@site`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@site", get)
             .root_only()

@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::http::Response;
@@ -23,7 +23,7 @@ use crate::security::Permission;
 use crate::statistics;
 
 /// Register `@system` and `@database`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@system", system)
             .root_only()

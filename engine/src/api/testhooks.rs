@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::clock::iso;
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -20,7 +20,7 @@ use crate::model::ContentRecord;
 use crate::state::{Core, Mail};
 
 /// Register `@test-clock` (present only on engines with a test clock).
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@test-clock", clock)
             .reads()

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::content_types::{self, FieldChange, Member, NewField, OWN_SCHEMA};
 use crate::context::Ctx;
@@ -23,7 +23,7 @@ use crate::permissions::Access;
 use crate::security::Permission;
 
 /// Register the `@types` routes and the `types` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@types", list)
             .checked_by_handler()

@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::Result;
 use crate::http::Response;
@@ -26,7 +26,7 @@ use crate::model::ContentRecord;
 use crate::security::Permission;
 
 /// Register `@upgrade`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@upgrade", get)
             .root_only()

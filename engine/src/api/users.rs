@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::{self, Call};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::accounts::{self, NewUser, UserChanges};
 use crate::auth::{groups, users, users::UserRecord};
 use crate::context::Ctx;
@@ -29,7 +29,7 @@ use crate::permissions::Access;
 use crate::security::{Permission, Principal, Role, AUTHENTICATED_USERS};
 
 /// Register the user routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@users/{id?}", get)
             .root_only()

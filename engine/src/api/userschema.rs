@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::accounts::{self, UserField, UserForm};
 use crate::context::Ctx;
 use crate::error::Result;
@@ -27,7 +27,7 @@ use crate::model::ContentRecord;
 use crate::security::Permission;
 
 /// Register the user schema routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@userschema", profile)
             .root_only()

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::batching::{Batch, BatchLinks};
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
@@ -24,7 +24,7 @@ use crate::security::Permission;
 use crate::vocabularies::{self, VOCABULARIES};
 
 /// Register `@vocabularies`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@vocabularies/{name?}", get)
             .requires(Permission::View)

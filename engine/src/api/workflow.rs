@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::clock::iso;
 use crate::context::Ctx;
@@ -19,7 +19,7 @@ use crate::tree;
 use crate::workflow::{self, HistoryEntry, TransitionOptions};
 
 /// Register the workflow routes and the `workflow` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@workflow", get)
             .requires(Permission::View)
