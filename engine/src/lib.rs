@@ -51,6 +51,7 @@ pub mod keys;
 pub mod links;
 pub mod llm;
 pub mod locking;
+pub mod mail;
 pub mod migrations;
 pub mod model;
 pub mod multilingual;

@@ -9,10 +9,10 @@
 //!
 //! The [`RulesSubscriber`] reacts to the events inside the request's transaction: the actions that
 //! change content (copy, move, delete, transition, version) run there, so a failing action fails
-//! the request and nothing changes; mail and webhooks go into the outbox ([`crate::jobs`]) in the
-//! same transaction and are delivered by the host after the commit. Events caused by a rule's
-//! actions trigger further rules only when that rule is cascading; a rule its own actions would
-//! trigger again stops the request with a 400 naming it (a loop).
+//! the request and nothing changes; mail ([`crate::mail`]) and webhooks go into the outbox
+//! ([`crate::jobs`]) in the same transaction and are delivered by the host after the commit.
+//! Events caused by a rule's actions trigger further rules only when that rule is cascading; a
+//! rule its own actions would trigger again stops the request with a 400 naming it (a loop).
 //!
 //! Where a rule runs: for an event about an object, the rules of its folder (all of them), then
 //! of the folders above (only those that bubble), up to the site root; for events about users
@@ -30,7 +30,7 @@ use crate::events::Event;
 use crate::jobs::{self, Delivery};
 use crate::model::ContentRecord;
 use crate::subscriber::Subscriber;
-use crate::{configuration, copying, keys, recyclebin, tree, versioning, workflow};
+use crate::{copying, keys, mail, recyclebin, tree, versioning, workflow};
 
 /// The triggers a rule can react to: token and title (Nick's tokens, plus comments and moves).
 pub const TRIGGERS: &[(&str, &str)] = &[
@@ -476,8 +476,25 @@ pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
         Action::Workflow { transition } if transition.trim().is_empty() => {
             return Err(invalid("transition", "'transition' is required".into()));
         }
-        Action::Mail { recipients, .. } if recipients.trim().is_empty() => {
-            return Err(invalid("recipients", "'recipients' is required".into()));
+        Action::Mail {
+            recipients, source, ..
+        } => {
+            if recipients.trim().is_empty() {
+                return Err(invalid("recipients", "'recipients' is required".into()));
+            }
+            for r in recipient_list(recipients) {
+                if !mail::is_address(&r) && crate::auth::users::get(ctx, &r)?.is_none() {
+                    return Err(invalid(
+                        "recipients",
+                        format!(
+                            "'recipients': '{r}' is neither an e-mail address nor a user's login"
+                        ),
+                    ));
+                }
+            }
+            if !source.is_empty() {
+                mail::check_address("source", source)?;
+            }
         }
         Action::Notify { message_type, .. }
             if !matches!(message_type.as_str(), "info" | "warning" | "error") =>
@@ -1161,11 +1178,7 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
                 exclude_actor,
                 message,
             } => {
-                let mut to: Vec<String> = recipients
-                    .split(',')
-                    .map(|r| r.trim().to_string())
-                    .filter(|r| !r.is_empty())
-                    .collect();
+                let mut to = recipient_list(recipients);
                 if *exclude_actor {
                     if let Some(login) = ctx.principal.login() {
                         let email = crate::auth::users::get(ctx, login)?
@@ -1174,30 +1187,30 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
                         to.retain(|r| r != login && (email.is_empty() || *r != email));
                     }
                 }
+                let to = mail_addresses(ctx, to)?;
                 if to.is_empty() {
                     continue;
                 }
                 let from = if source.is_empty() {
-                    site_sender(ctx)?
+                    mail::site_sender(ctx)?
                 } else {
                     source.clone()
                 };
                 let subject = substitute(ctx, subject, s);
+                let body = substitute(ctx, message, s);
                 let mut params = Map::new();
                 params.insert("rule".into(), json!(rule.id));
                 params.insert("trigger".into(), json!(s.trigger));
-                params.insert("to".into(), json!(to));
-                let job = jobs::new_job(ctx, &format!("Mail: {subject}"), &rule.title, params);
-                let body = substitute(ctx, message, s);
-                jobs::enqueue(
+                mail::queue(
                     ctx,
-                    job,
-                    Delivery::Mail {
+                    mail::Outgoing {
                         from,
                         to,
                         subject,
                         body,
                     },
+                    &rule.title,
+                    params,
                 )?;
             }
             Action::Webhook { url } => {
@@ -1228,12 +1241,28 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
     Ok(())
 }
 
-/// The site's sender address (`plone.email_from_address`; `noreply@localhost` when unset).
-pub fn site_sender(ctx: &Ctx<'_>) -> Result<String> {
-    let from = configuration::get(ctx, "plone.email_from_address")?;
-    Ok(from
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("noreply@localhost")
-        .to_string())
+/// The recipients of a mail action: its comma-separated entries, trimmed, empty ones left out.
+fn recipient_list(recipients: &str) -> Vec<String> {
+    recipients
+        .split(',')
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// The addresses of a mail action's recipients: an e-mail address as is, a user's login as the
+/// user's address; an entry that is neither (a login whose user is gone, or who has no valid
+/// address) is left out, since no delivery could ever succeed.
+fn mail_addresses(ctx: &Ctx<'_>, recipients: Vec<String>) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for r in recipients {
+        if mail::is_address(&r) {
+            out.push(r);
+        } else if let Some(u) = crate::auth::users::get(ctx, &r)? {
+            if mail::is_address(&u.email) {
+                out.push(u.email);
+            }
+        }
+    }
+    Ok(out)
 }

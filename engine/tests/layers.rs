@@ -79,6 +79,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "exports",
             "copying",
             "jobs",
+            "mail",
             "rules",
             "related",
             "ai",

@@ -43,6 +43,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::jobs::{self, Delivery, Job};
+use crate::mail;
 use crate::model::ContentRecord;
 use crate::rules::{self, Action, Condition, Rule};
 use crate::security::Permission;
@@ -1157,62 +1158,18 @@ pub struct EmailNotification {
     pub name: Option<String>,
 }
 
-fn check_address(field: &str, a: &str) -> Result<()> {
-    let ok = a
-        .split_once('@')
-        .is_some_and(|(l, d)| !l.is_empty() && d.contains('.') && !a.contains(char::is_whitespace));
-    if ok {
-        Ok(())
-    } else {
-        Err(EngineError::Invalid {
-            field: field.into(),
-            message: format!("'{field}' must be an e-mail address, not '{a}'"),
-        })
-    }
-}
-
-fn queue_mail(
-    ctx: &mut Ctx<'_>,
-    to: String,
-    from: String,
-    name: Option<String>,
-    subject: Option<String>,
-    message: String,
-    via: &str,
-) -> Result<()> {
-    let subject = subject.unwrap_or_else(|| "A message".into());
-    let body = match name {
-        Some(n) if !n.is_empty() => format!("{message}\n\n-- {n} <{from}>"),
-        _ => message,
-    };
-    let mut params = Map::new();
-    params.insert("via".into(), json!(via));
-    params.insert("to".into(), json!([to]));
-    let job = jobs::new_job(ctx, &format!("Mail: {subject}"), via, params);
-    jobs::enqueue(
-        ctx,
-        job,
-        Delivery::Mail {
-            from,
-            to: vec![to],
-            subject,
-            body,
-        },
-    )?;
-    Ok(())
-}
-
 fn email_send(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let b: EmailSend = call.body()?;
-    check_address("to", &b.to)?;
-    check_address("from", &b.from)?;
-    queue_mail(
+    mail::check_address("to", &b.to)?;
+    mail::send_message(
         ctx,
-        b.to,
-        b.from,
-        b.name,
-        b.subject,
-        b.message,
+        mail::Message {
+            to: b.to,
+            from: b.from,
+            name: b.name,
+            subject: b.subject,
+            message: b.message,
+        },
         "@email-send",
     )?;
     Ok(Response::empty(204))
@@ -1225,7 +1182,7 @@ fn email_user(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
         ));
     }
     let b: EmailNotification = call.body()?;
-    check_address("from", &b.from)?;
+    mail::check_address("from", &b.from)?;
     let id = call.param("id").unwrap_or_default();
     let user = crate::auth::users::get(ctx, id)?.ok_or_else(|| EngineError::NotFound {
         url: format!("{}/@users/{id}/@email-notification", ctx.base_url),
@@ -1236,13 +1193,15 @@ fn email_user(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
             "The user '{id}' has no e-mail address"
         )));
     }
-    queue_mail(
+    mail::send_message(
         ctx,
-        user.email,
-        b.from,
-        b.name,
-        b.subject,
-        b.message,
+        mail::Message {
+            to: user.email,
+            from: b.from,
+            name: b.name,
+            subject: b.subject,
+            message: b.message,
+        },
         "@email-notification",
     )?;
     Ok(Response::empty(204))
@@ -1250,15 +1209,17 @@ fn email_user(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
 
 fn email_notification(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let b: EmailNotification = call.body()?;
-    check_address("from", &b.from)?;
-    let to = rules::site_sender(ctx)?;
-    queue_mail(
+    mail::check_address("from", &b.from)?;
+    let to = mail::site_sender(ctx)?;
+    mail::send_message(
         ctx,
-        to,
-        b.from,
-        b.name,
-        b.subject,
-        b.message,
+        mail::Message {
+            to,
+            from: b.from,
+            name: b.name,
+            subject: b.subject,
+            message: b.message,
+        },
         "@email-notification",
     )?;
     Ok(Response::empty(204))

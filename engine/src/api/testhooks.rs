@@ -4,7 +4,7 @@
 //! - `POST /@test-clock {"advance": seconds}` or `{"set": timestamp}` moves the fixed test clock
 //!   so contract scenarios over HTTP can test expiry;
 //! - `GET /@test-mails/<address>` answers the last mail the engine logged for that address
-//!   (password reset tokens; there is no mail delivery yet).
+//!   (password reset tokens; the mails themselves go through the outbox).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
