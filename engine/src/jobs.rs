@@ -417,14 +417,13 @@ pub struct ScheduledJob {
     pub next_run: Option<DateTime<Utc>>,
 }
 
+/// A setting of a form: name, title, JSON type (`string`, `array` of strings, `integer`,
+/// `boolean`), required.
+pub type Setting = (&'static str, &'static str, &'static str, bool);
+
 /// The actions a scheduled job can run: `addview` (its name), title, description, and its
-/// parameters (name, title, JSON type, required).
-pub type ActionDef = (
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str, &'static str, bool)],
-);
+/// parameters.
+pub type ActionDef = (&'static str, &'static str, &'static str, &'static [Setting]);
 
 /// The actions scheduled jobs can run.
 pub const SCHEDULED_ACTIONS: &[ActionDef] = &[

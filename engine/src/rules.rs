@@ -27,7 +27,7 @@ use serde_json::{json, Map, Value};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::events::Event;
-use crate::jobs::{self, Delivery};
+use crate::jobs::{self, Delivery, Setting};
 use crate::model::ContentRecord;
 use crate::subscriber::Subscriber;
 use crate::{copying, keys, mail, recyclebin, tree, versioning, workflow};
@@ -218,6 +218,49 @@ pub enum Action {
         /// An `http` or `https` URL.
         url: String,
     },
+}
+
+/// The settings of each kind of condition or action (name, title, JSON type, required): what
+/// its form shows and requires.
+pub fn settings_of(kind: &str) -> &'static [Setting] {
+    match kind {
+        "plone.conditions.PortalType" => &[("check_types", "Content type", "array", true)],
+        "plone.conditions.FileExtension" => &[("file_extension", "File extension", "string", true)],
+        "plone.conditions.WorkflowState" => &[("wf_states", "Workflow state", "array", true)],
+        "plone.conditions.WorkflowTransition" => {
+            &[("wf_transitions", "Workflow transition", "array", true)]
+        }
+        "plone.conditions.Group" => &[("group_names", "Group name", "array", true)],
+        "plone.conditions.Role" => &[("role_names", "Roles", "array", true)],
+        "plone.actions.Logger" => &[
+            ("targetLogger", "Logger name", "string", true),
+            ("loggingLevel", "Logging level", "integer", true),
+            ("message", "Message", "string", true),
+        ],
+        "plone.actions.Notify" => &[
+            ("message", "Message", "string", true),
+            ("message_type", "Message type", "string", true),
+        ],
+        "plone.actions.Copy" | "plone.actions.Move" => {
+            &[("target_folder", "Target folder", "string", true)]
+        }
+        "plone.actions.Workflow" => &[("transition", "Transition", "string", true)],
+        "plone.actions.Versioning" => &[("comment", "Comment", "string", false)],
+        "plone.actions.Mail" => &[
+            ("subject", "Subject", "string", true),
+            ("source", "Email source", "string", false),
+            ("recipients", "Email recipients", "string", true),
+            (
+                "exclude_actor",
+                "Exclude actor from recipients",
+                "boolean",
+                false,
+            ),
+            ("message", "Message", "string", true),
+        ],
+        "nick.actions.Webhook" => &[("url", "URL", "string", true)],
+        _ => &[],
+    }
 }
 
 /// The kinds of conditions: `type`, title, description.

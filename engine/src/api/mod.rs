@@ -15,10 +15,12 @@ pub mod changes;
 pub mod comments;
 pub mod configuration;
 pub mod content;
+pub mod content_rules;
 pub mod contextnavigation;
 pub mod controlpanels;
 pub mod copymove;
 pub mod dexterity_types;
+pub mod email;
 pub mod etag;
 pub mod expansion;
 pub mod export;
@@ -30,6 +32,7 @@ pub mod health;
 pub mod history;
 pub mod idempotency;
 pub mod inherit;
+pub mod jobs;
 pub mod linkintegrity;
 pub mod locking;
 pub mod login;
@@ -42,7 +45,7 @@ pub mod recyclebin;
 pub mod related;
 pub mod replace;
 pub mod router;
-pub mod rules;
+pub mod rules_controlpanel;
 pub mod search;
 pub mod securitypanels;
 pub mod serialize;
@@ -115,7 +118,10 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("replace", replace::register),
     ("forms", forms::register),
     ("health", health::register),
-    ("content-rules", rules::register),
+    ("content-rules", rules_controlpanel::register),
+    ("content-rules", content_rules::register),
+    ("jobs", jobs::register),
+    ("email", email::register),
     ("contextnavigation", contextnavigation::register),
     ("related", related::register),
     ("ai", ai::register),
