@@ -523,6 +523,16 @@ fn check_schedule(ctx: &Ctx<'_>, job: &mut ScheduledJob) -> Result<()> {
             ),
         ));
     }
+    if job.action == "send-mail" {
+        // the one address check (crate::mail::is_address), which this module sits below
+        let to = job.params.get("to").and_then(Value::as_str).unwrap_or("");
+        if !crate::model::fields::is_email(to) {
+            return Err(invalid(
+                "params",
+                format!("'params': 'to' must be an e-mail address, not '{to}'"),
+            ));
+        }
+    }
     if job.action == "webhook" {
         let url = job.params.get("url").and_then(Value::as_str).unwrap_or("");
         if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
@@ -624,11 +634,7 @@ pub fn run_schedule(ctx: &mut Ctx<'_>, job: &mut ScheduledJob) -> Result<String>
             record_finished(ctx, run, true, result)?
         }
         "send-mail" => {
-            let from = crate::configuration::get(ctx, "plone.email_from_address")?
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .unwrap_or("noreply@localhost")
-                .to_string();
+            let from = crate::configuration::email_from_address(ctx)?;
             enqueue(
                 ctx,
                 run,

@@ -5,7 +5,8 @@
 //! Every sender goes through here: content rules' mail action ([`crate::rules`]), password reset
 //! ([`crate::accounts::request_reset`]), `@email-send` and `@email-notification`; form blocks
 //! ([`crate::forms`]) and e-mail fields of content types check their values with the same
-//! [`is_address`].
+//! [`is_address`]. The scheduled `send-mail` action is a job itself ([`crate::jobs`], which this
+//! module builds on, so it cannot call back here): it uses the same address check and sender.
 //!
 //! An address is `local@domain.tld`-shaped: a non-empty local part, one `@`, a domain with a dot
 //! that neither starts nor ends with one, and no whitespace or comma anywhere (a comma separates
@@ -37,14 +38,10 @@ pub fn check_address(field: &str, value: &str) -> Result<()> {
     }
 }
 
-/// The site's sender address (`plone.email_from_address`; `noreply@localhost` when unset).
+/// The site's sender address ([`configuration::email_from_address`]: `plone.email_from_address`,
+/// `noreply@localhost` when unset).
 pub fn site_sender(ctx: &Ctx<'_>) -> Result<String> {
-    let from = configuration::get(ctx, "plone.email_from_address")?;
-    Ok(from
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("noreply@localhost")
-        .to_string())
+    configuration::email_from_address(ctx)
 }
 
 /// A mail to queue.

@@ -108,3 +108,26 @@ fn a_mail_action_takes_addresses_and_logins_only() {
         201
     );
 }
+
+#[test]
+fn a_scheduled_mail_needs_an_address() {
+    let e = engine();
+    let add = |to: &str| {
+        send(
+            &e,
+            Method::Post,
+            "/@scheduled-jobs",
+            true,
+            Some(
+                json!({"id": format!("m{}", to.len()), "title": "Weekly", "action": "send-mail",
+                "params": {"to": to, "subject": "Week", "message": "Hello"},
+                "schedule": "0 8 * * 1"}),
+            ),
+        )
+    };
+    let bad = add("editors");
+    assert_eq!(bad.status, 400);
+    let message = bad.json_body()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("'to'"), "{message}");
+    assert_eq!(add("editors@example.com").status, 201);
+}
