@@ -583,6 +583,70 @@ pub fn save_schedule(ctx: &mut Ctx<'_>, mut job: ScheduledJob, new: bool) -> Res
     Ok(job)
 }
 
+/// What a caller sets of a scheduled job: on creation `id`, `title`, `action` and `schedule`
+/// are required (enabled by default); on an update, only what is given changes.
+#[derive(Debug, Clone, Default)]
+pub struct ScheduleChanges {
+    /// Its id (letters, digits, `-`, `_`); on an update it must be the job's own.
+    pub id: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Whether the schedule runs it.
+    pub enabled: Option<bool>,
+    /// What it runs ([`SCHEDULED_ACTIONS`]).
+    pub action: Option<String>,
+    /// The action's parameters.
+    pub params: Option<Map<String, Value>>,
+    /// A cron expression.
+    pub schedule: Option<String>,
+}
+
+fn required(v: Option<String>, field: &str) -> Result<String> {
+    v.ok_or_else(|| EngineError::Invalid {
+        field: field.into(),
+        message: format!("'{field}' is required"),
+    })
+}
+
+/// Create a scheduled job from `c` ([`ScheduleChanges`]); the stored job.
+pub fn create_schedule(ctx: &mut Ctx<'_>, c: ScheduleChanges) -> Result<ScheduledJob> {
+    save_schedule(
+        ctx,
+        ScheduledJob {
+            id: required(c.id, "id")?,
+            title: required(c.title, "title")?,
+            description: c.description.unwrap_or_default(),
+            enabled: c.enabled.unwrap_or(true),
+            action: required(c.action, "action")?,
+            params: c.params.unwrap_or_default(),
+            schedule: required(c.schedule, "schedule")?,
+            last_run: None,
+            next_run: None,
+        },
+        true,
+    )
+}
+
+/// Change `job` by `c` (what is given; its id cannot change) and store it.
+pub fn update_schedule(ctx: &mut Ctx<'_>, mut job: ScheduledJob, c: ScheduleChanges) -> Result<()> {
+    if c.id.as_ref().is_some_and(|given| *given != job.id) {
+        return Err(EngineError::Invalid {
+            field: "id".into(),
+            message: format!("'id' cannot change (it is '{}')", job.id),
+        });
+    }
+    job.title = c.title.unwrap_or(job.title);
+    job.description = c.description.unwrap_or(job.description);
+    job.enabled = c.enabled.unwrap_or(job.enabled);
+    job.action = c.action.unwrap_or(job.action);
+    job.params = c.params.unwrap_or(job.params);
+    job.schedule = c.schedule.unwrap_or(job.schedule);
+    save_schedule(ctx, job, false)?;
+    Ok(())
+}
+
 /// Delete the scheduled job `id` (its past runs stay in `@jobs`).
 pub fn delete_schedule(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
     ctx.delete(&keys::scheduled_job(id))?;

@@ -570,6 +570,82 @@ pub fn create(ctx: &mut Ctx<'_>, mut rule: Rule) -> Result<Rule> {
     Ok(rule)
 }
 
+/// What a caller sets of a rule: on creation `event` is required and the others default
+/// (enabled, not stopping, not cascading, a random secret); on an update, only what is given
+/// changes.
+#[derive(Debug, Clone, Default)]
+pub struct RuleChanges {
+    /// The rule's id: ignored on creation (ids are given out); on an update it must be the
+    /// rule's own (Volto's rules list sends it back).
+    pub id: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its trigger (a token of [`TRIGGERS`] or its title).
+    pub event: Option<String>,
+    /// Whether it runs.
+    pub enabled: Option<bool>,
+    /// Whether no further rules run after it.
+    pub stop: Option<bool>,
+    /// Whether events its actions cause may trigger rules.
+    pub cascading: Option<bool>,
+    /// The key webhooks are signed with (never empty).
+    pub secret: Option<String>,
+}
+
+/// Create a rule from `c` ([`RuleChanges`]: `event` required); the stored rule.
+pub fn create_from(ctx: &mut Ctx<'_>, c: RuleChanges) -> Result<Rule> {
+    create(
+        ctx,
+        Rule {
+            id: String::new(),
+            title: c.title.unwrap_or_default(),
+            description: c.description.unwrap_or_default(),
+            event: c.event.ok_or_else(|| EngineError::Invalid {
+                field: "event".into(),
+                message: "'event' is required".into(),
+            })?,
+            enabled: c.enabled.unwrap_or(true),
+            stop: c.stop.unwrap_or(false),
+            cascading: c.cascading.unwrap_or(false),
+            conditions: Vec::new(),
+            actions: Vec::new(),
+            secret: c.secret.unwrap_or_default(),
+        },
+    )
+}
+
+/// Change `rule` by `c` (what is given; its id cannot change, its secret cannot be emptied)
+/// and store it.
+pub fn update(ctx: &mut Ctx<'_>, mut rule: Rule, c: RuleChanges) -> Result<()> {
+    if c.id.as_ref().is_some_and(|given| *given != rule.id) {
+        return Err(EngineError::Invalid {
+            field: "id".into(),
+            message: format!("'id' cannot change (it is '{}')", rule.id),
+        });
+    }
+    if c.secret.as_ref().is_some_and(String::is_empty) {
+        return Err(EngineError::Invalid {
+            field: "secret".into(),
+            message: "'secret' must not be empty".into(),
+        });
+    }
+    let set = |slot: &mut String, v: Option<String>| {
+        if let Some(v) = v {
+            *slot = v;
+        }
+    };
+    set(&mut rule.title, c.title);
+    set(&mut rule.description, c.description);
+    set(&mut rule.event, c.event);
+    set(&mut rule.secret, c.secret);
+    rule.enabled = c.enabled.unwrap_or(rule.enabled);
+    rule.stop = c.stop.unwrap_or(rule.stop);
+    rule.cascading = c.cascading.unwrap_or(rule.cascading);
+    save(ctx, &rule)
+}
+
 /// Store `rule` (validated) over the rule of the same id.
 pub fn save(ctx: &mut Ctx<'_>, rule: &Rule) -> Result<()> {
     let mut r = rule.clone();

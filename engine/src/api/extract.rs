@@ -134,10 +134,3 @@ pub fn query<T: DeserializeOwned>(route: &Route) -> Result<T> {
         EngineError::bad_request(format!("Query parameter '{path}': {inner}"))
     })
 }
-
-/// Replace `slot` with `value` when a PATCH body gave one.
-pub fn set<T>(slot: &mut T, value: Option<T>) {
-    if let Some(v) = value {
-        *slot = v;
-    }
-}

@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::extract::{set, Call};
+use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
 use super::rules_controlpanel::{settings_schema, AddableKind};
 use crate::context::Ctx;
@@ -296,11 +296,18 @@ pub struct ScheduleRequest {
     pub schedule: Option<String>,
 }
 
-fn required(v: Option<String>, field: &str) -> Result<String> {
-    v.ok_or_else(|| EngineError::Invalid {
-        field: field.into(),
-        message: format!("'{field}' is required"),
-    })
+impl From<ScheduleRequest> for jobs::ScheduleChanges {
+    fn from(b: ScheduleRequest) -> Self {
+        jobs::ScheduleChanges {
+            id: b.id,
+            title: b.title,
+            description: b.description,
+            enabled: b.enabled,
+            action: b.action,
+            params: b.params,
+            schedule: b.schedule,
+        }
+    }
 }
 
 fn list_schedules(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
@@ -321,21 +328,7 @@ fn schedule_param(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<jobs::ScheduledJob> 
 
 fn add_schedule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let b: ScheduleRequest = call.body()?;
-    let job = jobs::save_schedule(
-        ctx,
-        jobs::ScheduledJob {
-            id: required(b.id, "id")?,
-            title: required(b.title, "title")?,
-            description: b.description.unwrap_or_default(),
-            enabled: b.enabled.unwrap_or(true),
-            action: required(b.action, "action")?,
-            params: b.params.unwrap_or_default(),
-            schedule: required(b.schedule, "schedule")?,
-            last_run: None,
-            next_run: None,
-        },
-        true,
-    )?;
+    let job = jobs::create_schedule(ctx, b.into())?;
     let v = schedule_view(ctx, job);
     Ok(Response::json(201, &v).with_header("Location", &v.url))
 }
@@ -346,23 +339,9 @@ fn get_schedule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<
 }
 
 fn patch_schedule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let mut j = schedule_param(ctx, call)?;
+    let j = schedule_param(ctx, call)?;
     let b: ScheduleRequest = call.body()?;
-    if let Some(id) = b.id {
-        if id != j.id {
-            return Err(EngineError::Invalid {
-                field: "id".into(),
-                message: format!("'id' cannot change (it is '{}')", j.id),
-            });
-        }
-    }
-    set(&mut j.title, b.title);
-    set(&mut j.description, b.description);
-    set(&mut j.enabled, b.enabled);
-    set(&mut j.action, b.action);
-    set(&mut j.params, b.params);
-    set(&mut j.schedule, b.schedule);
-    jobs::save_schedule(ctx, j, false)?;
+    jobs::update_schedule(ctx, j, b.into())?;
     Ok(Response::empty(204))
 }
 

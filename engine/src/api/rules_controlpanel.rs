@@ -20,7 +20,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use super::extract::{self, set, Call};
+use super::extract::{self, Call};
 use super::router::{RouteDef, RouteTable};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -450,26 +450,24 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
     })
 }
 
+impl From<RuleRequest> for rules::RuleChanges {
+    fn from(b: RuleRequest) -> Self {
+        rules::RuleChanges {
+            id: b.id,
+            title: b.title,
+            description: b.description,
+            event: b.event,
+            enabled: b.enabled,
+            stop: b.stop,
+            cascading: b.cascading,
+            secret: b.secret,
+        }
+    }
+}
+
 fn add(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let body: RuleRequest = call.body()?;
-    let rule = rules::create(
-        ctx,
-        Rule {
-            id: String::new(),
-            title: body.title.unwrap_or_default(),
-            description: body.description.unwrap_or_default(),
-            event: body.event.ok_or_else(|| EngineError::Invalid {
-                field: "event".into(),
-                message: "'event' is required".into(),
-            })?,
-            enabled: body.enabled.unwrap_or(true),
-            stop: body.stop.unwrap_or(false),
-            cascading: body.cascading.unwrap_or(false),
-            conditions: Vec::new(),
-            actions: Vec::new(),
-            secret: body.secret.unwrap_or_default(),
-        },
-    )?;
+    let rule = rules::create_from(ctx, body.into())?;
     let v = view(ctx, &rule)?;
     Ok(Response::json(201, &v).with_header("Location", &v.url))
 }
@@ -484,30 +482,9 @@ fn get_rule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Resp
 }
 
 fn patch_rule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let mut rule = rule_param(ctx, call)?;
+    let rule = rule_param(ctx, call)?;
     let body: RuleRequest = call.body()?;
-    if body.id.as_ref().is_some_and(|id| *id != rule.id) {
-        return Err(EngineError::Invalid {
-            field: "id".into(),
-            message: format!("'id' cannot change (it is '{}')", rule.id),
-        });
-    }
-    set(&mut rule.title, body.title);
-    set(&mut rule.description, body.description);
-    set(&mut rule.event, body.event);
-    set(&mut rule.enabled, body.enabled);
-    set(&mut rule.stop, body.stop);
-    set(&mut rule.cascading, body.cascading);
-    if let Some(s) = body.secret {
-        if s.is_empty() {
-            return Err(EngineError::Invalid {
-                field: "secret".into(),
-                message: "'secret' must not be empty".into(),
-            });
-        }
-        rule.secret = s;
-    }
-    rules::save(ctx, &rule)?;
+    rules::update(ctx, rule, body.into())?;
     Ok(Response::empty(204))
 }
 
