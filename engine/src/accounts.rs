@@ -686,7 +686,7 @@ fn digest(token: &str) -> String {
 
 /// Start a password reset for `login` ([`Event::PasswordResetRequested`]): a one-time token is
 /// stored and mailed to the user's address through the outbox ([`crate::mail::queue`]; a user
-/// without a valid address gets no mail).
+/// without a valid address gets no mail, and the host's notice log says so).
 pub fn request_reset(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
     let user = users::get(ctx, login)?
         .ok_or_else(|| EngineError::bad_request(format!("No user '{login}'")))?;
@@ -725,6 +725,11 @@ pub fn request_reset(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
             "reset-password",
             params,
         )?;
+    } else if let Some(log) = &ctx.core.options.info_log {
+        // Nothing can be delivered; the operator learns why (the token stays out of the log).
+        log(&format!(
+            "password reset of '{login}': mail not sent, the user has no valid e-mail address"
+        ));
     }
     ctx.core.keep_test_mail(Mail {
         to,
