@@ -480,7 +480,8 @@ fn folder_at(ctx: &Ctx<'_>, target: &str) -> Result<Option<ContentRecord>> {
 }
 
 /// Check an action's settings: a webhook URL is `http(s)://host...`; a copy or move target is
-/// an existing folder; a transition is named; a mail has recipients.
+/// an existing folder; a transition is named; a mail has recipients, those with an `@` are
+/// addresses, and its source (if any) is an address.
 pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
     let invalid = |field: &str, message: String| EngineError::Invalid {
         field: field.into(),
@@ -525,15 +526,14 @@ pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
             if recipients.trim().is_empty() {
                 return Err(invalid("recipients", "'recipients' is required".into()));
             }
-            for r in recipient_list(recipients) {
-                if !mail::is_address(&r) && crate::auth::users::get(ctx, &r)?.is_none() {
-                    return Err(invalid(
-                        "recipients",
-                        format!(
-                            "'recipients': '{r}' is neither an e-mail address nor a user's login"
-                        ),
-                    ));
-                }
+            if let Some(r) = recipient_list(recipients)
+                .into_iter()
+                .find(|r| r.contains('@') && !mail::is_address(r))
+            {
+                return Err(invalid(
+                    "recipients",
+                    format!("'recipients': '{r}' is not an e-mail address"),
+                ));
             }
             if !source.is_empty() {
                 mail::check_address("source", source)?;
@@ -548,6 +548,26 @@ pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
             ));
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// Check an action being added or changed: [`validate_action`], and each recipient of a mail
+/// that is not an address must be a user's login (checked here only, not on every save, so a
+/// rule whose recipient's account was removed later can still be edited).
+pub fn validate_new_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
+    validate_action(ctx, a)?;
+    if let Action::Mail { recipients, .. } = a {
+        for r in recipient_list(recipients) {
+            if !mail::is_address(&r) && crate::auth::users::get(ctx, &r)?.is_none() {
+                return Err(EngineError::Invalid {
+                    field: "recipients".into(),
+                    message: format!(
+                        "'recipients': '{r}' is neither an e-mail address nor a user's login"
+                    ),
+                });
+            }
+        }
     }
     Ok(())
 }

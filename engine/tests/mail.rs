@@ -107,6 +107,29 @@ fn a_mail_action_takes_addresses_and_logins_only() {
         add("a@example.com,b@example.com", "site@example.com").status,
         201
     );
+
+    // a login is checked when the action is saved, not on every later save of the rule
+    let bob = send(
+        &e,
+        Method::Post,
+        "/@users",
+        true,
+        Some(json!({"username": "bob", "email": "bob@example.com", "password": "bob-password"})),
+    );
+    assert_eq!(bob.status, 201);
+    assert_eq!(add("bob", "").status, 201);
+    assert_eq!(
+        send(&e, Method::Delete, "/@users/bob", true, None).status,
+        204
+    );
+    let rename = send(
+        &e,
+        Method::Patch,
+        "/@controlpanels/content-rules/rule-1",
+        true,
+        Some(json!({"title": "Announce new items"})),
+    );
+    assert_eq!(rename.status, 204, "{:?}", rename.json_body());
 }
 
 #[test]

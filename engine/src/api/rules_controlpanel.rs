@@ -537,7 +537,7 @@ fn add_action(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
     let mut rule = rule_param(ctx, call)?;
     let body: Map<String, Value> = call.body()?;
     let a: Action = parse_element(body, rules::ACTION_KINDS, "action")?;
-    rules::validate_action(ctx, &a)?;
+    rules::validate_new_action(ctx, &a)?;
     rule.actions.push(a);
     rules::save(ctx, &rule)?;
     let v = view(ctx, &rule)?;
@@ -639,7 +639,7 @@ fn patch_action(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<
         Some(up) => rules::move_item(&mut rule.actions, i, up, "action")?,
         None => {
             let a: Action = merged(&rule.actions[i], body, "action")?;
-            rules::validate_action(ctx, &a)?;
+            rules::validate_new_action(ctx, &a)?;
             rule.actions[i] = a;
         }
     }
