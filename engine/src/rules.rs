@@ -735,6 +735,61 @@ pub fn move_item<T>(items: &mut [T], idx: usize, up: bool, what: &str) -> Result
     }
 }
 
+/// A change to a rule's conditions or actions.
+#[derive(Debug, Clone)]
+pub enum ElementChange<T> {
+    /// Append one.
+    Add(T),
+    /// Replace the one at this position.
+    Replace(usize, T),
+    /// Move the one at this position up (`true`) or down one place.
+    Move(usize, bool),
+    /// Remove the one at this position.
+    Remove(usize),
+}
+
+fn apply<T>(items: &mut Vec<T>, change: ElementChange<T>, what: &str) -> Result<()> {
+    let missing = |i: usize| EngineError::bad_request(format!("The rule has no {what} {i}"));
+    match change {
+        ElementChange::Add(x) => items.push(x),
+        ElementChange::Replace(i, x) => *items.get_mut(i).ok_or_else(|| missing(i))? = x,
+        ElementChange::Move(i, up) => move_item(items, i, up, what)?,
+        ElementChange::Remove(i) => {
+            if i >= items.len() {
+                return Err(missing(i));
+            }
+            items.remove(i);
+        }
+    }
+    Ok(())
+}
+
+/// Change `rule`'s conditions by `change` and store it; the stored rule.
+pub fn change_conditions(
+    ctx: &mut Ctx<'_>,
+    mut rule: Rule,
+    change: ElementChange<Condition>,
+) -> Result<Rule> {
+    apply(&mut rule.conditions, change, "condition")?;
+    save(ctx, &rule)?;
+    Ok(rule)
+}
+
+/// Change `rule`'s actions by `change` (an added or replaced action is checked by
+/// [`validate_new_action`]) and store it; the stored rule.
+pub fn change_actions(
+    ctx: &mut Ctx<'_>,
+    mut rule: Rule,
+    change: ElementChange<Action>,
+) -> Result<Rule> {
+    if let ElementChange::Add(a) | ElementChange::Replace(_, a) = &change {
+        validate_new_action(ctx, a)?;
+    }
+    apply(&mut rule.actions, change, "action")?;
+    save(ctx, &rule)?;
+    Ok(rule)
+}
+
 // ---------------------------------------------------------------- assignments
 
 /// The rules assigned to object `uid`, in their order.

@@ -27,7 +27,7 @@ use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::jobs::Setting;
 use crate::model::ContentRecord;
-use crate::rules::{self, Action, Condition, Rule};
+use crate::rules::{self, Action, Condition, ElementChange, Rule};
 use crate::security::Permission;
 
 const PANEL: &str = "@controlpanels/content-rules";
@@ -524,22 +524,19 @@ fn index(call: &Call<'_>, len: usize, what: &str) -> Result<usize> {
 }
 
 fn add_condition(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let mut rule = rule_param(ctx, call)?;
+    let rule = rule_param(ctx, call)?;
     let body: Map<String, Value> = call.body()?;
     let c: Condition = parse_element(body, rules::CONDITION_KINDS, "condition")?;
-    rule.conditions.push(c);
-    rules::save(ctx, &rule)?;
+    let rule = rules::change_conditions(ctx, rule, ElementChange::Add(c))?;
     let v = view(ctx, &rule)?;
     Ok(Response::json(201, &v).with_header("Location", &v.url))
 }
 
 fn add_action(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let mut rule = rule_param(ctx, call)?;
+    let rule = rule_param(ctx, call)?;
     let body: Map<String, Value> = call.body()?;
     let a: Action = parse_element(body, rules::ACTION_KINDS, "action")?;
-    rules::validate_new_action(ctx, &a)?;
-    rule.actions.push(a);
-    rules::save(ctx, &rule)?;
+    let rule = rules::change_actions(ctx, rule, ElementChange::Add(a))?;
     let v = view(ctx, &rule)?;
     Ok(Response::json(201, &v).with_header("Location", &v.url))
 }
@@ -620,46 +617,40 @@ fn merged<T: Serialize + serde::de::DeserializeOwned>(
 }
 
 fn patch_condition(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let mut rule = rule_param(ctx, call)?;
+    let rule = rule_param(ctx, call)?;
     let i = index(call, rule.conditions.len(), "condition")?;
     let body: Map<String, Value> = call.body()?;
-    match move_of(&body)? {
-        Some(up) => rules::move_item(&mut rule.conditions, i, up, "condition")?,
-        None => rule.conditions[i] = merged(&rule.conditions[i], body, "condition")?,
-    }
-    rules::save(ctx, &rule)?;
+    let change = match move_of(&body)? {
+        Some(up) => ElementChange::Move(i, up),
+        None => ElementChange::Replace(i, merged(&rule.conditions[i], body, "condition")?),
+    };
+    rules::change_conditions(ctx, rule, change)?;
     Ok(Response::empty(204))
 }
 
 fn patch_action(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let mut rule = rule_param(ctx, call)?;
+    let rule = rule_param(ctx, call)?;
     let i = index(call, rule.actions.len(), "action")?;
     let body: Map<String, Value> = call.body()?;
-    match move_of(&body)? {
-        Some(up) => rules::move_item(&mut rule.actions, i, up, "action")?,
-        None => {
-            let a: Action = merged(&rule.actions[i], body, "action")?;
-            rules::validate_new_action(ctx, &a)?;
-            rule.actions[i] = a;
-        }
-    }
-    rules::save(ctx, &rule)?;
+    let change = match move_of(&body)? {
+        Some(up) => ElementChange::Move(i, up),
+        None => ElementChange::Replace(i, merged(&rule.actions[i], body, "action")?),
+    };
+    rules::change_actions(ctx, rule, change)?;
     Ok(Response::empty(204))
 }
 
 fn delete_condition(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let mut rule = rule_param(ctx, call)?;
+    let rule = rule_param(ctx, call)?;
     let i = index(call, rule.conditions.len(), "condition")?;
-    rule.conditions.remove(i);
-    rules::save(ctx, &rule)?;
+    rules::change_conditions(ctx, rule, ElementChange::Remove(i))?;
     Ok(Response::empty(204))
 }
 
 fn delete_action(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let mut rule = rule_param(ctx, call)?;
+    let rule = rule_param(ctx, call)?;
     let i = index(call, rule.actions.len(), "action")?;
-    rule.actions.remove(i);
-    rules::save(ctx, &rule)?;
+    rules::change_actions(ctx, rule, ElementChange::Remove(i))?;
     Ok(Response::empty(204))
 }
 
