@@ -347,6 +347,11 @@ pub fn report(ctx: &mut Ctx<'_>, uuid: &str, outcome: Outcome) -> Result<()> {
             job.status = "completed".into();
             job.finished = Some(now);
             job.result.remove("error");
+            // A delivered mail's text is not kept: it may carry a one-time token (password
+            // reset), of which the store otherwise keeps only a hash.
+            if let Some(Delivery::Mail { body, .. }) = &mut job.delivery {
+                body.clear();
+            }
             if let Some(s) = status {
                 job.result.insert("response_status".into(), Value::from(s));
             }

@@ -68,6 +68,20 @@ fn a_password_reset_queues_its_mail_in_the_outbox() {
         }
         other => panic!("not a mail: {other:?}"),
     }
+    // once delivered, the stored job keeps no text (the token is no longer in the store)
+    e.report_deliveries(vec![(
+        due[0].job.clone(),
+        engine::jobs::Outcome::Delivered(None),
+    )])
+    .unwrap();
+    let stored = e
+        .with_write(|ctx| engine::jobs::get(ctx, &due[0].job))
+        .unwrap()
+        .unwrap();
+    match stored.delivery {
+        Some(Delivery::Mail { body, .. }) => assert_eq!(body, ""),
+        other => panic!("not a mail: {other:?}"),
+    }
     let jobs = send(&e, Method::Get, "/@jobs", true, None).json_body();
     assert_eq!(jobs[0]["title"], "Mail: Password reset");
     assert_eq!(jobs[0]["kind"], "mail");
