@@ -2,7 +2,7 @@
 //! mail there (before, it was only logged, so host-server never sent it), and a content rule's
 //! mail action accepts only addresses or users' logins as recipients.
 
-use engine::jobs::Delivery;
+use engine::automation::jobs::Delivery;
 use engine::{Engine, EngineOptions, MemStore, Method, Request, Response, SiteSetup};
 use serde_json::{json, Value};
 
@@ -71,11 +71,11 @@ fn a_password_reset_queues_its_mail_in_the_outbox() {
     // once delivered, the stored job keeps no text (the token is no longer in the store)
     e.report_deliveries(vec![(
         due[0].job.clone(),
-        engine::jobs::Outcome::Delivered(None),
+        engine::automation::jobs::Outcome::Delivered(None),
     )])
     .unwrap();
     let stored = e
-        .with_write(|ctx| engine::jobs::get(ctx, &due[0].job))
+        .with_write(|ctx| engine::automation::jobs::get(ctx, &due[0].job))
         .unwrap()
         .unwrap();
     match stored.delivery {

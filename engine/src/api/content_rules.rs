@@ -1,6 +1,6 @@
 //! The rules of an object (`<path>/@content-rules`): which are acquired from above, which can
 //! be assigned, which are assigned here, and (un)assigning, enabling and bubbling them. The
-//! assignments are kept by [`crate::rules`].
+//! assignments are kept by [`crate::automation::rules`].
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
@@ -16,12 +16,12 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::rules;
-use crate::security::Permission;
+use crate::automation::rules;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the routes.
 pub fn register(r: &mut RouteTable) {

@@ -16,12 +16,12 @@ use serde::Deserialize;
 
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
 use crate::mail;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the routes.
 pub fn register(r: &mut RouteTable) {
@@ -112,7 +112,7 @@ fn email_user(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
     let b: EmailNotification = call.body()?;
     mail::check_address("from", &b.from)?;
     let id = call.param("id").unwrap_or_default();
-    let user = crate::auth::users::get(ctx, id)?.ok_or_else(|| EngineError::NotFound {
+    let user = crate::people::auth::users::get(ctx, id)?.ok_or_else(|| EngineError::NotFound {
         url: format!("{}/@users/{id}/@email-notification", ctx.base_url),
         context: None,
     })?;

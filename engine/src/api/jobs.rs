@@ -1,4 +1,4 @@
-//! Jobs (`@jobs`: outbox deliveries and runs, kept by [`crate::jobs`]) and scheduled jobs
+//! Jobs (`@jobs`: outbox deliveries and runs, kept by [`crate::automation::jobs`]) and scheduled jobs
 //! (`@scheduled-jobs`, `@scheduled-job-actions`).
 //!
 //! | method | path | body | answer |
@@ -23,12 +23,12 @@ use serde_json::{json, Map, Value};
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
 use super::rules_controlpanel::{settings_schema, AddableKind};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::jobs::{self, Delivery, Job};
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::automation::jobs::{self, Delivery, Job};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the routes.
 pub fn register(r: &mut RouteTable) {
@@ -164,7 +164,7 @@ pub struct JobView {
 }
 
 fn job_view(ctx: &Ctx<'_>, j: Job) -> JobView {
-    let iso = |t: &chrono::DateTime<chrono::Utc>| crate::clock::iso(t);
+    let iso = |t: &chrono::DateTime<chrono::Utc>| crate::core::clock::iso(t);
     JobView {
         url: format!("{}/@jobs/{}", ctx.base_url, j.uuid),
         kind: j.delivery.as_ref().map(|d| match d {
@@ -271,8 +271,8 @@ fn schedule_view(ctx: &Ctx<'_>, j: jobs::ScheduledJob) -> ScheduleView {
         action: j.action,
         params,
         schedule: j.schedule,
-        last_run: j.last_run.as_ref().map(crate::clock::iso),
-        next_run: j.next_run.as_ref().map(crate::clock::iso),
+        last_run: j.last_run.as_ref().map(crate::core::clock::iso),
+        next_run: j.next_run.as_ref().map(crate::core::clock::iso),
     }
 }
 

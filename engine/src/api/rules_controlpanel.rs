@@ -1,6 +1,6 @@
 //! The content rules control panel (`@controlpanels/content-rules`): rules, their conditions
 //! and actions, and the forms (JSON Schemas) of each kind. The rules themselves are in
-//! [`crate::rules`].
+//! [`crate::automation::rules`].
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
@@ -22,13 +22,13 @@ use serde_json::{json, Map, Value};
 
 use super::extract::{self, Call};
 use super::router::{RouteDef, RouteTable};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::jobs::Setting;
-use crate::model::ContentRecord;
-use crate::rules::{self, Action, Condition, ElementChange, Rule};
-use crate::security::Permission;
+use crate::automation::jobs::Setting;
+use crate::automation::rules::{self, Action, Condition, ElementChange, Rule};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 const PANEL: &str = "@controlpanels/content-rules";
 
