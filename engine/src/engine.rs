@@ -1,5 +1,5 @@
 //! The [`Engine`]: the facade on top of everything. It holds the store, the engine-wide state
-//! ([`Core`]) and the event subscribers ([`Registry`]), and offers the one entry point
+//! ([`Core`]) and the event subscribers ([`Subscribers`]), and offers the one entry point
 //! [`Engine::handle`] (plus site creation and bulk writes).
 
 use crate::api;
@@ -12,16 +12,16 @@ use crate::people::auth::Credentials;
 use crate::runtime::cache::ResponseCache;
 use crate::runtime::context::{Ctx, Txn};
 pub use crate::runtime::state::{Core, EngineOptions};
-use crate::runtime::subscriber::Registry;
 #[cfg(any(test, feature = "internals"))]
 use crate::runtime::subscriber::Subscriber;
+use crate::runtime::subscriber::Subscribers;
 use crate::site::setup::{self, SiteSetup};
 
 /// The content engine over a store `S`.
 pub struct Engine<S: Store> {
     store: S,
     core: Core,
-    subscribers: Registry,
+    subscribers: Subscribers,
     migrated: crate::site::migrations::Report,
 }
 

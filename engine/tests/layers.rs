@@ -93,6 +93,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "content::exports",
             "content::copying",
             "automation::jobs",
+            "automation::mail",
             "automation::rules",
             "ai::related",
             "ai::assistant",

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::content::multilingual::{self, LanguageSettings, PROFILES};
 use crate::core::error::{EngineError, Result};
@@ -23,7 +23,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register the add-on routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@addons/{id?}", get)
             .root_only()

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::ai::assistant::{self, Answer, AnswerLines, Message};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{LineStream, Response};
@@ -15,7 +15,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register `@chat` and `@generate`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@chat", chat)
             .reads()

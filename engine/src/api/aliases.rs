@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::batching::Batch;
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::content::aliases::{self, Alias};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{Request, Response};
@@ -20,7 +20,7 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register the alias routes and the `aliases` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@aliases", get)
             .checked_by_handler()

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::content::navigation;
 use crate::core::error::Result;
@@ -16,7 +16,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register `@breadcrumbs` and the `breadcrumbs` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@breadcrumbs", get)
             .requires(Permission::View)

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::content::calendar;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -15,7 +15,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register `ics_view`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@ics_view", get)
             .requires(Permission::View)

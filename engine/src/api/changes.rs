@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::etag;
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -31,7 +31,7 @@ pub const DEFAULT_LIMIT: usize = 100;
 pub const MAX_LIMIT: usize = 1000;
 
 /// Register the change feed.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@changes", get)
             .requires(Permission::View)

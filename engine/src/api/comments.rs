@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::batching::{Batch, BatchQuery};
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::content::comments::{self, Comment};
 use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
@@ -16,7 +16,7 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register the comment routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@comments", get)
             .requires(Permission::View)

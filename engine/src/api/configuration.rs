@@ -19,7 +19,7 @@ use super::controlpanels::FieldSchema;
 
 use super::batching::{Batch, BatchLinks};
 use super::extract::{self, Call};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -28,7 +28,7 @@ use crate::runtime::context::Ctx;
 use crate::site::configuration::{self, RECORDS};
 
 /// Register `@registry`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@registry/{name?}", get)
             .root_only()

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::batching::Batch;
 use super::extract::{self, Call};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::serialize::{self, ListingRequest};
 use super::{etag, Route};
 use crate::content::links;
@@ -20,7 +20,7 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register the content routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("", get)
             .requires(Permission::View)

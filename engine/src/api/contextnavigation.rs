@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::catalog::{self, Entry, Index, Sort};
 use crate::core::error::Result;
@@ -17,7 +17,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register `@contextnavigation` and its component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@contextnavigation", get)
             .requires(Permission::View)

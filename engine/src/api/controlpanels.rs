@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::extract::{self, Call};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::{language, ContentRecord};
@@ -33,7 +33,7 @@ use crate::site::configuration::{Kind, RecordDef, Source};
 use crate::site::controlpanels::{self, PanelDef, PANELS};
 
 /// Register the control panel routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@controlpanels/{name?}", get)
             .root_only()

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::etag;
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -20,7 +20,7 @@ use crate::runtime::context::Ctx;
 use crate::{content::copying, content::locking, content::tree};
 
 /// Register `@copy` and `@move`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@copy", copy)
             .requires(Permission::AddContent)

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::types::{schema, TypeSchema};
 use crate::content::content_types;
 use crate::core::error::{EngineError, Result};
@@ -24,7 +24,7 @@ use crate::runtime::context::Ctx;
 const PANEL: &str = "@controlpanels/dexterity-types";
 
 /// Register the panel's routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@controlpanels/dexterity-types", list)
             .requires(Permission::ManagePortal)

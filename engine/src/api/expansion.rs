@@ -1,6 +1,6 @@
 //! Expansion: `?expand=workflow,navigation,...` on a content GET embeds each named component's
 //! full answer under `@components.<name>` instead of the bare `{"@id"}` link. Families register
-//! their components and expanders with the route table ([`super::router::Registry::component`]).
+//! their components and expanders with the route table ([`super::router::RouteTable::component`]).
 
 use serde_json::{Map, Value};
 

@@ -6,7 +6,7 @@
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::content::files::{self, Served, StoredFile};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{BlobStream, Response};
@@ -16,7 +16,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register the download routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@download/{field}/{filename?}", download)
             .requires(Permission::View)

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::automation::forms;
 use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
@@ -17,7 +17,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register the form routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@schemaform-data", submit)
             .requires(Permission::View)

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::clock::iso;
 use crate::core::error::Result;
 use crate::core::http::Response;
@@ -17,7 +17,7 @@ use crate::runtime::context::Ctx;
 use crate::site::i18n;
 
 /// Register the routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@health", health)
             .root_only()

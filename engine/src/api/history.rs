@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::serialize::{self, ListingRequest};
 use super::{batching::Batch, etag};
 use crate::content::locking;
@@ -20,7 +20,7 @@ use crate::runtime::context::Ctx;
 use crate::{content::tree, content::versioning, content::workflow};
 
 /// Register the history routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@history/{version?}", get)
             .requires(Permission::View)

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::core::error::Result;
 use crate::core::http::Response;
@@ -22,7 +22,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register `@inherit` and the `inherit` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@inherit", get)
             .requires(Permission::View)

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::catalog;
 use crate::content::tree;
 use crate::core::error::{EngineError, Result};
@@ -16,7 +16,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register `@linkintegrity`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@linkintegrity", get)
             .requires(Permission::View)

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::serialize::LockInfo;
 use crate::content::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
 use crate::core::error::{EngineError, Result};
@@ -16,7 +16,7 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register the lock routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@lock", get)
             .requires(Permission::View)

@@ -15,10 +15,12 @@ pub mod changes;
 pub mod comments;
 pub mod configuration;
 pub mod content;
+pub mod content_rules;
 pub mod contextnavigation;
 pub mod controlpanels;
 pub mod copymove;
 pub mod dexterity_types;
+pub mod email;
 pub mod etag;
 pub mod expansion;
 pub mod export;
@@ -31,6 +33,7 @@ pub mod health;
 pub mod history;
 pub mod idempotency;
 pub mod inherit;
+pub mod jobs;
 pub mod linkintegrity;
 pub mod locking;
 pub mod login;
@@ -43,7 +46,7 @@ pub mod recyclebin;
 pub mod related;
 pub mod replace;
 pub mod router;
-pub mod rules;
+pub mod rules_controlpanel;
 pub mod search;
 pub mod securitypanels;
 pub mod serialize;
@@ -73,7 +76,7 @@ use query::{decode_component, Query};
 pub use router::{lookup, Endpoint};
 
 /// A family's registration function.
-pub type Register = fn(&mut router::Registry);
+pub type Register = fn(&mut router::RouteTable);
 
 /// Every endpoint family: its name (the OpenAPI tag) and the function that registers its routes,
 /// components and expanders. Adding a family is adding its module and one line here.
@@ -117,7 +120,10 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("replace", replace::register),
     ("forms", forms::register),
     ("health", health::register),
-    ("content-rules", rules::register),
+    ("content-rules", rules_controlpanel::register),
+    ("content-rules", content_rules::register),
+    ("jobs", jobs::register),
+    ("email", email::register),
     ("contextnavigation", contextnavigation::register),
     ("related", related::register),
     ("ai", ai::register),

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 #[cfg(test)]
 use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::summaries::{self, IsoTime};
@@ -21,7 +21,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register `@navigation` and the `navigation` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@navigation", get)
             .requires(Permission::View)

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::batching::Batch;
 use super::extract::Call;
 use super::query::Query;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::serialize::{self, ListingRequest};
 use super::Route;
 use crate::content::multilingual;
@@ -19,7 +19,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register `@navroot` and the `navroot` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@navroot", get)
             .requires(Permission::View)

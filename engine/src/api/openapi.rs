@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::extract::Call;
 #[cfg(feature = "openapi")]
 use super::router::Access;
-use super::router::{self, Registry, RouteDef};
+use super::router::{self, RouteDef, RouteTable};
 #[cfg(feature = "openapi")]
 use crate::core::error::ErrorBody;
 use crate::core::error::Result;
@@ -37,7 +37,7 @@ use crate::core::model::ContentRecord;
 use crate::runtime::context::Ctx;
 
 /// Register `@openapi`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@openapi", get)
             .root_only()

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::groups::{group_json, GroupJson};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::users::{user_json, UserJson};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -21,7 +21,7 @@ use crate::people::sharing;
 use crate::runtime::context::Ctx;
 
 /// Register `@principals` and `@roles`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@principals", principals)
             .root_only()

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::Route;
 use crate::ai::related;
@@ -20,7 +20,7 @@ use crate::runtime::context::Ctx;
 const DEFAULT_SIZE: usize = 5;
 
 /// Register `@related` and the `related` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@related", get)
             .requires(Permission::View)

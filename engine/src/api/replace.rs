@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::content::replace::{self, Rule};
 use crate::core::error::Result;
 use crate::core::http::Response;
@@ -14,7 +14,7 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register the replace route.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@replace", post)
             .checked_by_handler()

@@ -279,7 +279,7 @@ pub struct Component {
 
 /// What the families register.
 #[derive(Default)]
-pub struct Registry {
+pub struct RouteTable {
     /// Every route, in registration order.
     pub routes: Vec<RouteDef>,
     /// Every component, in registration order.
@@ -287,7 +287,7 @@ pub struct Registry {
     family: &'static str,
 }
 
-impl Registry {
+impl RouteTable {
     /// Register `route` for the family being registered.
     pub fn route(&mut self, mut route: RouteDef) {
         route.family = self.family;
@@ -343,10 +343,10 @@ impl Registry {
 }
 
 /// The table, built once from [`super::FAMILIES`].
-pub fn table() -> &'static Registry {
-    static TABLE: OnceLock<Registry> = OnceLock::new();
+pub fn table() -> &'static RouteTable {
+    static TABLE: OnceLock<RouteTable> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut r = Registry::default();
+        let mut r = RouteTable::default();
         for (family, register) in super::FAMILIES {
             r.family = family;
             register(&mut r);

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use super::batching::{Batch, BatchLinks, BatchQuery};
 use super::extract::Call;
 use super::query::{decode_component, encode_component, Query as UrlQuery};
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::serialize::{self, ListingRequest};
 use super::summaries::{ItemJson, ItemKeys, JsonOut};
 use super::Route;
@@ -29,7 +29,7 @@ use crate::runtime::context::Ctx;
 
 /// Register `@search`, `@querystring`, `@querystring-search`, `@catalog` and the `catalog`
 /// component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@search", get_search)
             .requires(Permission::View)
@@ -917,7 +917,7 @@ mod tests {
                             serde_json::to_string(&expected)?,
                             "{set:?}"
                         );
-                        assert_eq!(item_value(ctx, &stored, &keys)?, expected);
+                        assert_eq!(ItemJson::new(ctx, stored.view()?, &keys)?.to_value()?, expected);
                     }
                 }
                 Ok(())

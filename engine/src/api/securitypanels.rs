@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::userschema::{Fieldset, Property};
 use crate::core::error::Result;
 use crate::core::http::Response;
@@ -29,7 +29,7 @@ use crate::people::accounts::{self, SecuritySettings, UserGroupSettings};
 use crate::runtime::context::Ctx;
 
 /// Register the account control panels.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@controlpanels/security", get_security)
             .root_only()

@@ -528,7 +528,7 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
     Ok(Some(v))
 }
 
-pub use super::time::{iso, iso_bytes, iso_parts};
+pub use super::time::iso;
 
 /// `previous_item` and `next_item`: sibling summaries when the parent enables next/previous
 /// navigation, `{}` otherwise.

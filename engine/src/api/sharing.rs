@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -24,7 +24,7 @@ use crate::people::sharing::{self, Grant, Kind, RoleState};
 use crate::runtime::context::Ctx;
 
 /// Register the sharing routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@sharing", get)
             .requires(Permission::DelegateRoles)

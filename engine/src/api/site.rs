@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::content::multilingual;
 use crate::core::error::Result;
 use crate::core::http::Response;
@@ -23,7 +23,7 @@ use crate::runtime::context::Ctx;
 use crate::site::configuration as config;
 
 /// Register `@site`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@site", get)
             .root_only()

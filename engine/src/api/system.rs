@@ -14,7 +14,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -23,7 +23,7 @@ use crate::runtime::context::Ctx;
 use crate::site::statistics;
 
 /// Register `@system` and `@database`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@system", system)
             .root_only()

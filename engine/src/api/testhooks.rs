@@ -4,13 +4,13 @@
 //! - `POST /@test-clock {"advance": seconds}` or `{"set": timestamp}` moves the fixed test clock
 //!   so contract scenarios over HTTP can test expiry;
 //! - `GET /@test-mails/<address>` answers the last mail the engine logged for that address
-//!   (password reset tokens; there is no mail delivery yet).
+//!   (password reset tokens; the mails themselves go through the outbox).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -20,7 +20,7 @@ use crate::runtime::context::Ctx;
 use crate::runtime::state::{Core, Mail};
 
 /// Register `@test-clock` (present only on engines with a test clock).
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@test-clock", clock)
             .reads()

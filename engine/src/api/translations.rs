@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::content::multilingual;
 use crate::content::tree;
@@ -20,7 +20,7 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register the translation routes and the `translations` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@translations", get)
             .requires(Permission::View)

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use serde_json::{json, Map};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::content::files::{self, StoredFile};
 use crate::content::tree;
 use crate::content::uploads::{self, Upload};
@@ -27,7 +27,7 @@ use crate::runtime::context::Ctx;
 pub const TUS_VERSION: &str = "1.0.0";
 
 /// Register the tus routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     for (name, replace) in [("@tus-upload", false), ("@tus-replace", true)] {
         r.route(
             RouteDef::options(name, options)

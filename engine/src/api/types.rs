@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::content::content_types::{self, FieldChange, Member, NewField, OWN_SCHEMA};
 use crate::core::error::{EngineError, Result};
@@ -23,7 +23,7 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register the `@types` routes and the `types` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@types", list)
             .checked_by_handler()

@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -26,7 +26,7 @@ use crate::runtime::context::Ctx;
 use crate::site::migrations::{self, Step, STEPS};
 
 /// Register `@upgrade`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@upgrade", get)
             .root_only()

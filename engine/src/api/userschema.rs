@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -27,7 +27,7 @@ use crate::people::accounts::{self, UserField, UserForm};
 use crate::runtime::context::Ctx;
 
 /// Register the user schema routes.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@userschema", profile)
             .root_only()

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::batching::{Batch, BatchLinks};
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use crate::catalog::vocabularies::{self, VOCABULARIES};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -24,7 +24,7 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register `@vocabularies`.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@vocabularies/{name?}", get)
             .requires(Permission::View)

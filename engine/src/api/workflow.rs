@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{RouteDef, RouteTable};
 use super::Route;
 use crate::content::tree;
 use crate::content::workflow::{self, HistoryEntry, TransitionOptions};
@@ -19,7 +19,7 @@ use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
 
 /// Register the workflow routes and the `workflow` component.
-pub fn register(r: &mut Registry) {
+pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@workflow", get)
             .requires(Permission::View)

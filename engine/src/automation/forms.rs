@@ -140,18 +140,6 @@ fn is_email_field(def: &Value) -> bool {
     has("widget") || has("format") || has("factory")
 }
 
-fn looks_like_email(s: &str) -> bool {
-    let Some((local, domain)) = s.split_once('@') else {
-        return false;
-    };
-    !local.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !s.chars().any(|c| c.is_whitespace() || c == ',')
-        && !domain.contains('@')
-}
-
 /// The values `choices` allows (`[[value, label], ...]` or `[value, ...]`), if it lists any.
 fn choices(def: &Value) -> Option<Vec<Value>> {
     let list = def
@@ -212,7 +200,7 @@ fn check_value(name: &str, def: &Value, v: &Value) -> Result<()> {
                 return Err(bad(format!("shorter than {min} characters")));
             }
         }
-        if is_email_field(def) && !looks_like_email(s) {
+        if is_email_field(def) && !crate::automation::mail::is_address(s) {
             return Err(bad(format!("'{s}' is not an e-mail address")));
         }
     }

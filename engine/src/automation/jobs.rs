@@ -347,6 +347,11 @@ pub fn report(ctx: &mut Ctx<'_>, uuid: &str, outcome: Outcome) -> Result<()> {
             job.status = "completed".into();
             job.finished = Some(now);
             job.result.remove("error");
+            // A delivered mail's text is not kept: it may carry a one-time token (password
+            // reset), of which the store otherwise keeps only a hash.
+            if let Some(Delivery::Mail { body, .. }) = &mut job.delivery {
+                body.clear();
+            }
             if let Some(s) = status {
                 job.result.insert("response_status".into(), Value::from(s));
             }
@@ -419,14 +424,13 @@ pub struct ScheduledJob {
     pub next_run: Option<DateTime<Utc>>,
 }
 
+/// A setting of a form: name, title, JSON type (`string`, `array` of strings, `integer`,
+/// `boolean`), required.
+pub type Setting = (&'static str, &'static str, &'static str, bool);
+
 /// The actions a scheduled job can run: `addview` (its name), title, description, and its
-/// parameters (name, title, JSON type, required).
-pub type ActionDef = (
-    &'static str,
-    &'static str,
-    &'static str,
-    &'static [(&'static str, &'static str, &'static str, bool)],
-);
+/// parameters.
+pub type ActionDef = (&'static str, &'static str, &'static str, &'static [Setting]);
 
 /// The actions scheduled jobs can run.
 pub const SCHEDULED_ACTIONS: &[ActionDef] = &[
@@ -526,6 +530,16 @@ fn check_schedule(ctx: &Ctx<'_>, job: &mut ScheduledJob) -> Result<()> {
             ),
         ));
     }
+    if job.action == "send-mail" {
+        // the one address check (crate::automation::mail::is_address), which this module sits below
+        let to = job.params.get("to").and_then(Value::as_str).unwrap_or("");
+        if !crate::core::model::fields::is_email(to) {
+            return Err(invalid(
+                "params",
+                format!("'params': 'to' must be an e-mail address, not '{to}'"),
+            ));
+        }
+    }
     if job.action == "webhook" {
         let url = job.params.get("url").and_then(Value::as_str).unwrap_or("");
         if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
@@ -574,6 +588,70 @@ pub fn save_schedule(ctx: &mut Ctx<'_>, mut job: ScheduledJob, new: bool) -> Res
     ctx.put_json(&keys::scheduled_job(&job.id), &job)?;
     ctx.emit(Event::ScheduleChanged { id: job.id.clone() });
     Ok(job)
+}
+
+/// What a caller sets of a scheduled job: on creation `id`, `title`, `action` and `schedule`
+/// are required (enabled by default); on an update, only what is given changes.
+#[derive(Debug, Clone, Default)]
+pub struct ScheduleChanges {
+    /// Its id (letters, digits, `-`, `_`); on an update it must be the job's own.
+    pub id: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Whether the schedule runs it.
+    pub enabled: Option<bool>,
+    /// What it runs ([`SCHEDULED_ACTIONS`]).
+    pub action: Option<String>,
+    /// The action's parameters.
+    pub params: Option<Map<String, Value>>,
+    /// A cron expression.
+    pub schedule: Option<String>,
+}
+
+fn required(v: Option<String>, field: &str) -> Result<String> {
+    v.ok_or_else(|| EngineError::Invalid {
+        field: field.into(),
+        message: format!("'{field}' is required"),
+    })
+}
+
+/// Create a scheduled job from `c` ([`ScheduleChanges`]); the stored job.
+pub fn create_schedule(ctx: &mut Ctx<'_>, c: ScheduleChanges) -> Result<ScheduledJob> {
+    save_schedule(
+        ctx,
+        ScheduledJob {
+            id: required(c.id, "id")?,
+            title: required(c.title, "title")?,
+            description: c.description.unwrap_or_default(),
+            enabled: c.enabled.unwrap_or(true),
+            action: required(c.action, "action")?,
+            params: c.params.unwrap_or_default(),
+            schedule: required(c.schedule, "schedule")?,
+            last_run: None,
+            next_run: None,
+        },
+        true,
+    )
+}
+
+/// Change `job` by `c` (what is given; its id cannot change) and store it.
+pub fn update_schedule(ctx: &mut Ctx<'_>, mut job: ScheduledJob, c: ScheduleChanges) -> Result<()> {
+    if c.id.as_ref().is_some_and(|given| *given != job.id) {
+        return Err(EngineError::Invalid {
+            field: "id".into(),
+            message: format!("'id' cannot change (it is '{}')", job.id),
+        });
+    }
+    job.title = c.title.unwrap_or(job.title);
+    job.description = c.description.unwrap_or(job.description);
+    job.enabled = c.enabled.unwrap_or(job.enabled);
+    job.action = c.action.unwrap_or(job.action);
+    job.params = c.params.unwrap_or(job.params);
+    job.schedule = c.schedule.unwrap_or(job.schedule);
+    save_schedule(ctx, job, false)?;
+    Ok(())
 }
 
 /// Delete the scheduled job `id` (its past runs stay in `@jobs`).
@@ -627,11 +705,7 @@ pub fn run_schedule(ctx: &mut Ctx<'_>, job: &mut ScheduledJob) -> Result<String>
             record_finished(ctx, run, true, result)?
         }
         "send-mail" => {
-            let from = crate::site::configuration::get(ctx, "plone.email_from_address")?
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .unwrap_or("noreply@localhost")
-                .to_string();
+            let from = crate::site::configuration::email_from_address(ctx)?;
             enqueue(
                 ctx,
                 run,

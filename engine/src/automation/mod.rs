@@ -3,4 +3,5 @@
 
 pub mod forms;
 pub mod jobs;
+pub mod mail;
 pub mod rules;

@@ -9,10 +9,10 @@
 //!
 //! The [`RulesSubscriber`] reacts to the events inside the request's transaction: the actions that
 //! change content (copy, move, delete, transition, version) run there, so a failing action fails
-//! the request and nothing changes; mail and webhooks go into the outbox ([`crate::automation::jobs`]) in the
-//! same transaction and are delivered by the host after the commit. Events caused by a rule's
-//! actions trigger further rules only when that rule is cascading; a rule its own actions would
-//! trigger again stops the request with a 400 naming it (a loop).
+//! the request and nothing changes; mail ([`crate::automation::mail`]) and webhooks go into the outbox
+//! ([`crate::automation::jobs`]) in the same transaction and are delivered by the host after the commit.
+//! Events caused by a rule's actions trigger further rules only when that rule is cascading; a
+//! rule its own actions would trigger again stops the request with a 400 naming it (a loop).
 //!
 //! Where a rule runs: for an event about an object, the rules of its folder (all of them), then
 //! of the folders above (only those that bubble), up to the site root; for events about users
@@ -24,15 +24,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::automation::jobs::{self, Delivery};
+use crate::automation::jobs::{self, Delivery, Setting};
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::model::ContentRecord;
 use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 use crate::{
-    content::copying, content::recyclebin, content::tree, content::versioning, content::workflow,
-    core::keys, site::configuration,
+    automation::mail, content::copying, content::recyclebin, content::tree, content::versioning,
+    content::workflow, core::keys,
 };
 
 /// The triggers a rule can react to: token and title (Nick's tokens, plus comments and moves).
@@ -221,6 +221,49 @@ pub enum Action {
         /// An `http` or `https` URL.
         url: String,
     },
+}
+
+/// The settings of each kind of condition or action (name, title, JSON type, required): what
+/// its form shows and requires.
+pub fn settings_of(kind: &str) -> &'static [Setting] {
+    match kind {
+        "plone.conditions.PortalType" => &[("check_types", "Content type", "array", true)],
+        "plone.conditions.FileExtension" => &[("file_extension", "File extension", "string", true)],
+        "plone.conditions.WorkflowState" => &[("wf_states", "Workflow state", "array", true)],
+        "plone.conditions.WorkflowTransition" => {
+            &[("wf_transitions", "Workflow transition", "array", true)]
+        }
+        "plone.conditions.Group" => &[("group_names", "Group name", "array", true)],
+        "plone.conditions.Role" => &[("role_names", "Roles", "array", true)],
+        "plone.actions.Logger" => &[
+            ("targetLogger", "Logger name", "string", true),
+            ("loggingLevel", "Logging level", "integer", true),
+            ("message", "Message", "string", true),
+        ],
+        "plone.actions.Notify" => &[
+            ("message", "Message", "string", true),
+            ("message_type", "Message type", "string", true),
+        ],
+        "plone.actions.Copy" | "plone.actions.Move" => {
+            &[("target_folder", "Target folder", "string", true)]
+        }
+        "plone.actions.Workflow" => &[("transition", "Transition", "string", true)],
+        "plone.actions.Versioning" => &[("comment", "Comment", "string", false)],
+        "plone.actions.Mail" => &[
+            ("subject", "Subject", "string", true),
+            ("source", "Email source", "string", false),
+            ("recipients", "Email recipients", "string", true),
+            (
+                "exclude_actor",
+                "Exclude actor from recipients",
+                "boolean",
+                false,
+            ),
+            ("message", "Message", "string", true),
+        ],
+        "nick.actions.Webhook" => &[("url", "URL", "string", true)],
+        _ => &[],
+    }
 }
 
 /// The kinds of conditions: `type`, title, description.
@@ -440,7 +483,8 @@ fn folder_at(ctx: &Ctx<'_>, target: &str) -> Result<Option<ContentRecord>> {
 }
 
 /// Check an action's settings: a webhook URL is `http(s)://host...`; a copy or move target is
-/// an existing folder; a transition is named; a mail has recipients.
+/// an existing folder; a transition is named; a mail has recipients, those with an `@` are
+/// addresses, and its source (if any) is an address.
 pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
     let invalid = |field: &str, message: String| EngineError::Invalid {
         field: field.into(),
@@ -479,8 +523,24 @@ pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
         Action::Workflow { transition } if transition.trim().is_empty() => {
             return Err(invalid("transition", "'transition' is required".into()));
         }
-        Action::Mail { recipients, .. } if recipients.trim().is_empty() => {
-            return Err(invalid("recipients", "'recipients' is required".into()));
+        Action::Mail {
+            recipients, source, ..
+        } => {
+            if recipients.trim().is_empty() {
+                return Err(invalid("recipients", "'recipients' is required".into()));
+            }
+            if let Some(r) = recipient_list(recipients)
+                .into_iter()
+                .find(|r| r.contains('@') && !mail::is_address(r))
+            {
+                return Err(invalid(
+                    "recipients",
+                    format!("'recipients': '{r}' is not an e-mail address"),
+                ));
+            }
+            if !source.is_empty() {
+                mail::check_address("source", source)?;
+            }
         }
         Action::Notify { message_type, .. }
             if !matches!(message_type.as_str(), "info" | "warning" | "error") =>
@@ -491,6 +551,26 @@ pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
             ));
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// Check an action being added or changed: [`validate_action`], and each recipient of a mail
+/// that is not an address must be a user's login (checked here only, not on every save, so a
+/// rule whose recipient's account was removed later can still be edited).
+pub fn validate_new_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
+    validate_action(ctx, a)?;
+    if let Action::Mail { recipients, .. } = a {
+        for r in recipient_list(recipients) {
+            if !mail::is_address(&r) && crate::people::auth::users::get(ctx, &r)?.is_none() {
+                return Err(EngineError::Invalid {
+                    field: "recipients".into(),
+                    message: format!(
+                        "'recipients': '{r}' is neither an e-mail address nor a user's login"
+                    ),
+                });
+            }
+        }
     }
     Ok(())
 }
@@ -511,6 +591,82 @@ pub fn create(ctx: &mut Ctx<'_>, mut rule: Rule) -> Result<Rule> {
     }
     save(ctx, &rule)?;
     Ok(rule)
+}
+
+/// What a caller sets of a rule: on creation `event` is required and the others default
+/// (enabled, not stopping, not cascading, a random secret); on an update, only what is given
+/// changes.
+#[derive(Debug, Clone, Default)]
+pub struct RuleChanges {
+    /// The rule's id: ignored on creation (ids are given out); on an update it must be the
+    /// rule's own (Volto's rules list sends it back).
+    pub id: Option<String>,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its description.
+    pub description: Option<String>,
+    /// Its trigger (a token of [`TRIGGERS`] or its title).
+    pub event: Option<String>,
+    /// Whether it runs.
+    pub enabled: Option<bool>,
+    /// Whether no further rules run after it.
+    pub stop: Option<bool>,
+    /// Whether events its actions cause may trigger rules.
+    pub cascading: Option<bool>,
+    /// The key webhooks are signed with (never empty).
+    pub secret: Option<String>,
+}
+
+/// Create a rule from `c` ([`RuleChanges`]: `event` required); the stored rule.
+pub fn create_from(ctx: &mut Ctx<'_>, c: RuleChanges) -> Result<Rule> {
+    create(
+        ctx,
+        Rule {
+            id: String::new(),
+            title: c.title.unwrap_or_default(),
+            description: c.description.unwrap_or_default(),
+            event: c.event.ok_or_else(|| EngineError::Invalid {
+                field: "event".into(),
+                message: "'event' is required".into(),
+            })?,
+            enabled: c.enabled.unwrap_or(true),
+            stop: c.stop.unwrap_or(false),
+            cascading: c.cascading.unwrap_or(false),
+            conditions: Vec::new(),
+            actions: Vec::new(),
+            secret: c.secret.unwrap_or_default(),
+        },
+    )
+}
+
+/// Change `rule` by `c` (what is given; its id cannot change, its secret cannot be emptied)
+/// and store it.
+pub fn update(ctx: &mut Ctx<'_>, mut rule: Rule, c: RuleChanges) -> Result<()> {
+    if c.id.as_ref().is_some_and(|given| *given != rule.id) {
+        return Err(EngineError::Invalid {
+            field: "id".into(),
+            message: format!("'id' cannot change (it is '{}')", rule.id),
+        });
+    }
+    if c.secret.as_ref().is_some_and(String::is_empty) {
+        return Err(EngineError::Invalid {
+            field: "secret".into(),
+            message: "'secret' must not be empty".into(),
+        });
+    }
+    let set = |slot: &mut String, v: Option<String>| {
+        if let Some(v) = v {
+            *slot = v;
+        }
+    };
+    set(&mut rule.title, c.title);
+    set(&mut rule.description, c.description);
+    set(&mut rule.event, c.event);
+    set(&mut rule.secret, c.secret);
+    rule.enabled = c.enabled.unwrap_or(rule.enabled);
+    rule.stop = c.stop.unwrap_or(rule.stop);
+    rule.cascading = c.cascading.unwrap_or(rule.cascading);
+    save(ctx, &rule)
 }
 
 /// Store `rule` (validated) over the rule of the same id.
@@ -580,6 +736,61 @@ pub fn move_item<T>(items: &mut [T], idx: usize, up: bool, what: &str) -> Result
             if up { "up" } else { "down" }
         ))),
     }
+}
+
+/// A change to a rule's conditions or actions.
+#[derive(Debug, Clone)]
+pub enum ElementChange<T> {
+    /// Append one.
+    Add(T),
+    /// Replace the one at this position.
+    Replace(usize, T),
+    /// Move the one at this position up (`true`) or down one place.
+    Move(usize, bool),
+    /// Remove the one at this position.
+    Remove(usize),
+}
+
+fn apply<T>(items: &mut Vec<T>, change: ElementChange<T>, what: &str) -> Result<()> {
+    let missing = |i: usize| EngineError::bad_request(format!("The rule has no {what} {i}"));
+    match change {
+        ElementChange::Add(x) => items.push(x),
+        ElementChange::Replace(i, x) => *items.get_mut(i).ok_or_else(|| missing(i))? = x,
+        ElementChange::Move(i, up) => move_item(items, i, up, what)?,
+        ElementChange::Remove(i) => {
+            if i >= items.len() {
+                return Err(missing(i));
+            }
+            items.remove(i);
+        }
+    }
+    Ok(())
+}
+
+/// Change `rule`'s conditions by `change` and store it; the stored rule.
+pub fn change_conditions(
+    ctx: &mut Ctx<'_>,
+    mut rule: Rule,
+    change: ElementChange<Condition>,
+) -> Result<Rule> {
+    apply(&mut rule.conditions, change, "condition")?;
+    save(ctx, &rule)?;
+    Ok(rule)
+}
+
+/// Change `rule`'s actions by `change` (an added or replaced action is checked by
+/// [`validate_new_action`]) and store it; the stored rule.
+pub fn change_actions(
+    ctx: &mut Ctx<'_>,
+    mut rule: Rule,
+    change: ElementChange<Action>,
+) -> Result<Rule> {
+    if let ElementChange::Add(a) | ElementChange::Replace(_, a) = &change {
+        validate_new_action(ctx, a)?;
+    }
+    apply(&mut rule.actions, change, "action")?;
+    save(ctx, &rule)?;
+    Ok(rule)
 }
 
 // ---------------------------------------------------------------- assignments
@@ -1164,11 +1375,7 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
                 exclude_actor,
                 message,
             } => {
-                let mut to: Vec<String> = recipients
-                    .split(',')
-                    .map(|r| r.trim().to_string())
-                    .filter(|r| !r.is_empty())
-                    .collect();
+                let mut to = recipient_list(recipients);
                 if *exclude_actor {
                     if let Some(login) = ctx.principal.login() {
                         let email = crate::people::auth::users::get(ctx, login)?
@@ -1177,30 +1384,30 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
                         to.retain(|r| r != login && (email.is_empty() || *r != email));
                     }
                 }
+                let to = mail_addresses(ctx, to)?;
                 if to.is_empty() {
                     continue;
                 }
                 let from = if source.is_empty() {
-                    site_sender(ctx)?
+                    mail::site_sender(ctx)?
                 } else {
                     source.clone()
                 };
                 let subject = substitute(ctx, subject, s);
+                let body = substitute(ctx, message, s);
                 let mut params = Map::new();
                 params.insert("rule".into(), json!(rule.id));
                 params.insert("trigger".into(), json!(s.trigger));
-                params.insert("to".into(), json!(to));
-                let job = jobs::new_job(ctx, &format!("Mail: {subject}"), &rule.title, params);
-                let body = substitute(ctx, message, s);
-                jobs::enqueue(
+                mail::queue(
                     ctx,
-                    job,
-                    Delivery::Mail {
+                    mail::Outgoing {
                         from,
                         to,
                         subject,
                         body,
                     },
+                    &rule.title,
+                    params,
                 )?;
             }
             Action::Webhook { url } => {
@@ -1231,12 +1438,28 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
     Ok(())
 }
 
-/// The site's sender address (`plone.email_from_address`; `noreply@localhost` when unset).
-pub fn site_sender(ctx: &Ctx<'_>) -> Result<String> {
-    let from = configuration::get(ctx, "plone.email_from_address")?;
-    Ok(from
-        .as_str()
-        .filter(|s| !s.is_empty())
-        .unwrap_or("noreply@localhost")
-        .to_string())
+/// The recipients of a mail action: its comma-separated entries, trimmed, empty ones left out.
+fn recipient_list(recipients: &str) -> Vec<String> {
+    recipients
+        .split(',')
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// The addresses of a mail action's recipients: an e-mail address as is, a user's login as the
+/// user's address; an entry that is neither (a login whose user is gone, or who has no valid
+/// address) is left out, since no delivery could ever succeed.
+fn mail_addresses(ctx: &Ctx<'_>, recipients: Vec<String>) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for r in recipients {
+        if mail::is_address(&r) {
+            out.push(r);
+        } else if let Some(u) = crate::people::auth::users::get(ctx, &r)? {
+            if mail::is_address(&u.email) {
+                out.push(u.email);
+            }
+        }
+    }
+    Ok(out)
 }

@@ -52,7 +52,7 @@ pub struct IndexDef {
 
 /// The querystring registry: operations and indexes.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Registry {
+pub struct QueryIndexes {
     /// Operations by dotted name.
     pub operators: BTreeMap<String, OperatorDef>,
     /// Indexes by name.
@@ -60,11 +60,11 @@ pub struct Registry {
 }
 
 /// The registry (`querystring.json`, read once).
-pub fn registry() -> &'static Registry {
-    static R: OnceLock<Registry> = OnceLock::new();
+pub fn registry() -> &'static QueryIndexes {
+    static R: OnceLock<QueryIndexes> = OnceLock::new();
     R.get_or_init(|| {
         // The file is part of the source tree; its shape is checked by a unit test.
-        serde_json::from_str(include_str!("querystring.json")).unwrap_or(Registry {
+        serde_json::from_str(include_str!("querystring.json")).unwrap_or(QueryIndexes {
             operators: BTreeMap::new(),
             indexes: BTreeMap::new(),
         })

@@ -12,8 +12,7 @@
 //!   leave none is refused, and changes nothing. Only Managers make or unmake Managers, or
 //!   change a Manager's account (a Site Administrator manages the other users).
 //! - Password resets: a one-time token (valid [`RESET_TOKEN_TTL_SECS`]) is stored as its SHA-256
-//!   under `k:` and "mailed" ([`crate::runtime::state::Core::send_mail`]: logged until mail delivery
-//!   exists).
+//!   under `k:` and mailed to the user through the outbox ([`crate::automation::mail`]).
 //!
 //! The settings that govern this live in `s:security` ([`SecuritySettings`]) and `s:usergroup`
 //! ([`UserGroupSettings`]).
@@ -22,9 +21,10 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use crate::automation::mail;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
@@ -686,7 +686,8 @@ fn digest(token: &str) -> String {
 }
 
 /// Start a password reset for `login` ([`Event::PasswordResetRequested`]): a one-time token is
-/// stored and mailed to the user's address (logged, until mail delivery exists).
+/// stored and mailed to the user's address through the outbox ([`crate::automation::mail::queue`]; a user
+/// without a valid address gets no mail, and the host's notice log says so).
 pub fn request_reset(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
     let user = users::get(ctx, login)?
         .ok_or_else(|| EngineError::bad_request(format!("No user '{login}'")))?;
@@ -704,14 +705,37 @@ pub fn request_reset(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
     } else {
         user.email.clone()
     };
-    ctx.core.send_mail(Mail {
+    let subject = "Password reset".to_string();
+    let body = format!(
+        "Set a new password for '{login}' with POST {}/@users/{login}/reset-password \
+         {{\"reset_token\": \"{token}\", \"new_password\": ...}} within 24 hours.",
+        ctx.base_url
+    );
+    if mail::is_address(&to) {
+        let mut params = Map::new();
+        params.insert("via".into(), json!("reset-password"));
+        params.insert("login".into(), json!(login));
+        mail::queue(
+            ctx,
+            mail::Outgoing {
+                from: mail::site_sender(ctx)?,
+                to: vec![to.clone()],
+                subject: subject.clone(),
+                body: body.clone(),
+            },
+            "reset-password",
+            params,
+        )?;
+    } else if let Some(log) = &ctx.core.options.info_log {
+        // Nothing can be delivered; the operator learns why (the token stays out of the log).
+        log(&format!(
+            "password reset of '{login}': mail not sent, the user has no valid e-mail address"
+        ));
+    }
+    ctx.core.keep_test_mail(Mail {
         to,
-        subject: "Password reset".into(),
-        body: format!(
-            "Set a new password for '{login}' with POST {}/@users/{login}/reset-password \
-             {{\"reset_token\": \"{token}\", \"new_password\": ...}} within 24 hours.",
-            ctx.base_url
-        ),
+        subject,
+        body,
         token: Some(token),
     });
     Ok(())

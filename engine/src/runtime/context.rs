@@ -50,7 +50,7 @@ pub struct Ctx<'a> {
     /// keeps non-cascading rules from triggering others).
     pub running_rules: Vec<String>,
     /// The content rules whose actions caused the event being delivered now
-    /// ([`crate::runtime::subscriber::Registry::dispatch`] sets it).
+    /// ([`crate::runtime::subscriber::Subscribers::dispatch`] sets it).
     pub event_cause: Vec<String>,
     /// Messages content rules' notify actions address to the caller (hosts may show them).
     pub notices: Vec<String>,

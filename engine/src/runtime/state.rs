@@ -56,8 +56,7 @@ pub struct EngineOptions {
     pub error_log: Option<ErrorLog>,
     /// What stores the data, as `@system` names it (hosts set it: `SQLite 3.x`, `IndexedDB`).
     pub store_backend: String,
-    /// Where notices go that are not failures: the mails the engine would send (password reset
-    /// links) while there is no mail delivery (the outbox is a later issue). Hosts log them.
+    /// Where notices go that are not failures (content rules' logger actions). Hosts log them.
     pub info_log: Option<ErrorLog>,
     /// Where progress of long work done when a store is opened goes (building the catalog of a
     /// site written before it had one: a line every 1,000 objects). Hosts log it.
@@ -149,8 +148,9 @@ pub struct Core {
     pub responses: ResponseCache,
     /// The latest store generation a commit of this engine reached, plus one (0: none yet).
     committed: std::sync::atomic::AtomicU64,
-    /// The mails logged so far, kept only by engines with a test clock (read by the test-only
-    /// `GET /@test-mails`); production engines only log them ([`EngineOptions::info_log`]).
+    /// Copies of the mails that carry a one-time token, kept only by engines with a test clock
+    /// (read by the test-only `GET /@test-mails`); the mails themselves go through the outbox
+    /// ([`crate::automation::mail`]).
     test_mails: Mutex<Vec<Mail>>,
     /// Set when a request queued outbox deliveries; the commit that makes them durable tells
     /// the host ([`EngineOptions::outbox_notify`]).
@@ -160,7 +160,7 @@ pub struct Core {
     pub changes_pending: std::sync::atomic::AtomicBool,
 }
 
-/// A mail the engine would send (see [`Core::send_mail`]).
+/// A test engine's copy of a mail that carries a token (see [`Core::keep_test_mail`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Mail {
     /// The recipient.
@@ -232,15 +232,10 @@ impl Core {
         }
     }
 
-    /// "Send" a mail: there is no mail delivery yet, so it goes to the host's log
-    /// ([`EngineOptions::info_log`]); engines with a test clock also keep it for `@test-mails`.
-    pub fn send_mail(&self, mail: Mail) {
-        if let Some(log) = &self.options.info_log {
-            log(&format!(
-                "mail to {}: {}\n{}",
-                mail.to, mail.subject, mail.body
-            ));
-        }
+    /// Keep a copy of `mail` for `@test-mails` on engines with a test clock (contract tests
+    /// read one-time tokens there); other engines keep nothing. Sending it is the outbox's work
+    /// ([`crate::automation::mail::queue`]).
+    pub fn keep_test_mail(&self, mail: Mail) {
         if self.options.test_clock.is_some() {
             if let Ok(mut m) = self.test_mails.lock() {
                 if m.len() >= TEST_MAILS_MAX {

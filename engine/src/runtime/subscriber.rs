@@ -1,4 +1,4 @@
-//! Subscribers to domain events ([`crate::core::events`]) and the [`Registry`] that delivers events to
+//! Subscribers to domain events ([`crate::core::events`]) and the [`Subscribers`] that delivers events to
 //! them. The list of subscribers the engine runs is [`crate::site::registry::builtin`].
 //!
 //! Each subscriber owns its records and cleans only those: versioning its versions, workflow its
@@ -22,14 +22,14 @@ const MAX_ROUNDS: usize = 16;
 
 /// The subscribers of an engine, in delivery order.
 #[derive(Default)]
-pub struct Registry {
+pub struct Subscribers {
     subscribers: Vec<Box<dyn Subscriber>>,
 }
 
-impl Registry {
+impl Subscribers {
     /// A registry with no subscribers.
     pub fn new() -> Self {
-        Registry::default()
+        Subscribers::default()
     }
 
     /// Add `s` after the subscribers already registered.

@@ -639,6 +639,15 @@ pub fn flag(ctx: &Ctx<'_>, name: &str) -> Result<bool> {
     Ok(get(ctx, name)?.as_bool().unwrap_or(false))
 }
 
+/// The site's sender address (`plone.email_from_address`; `noreply@localhost` when unset).
+pub fn email_from_address(ctx: &Ctx<'_>) -> Result<String> {
+    Ok(get(ctx, "plone.email_from_address")?
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .unwrap_or("noreply@localhost")
+        .to_string())
+}
+
 /// Write record `name`; `field` is what the error messages call it (the record name, or a
 /// control panel's field id). Emits [`Event::SettingsChanged`] `registry:<name>`.
 pub fn set(ctx: &mut Ctx<'_>, name: &str, field: &str, value: Value) -> Result<()> {

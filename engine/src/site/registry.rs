@@ -1,7 +1,7 @@
 //! The one list of the event subscribers the engine runs ([`builtin`]), above the domain
 //! services that define them. Hosts and tests may add their own with [`crate::Engine::subscribe`].
 
-use crate::runtime::subscriber::Registry;
+use crate::runtime::subscriber::Subscribers;
 
 /// Every built-in subscriber, in delivery order:
 ///
@@ -24,8 +24,8 @@ use crate::runtime::subscriber::Registry;
 /// | `vectors` ([`crate::ai::related::VectorsSubscriber`]) | `Added`, `Restored`, `Modified` of a text field: the embedding vector (without a model: drops `E:model`); `Binned`: drops it | `E:v:<uid>` |
 /// | `changes` ([`crate::sync::changes::ChangesSubscriber`]) | every event naming content records ([`crate::core::events::Event::objects`]): a new change log entry per object; `LocalRolesChanged`: the whole subtree | the change log `C:` (an object's entry outlives it: its removal is kept [`crate::sync::changes::RETENTION_DAYS`] days) |
 /// | `blobs` ([`crate::content::blobs::BlobsSubscriber`]) | `Added`: a copy owns the blobs its fields reference | its blob index `F:<uid>:` and ownership `f:<blob>:o<uid>`; a blob `f:<blob>:` goes with its last owner |
-pub fn builtin() -> Registry {
-    let mut r = Registry::new();
+pub fn builtin() -> Subscribers {
+    let mut r = Subscribers::new();
     r.register(Box::new(crate::content::workflow::WorkflowSubscriber));
     r.register(Box::new(crate::content::versioning::VersioningSubscriber));
     r.register(Box::new(crate::content::locking::LockingSubscriber));

@@ -456,8 +456,9 @@ impl FieldDef {
     }
 }
 
-/// `local@domain.tld`-shaped, without spaces.
-fn is_email(s: &str) -> bool {
+/// Whether `s` is an e-mail address: `local@domain.tld`-shaped, without whitespace or commas.
+/// The engine's one address check: [`crate::automation::mail::is_address`] (mail, forms, rules) is this.
+pub fn is_email(s: &str) -> bool {
     match s.split_once('@') {
         Some((local, domain)) => {
             !local.is_empty()
@@ -465,7 +466,7 @@ fn is_email(s: &str) -> bool {
                 && !domain.starts_with('.')
                 && !domain.ends_with('.')
                 && !domain.contains('@')
-                && !s.contains(char::is_whitespace)
+                && !s.chars().any(|c| c.is_whitespace() || c == ',')
         }
         None => false,
     }
