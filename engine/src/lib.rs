@@ -54,6 +54,7 @@ pub mod locking;
 pub mod migrations;
 pub mod model;
 pub mod multilingual;
+pub mod operations;
 pub mod navigation;
 pub mod permissions;
 pub mod recyclebin;

@@ -30,7 +30,7 @@ use crate::events::Event;
 use crate::jobs::{self, Delivery};
 use crate::model::ContentRecord;
 use crate::subscriber::Subscriber;
-use crate::{configuration, copying, keys, recyclebin, tree, versioning, workflow};
+use crate::{configuration, copying, keys, operations, recyclebin, tree, versioning, workflow};
 
 /// The triggers a rule can react to: token and title (Nick's tokens, plus comments and moves).
 pub const TRIGGERS: &[(&str, &str)] = &[
@@ -1133,12 +1133,11 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
                         "A content rule cannot delete the site root",
                     ));
                 }
-                let members = tree::subtree(ctx, &obj)?;
-                if recyclebin::enabled(ctx)? {
-                    recyclebin::bin(ctx, &obj, members)?;
-                } else {
-                    tree::remove_members(ctx, &obj, &members)?;
-                }
+                let cmd = operations::Delete {
+                    locks: operations::Locks::Bypass,
+                    purge: false,
+                };
+                operations::delete(ctx, &obj, &cmd)?;
             }
             Action::Workflow { transition } => {
                 let mut obj = the_object(s, "transition")?;

@@ -78,6 +78,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "uploads",
             "exports",
             "copying",
+            "operations",
             "jobs",
             "rules",
             "related",

@@ -114,24 +114,6 @@ fn sources(ctx: &Ctx<'_>, body: SourceRequest) -> Result<Vec<(String, ContentRec
     Ok(out)
 }
 
-fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -> Result<()> {
-    let dt = ctx.type_of(dest)?;
-    if !dt.folderish {
-        return Err(EngineError::bad_request(format!(
-            "The destination '{}' is not folderish",
-            ctx.url(&dest.path)
-        )));
-    }
-    let ot = ctx.type_of(obj)?;
-    if !dt.allows(&ot) {
-        return Err(EngineError::bad_request(format!(
-            "A {} may not be placed inside a {}",
-            ot.title, dt.title
-        )));
-    }
-    Ok(())
-}
-
 /// POST `<destination>/@copy`.
 fn copy(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord) -> Result<Response> {
     run(ctx, call, dest, false)
@@ -147,7 +129,7 @@ fn run(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord, moving: bool) ->
     let list = sources(ctx, body)?;
     // Check everything first; then act (the transaction makes it atomic either way).
     for (raw, obj) in &list {
-        check_destination(ctx, &dest, obj)?;
+        copying::check_destination(ctx, &dest, obj)?;
         if moving {
             if tree::is_within(&dest, obj) {
                 return Err(EngineError::bad_request(format!(

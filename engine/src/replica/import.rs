@@ -16,8 +16,7 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::keys;
 use crate::model::fields::FieldKind;
-use crate::model::ContentRecord;
-use crate::tree;
+use crate::{operations, tree};
 
 /// What [`import`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,8 +265,12 @@ pub fn remove(ctx: &mut Ctx<'_>, local_uid: &str) -> Result<bool> {
     if rec.is_root() {
         return Ok(false);
     }
-    let members: Vec<ContentRecord> = tree::subtree(ctx, &rec)?;
-    tree::remove_members(ctx, &rec, &members)?;
+    // The server removed it: the local copy goes for good, whatever its lock or bin.
+    let cmd = operations::Delete {
+        locks: operations::Locks::Bypass,
+        purge: true,
+    };
+    let members = operations::delete(ctx, &rec, &cmd)?;
     for m in &members {
         ctx.delete(&keys::replica_version(&m.uid))?;
     }
