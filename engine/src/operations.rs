@@ -847,3 +847,206 @@ pub fn replace_file(
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::security::{Principal, User};
+    use crate::{Engine, EngineOptions, MemStore, SiteSetup};
+
+    fn engine() -> Engine<MemStore> {
+        let engine = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+        engine.create_site(&SiteSetup::new("secret")).unwrap();
+        engine
+    }
+
+    /// Run `f` as a Manager named `admin`.
+    fn as_admin<T>(
+        engine: &Engine<MemStore>,
+        f: impl FnOnce(&mut Ctx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        engine.with_write(|ctx| {
+            ctx.principal = Principal::User(User::new("admin", "", vec!["Manager".into()]));
+            f(ctx)
+        })
+    }
+
+    fn page(title: &str) -> Create {
+        let mut fields = Map::new();
+        fields.insert("title".into(), json!(title));
+        Create {
+            type_name: "Page".into(),
+            id: None,
+            fields,
+            upload: None,
+        }
+    }
+
+    fn add(ctx: &mut Ctx<'_>, cmd: Create) -> Result<ContentRecord> {
+        let mut root = tree::root(ctx)?;
+        create(ctx, &mut root, cmd)
+    }
+
+    #[test]
+    fn numbered_ids_count_past_every_taken_one() {
+        as_admin(&engine(), |ctx| {
+            let a = add(ctx, page("News"))?;
+            let b = add(ctx, page("News"))?;
+            let c = add(ctx, page("News"))?;
+            assert_eq!((a.id.as_str(), b.id.as_str(), c.id.as_str()), ("news", "news-1", "news-2"));
+            let root = tree::root(ctx)?;
+            assert_eq!(allocate_id(ctx, &root, "news", IdScheme::Numbered)?, "news-3");
+            assert_eq!(allocate_id(ctx, &root, "other", IdScheme::Numbered)?, "other");
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn copy_ids_prefix_and_stop_at_the_id_length_limit() {
+        as_admin(&engine(), |ctx| {
+            add(ctx, page("a"))?;
+            let root = tree::root(ctx)?;
+            assert_eq!(allocate_id(ctx, &root, "a", IdScheme::CopyOf)?, "copy_of_a");
+            let mut cmd = page("x");
+            cmd.id = Some("copy_of_a".into());
+            add(ctx, cmd)?;
+            let root = tree::root(ctx)?;
+            assert_eq!(allocate_id(ctx, &root, "a", IdScheme::CopyOf)?, "copy2_of_a");
+            // An id at the length limit has no copy id that fits.
+            let long = "l".repeat(ids::MAX_ID_LEN);
+            let mut cmd = page("long");
+            cmd.id = Some(long.clone());
+            add(ctx, cmd)?;
+            let root = tree::root(ctx)?;
+            assert!(allocate_id(ctx, &root, &long, IdScheme::CopyOf).is_err());
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_requested_id_that_is_taken_is_refused() {
+        as_admin(&engine(), |ctx| {
+            add(ctx, page("Same"))?;
+            let mut cmd = page("Other");
+            cmd.id = Some("same".into());
+            let err = add(ctx, cmd).unwrap_err();
+            assert!(err.to_string().contains("already exists"), "{err}");
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn rename_leaves_an_alias_at_the_old_path() {
+        as_admin(&engine(), |ctx| {
+            let p = add(ctx, page("Old"))?;
+            let cmd = Rename {
+                id: "new".into(),
+                locks: Locks::Honour(None),
+            };
+            let renamed = rename(ctx, &p, &cmd)?;
+            assert_eq!(renamed.path, "/new");
+            let alias = crate::aliases::get(ctx, "/old")?.expect("an alias at the old path");
+            assert_eq!(alias.redirect_to, "/new");
+            assert!(!alias.manual);
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn an_unknown_field_is_refused_and_read_only_ones_ignored() {
+        as_admin(&engine(), |ctx| {
+            let mut cmd = page("P");
+            cmd.fields.insert("UID".into(), json!("ignored"));
+            let rec = add(ctx, cmd)?;
+            assert_ne!(rec.uid, "ignored");
+            assert_eq!(rec.fields.get("creators"), Some(&json!(["admin"])));
+            let mut cmd = page("Q");
+            cmd.fields.insert("no_such_field".into(), json!(1));
+            assert!(add(ctx, cmd).is_err());
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_lock_refuses_delete_unless_bypassed() {
+        as_admin(&engine(), |ctx| {
+            let p = add(ctx, page("Locked"))?;
+            let lock = crate::locking::acquire(ctx, &p, &crate::locking::Acquire::default())?;
+            let honour = Delete {
+                locks: Locks::Honour(None),
+                purge: true,
+            };
+            assert!(matches!(
+                delete(ctx, &p, &honour),
+                Err(EngineError::Locked(_))
+            ));
+            let with_token = Delete {
+                locks: Locks::Honour(Some(lock.token.clone())),
+                purge: true,
+            };
+            let p2 = add(ctx, page("Also"))?;
+            let bypass = Delete {
+                locks: Locks::Bypass,
+                purge: true,
+            };
+            assert_eq!(delete(ctx, &p, &with_token)?.len(), 1);
+            assert!(tree::load(ctx, &p.uid)?.is_none());
+            crate::locking::acquire(ctx, &p2, &crate::locking::Acquire::default())?;
+            delete(ctx, &p2, &bypass)?;
+            assert!(tree::load(ctx, &p2.uid)?.is_none());
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn the_type_of_an_object_cannot_change() {
+        as_admin(&engine(), |ctx| {
+            let mut p = add(ctx, page("Typed"))?;
+            let cmd = Edit {
+                locks: Locks::Honour(None),
+                type_name: Some(json!("Folder")),
+                fields: Map::new(),
+                rename: None,
+                reorder: None,
+                sort: None,
+            };
+            fn no_catalog(_: &Ctx<'_>, _: &ContentRecord, _: &str) -> Result<Option<Value>> {
+                Ok(None)
+            }
+            assert!(edit(ctx, &mut p, cmd, no_catalog).is_err());
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn numbers_sort_by_value_including_negative_and_fractional() {
+        let mut keys: Vec<SortKey> = [json!(10), json!(-2), json!(2.5), json!(-0.5), json!(2)]
+            .iter()
+            .map(SortKey::of)
+            .collect();
+        keys.sort_by(SortKey::cmp);
+        let order: Vec<f64> = keys
+            .iter()
+            .map(|k| match k {
+                SortKey::Number(n) => *n,
+                _ => f64::NAN,
+            })
+            .collect();
+        assert_eq!(order, vec![-2.0, -0.5, 2.0, 2.5, 10.0]);
+        assert_eq!(
+            SortKey::of(&json!("B")).cmp(&SortKey::of(&json!("a"))),
+            std::cmp::Ordering::Greater
+        );
+        assert_eq!(
+            SortKey::of(&Value::Null).cmp(&SortKey::of(&json!(-5))),
+            std::cmp::Ordering::Less
+        );
+    }
+}
