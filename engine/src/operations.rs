@@ -9,6 +9,7 @@
 //! Nothing here reads HTTP headers or builds response JSON: the api layer passes in what it read
 //! (the `Lock-Token`, the parsed body) and serializes the record it gets back.
 
+use chrono::{DateTime, Utc};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -757,6 +758,108 @@ pub fn delete(ctx: &mut Ctx<'_>, obj: &ContentRecord, cmd: &Delete) -> Result<Ve
         tree::remove_members(ctx, obj, &members)?;
     }
     Ok(members)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mirror
+
+/// Place an object as another site holds it (the replica importing the server's copy): its
+/// uid, dates, workflow state and revision are kept and its fields are already in stored form,
+/// so nothing is validated, allocated or lock-checked.
+#[derive(Debug, Clone)]
+pub struct Mirror {
+    /// The local uid.
+    pub uid: String,
+    /// The site path (its parent must exist to add it).
+    pub path: String,
+    /// The content type.
+    pub type_name: String,
+    /// Who owns it locally.
+    pub owner: String,
+    /// The field values, in stored form.
+    pub fields: Map<String, Value>,
+    /// The workflow state (the type's initial state when `None` on add; kept on update).
+    pub review_state: Option<String>,
+    /// When it was created.
+    pub created: Option<DateTime<Utc>>,
+    /// When it was last modified.
+    pub modified: Option<DateTime<Utc>>,
+    /// Its revision where it comes from: the stored record gets the same.
+    pub rev: Option<u64>,
+}
+
+/// What [`mirror`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mirrored {
+    /// A new object was added.
+    Added,
+    /// `existing` was updated.
+    Updated,
+    /// Nothing: the parent path is not there.
+    NoParent,
+}
+
+/// Store `cmd` over `existing` (the local record with that uid, at that path) or as a new child
+/// of the object at its parent path.
+pub fn mirror(
+    ctx: &mut Ctx<'_>,
+    existing: Option<ContentRecord>,
+    cmd: Mirror,
+) -> Result<Mirrored> {
+    let Mirror {
+        uid,
+        path,
+        type_name,
+        owner,
+        fields,
+        review_state,
+        created,
+        modified,
+        rev,
+    } = cmd;
+    let apply = |rec: &mut ContentRecord| {
+        if let Some(m) = modified {
+            rec.modified = m;
+        }
+        if let Some(c) = created {
+            rec.created = c;
+        }
+        if let Some(r) = rev {
+            rec.rev = r.saturating_sub(1); // the write below counts one
+        }
+    };
+    match existing {
+        Some(mut rec) => {
+            let written: Vec<String> = fields.keys().cloned().collect();
+            rec.fields = fields;
+            rec.type_name = type_name;
+            rec.review_state = review_state.or(rec.review_state);
+            apply(&mut rec);
+            tree::save(
+                ctx,
+                &mut rec,
+                tree::Change::Edit {
+                    fields: written,
+                    change_note: None,
+                },
+            )?;
+            Ok(Mirrored::Updated)
+        }
+        None => {
+            let parent_path = path.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
+            let Some(mut parent) = tree::at_path(ctx, parent_path)? else {
+                return Ok(Mirrored::NoParent);
+            };
+            let ty = ctx.types()?.require(&type_name)?;
+            let id = path.rsplit('/').next().unwrap_or_default();
+            let mut rec = tree::new_record(ctx, &ty, id, &owner, fields);
+            rec.uid = uid;
+            rec.review_state = review_state.or(rec.review_state);
+            apply(&mut rec);
+            tree::add(ctx, &mut parent, &mut rec, None)?;
+            Ok(Mirrored::Added)
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
