@@ -10,6 +10,8 @@ use crate::error::{EngineError, Result};
 use crate::events::Event;
 use crate::model::ContentRecord;
 use crate::operations::{self, IdScheme};
+use crate::permissions::Access;
+use crate::security::Permission;
 use crate::tree;
 
 /// A free id for `id` in `parent`: `id` itself, else `copy_of_id`, `copy2_of_id`, ... (the one
@@ -19,7 +21,7 @@ fn free_id(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<String> {
 }
 
 /// Refuse placing `obj` inside `dest`: the destination must be folderish and allow its type.
-pub fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -> Result<()> {
+fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -> Result<()> {
     let dt = ctx.type_of(dest)?;
     if !dt.folderish {
         return Err(EngineError::bad_request(format!(
@@ -35,6 +37,30 @@ pub fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecor
         )));
     }
     Ok(())
+}
+
+/// Refuse moving `obj` into `dest` (named `label` in the message): the destination's rules,
+/// not into itself or a descendant, and the caller needs Delete on `obj`. The lock and the
+/// request's `If-Match` are checked by the caller.
+pub fn check_move(
+    ctx: &Ctx<'_>,
+    dest: &ContentRecord,
+    obj: &ContentRecord,
+    label: &str,
+) -> Result<()> {
+    check_destination(ctx, dest, obj)?;
+    if tree::is_within(dest, obj) {
+        return Err(EngineError::bad_request(format!(
+            "Cannot move '{label}' into itself or one of its descendants"
+        )));
+    }
+    ctx.require(Permission::Delete, obj)
+}
+
+/// Refuse copying `obj` into `dest`: the destination's rules, and the caller must see `obj`.
+pub fn check_copy(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -> Result<()> {
+    check_destination(ctx, dest, obj)?;
+    ctx.require(Permission::View, obj)
 }
 
 /// Move `obj` (with its subtree) into `dest` under a free id; its new path (unchanged when it

@@ -15,7 +15,6 @@ use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::http::Response;
 use crate::model::ContentRecord;
-use crate::permissions::Access;
 use crate::security::Permission;
 use crate::{copying, locking, tree};
 
@@ -129,18 +128,12 @@ fn run(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord, moving: bool) ->
     let list = sources(ctx, body)?;
     // Check everything first; then act (the transaction makes it atomic either way).
     for (raw, obj) in &list {
-        copying::check_destination(ctx, &dest, obj)?;
         if moving {
-            if tree::is_within(&dest, obj) {
-                return Err(EngineError::bad_request(format!(
-                    "Cannot move '{raw}' into itself or one of its descendants"
-                )));
-            }
-            ctx.require(Permission::Delete, obj)?;
+            copying::check_move(ctx, &dest, obj, raw)?;
             etag::check_if_match(call.req, obj)?;
             locking::check_can_change(ctx, call.lock_token(), obj)?;
         } else {
-            ctx.require(Permission::View, obj)?;
+            copying::check_copy(ctx, &dest, obj)?;
         }
     }
     let mut out = Vec::new();
