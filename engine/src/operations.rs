@@ -801,11 +801,7 @@ pub enum Mirrored {
 
 /// Store `cmd` over `existing` (the local record with that uid, at that path) or as a new child
 /// of the object at its parent path.
-pub fn mirror(
-    ctx: &mut Ctx<'_>,
-    existing: Option<ContentRecord>,
-    cmd: Mirror,
-) -> Result<Mirrored> {
+pub fn mirror(ctx: &mut Ctx<'_>, existing: Option<ContentRecord>, cmd: Mirror) -> Result<Mirrored> {
     let Mirror {
         uid,
         path,
@@ -996,10 +992,19 @@ mod tests {
             let a = add(ctx, page("News"))?;
             let b = add(ctx, page("News"))?;
             let c = add(ctx, page("News"))?;
-            assert_eq!((a.id.as_str(), b.id.as_str(), c.id.as_str()), ("news", "news-1", "news-2"));
+            assert_eq!(
+                (a.id.as_str(), b.id.as_str(), c.id.as_str()),
+                ("news", "news-1", "news-2")
+            );
             let root = tree::root(ctx)?;
-            assert_eq!(allocate_id(ctx, &root, "news", IdScheme::Numbered)?, "news-3");
-            assert_eq!(allocate_id(ctx, &root, "other", IdScheme::Numbered)?, "other");
+            assert_eq!(
+                allocate_id(ctx, &root, "news", IdScheme::Numbered)?,
+                "news-3"
+            );
+            assert_eq!(
+                allocate_id(ctx, &root, "other", IdScheme::Numbered)?,
+                "other"
+            );
             Ok(())
         })
         .unwrap();
@@ -1015,7 +1020,10 @@ mod tests {
             cmd.id = Some("copy_of_a".into());
             add(ctx, cmd)?;
             let root = tree::root(ctx)?;
-            assert_eq!(allocate_id(ctx, &root, "a", IdScheme::CopyOf)?, "copy2_of_a");
+            assert_eq!(
+                allocate_id(ctx, &root, "a", IdScheme::CopyOf)?,
+                "copy2_of_a"
+            );
             // An id at the length limit has no copy id that fits.
             let long = "l".repeat(ids::MAX_ID_LEN);
             let mut cmd = page("long");

@@ -223,4 +223,3 @@ pub fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<
     operations::delete(ctx, &obj, &cmd)?;
     Ok(Response::empty(204))
 }
-
