@@ -62,6 +62,31 @@ pub fn register(r: &mut Registry) {
 #[schemars(transparent)]
 pub struct ContentObject(pub serde_json::Map<String, Value>);
 
+impl ContentObject {
+    /// The object this POST body asks to create: `@type` (required), an optional `id` (an
+    /// empty one counts as none) and the field values, validated against the type by
+    /// [`operations::create`].
+    pub fn into_create(self) -> Result<operations::Create> {
+        let mut body = self.0;
+        let type_name = match body.remove("@type") {
+            Some(Value::String(s)) => s,
+            Some(_) => return Err(EngineError::bad_request("'@type' must be a string")),
+            None => return Err(EngineError::bad_request("Property '@type' is required")),
+        };
+        let id = match body.remove("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(_) => return Err(EngineError::bad_request("'id' must be a string")),
+        };
+        Ok(operations::Create {
+            type_name,
+            id,
+            fields: body,
+            upload: None,
+        })
+    }
+}
+
 /// The query of a content GET.
 #[derive(Deserialize, JsonSchema)]
 pub struct ContentQuery {
@@ -84,9 +109,61 @@ pub struct ContentPatch {
     pub ordering: Option<OrderingRequest>,
     /// Re-sort every child of the folder.
     pub sort: Option<SortRequest>,
+    /// The `@type` a client echoes back (it must be the object's own); not documented, as the
+    /// reference does not document it either.
+    #[schemars(skip)]
+    pub type_name: Option<Value>,
     /// Field values (open: the type's fields).
     #[schemars(flatten)]
     pub fields: serde_json::Map<String, Value>,
+}
+
+impl ContentPatch {
+    /// Parse a PATCH body into this type (the one parse of the body the schema above
+    /// describes): `id`, `ordering` and `sort` are taken out, and the rest are field values,
+    /// validated against the object's type by [`operations::edit`].
+    pub fn parse(mut body: serde_json::Map<String, Value>) -> Result<Self> {
+        let type_name = body.remove("@type");
+        let id = match body.remove("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => Some(id),
+            Some(_) => return Err(EngineError::bad_request("'id' must be a string")),
+        };
+        let ordering = match body.remove("ordering") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(sub_body::<OrderingRequest>(v, "ordering")?),
+        };
+        let sort = match body.remove("sort") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(sub_body::<SortRequest>(v, "sort")?),
+        };
+        Ok(ContentPatch {
+            id,
+            ordering,
+            sort,
+            type_name,
+            fields: body,
+        })
+    }
+
+    /// The edit this body asks for, honouring the lock whose token the request presented.
+    pub fn into_edit(self, lock_token: Option<&str>) -> operations::Edit {
+        operations::Edit {
+            locks: Locks::Honour(lock_token.map(str::to_string)),
+            type_name: self.type_name,
+            fields: self.fields,
+            rename: self.id,
+            reorder: self.ordering.map(|o| operations::Reorder {
+                obj_id: o.obj_id,
+                delta: o.delta,
+                subset_ids: o.subset_ids,
+            }),
+            sort: self.sort.map(|s| operations::Sort {
+                on: s.on,
+                order: s.order,
+            }),
+        }
+    }
 }
 
 /// `ordering`: move `obj_id` by `delta` (`"top"`, `"bottom"` or a signed number of places),
@@ -131,24 +208,10 @@ pub fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Res
 
 /// POST `<folder_path>`: add a child; 201 with `Location` and the new object.
 pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Result<Response> {
-    let mut body = extract::json_object(call.req)?;
+    let body = ContentObject(extract::json_object(call.req)?);
+    // Who may not add here learns that before anything about the body.
     operations::check_can_add(ctx, &parent)?;
-    let type_name = match body.remove("@type") {
-        Some(Value::String(s)) => s,
-        Some(_) => return Err(EngineError::bad_request("'@type' must be a string")),
-        None => return Err(EngineError::bad_request("Property '@type' is required")),
-    };
-    let id = match body.remove("id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s),
-        Some(_) => return Err(EngineError::bad_request("'id' must be a string")),
-    };
-    let cmd = operations::Create {
-        type_name,
-        id,
-        fields: body,
-        upload: None,
-    };
+    let cmd = body.into_create()?;
     let rec = operations::create(ctx, &mut parent, cmd)?;
     let resp = serialize::full_response(ctx, &rec, &listing(ctx, call.req, call.route)?, 201)?
         .with_header("Location", &ctx.url(&rec.path));
@@ -158,42 +221,7 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
 /// PATCH `<path>`: edit fields, rename (`id`), reorder (`ordering`) or re-sort (`sort`) the
 /// children. 204, or 200 with the object for `Prefer: return=representation`.
 pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Response> {
-    let mut body = extract::json_object(call.req)?;
-    let type_name = body.remove("@type");
-    let rename = match body.remove("id") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(id)) => Some(id),
-        Some(_) => return Err(EngineError::bad_request("'id' must be a string")),
-    };
-    let reorder = match body.remove("ordering") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            let o = sub_body::<OrderingRequest>(v, "ordering")?;
-            Some(operations::Reorder {
-                obj_id: o.obj_id,
-                delta: o.delta,
-                subset_ids: o.subset_ids,
-            })
-        }
-    };
-    let sort = match body.remove("sort") {
-        None | Some(Value::Null) => None,
-        Some(v) => {
-            let s = sub_body::<SortRequest>(v, "sort")?;
-            Some(operations::Sort {
-                on: s.on,
-                order: s.order,
-            })
-        }
-    };
-    let cmd = operations::Edit {
-        locks: Locks::Honour(call.lock_token().map(str::to_string)),
-        type_name,
-        fields: body,
-        rename,
-        reorder,
-        sort,
-    };
+    let cmd = ContentPatch::parse(extract::json_object(call.req)?)?.into_edit(call.lock_token());
     operations::edit(ctx, &mut obj, cmd, serialize::catalog_value)?;
     if call.wants_representation() {
         let resp = serialize::full_response(ctx, &obj, &listing(ctx, call.req, call.route)?, 200)?;
