@@ -9,12 +9,12 @@ use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
 use super::{etag, Route};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
-use crate::model::ContentRecord;
-use crate::operations::{self, Locks};
-use crate::security::Permission;
+use crate::content::operations::{self, Locks};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{Request, Response};
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the content routes.
 pub fn register(r: &mut Registry) {
@@ -235,7 +235,7 @@ fn sub_body<T: serde::de::DeserializeOwned>(value: Value, name: &str) -> Result<
     if !value.is_object() {
         return Err(EngineError::bad_request(format!(
             "'{name}' must be an object, got {}",
-            crate::model::fields::json_kind(&value)
+            crate::core::model::fields::json_kind(&value)
         )));
     }
     extract::from_value(value, &format!("property of '{name}'"))

@@ -1,17 +1,17 @@
-//! `@lock`: lock, read, refresh and unlock an object (the rules are in [`crate::locking`]).
+//! `@lock`: lock, read, refresh and unlock an object (the rules are in [`crate::content::locking`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::locking::{self, Lock};
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::content::locking::{self, Lock};
+use crate::core::clock::iso;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the lock routes.
 pub fn register(r: &mut Registry) {

@@ -2,8 +2,8 @@
 //! replaces an object's file): `OPTIONS` (the protocol), `POST` (start: `Upload-Length`,
 //! `Upload-Metadata`), `HEAD` (the offset reached), `PATCH` (a piece at `Upload-Offset`, body
 //! `application/offset+octet-stream`; the last piece creates or updates the object) and
-//! `DELETE` (cancel). The rules are in [`crate::uploads`], [`crate::files`] and
-//! [`crate::operations`] (the object a finished upload makes or changes).
+//! `DELETE` (cancel). The rules are in [`crate::content::uploads`], [`crate::content::files`] and
+//! [`crate::content::operations`] (the object a finished upload makes or changes).
 
 use std::collections::BTreeMap;
 
@@ -12,15 +12,15 @@ use base64::Engine as _;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::files;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::operations::{self, Locks};
-use crate::permissions::Access as _;
-use crate::security::Permission;
-use crate::uploads::{self, Upload};
+use crate::content::files;
+use crate::content::operations::{self, Locks};
+use crate::content::uploads::{self, Upload};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access as _;
+use crate::runtime::context::Ctx;
 
 /// The protocol version spoken.
 pub const TUS_VERSION: &str = "1.0.0";
@@ -126,7 +126,7 @@ fn start(
 ) -> Result<Response> {
     if replace {
         operations::file_field(ctx.type_of(obj)?.as_ref())?;
-        crate::locking::check_can_change(ctx, call.lock_token(), obj)?;
+        crate::content::locking::check_can_change(ctx, call.lock_token(), obj)?;
     } else if !ctx.type_of(obj)?.folderish {
         return Err(EngineError::bad_request(format!(
             "Cannot upload into '{}': it is not folderish",
