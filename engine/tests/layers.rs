@@ -92,6 +92,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "content::uploads",
             "content::exports",
             "content::copying",
+            "content::operations",
             "automation::jobs",
             "automation::mail",
             "automation::rules",

@@ -15,7 +15,6 @@ use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
-use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 use crate::{content::copying, content::locking, content::tree};
 
@@ -114,24 +113,6 @@ fn sources(ctx: &Ctx<'_>, body: SourceRequest) -> Result<Vec<(String, ContentRec
     Ok(out)
 }
 
-fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -> Result<()> {
-    let dt = ctx.type_of(dest)?;
-    if !dt.folderish {
-        return Err(EngineError::bad_request(format!(
-            "The destination '{}' is not folderish",
-            ctx.url(&dest.path)
-        )));
-    }
-    let ot = ctx.type_of(obj)?;
-    if !dt.allows(&ot) {
-        return Err(EngineError::bad_request(format!(
-            "A {} may not be placed inside a {}",
-            ot.title, dt.title
-        )));
-    }
-    Ok(())
-}
-
 /// POST `<destination>/@copy`.
 fn copy(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord) -> Result<Response> {
     run(ctx, call, dest, false)
@@ -147,18 +128,12 @@ fn run(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord, moving: bool) ->
     let list = sources(ctx, body)?;
     // Check everything first; then act (the transaction makes it atomic either way).
     for (raw, obj) in &list {
-        check_destination(ctx, &dest, obj)?;
         if moving {
-            if tree::is_within(&dest, obj) {
-                return Err(EngineError::bad_request(format!(
-                    "Cannot move '{raw}' into itself or one of its descendants"
-                )));
-            }
-            ctx.require(Permission::Delete, obj)?;
+            copying::check_move(ctx, &dest, obj, raw)?;
             etag::check_if_match(call.req, obj)?;
             locking::check_can_change(ctx, call.lock_token(), obj)?;
         } else {
-            ctx.require(Permission::View, obj)?;
+            copying::check_copy(ctx, &dest, obj)?;
         }
     }
     let mut out = Vec::new();

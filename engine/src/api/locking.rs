@@ -6,13 +6,11 @@ use serde::Deserialize;
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
 use super::serialize::LockInfo;
-use crate::content::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
-use crate::core::error::{EngineError, Result};
+use crate::content::locking::{self, Lock};
+use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
-use crate::people::auth::users;
-use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register the lock routes.
@@ -72,10 +70,6 @@ pub struct UnlockRequest {
     pub force: Option<bool>,
 }
 
-fn holds(call: &Call<'_>, ctx: &Ctx<'_>, lock: &Lock) -> bool {
-    lock.held_by(ctx.principal.login(), call.lock_token())
-}
-
 fn answer(ctx: &Ctx<'_>, lock: Option<&Lock>) -> Response {
     Response::json(200, &LockInfo::new(ctx, lock))
 }
@@ -83,38 +77,12 @@ fn answer(ctx: &Ctx<'_>, lock: Option<&Lock>) -> Response {
 /// POST `<path>/@lock {stealable?, timeout?}`.
 fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let body: LockRequest = call.body()?;
-    ctx.require(Permission::Modify, &obj)?;
-    let timeout = match body.timeout {
-        None => DEFAULT_TIMEOUT,
-        Some(t) if (1..=MAX_TIMEOUT).contains(&t) => t,
-        Some(_) => {
-            return Err(EngineError::bad_request(format!(
-                "'timeout' must be a whole number of seconds from 1 to {MAX_TIMEOUT}"
-            )))
-        }
+    let cmd = locking::Acquire {
+        stealable: body.stealable,
+        timeout: body.timeout,
+        lock_token: call.lock_token().map(str::to_string),
     };
-    if let Some(existing) = locking::current(ctx, &obj)? {
-        if !holds(call, ctx, &existing) {
-            return Err(EngineError::Locked(format!(
-                "Resource is locked. '{}' is already locked by '{}'.",
-                ctx.url(&obj.path),
-                existing.creator
-            )));
-        }
-    }
-    let login = ctx.principal.login().unwrap_or("").to_string();
-    let creator_name = users::get(ctx, &login)?
-        .map(|u| u.fullname)
-        .unwrap_or_default();
-    let lock = Lock {
-        token: ctx.core.entropy.uuid().to_string(),
-        creator: login,
-        creator_name,
-        created: ctx.now(),
-        timeout,
-        stealable: body.stealable.unwrap_or(true),
-    };
-    locking::put(ctx, &obj, &lock)?;
+    let lock = locking::acquire(ctx, &obj, &cmd)?;
     Ok(answer(ctx, Some(&lock)))
 }
 
@@ -126,53 +94,17 @@ fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response> 
 
 /// PATCH `<path>/@lock`: refresh the caller's lock.
 fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
-    let mut lock = locking::current(ctx, &obj)?.ok_or_else(|| {
-        EngineError::bad_request(format!(
-            "'{}' is not locked; POST @lock to lock it",
-            ctx.url(&obj.path)
-        ))
-    })?;
-    if !holds(call, ctx, &lock) {
-        return Err(EngineError::Locked(format!(
-            "Resource is locked. Only '{}' (or the holder of the lock token) can refresh this lock.",
-            lock.creator
-        )));
-    }
-    lock.created = ctx.now();
-    locking::put(ctx, &obj, &lock)?;
+    let lock = locking::refresh(ctx, &obj, call.lock_token())?;
     Ok(answer(ctx, Some(&lock)))
 }
 
 /// DELETE `<path>/@lock {force?}`.
 fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let body: UnlockRequest = call.body()?;
-    ctx.require(Permission::Modify, &obj)?;
-    let force = body.force.unwrap_or(false);
-    if let Some(lock) = locking::current(ctx, &obj)? {
-        if !holds(call, ctx, &lock) {
-            if !force {
-                return Err(EngineError::Locked(format!(
-                    "Resource is locked by '{}'; send {{\"force\": true}} to unlock it.",
-                    lock.creator
-                )));
-            }
-            let needed = if lock.stealable {
-                Permission::Modify
-            } else {
-                Permission::ManagePortal
-            };
-            if !ctx.permitted(needed, &obj)? {
-                return Err(EngineError::Forbidden(format!(
-                    "The lock of '{}' is not stealable; breaking it needs the permission '{}'.",
-                    lock.creator,
-                    needed.name()
-                )));
-            }
-        }
-        locking::remove(ctx, &obj)?;
-    } else {
-        // An expired lock may still be stored: clean it up.
-        locking::remove(ctx, &obj)?;
-    }
+    let cmd = locking::Release {
+        force: body.force.unwrap_or(false),
+        lock_token: call.lock_token().map(str::to_string),
+    };
+    locking::release(ctx, &obj, &cmd)?;
     Ok(answer(ctx, None))
 }

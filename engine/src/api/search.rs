@@ -917,7 +917,10 @@ mod tests {
                             serde_json::to_string(&expected)?,
                             "{set:?}"
                         );
-                        assert_eq!(ItemJson::new(ctx, stored.view()?, &keys)?.to_value()?, expected);
+                        assert_eq!(
+                            ItemJson::new(ctx, stored.view()?, &keys)?.to_value()?,
+                            expected
+                        );
                     }
                 }
                 Ok(())

@@ -2,23 +2,22 @@
 //! replaces an object's file): `OPTIONS` (the protocol), `POST` (start: `Upload-Length`,
 //! `Upload-Metadata`), `HEAD` (the offset reached), `PATCH` (a piece at `Upload-Offset`, body
 //! `application/offset+octet-stream`; the last piece creates or updates the object) and
-//! `DELETE` (cancel). The rules are in [`crate::content::uploads`] and [`crate::content::files`].
+//! `DELETE` (cancel). The rules are in [`crate::content::uploads`], [`crate::content::files`] and
+//! [`crate::content::operations`] (the object a finished upload makes or changes).
 
 use std::collections::BTreeMap;
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use serde_json::{json, Map};
 
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
-use crate::content::files::{self, StoredFile};
-use crate::content::tree;
+use crate::content::files;
+use crate::content::operations::{self, Locks};
 use crate::content::uploads::{self, Upload};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
-use crate::core::model::fields::FieldKind;
-use crate::core::model::{ids, ContentRecord, ContentType};
+use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
 use crate::people::permissions::Access as _;
 use crate::runtime::context::Ctx;
@@ -126,7 +125,7 @@ fn start(
     replace: bool,
 ) -> Result<Response> {
     if replace {
-        file_field(ctx.type_of(obj)?.as_ref())?;
+        operations::file_field(ctx.type_of(obj)?.as_ref())?;
         crate::content::locking::check_can_change(ctx, call.lock_token(), obj)?;
     } else if !ctx.type_of(obj)?.folderish {
         return Err(EngineError::bad_request(format!(
@@ -208,140 +207,13 @@ pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Resu
         tus(Response::empty(204)).with_header("Upload-Offset", &upload.offset.to_string());
     if upload.complete() {
         let path = if upload.replace {
-            crate::content::locking::check_can_change(ctx, call.lock_token(), &obj)?;
-            replace_file(ctx, &mut obj, &upload)?;
+            let locks = Locks::Honour(call.lock_token().map(str::to_string));
+            operations::replace_file(ctx, &mut obj, &upload, &locks)?;
             obj.path.clone()
         } else {
-            add_file(ctx, &mut obj, &upload)?
+            operations::create_from_upload(ctx, &mut obj, &upload)?.path
         };
         resp = resp.with_header("Location", &ctx.url(&path));
     }
     Ok(resp)
-}
-
-/// The first file or image field of `ty`; a 400 when it has none.
-fn file_field(ty: &ContentType) -> Result<(String, FieldKind)> {
-    ty.fields
-        .iter()
-        .find(|f| matches!(f.kind, FieldKind::File | FieldKind::Image))
-        .map(|f| (f.name.clone(), f.kind))
-        .ok_or_else(|| {
-            EngineError::bad_request(format!("A {} has no file or image field", ty.title))
-        })
-}
-
-/// The stored file a finished upload becomes in field `field` of `owner`.
-fn stored_file(
-    ctx: &mut Ctx<'_>,
-    upload: &Upload,
-    owner: &str,
-    field: &str,
-    kind: FieldKind,
-) -> Result<StoredFile> {
-    let filename = upload
-        .metadata
-        .get("filename")
-        .cloned()
-        .unwrap_or_else(|| "upload".into());
-    let content_type = upload
-        .metadata
-        .get("content-type")
-        .or_else(|| upload.metadata.get("filetype"))
-        .cloned()
-        .unwrap_or_else(|| files::guess_content_type(&filename).to_string());
-    let decoded = if kind == FieldKind::Image {
-        let bytes = crate::content::blobs::read_all(ctx, &upload.blob)?;
-        Some(files::decode(field, &bytes)?)
-    } else {
-        None
-    };
-    uploads::take_finished(ctx, upload, owner)?;
-    files::finish(
-        ctx,
-        owner,
-        upload.blob.clone(),
-        upload.length,
-        filename,
-        content_type,
-        decoded,
-    )
-}
-
-/// Add the File (or Image, for an image content type; or the `@type` of the metadata) a
-/// finished upload makes inside `parent`; its path.
-fn add_file(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, upload: &Upload) -> Result<String> {
-    let parent_type = ctx.type_of(parent)?;
-    let content_type = upload
-        .metadata
-        .get("content-type")
-        .or_else(|| upload.metadata.get("filetype"))
-        .cloned()
-        .unwrap_or_default();
-    let type_name = upload.metadata.get("@type").cloned().unwrap_or_else(|| {
-        if content_type.starts_with("image/") {
-            "Image".into()
-        } else {
-            "File".into()
-        }
-    });
-    let ty = ctx
-        .types()?
-        .get(&type_name)
-        .ok_or_else(|| EngineError::bad_request(format!("Unknown content type '{type_name}'")))?;
-    if !parent_type.allows(&ty) {
-        return Err(EngineError::bad_request(format!(
-            "Content type '{type_name}' may not be added inside a {}",
-            parent_type.title
-        )));
-    }
-    let (field, kind) = file_field(&ty)?;
-    let login = caller(ctx);
-    let filename = upload
-        .metadata
-        .get("filename")
-        .cloned()
-        .unwrap_or_else(|| "upload".into());
-    let mut fields = Map::new();
-    fields.insert("title".into(), json!(filename));
-    fields.insert("creators".into(), json!([login]));
-    if ty.field("language").is_some() {
-        let lang = crate::content::multilingual::language_for_new_child(ctx, parent)?;
-        fields.insert("language".into(), json!(lang));
-    }
-    let base = ids::normalize(&filename);
-    let mut id = base.clone();
-    let mut n = 0;
-    while tree::has_child(ctx, parent, &id)? {
-        n += 1;
-        id = format!("{base}-{n}");
-    }
-    let mut rec = tree::new_record(ctx, &ty, &id, &login, fields);
-    let stored = stored_file(ctx, upload, &rec.uid.clone(), &field, kind)?;
-    rec.fields.insert(field, serde_json::to_value(stored)?);
-    tree::add(ctx, parent, &mut rec, None)?;
-    Ok(rec.path)
-}
-
-/// Put a finished upload in the first file field of `obj`, releasing the file it had (unless
-/// the type keeps versions, one of which still names it).
-fn replace_file(ctx: &mut Ctx<'_>, obj: &mut ContentRecord, upload: &Upload) -> Result<()> {
-    let ty = ctx.type_of(obj)?;
-    let (field, kind) = file_field(&ty)?;
-    let previous = files::stored(&obj.fields, &field)
-        .filter(|_| !crate::content::versioning::is_versioned(&ty));
-    let stored = stored_file(ctx, upload, &obj.uid.clone(), &field, kind)?;
-    if let Some(p) = previous {
-        files::release(ctx, &obj.uid, &p)?;
-    }
-    obj.fields
-        .insert(field.clone(), serde_json::to_value(stored)?);
-    obj.modified = ctx.now();
-    tree::save(
-        ctx,
-        obj,
-        tree::Change::Edit {
-            fields: vec![field],
-            change_note: None,
-        },
-    )
 }

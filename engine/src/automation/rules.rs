@@ -31,8 +31,8 @@ use crate::core::model::ContentRecord;
 use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 use crate::{
-    automation::mail, content::copying, content::recyclebin, content::tree, content::versioning,
-    content::workflow, core::keys,
+    automation::mail, content::copying, content::operations, content::recyclebin, content::tree,
+    content::versioning, content::workflow, core::keys,
 };
 
 /// The triggers a rule can react to: token and title (Nick's tokens, plus comments and moves).
@@ -1347,12 +1347,11 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
                         "A content rule cannot delete the site root",
                     ));
                 }
-                let members = tree::subtree(ctx, &obj)?;
-                if recyclebin::enabled(ctx)? {
-                    recyclebin::bin(ctx, &obj, members)?;
-                } else {
-                    tree::remove_members(ctx, &obj, &members)?;
-                }
+                let cmd = operations::Delete {
+                    locks: operations::Locks::Bypass,
+                    purge: false,
+                };
+                operations::delete(ctx, &obj, &cmd)?;
             }
             Action::Workflow { transition } => {
                 let mut obj = the_object(s, "transition")?;

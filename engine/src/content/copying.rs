@@ -5,33 +5,62 @@
 
 use std::collections::HashMap;
 
+use crate::content::operations::{self, IdScheme};
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
-use crate::core::model::{ids, ContentRecord};
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
-use crate::{content::aliases, content::tree};
 
-/// A free id for `id` in `parent`: `id` itself, else `copy_of_id`, `copy2_of_id`, ...
-pub fn free_id(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<String> {
-    if !tree::has_child(ctx, parent, id)? {
-        return Ok(id.to_string());
+/// A free id for `id` in `parent`: `id` itself, else `copy_of_id`, `copy2_of_id`, ... (the one
+/// allocator, [`operations::allocate_id`]).
+fn free_id(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<String> {
+    operations::allocate_id(ctx, parent, id, IdScheme::CopyOf)
+}
+
+/// Refuse placing `obj` inside `dest`: the destination must be folderish and allow its type.
+fn check_destination(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -> Result<()> {
+    let dt = ctx.type_of(dest)?;
+    if !dt.folderish {
+        return Err(EngineError::bad_request(format!(
+            "The destination '{}' is not folderish",
+            ctx.url(&dest.path)
+        )));
     }
-    for n in 1.. {
-        let candidate = if n == 1 {
-            format!("copy_of_{id}")
-        } else {
-            format!("copy{n}_of_{id}")
-        };
-        if candidate.len() <= ids::MAX_ID_LEN && !tree::has_child(ctx, parent, &candidate)? {
-            return Ok(candidate);
-        }
-        if candidate.len() > ids::MAX_ID_LEN {
-            return Err(EngineError::bad_request(format!(
-                "No free id for '{id}' in the destination"
-            )));
-        }
+    let ot = ctx.type_of(obj)?;
+    if !dt.allows(&ot) {
+        return Err(EngineError::bad_request(format!(
+            "A {} may not be placed inside a {}",
+            ot.title, dt.title
+        )));
     }
-    unreachable!("ids are unbounded")
+    Ok(())
+}
+
+/// Refuse moving `obj` into `dest` (named `label` in the message): the destination's rules,
+/// not into itself or a descendant, and the caller needs Delete on `obj`. The lock and the
+/// request's `If-Match` are checked by the caller.
+pub fn check_move(
+    ctx: &Ctx<'_>,
+    dest: &ContentRecord,
+    obj: &ContentRecord,
+    label: &str,
+) -> Result<()> {
+    check_destination(ctx, dest, obj)?;
+    if tree::is_within(dest, obj) {
+        return Err(EngineError::bad_request(format!(
+            "Cannot move '{label}' into itself or one of its descendants"
+        )));
+    }
+    ctx.require(Permission::Delete, obj)
+}
+
+/// Refuse copying `obj` into `dest`: the destination's rules, and the caller must see `obj`.
+pub fn check_copy(ctx: &Ctx<'_>, dest: &ContentRecord, obj: &ContentRecord) -> Result<()> {
+    check_destination(ctx, dest, obj)?;
+    ctx.require(Permission::View, obj)
 }
 
 /// Move `obj` (with its subtree) into `dest` under a free id; its new path (unchanged when it
@@ -41,8 +70,7 @@ pub fn move_into(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -
         return Ok(obj.path.clone()); // already there
     }
     let id = free_id(ctx, dest, &obj.id)?;
-    let moves = tree::relocate(ctx, obj, &dest.uid, &id)?;
-    aliases::record_moves(ctx, &moves)?;
+    let moves = operations::relocate(ctx, obj, &dest.uid, &id)?;
     Ok(moves
         .first()
         .map(|m| m.new_path.clone())

@@ -11,8 +11,9 @@
 //! token again), [`remove`] emits `Unlocked`. [`LockingSubscriber`] drops the lock of a removed
 //! object.
 //!
-//! [`info`] still builds the API's JSON for a lock; it belongs in the api layer (a typed answer in
-//! `api/locking.rs`) and moves there with the api rewrite.
+//! The lock policy is here too: who may lock ([`acquire`]), refresh ([`refresh`]) and unlock or
+//! break a lock ([`release`]), and the timeouts; `api/locking.rs` only reads the request and
+//! serializes the answer.
 
 use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,9 @@ use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::auth::users;
+use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 
@@ -137,6 +141,114 @@ pub fn check_can_transition(
         Some(lock) if lock.held_by(owner.as_deref(), lock_token) => Ok(()),
         _ => check_can_change(ctx, lock_token, obj),
     }
+}
+
+/// Take a lock: what `POST @lock` asks for.
+#[derive(Debug, Clone, Default)]
+pub struct Acquire {
+    /// Whether other users with edit rights may break it (default true).
+    pub stealable: Option<bool>,
+    /// Seconds it lasts (default [`DEFAULT_TIMEOUT`], at most [`MAX_TIMEOUT`]).
+    pub timeout: Option<u64>,
+    /// The token the request presented (`Lock-Token`), if any.
+    pub lock_token: Option<String>,
+}
+
+/// Give up or break a lock: what `DELETE @lock` asks for.
+#[derive(Debug, Clone, Default)]
+pub struct Release {
+    /// Break another user's lock.
+    pub force: bool,
+    /// The token the request presented (`Lock-Token`), if any.
+    pub lock_token: Option<String>,
+}
+
+/// Lock `obj` for the caller (Modify permission). A lock the caller already holds (its owner, or
+/// the holder of its token) is replaced by the new one; another user's valid lock refuses it.
+pub fn acquire(ctx: &mut Ctx<'_>, obj: &ContentRecord, cmd: &Acquire) -> Result<Lock> {
+    ctx.require(Permission::Modify, obj)?;
+    let timeout = match cmd.timeout {
+        None => DEFAULT_TIMEOUT,
+        Some(t) if (1..=MAX_TIMEOUT).contains(&t) => t,
+        Some(_) => {
+            return Err(EngineError::bad_request(format!(
+                "'timeout' must be a whole number of seconds from 1 to {MAX_TIMEOUT}"
+            )))
+        }
+    };
+    if let Some(existing) = current(ctx, obj)? {
+        if !existing.held_by(ctx.principal.login(), cmd.lock_token.as_deref()) {
+            return Err(EngineError::Locked(format!(
+                "Resource is locked. '{}' is already locked by '{}'.",
+                ctx.url(&obj.path),
+                existing.creator
+            )));
+        }
+    }
+    let login = ctx.principal.login().unwrap_or("").to_string();
+    let creator_name = users::get(ctx, &login)?
+        .map(|u| u.fullname)
+        .unwrap_or_default();
+    let lock = Lock {
+        token: ctx.core.entropy.uuid().to_string(),
+        creator: login,
+        creator_name,
+        created: ctx.now(),
+        timeout,
+        stealable: cmd.stealable.unwrap_or(true),
+    };
+    put(ctx, obj, &lock)?;
+    Ok(lock)
+}
+
+/// Refresh the caller's lock on `obj`: its creation time becomes now. A 400 when `obj` is not
+/// locked; a refusal unless the caller holds the lock (its owner, or `lock_token` is its token).
+pub fn refresh(ctx: &mut Ctx<'_>, obj: &ContentRecord, lock_token: Option<&str>) -> Result<Lock> {
+    let mut lock = current(ctx, obj)?.ok_or_else(|| {
+        EngineError::bad_request(format!(
+            "'{}' is not locked; POST @lock to lock it",
+            ctx.url(&obj.path)
+        ))
+    })?;
+    if !lock.held_by(ctx.principal.login(), lock_token) {
+        return Err(EngineError::Locked(format!(
+            "Resource is locked. Only '{}' (or the holder of the lock token) can refresh this lock.",
+            lock.creator
+        )));
+    }
+    lock.created = ctx.now();
+    put(ctx, obj, &lock)?;
+    Ok(lock)
+}
+
+/// Unlock `obj` (Modify permission). Another user's lock is broken only with `force`, and then
+/// needs Modify (a stealable lock) or Manage portal (a non-stealable one). An expired lock still
+/// stored is cleaned up.
+pub fn release(ctx: &mut Ctx<'_>, obj: &ContentRecord, cmd: &Release) -> Result<()> {
+    ctx.require(Permission::Modify, obj)?;
+    if let Some(lock) = current(ctx, obj)? {
+        if !lock.held_by(ctx.principal.login(), cmd.lock_token.as_deref()) {
+            if !cmd.force {
+                return Err(EngineError::Locked(format!(
+                    "Resource is locked by '{}'; send {{\"force\": true}} to unlock it.",
+                    lock.creator
+                )));
+            }
+            let needed = if lock.stealable {
+                Permission::Modify
+            } else {
+                Permission::ManagePortal
+            };
+            if !ctx.permitted(needed, obj)? {
+                return Err(EngineError::Forbidden(format!(
+                    "The lock of '{}' is not stealable; breaking it needs the permission '{}'.",
+                    lock.creator,
+                    needed.name()
+                )));
+            }
+        }
+    }
+    remove(ctx, obj)
 }
 
 /// Drops the lock of a removed object (the lock `l:<uid>` is this module's record).

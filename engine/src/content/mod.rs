@@ -17,6 +17,7 @@ pub mod links;
 pub mod locking;
 pub mod multilingual;
 pub mod navigation;
+pub mod operations;
 pub mod recyclebin;
 pub mod replace;
 pub mod tree;

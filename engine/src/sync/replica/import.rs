@@ -7,17 +7,17 @@
 //! their stored form (`language` from `{token, title}`, links in blocks from the server's URLs to
 //! `resolveuid` form). Not replicated: file and image fields (the bytes stay on the server),
 //! history, comments, local roles and sharing, locks; the local copy's history starts with the
-//! import. Every change goes through [`crate::content::tree`], so the catalog and the other subscribers
-//! see `Added`, `Modified` and `Removed` events as for any local change.
+//! import. Every change goes through [`crate::content::operations`] ([`operations::mirror`],
+//! [`operations::delete`]), so the catalog and the other subscribers see `Added`, `Modified` and
+//! `Removed` events as for any local change.
 
 use serde_json::{Map, Value};
 
-use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::keys;
 use crate::core::model::fields::FieldKind;
-use crate::core::model::ContentRecord;
 use crate::runtime::context::Ctx;
+use crate::{content::operations, content::tree};
 
 /// What [`import`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,53 +142,22 @@ pub fn import(
     if let Some(v) = version {
         ctx.put(&keys::replica_version(&luid), v.as_bytes())?;
     }
-    match existing {
-        Some(mut rec) => {
-            let written: Vec<String> = fields.keys().cloned().collect();
-            rec.fields = fields;
-            rec.type_name = type_name.to_string();
-            rec.review_state = review_state.or(rec.review_state);
-            if let Some(m) = date("modified") {
-                rec.modified = m;
-            }
-            if let Some(c) = date("created") {
-                rec.created = c;
-            }
-            if let Some(r) = rev {
-                rec.rev = r.saturating_sub(1); // the save below counts one
-            }
-            tree::save(
-                ctx,
-                &mut rec,
-                tree::Change::Edit {
-                    fields: written,
-                    change_note: None,
-                },
-            )?;
-            Ok(Imported::Updated(luid))
-        }
-        None => {
-            let parent_path = path.rsplit_once('/').map(|(p, _)| p).unwrap_or("");
-            let Some(mut parent) = tree::at_path(ctx, parent_path)? else {
-                return Ok(Imported::NoParent);
-            };
-            let id = path.rsplit('/').next().unwrap_or_default().to_string();
-            let mut rec = tree::new_record(ctx, &ty, &id, owner, fields);
-            rec.uid = luid.clone();
-            rec.review_state = review_state.or(rec.review_state);
-            if let Some(m) = date("modified") {
-                rec.modified = m;
-            }
-            if let Some(c) = date("created") {
-                rec.created = c;
-            }
-            if let Some(r) = rev {
-                rec.rev = r.saturating_sub(1);
-            }
-            tree::add(ctx, &mut parent, &mut rec, None)?;
-            Ok(Imported::Added(luid))
-        }
-    }
+    let cmd = operations::Mirror {
+        uid: luid.clone(),
+        path,
+        type_name: type_name.to_string(),
+        owner: owner.to_string(),
+        fields,
+        review_state,
+        created: date("created"),
+        modified: date("modified"),
+        rev,
+    };
+    Ok(match operations::mirror(ctx, existing, cmd)? {
+        operations::Mirrored::Added => Imported::Added(luid),
+        operations::Mirrored::Updated => Imported::Updated(luid),
+        operations::Mirrored::NoParent => Imported::NoParent,
+    })
 }
 
 /// The field values of `obj` (a server representation) in their stored form: the fields of `ty`
@@ -266,8 +235,12 @@ pub fn remove(ctx: &mut Ctx<'_>, local_uid: &str) -> Result<bool> {
     if rec.is_root() {
         return Ok(false);
     }
-    let members: Vec<ContentRecord> = tree::subtree(ctx, &rec)?;
-    tree::remove_members(ctx, &rec, &members)?;
+    // The server removed it: the local copy goes for good, whatever its lock or bin.
+    let cmd = operations::Delete {
+        locks: operations::Locks::Bypass,
+        purge: true,
+    };
+    let members = operations::delete(ctx, &rec, &cmd)?;
     for m in &members {
         ctx.delete(&keys::replica_version(&m.uid))?;
     }
