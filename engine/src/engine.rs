@@ -12,7 +12,7 @@ use crate::keys;
 use crate::security::Principal;
 use crate::setup::{self, SiteSetup};
 pub use crate::state::{Core, EngineOptions};
-use crate::store::{Savepoint, Store, StoreError};
+use crate::store::{savepoint, Store, StoreError};
 use crate::subscriber::{Registry, Subscriber};
 
 /// The content engine over a store `S`.
@@ -344,7 +344,8 @@ impl<S: Store> Engine<S> {
     }
 
     /// Answer several requests in ONE write transaction (group commit): each runs exactly as
-    /// [`Engine::handle`] would, in order, inside its own [`Savepoint`], so a failing request
+    /// [`Engine::handle`] would, in order, inside its own savepoint ([`savepoint`]: the backend's, or
+    /// [`crate::store::Savepoint`] in memory), so a failing request
     /// undoes only its own writes and later requests see the writes of earlier ones. The store
     /// commits once at the end; only then are the answers valid. If that commit fails, every
     /// request answers with the storage error instead (none of the group's writes happened);
@@ -388,7 +389,7 @@ impl<S: Store> Engine<S> {
         for req in reqs {
             let result = self.prepare(req).and_then(|(route, endpoint)| {
                 let txn = if endpoint.writes() {
-                    Txn::Write(Box::new(Savepoint::new(outer.as_mut())))
+                    Txn::Write(savepoint(outer.as_mut())?)
                 } else {
                     Txn::Read(self.store.begin_read()?)
                 };
