@@ -544,116 +544,31 @@ impl ReadTxn for SqliteWrite<'_> {
     }
 }
 
-fn put_on(conn: &Connection, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-    let mut stmt = conn
-        .prepare_cached(
-            "INSERT INTO kv (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
-        )
-        .map_err(store_error)?;
-    stmt.execute(rusqlite::params![key, value])
-        .map(|_| ())
-        .map_err(store_error)
-}
-
-fn delete_on(conn: &Connection, key: &[u8]) -> Result<(), StoreError> {
-    let mut stmt = conn
-        .prepare_cached("DELETE FROM kv WHERE k = ?1")
-        .map_err(store_error)?;
-    stmt.execute([key]).map(|_| ()).map_err(store_error)
-}
-
 impl WriteTxn for SqliteWrite<'_> {
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        put_on(&self.conn, key, value)
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "INSERT INTO kv (k, v) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+            )
+            .map_err(store_error)?;
+        stmt.execute(rusqlite::params![key, value])
+            .map(|_| ())
+            .map_err(store_error)
     }
 
     fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
-        delete_on(&self.conn, key)
+        let mut stmt = self
+            .conn
+            .prepare_cached("DELETE FROM kv WHERE k = ?1")
+            .map_err(store_error)?;
+        stmt.execute([key]).map(|_| ()).map_err(store_error)
     }
 
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         // If COMMIT fails (disk full, I/O error) the transaction is still open; `drop` then
         // rolls it back.
         run(&self.conn, "COMMIT")
-    }
-
-    fn has_native_savepoints(&self) -> bool {
-        native_savepoints_enabled()
-    }
-
-    fn native_savepoint(&mut self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
-        // Outside a transaction SAVEPOINT would begin a new one: refuse when an earlier error
-        // made SQLite roll the write transaction back.
-        if self.conn.is_autocommit() {
-            return Err(StoreError::Backend(
-                "the write transaction was rolled back after an error".into(),
-            ));
-        }
-        run(&self.conn, "SAVEPOINT nested")?;
-        Ok(Box::new(SqliteSavepoint {
-            conn: &self.conn,
-            released: false,
-        }))
-    }
-}
-
-/// TEMPORARY (measurement): `SQLITE_SAVEPOINTS=overlay` turns native savepoints off.
-fn native_savepoints_enabled() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var("SQLITE_SAVEPOINTS").as_deref() != Ok("overlay"))
-}
-
-/// A savepoint (SQLite's `SAVEPOINT`) in the write transaction: its writes go straight to the
-/// database inside the transaction; `commit` releases it (the writes then belong to the
-/// transaction), dropping it rolls back to it.
-struct SqliteSavepoint<'t> {
-    conn: &'t Connection,
-    released: bool,
-}
-
-impl ReadTxn for SqliteSavepoint<'_> {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        get_on(self.conn, key)
-    }
-
-    fn scan(
-        &self,
-        start: &[u8],
-        end: &[u8],
-        dir: Direction,
-        limit: usize,
-    ) -> Result<Vec<KeyValue>, StoreError> {
-        scan_on(self.conn, start, end, dir, limit)
-    }
-}
-
-impl WriteTxn for SqliteSavepoint<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        put_on(self.conn, key, value)
-    }
-
-    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
-        delete_on(self.conn, key)
-    }
-
-    fn commit(mut self: Box<Self>) -> Result<(), StoreError> {
-        run(self.conn, "RELEASE nested")?;
-        self.released = true;
-        Ok(())
-    }
-}
-
-impl Drop for SqliteSavepoint<'_> {
-    fn drop(&mut self) {
-        // After an error that ended the whole transaction (SQLite rolls back on some, such as a
-        // full disk) there is nothing to roll back to; the outer transaction reports it.
-        if !self.released && !self.conn.is_autocommit() {
-            let undone = run(self.conn, "ROLLBACK TO nested")
-                .and_then(|()| run(self.conn, "RELEASE nested"));
-            if let Err(e) = undone {
-                tracing::error!(error = %e, "rolling back a savepoint failed");
-            }
-        }
     }
 }
 
