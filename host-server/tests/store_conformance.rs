@@ -1,4 +1,4 @@
-//! The store conformance suite (`engine::store::conformance`) on [`SqliteStore`], each store on a
+//! The store conformance suite (`engine::core::store::conformance`) on [`SqliteStore`], each store on a
 //! fresh database file in its own temporary directory, with the server's default options
 //! (WAL, `synchronous=FULL`, pooled readers), concurrent writers included.
 

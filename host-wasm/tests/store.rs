@@ -5,7 +5,7 @@
 mod common;
 
 use common::unique;
-use engine::store::KeyValue;
+use engine::core::store::KeyValue;
 use engine::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};
 use host_wasm::{idb, site_store, Recorder};
 use wasm_bindgen_test::*;
