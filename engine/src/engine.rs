@@ -7,7 +7,7 @@ use crate::core::error::{EngineError, Result};
 use crate::core::http::{Request, Response};
 use crate::core::keys;
 use crate::core::security::Principal;
-use crate::core::store::{Savepoint, Store, StoreError};
+use crate::core::store::{savepoint, Store, StoreError};
 use crate::people::auth::Credentials;
 use crate::runtime::cache::ResponseCache;
 use crate::runtime::context::{Ctx, Txn};
@@ -389,7 +389,8 @@ impl<S: Store> Engine<S> {
     }
 
     /// Answer several requests in ONE write transaction (group commit): each runs exactly as
-    /// [`Engine::handle`] would, in order, inside its own [`Savepoint`], so a failing request
+    /// [`Engine::handle`] would, in order, inside its own savepoint ([`savepoint`]: the backend's, or
+    /// [`crate::core::store::Savepoint`] in memory), so a failing request
     /// undoes only its own writes and later requests see the writes of earlier ones. The store
     /// commits once at the end; only then are the answers valid. If that commit fails, every
     /// request answers with the storage error instead (none of the group's writes happened);
@@ -433,7 +434,7 @@ impl<S: Store> Engine<S> {
         for req in reqs {
             let result = self.prepare(req).and_then(|(route, endpoint)| {
                 let txn = if endpoint.writes() {
-                    Txn::Write(Box::new(Savepoint::new(outer.as_mut())))
+                    Txn::Write(savepoint(outer.as_mut())?)
                 } else {
                     Txn::Read(self.store.begin_read()?)
                 };

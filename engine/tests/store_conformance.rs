@@ -1,29 +1,32 @@
 //! The store conformance suite on [`MemStore`], and proof that the suite catches broken stores.
 
 use engine::conformance;
-use engine::core::store::{KeyValue, Overlay};
 use engine::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};
+use engine::{KeyValue, Overlay};
 
-#[test]
-fn mem_store_conforms() {
-    conformance::run_all(MemStore::new);
+engine::store_conformance_tests! {
+    backend: mem_store,
+    new_store: MemStore::new,
 }
 
-#[test]
-fn mem_store_with_a_commit_hook_conforms() {
-    // like the browser host: a hook that reads the before-image of every change set
-    conformance::run_all(|| {
-        let store = MemStore::new();
-        let reader = store.clone();
-        store.set_commit_hook(Some(Box::new(move |changes| {
-            let txn = reader.begin_read()?;
-            for key in changes.keys() {
-                txn.get(key)?;
-            }
-            Ok(())
-        })));
-        store
-    });
+/// A `MemStore` with a commit hook that reads the before-image of every change set, like the
+/// browser host's.
+fn mem_store_with_a_commit_hook() -> MemStore {
+    let store = MemStore::new();
+    let reader = store.clone();
+    store.set_commit_hook(Some(Box::new(move |changes| {
+        let txn = reader.begin_read()?;
+        for key in changes.keys() {
+            txn.get(key)?;
+        }
+        Ok(())
+    })));
+    store
+}
+
+engine::store_conformance_tests! {
+    backend: mem_store_with_a_commit_hook,
+    new_store: super::mem_store_with_a_commit_hook,
 }
 
 /// A store whose readers see the latest commit at every call (what `MemStore` did before it kept
@@ -155,6 +158,94 @@ impl Store for NoConflictDetection {
     }
 }
 
+/// A store whose savepoints write straight through to the outer transaction, so dropping one
+/// undoes nothing.
+struct SavepointsThatKeepTheirWrites(MemStore);
+
+/// A write transaction of [`SavepointsThatKeepTheirWrites`].
+struct ClaimsSavepoints<'a>(Box<dyn WriteTxn + 'a>);
+
+/// Its "savepoint": every call goes to the outer transaction.
+struct PassThrough<'t>(&'t mut dyn WriteTxn);
+
+impl ReadTxn for ClaimsSavepoints<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+
+    fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        dir: Direction,
+        limit: usize,
+    ) -> Result<Vec<KeyValue>, StoreError> {
+        self.0.scan(start, end, dir, limit)
+    }
+}
+
+impl WriteTxn for ClaimsSavepoints<'_> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.0.put(key, value)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.0.delete(key)
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        self.0.commit()
+    }
+
+    fn has_native_savepoints(&self) -> bool {
+        true
+    }
+
+    fn native_savepoint(&mut self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
+        Ok(Box::new(PassThrough(self.0.as_mut())))
+    }
+}
+
+impl ReadTxn for PassThrough<'_> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.0.get(key)
+    }
+
+    fn scan(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        dir: Direction,
+        limit: usize,
+    ) -> Result<Vec<KeyValue>, StoreError> {
+        self.0.scan(start, end, dir, limit)
+    }
+}
+
+impl WriteTxn for PassThrough<'_> {
+    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.0.put(key, value)
+    }
+
+    fn delete(&mut self, key: &[u8]) -> Result<(), StoreError> {
+        self.0.delete(key)
+    }
+
+    fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+impl Store for SavepointsThatKeepTheirWrites {
+    fn begin_read(&self) -> Result<Box<dyn ReadTxn + '_>, StoreError> {
+        self.0.begin_read()
+    }
+
+    fn begin_write(&self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
+        Ok(Box::new(ClaimsSavepoints(self.0.begin_write()?)))
+    }
+}
+
 /// The panic message of `f`, which must panic.
 fn failure_of(f: impl FnOnce()) -> String {
     let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
@@ -192,4 +283,11 @@ fn the_suite_rejects_lost_updates() {
         msg.starts_with("store conformance: concurrent writers: conflicting interleavings:"),
         "{msg}"
     );
+}
+
+#[test]
+fn the_suite_rejects_savepoints_that_do_not_roll_back() {
+    let msg =
+        failure_of(|| conformance::savepoints(|| SavepointsThatKeepTheirWrites(MemStore::new())));
+    assert!(msg.starts_with("store conformance: savepoints:"), "{msg}");
 }

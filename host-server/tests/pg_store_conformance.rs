@@ -6,7 +6,6 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use engine::conformance;
 use engine::{ReadTxn, Store, StoreError, WriteTxn};
 use host_server::postgres::{PgOptions, PgStore, WriteMode};
 
@@ -71,20 +70,26 @@ impl Store for TempPg {
     }
 }
 
-#[test]
-fn pg_store_conforms_with_locked_writers() {
-    let Some(url) = common::pg_url("pg_store_conforms_with_locked_writers") else {
-        return;
-    };
-    conformance::run_all(|| TempPg::new(&url, WriteMode::Locked));
+/// `PG_TEST_URL`; only called once [`pg_ready`] said it is set.
+fn pg_test_url() -> String {
+    std::env::var("PG_TEST_URL").unwrap_or_default()
 }
 
-#[test]
-fn pg_store_conforms_with_optimistic_writers() {
-    let Some(url) = common::pg_url("pg_store_conforms_with_optimistic_writers") else {
-        return;
-    };
-    conformance::run_all(|| TempPg::new(&url, WriteMode::Optimistic));
+/// Whether the conformance tests can run (`PG_TEST_URL` set; see [`common::pg_url`]).
+fn pg_ready() -> bool {
+    common::pg_url("pg_store_conformance").is_some()
+}
+
+engine::store_conformance_tests! {
+    backend: pg_locked,
+    new_store: || TempPg::new(&pg_test_url(), WriteMode::Locked),
+    skip_unless: pg_ready(),
+}
+
+engine::store_conformance_tests! {
+    backend: pg_optimistic,
+    new_store: || TempPg::new(&pg_test_url(), WriteMode::Optimistic),
+    skip_unless: pg_ready(),
 }
 
 /// An optimistic writer that loses a race reports `Conflict`, and applies none of its writes.

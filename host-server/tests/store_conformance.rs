@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use engine::conformance;
 use engine::{ReadTxn, Store, StoreError, WriteTxn};
 use host_server::sqlite::{SqliteOptions, SqliteStore};
 
@@ -57,7 +56,7 @@ impl Store for TempSqlite {
     }
 }
 
-#[test]
-fn sqlite_store_conforms() {
-    conformance::run_all(TempSqlite::new);
+engine::store_conformance_tests! {
+    backend: sqlite,
+    new_store: TempSqlite::new,
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::unique;
-use engine::{conformance, KeyValue};
+use engine::KeyValue;
 use engine::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};
 use host_wasm::{idb, site_store, Recorder};
 use wasm_bindgen_test::*;
@@ -44,9 +44,10 @@ impl Store for SiteStore {
     }
 }
 
-#[wasm_bindgen_test]
-fn site_store_conforms() {
-    conformance::run_all(SiteStore::new);
+engine::store_conformance_tests! {
+    backend: site_store,
+    new_store: SiteStore::new,
+    test: #[wasm_bindgen_test::wasm_bindgen_test],
 }
 
 fn all(store: &MemStore) -> Vec<KeyValue> {

@@ -2,15 +2,18 @@
 //! [`Store`]. Cargo feature `conformance`.
 //!
 //! Each property is one function taking a factory of fresh, empty stores (it may call it more
-//! than once); [`run_all`] runs them all. A property that does not hold panics with a message
-//! that starts with `store conformance:`, names the property and says what was seen, so a backend's
-//! test is one line:
+//! than once). A property that does not hold panics with a message that starts with
+//! `store conformance:`, names the property and says what was seen. A backend's tests are one
+//! call of [`store_conformance_tests!`](crate::store_conformance_tests), which expands into one
+//! test per property, named for it, in a module named for the backend, so that a failure names
+//! the property and the backend and hides no other property:
 //!
 //! ```ignore
-//! #[test]
-//! fn mem_store_conforms() {
-//!     engine::store::conformance::run_all(engine::MemStore::new);
+//! engine::store_conformance_tests! {
+//!     backend: mem_store,
+//!     new_store: engine::MemStore::new,
 //! }
+//! // runs mem_store::snapshot_isolation, mem_store::read_your_own_writes, ...
 //! ```
 //!
 //! The properties that need threads (concurrent writers, commits seen whole by concurrent readers,
@@ -731,6 +734,100 @@ pub fn large_values_and_many_keys<S: Store>(new_store: impl Fn() -> S) {
     );
 }
 
+/// A savepoint ([`super::savepoint`], a transaction nested in a write transaction, the backend's
+/// own or one buffered in memory) reads the outer transaction's writes and its own; committing it
+/// hands its writes to the outer transaction, which can go on writing; dropping it undoes
+/// exactly its writes (puts, overwrites, deletes), also after an earlier savepoint committed; a
+/// savepoint can hold another; nothing of it is visible to readers until the outer transaction
+/// commits, and nothing at all when the outer transaction is dropped.
+pub fn savepoints<S: Store>(new_store: impl Fn() -> S) {
+    const P: &str = "savepoints";
+    let store = new_store();
+    fill(P, &store, &[(b"a", b"0"), (b"z", b"0")]);
+    let mut outer = ok(P, "begin_write", store.begin_write());
+    ok(P, "put", outer.put(b"b", b"outer"));
+    let mut model: Model = [
+        (b"a".to_vec(), b"0".to_vec()),
+        (b"b".to_vec(), b"outer".to_vec()),
+        (b"z".to_vec(), b"0".to_vec()),
+    ]
+    .into();
+    let probes = probes(&[b"a".to_vec(), b"b".to_vec(), b"c".to_vec(), b"z".to_vec()]);
+    {
+        let mut sp = ok(P, "savepoint", super::savepoint(outer.as_mut()));
+        check_against_model(P, sp.as_ref(), &model, &probes);
+        ok(P, "put", sp.put(b"c", b"kept"));
+        ok(P, "delete", sp.delete(b"a"));
+        ok(P, "put", sp.put(b"b", b"kept"));
+        model.insert(b"c".to_vec(), b"kept".to_vec());
+        model.remove(&b"a"[..]);
+        model.insert(b"b".to_vec(), b"kept".to_vec());
+        check_against_model(P, sp.as_ref(), &model, &probes);
+        {
+            // a savepoint in the savepoint, dropped
+            let mut inner = ok(P, "savepoint", super::savepoint(sp.as_mut()));
+            ok(P, "put", inner.put(b"c", b"inner"));
+            ok(P, "delete", inner.delete(b"z"));
+            let seen = ok(P, "get", inner.get(b"z"));
+            check!(
+                P,
+                seen.is_none(),
+                "a savepoint's own delete of z reads {}",
+                show_opt(seen.as_deref())
+            );
+        }
+        check_against_model(P, sp.as_ref(), &model, &probes);
+        ok(P, "commit", sp.commit());
+    }
+    check_against_model(P, outer.as_ref(), &model, &probes);
+    let before = ok(P, "begin_read", store.begin_read());
+    {
+        let mut sp = ok(P, "savepoint", super::savepoint(outer.as_mut()));
+        ok(P, "put", sp.put(b"a", b"dropped"));
+        ok(P, "delete", sp.delete(b"c"));
+        ok(P, "put", sp.put(b"d", b"dropped"));
+        ok(P, "put", sp.put(b"b", b"dropped"));
+        // dropped: the outer transaction is as before it
+    }
+    check_against_model(P, outer.as_ref(), &model, &probes);
+    ok(P, "put", outer.put(b"e", b"outer"));
+    model.insert(b"e".to_vec(), b"outer".to_vec());
+    let seen = ok(
+        P,
+        "scan",
+        before.scan(b"", b"", Direction::Forward, usize::MAX),
+    );
+    check!(
+        P,
+        seen == vec![
+            (b"a".to_vec(), b"0".to_vec()),
+            (b"z".to_vec(), b"0".to_vec())
+        ],
+        "a reader saw {} while the outer transaction was open",
+        show_rows(&seen)
+    );
+    drop(before);
+    ok(P, "commit", outer.commit());
+    let r = ok(P, "begin_read", store.begin_read());
+    check_against_model(P, r.as_ref(), &model, &probes);
+    drop(r);
+
+    // a committed savepoint of an outer transaction that is dropped leaves nothing
+    let mut outer = ok(P, "begin_write", store.begin_write());
+    {
+        let mut sp = ok(P, "savepoint", super::savepoint(outer.as_mut()));
+        ok(P, "put", sp.put(b"f", b"gone"));
+        ok(P, "delete", sp.delete(b"b"));
+        ok(P, "commit", sp.commit());
+    }
+    drop(outer);
+    let r = ok(P, "begin_read", store.begin_read());
+    check_against_model(P, r.as_ref(), &model, &probes);
+    drop(r);
+    // and the store accepts the next writer
+    fill(P, &store, &[(b"g", b"next")]);
+}
+
 /// Opening and using a read transaction does not wait for an open write transaction, and sees the
 /// state before it. On native targets the reader runs on another thread while this one holds the
 /// write transaction (a reader blocked for 30 s fails the property); on wasm32 in the same thread.
@@ -1068,32 +1165,89 @@ pub fn concurrent_conflicts<S: Store + Sync>(new_store: impl Fn() -> S) {
     );
 }
 
-/// Every property, each on fresh stores from `new_store` (which must return an empty store each
-/// time it is called).
-#[cfg(not(target_arch = "wasm32"))]
-pub fn run_all<S: Store + Sync>(new_store: impl Fn() -> S) {
-    run_single_threaded(&new_store);
-    reader_not_blocked_by_writer(&new_store);
-    concurrent_counter(&new_store);
-    concurrent_disjoint_writers(&new_store);
-    concurrent_conflicts(&new_store);
-    concurrent_readers_see_whole_commits(&new_store);
-}
+/// One test per property of this suite for one backend, in a module named for the backend:
+/// `backend::snapshot_isolation`, `backend::read_your_own_writes`, ... (the names of this
+/// module's property functions), so a failing property names itself and the backend and the
+/// others still run.
+///
+/// - `backend`: the name of the generated module.
+/// - `new_store`: an expression giving a factory of fresh, empty stores (`Fn() -> S`, evaluated
+///   in each test, inside the generated module, which imports its parent's names).
+/// - `test` (optional): the test attribute, `#[test]` by default
+///   (`#[wasm_bindgen_test::wasm_bindgen_test]` in a browser test).
+/// - `skip_unless` (optional): a `bool` expression evaluated first in each test; when it is false
+///   the test returns at once (a backend that needs a service the environment may not have; the
+///   expression should say so on standard error).
+///
+/// The properties that need threads are generated on native targets only.
+///
+/// ```ignore
+/// engine::store_conformance_tests! {
+///     backend: pg_locked,
+///     new_store: || TempPg::new(WriteMode::Locked),
+///     skip_unless: common::pg_url("pg_locked").is_some(),
+/// }
+/// ```
+#[macro_export]
+macro_rules! store_conformance_tests {
+    (
+        backend: $backend:ident,
+        new_store: $new_store:expr,
+        test: #[$test:meta]
+        $(, skip_unless: $ready:expr)?
+        $(,)?
+    ) => {
+        #[allow(unused_imports)]
+        mod $backend {
+            use super::*;
 
-/// Every property that runs in one thread (all of them on wasm32), each on fresh stores from
-/// `new_store` (which must return an empty store each time it is called).
-#[cfg(target_arch = "wasm32")]
-pub fn run_all<S: Store>(new_store: impl Fn() -> S) {
-    run_single_threaded(&new_store);
-    reader_not_blocked_by_writer(&new_store);
-}
+            /// Whether the backend can run here (`skip_unless`; true without it).
+            fn ready() -> bool {
+                true $(&& $ready)?
+            }
 
-fn run_single_threaded<S: Store>(new_store: &impl Fn() -> S) {
-    snapshot_isolation(new_store);
-    read_your_own_writes(new_store);
-    rollback_on_drop(new_store);
-    commit_atomicity(new_store);
-    scan_order_and_limits(new_store);
-    arbitrary_bytes(new_store);
-    large_values_and_many_keys(new_store);
+            $crate::store_conformance_tests!(@tests [$test] ready, $new_store;
+                snapshot_isolation,
+                read_your_own_writes,
+                rollback_on_drop,
+                commit_atomicity,
+                scan_order_and_limits,
+                arbitrary_bytes,
+                large_values_and_many_keys,
+                savepoints,
+                reader_not_blocked_by_writer,
+            );
+            $crate::store_conformance_tests!(@tests [$test, cfg(not(target_arch = "wasm32"))]
+                ready, $new_store;
+                concurrent_counter,
+                concurrent_disjoint_writers,
+                concurrent_conflicts,
+                concurrent_readers_see_whole_commits,
+            );
+        }
+    };
+    (
+        backend: $backend:ident,
+        new_store: $new_store:expr
+        $(, skip_unless: $ready:expr)?
+        $(,)?
+    ) => {
+        $crate::store_conformance_tests! {
+            backend: $backend,
+            new_store: $new_store,
+            test: #[test]
+            $(, skip_unless: $ready)?
+        }
+    };
+    (@tests [$($attr:meta),+] $ready:ident, $new_store:expr; $(,)?) => {};
+    (@tests [$($attr:meta),+] $ready:ident, $new_store:expr;
+        $property:ident $(, $rest:ident)* $(,)?) => {
+        $(#[$attr])+
+        fn $property() {
+            if $ready() {
+                $crate::host::conformance::$property($new_store);
+            }
+        }
+        $crate::store_conformance_tests!(@tests [$($attr),+] $ready, $new_store; $($rest),*);
+    };
 }

@@ -69,6 +69,8 @@ pub use memory::MemStore;
 #[cfg(any(test, feature = "internals"))]
 pub use memory::{ChangeSet, CommitHook};
 pub use overlay::Overlay;
+pub use savepoint::savepoint;
+#[cfg(any(test, feature = "internals"))]
 pub use savepoint::Savepoint;
 
 /// A storage failure (I/O, corruption, quota, ...). Surfaces to clients as a 500/503 error.
@@ -128,6 +130,22 @@ pub trait WriteTxn: ReadTxn {
     /// Make every write of this transaction durable, atomically; on an error none is applied
     /// ([`StoreError::Conflict`] only from optimistic backends).
     fn commit(self: Box<Self>) -> Result<(), StoreError>;
+
+    /// Whether [`WriteTxn::native_savepoint`] gives a savepoint of the backend's own (SQLite's
+    /// `SAVEPOINT`); when false (the default) [`savepoint`] buffers one in memory ([`Savepoint`]).
+    fn has_native_savepoints(&self) -> bool {
+        false
+    }
+
+    /// A transaction nested in this one, kept by the backend: reads see this transaction's
+    /// writes and its own, `commit` hands its writes to this transaction (durable only when this
+    /// one commits), dropping it undoes them. Only called when
+    /// [`WriteTxn::has_native_savepoints`] is true; call [`savepoint`] rather than this.
+    fn native_savepoint(&mut self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
+        Err(StoreError::Misuse(
+            "this transaction has no native savepoints".into(),
+        ))
+    }
 }
 
 /// A store: a factory of transactions.

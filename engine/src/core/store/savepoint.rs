@@ -4,10 +4,25 @@
 //! it. Committing the savepoint replays the buffered writes into the outer transaction (which still
 //! has to commit for them to become durable); dropping it discards them and leaves the outer
 //! transaction exactly as it was. [`crate::Engine::handle_group`] runs each request of a group in
-//! its own savepoint, so a failing request undoes only its own writes. It works over every store,
-//! because it needs nothing of the backend beyond the [`WriteTxn`] operations.
+//! its own savepoint ([`savepoint`]), so a failing request undoes only its own writes. It works
+//! over every store, because it needs nothing of the backend beyond the [`WriteTxn`] operations;
+//! a backend with savepoints of its own (SQLite) offers them through
+//! [`WriteTxn::native_savepoint`] instead, and [`savepoint`] takes those.
 
 use super::{Direction, KeyValue, Overlay, ReadTxn, StoreError, WriteTxn};
+
+/// A transaction nested in `outer`: the backend's own savepoint when it has them
+/// ([`WriteTxn::has_native_savepoints`]), else a [`Savepoint`] buffered in memory. Committing it
+/// hands its writes to `outer`; dropping it undoes them.
+pub fn savepoint<'t, 'a>(
+    outer: &'t mut (dyn WriteTxn + 'a),
+) -> Result<Box<dyn WriteTxn + 't>, StoreError> {
+    if outer.has_native_savepoints() {
+        outer.native_savepoint()
+    } else {
+        Ok(Box::new(Savepoint::new(outer)))
+    }
+}
 
 /// Writes buffered over an outer write transaction; see the module documentation.
 pub struct Savepoint<'t, 'a> {
