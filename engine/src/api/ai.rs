@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{Carriage, Registry, RouteDef};
 use crate::ai::{self, Answer, AnswerLines, Message};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -19,6 +19,7 @@ pub fn register(r: &mut Registry) {
     r.route(
         RouteDef::post("@chat", chat)
             .reads()
+            .carried(Carriage::Lines)
             .requires(Permission::View)
             .summary(
                 "Ask the language model `prompt` after the conversation `messages`, with the \
@@ -33,6 +34,7 @@ pub fn register(r: &mut Registry) {
     r.route(
         RouteDef::post("@generate", generate)
             .reads()
+            .carried(Carriage::Lines)
             .requires(Permission::View)
             .summary(
                 "Ask the language model `prompt`, with the site content nearest to it (that the \

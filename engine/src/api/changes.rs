@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::etag;
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{Carriage, Registry, RouteDef};
 use crate::changes::{self, Cursor};
 use crate::clock::iso;
 use crate::context::Ctx;
@@ -34,6 +34,7 @@ pub const MAX_LIMIT: usize = 1000;
 pub fn register(r: &mut Registry) {
     r.route(
         RouteDef::get("@changes", get)
+            .carried(Carriage::EventStream)
             .requires(Permission::View)
             .summary(
                 "The change feed: objects at and below the context changed since `since` (one \

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{Carriage, Registry, RouteDef};
 use crate::auth::{self, Credentials};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
@@ -15,6 +15,7 @@ use crate::model::ContentRecord;
 pub fn register(r: &mut Registry) {
     r.route(
         RouteDef::post("@login", login)
+            .carried(Carriage::Login)
             .summary(
                 "Log in with `login` and `password`; answers a token for `Authorization: Bearer`",
             )

@@ -68,7 +68,7 @@ use crate::model::ContentRecord;
 use crate::tree;
 
 use query::{decode_component, Query};
-pub use router::{lookup, Endpoint};
+pub use router::{lookup, Carriage, Endpoint};
 
 /// A family's registration function.
 pub type Register = fn(&mut router::Registry);

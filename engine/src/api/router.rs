@@ -75,6 +75,22 @@ pub struct ParamSpec {
     pub literal: bool,
 }
 
+/// What a host must know to carry a route's request and answer, besides whether it writes (see
+/// [`crate::http::RouteInfo`], which the engine derives from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carriage {
+    /// A body read whole, an answer sent whole.
+    Plain,
+    /// A password attempt in the body (`@login`): the host's login throttle applies.
+    Login,
+    /// An answer produced line by line, possibly slowly (a language model's).
+    Lines,
+    /// A feed that may be followed as `text/event-stream` (a GET that asks for it).
+    EventStream,
+    /// A body of any length, handed to the engine in pieces at an `Upload-Offset` (tus `PATCH`).
+    Pieces,
+}
+
 /// One route: method, path pattern, who may call it, whether it writes, its handler and its
 /// documentation.
 #[derive(Clone)]
@@ -100,6 +116,8 @@ pub struct RouteDef {
     pub conditional: bool,
     /// Present only when this holds for the engine (e.g. the test clock).
     pub available: fn(&Core) -> bool,
+    /// How the host carries it.
+    pub carriage: Carriage,
     /// One line for the documentation.
     pub summary: &'static str,
     /// Success status.
@@ -154,6 +172,7 @@ impl RouteDef {
             root_only: false,
             conditional: false,
             available: always,
+            carriage: Carriage::Plain,
             summary: "",
             status: 200,
             body: None,
@@ -217,6 +236,11 @@ impl RouteDef {
     /// Present only when `f` holds for the engine.
     pub fn only_if(mut self, f: fn(&Core) -> bool) -> Self {
         self.available = f;
+        self
+    }
+    /// How the host carries it (default [`Carriage::Plain`]).
+    pub fn carried(mut self, carriage: Carriage) -> Self {
+        self.carriage = carriage;
         self
     }
     /// The one-line documentation.

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use serde_json::{json, Map};
 
 use super::extract::Call;
-use super::router::{Registry, RouteDef};
+use super::router::{Carriage, Registry, RouteDef};
 use crate::context::Ctx;
 use crate::error::{EngineError, Result};
 use crate::files::{self, StoredFile};
@@ -53,6 +53,7 @@ pub fn register(r: &mut Registry) {
     );
     r.route(
         RouteDef::patch("@tus-upload/{id}", patch)
+            .carried(Carriage::Pieces)
             .checked_by_handler()
             .status(204)
             .summary(
