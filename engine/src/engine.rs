@@ -228,26 +228,12 @@ impl<S: Store> Engine<S> {
         self.with_write(crate::jobs::run_due_schedules)
     }
 
-    /// The SMTP settings of the mail control panel: (host, port, user, password).
-    pub fn smtp_settings(&self) -> Result<(String, u16, String, String)> {
+    /// The SMTP server of the mail control panel, which outbox mails go through
+    /// ([`crate::jobs::perform`]).
+    pub fn smtp_settings(&self) -> Result<crate::jobs::SmtpSettings> {
         let txn = self.store.begin_read()?;
         let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
-        let text = |name: &str| -> Result<String> {
-            Ok(crate::configuration::get(&ctx, name)?
-                .as_str()
-                .unwrap_or_default()
-                .to_string())
-        };
-        let port = crate::configuration::get(&ctx, "plone.smtp_port")?
-            .as_u64()
-            .and_then(|p| u16::try_from(p).ok())
-            .unwrap_or(25);
-        Ok((
-            text("plone.smtp_host")?,
-            port,
-            text("plone.smtp_userid")?,
-            text("plone.smtp_pass")?,
-        ))
+        crate::jobs::SmtpSettings::read(&ctx)
     }
 
     /// Configure the languages and install profiles on an existing site, in one transaction (see
