@@ -306,12 +306,19 @@ pub struct Registry {
     /// Every component, in registration order.
     pub components: Vec<Component>,
     family: &'static str,
+    /// The positions in [`Registry::routes`] of each endpoint name's routes, in order: a lookup
+    /// looks at those only (the engine routes every request, cached answers included).
+    by_endpoint: std::collections::HashMap<&'static str, Vec<usize>>,
 }
 
 impl Registry {
     /// Register `route` for the family being registered.
     pub fn route(&mut self, mut route: RouteDef) {
         route.family = self.family;
+        self.by_endpoint
+            .entry(route.endpoint)
+            .or_default()
+            .push(self.routes.len());
         self.routes.push(route);
     }
 
@@ -344,15 +351,19 @@ impl Registry {
         let fits = move |r: &&'static RouteDef| {
             r.endpoint == name && r.takes(&route.params) && (r.available)(core)
         };
-        let most_fixed = self
-            .routes
-            .iter()
+        let named = move || {
+            self.by_endpoint
+                .get(name)
+                .map_or(&[][..], Vec::as_slice)
+                .iter()
+                .filter_map(|&i| self.routes.get(i))
+        };
+        let most_fixed = named()
             .filter(fits)
             .map(RouteDef::fixed_segments)
             .max()
             .unwrap_or(0);
-        self.routes
-            .iter()
+        named()
             .filter(fits)
             .filter(move |r| r.fixed_segments() == most_fixed)
     }
