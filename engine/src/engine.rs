@@ -741,7 +741,8 @@ impl Routed {
     }
 
     /// One piece of a body read in pieces ([`BodyKind::Pieces`]): the same request with `body`
-    /// as its body, placed at `offset` (its `Upload-Offset`), routed as this one was.
+    /// as its body, placed at `offset` (its `Upload-Offset`), routed as this one was
+    /// ([`Routed::in_pieces`] makes them).
     pub fn piece(&self, body: Vec<u8>, offset: u64) -> Routed {
         let mut request = Request {
             method: self.request.method.clone(),
@@ -768,6 +769,76 @@ impl Routed {
             found: self.found.clone(),
             carriage: self.carriage,
             info: self.info.clone(),
+        }
+    }
+
+    /// Answer a request whose body comes in pieces ([`BodyKind::Pieces`], a tus `PATCH` of any
+    /// length): `body` is read as it arrives and every [`RouteInfo`]'s `piece` bytes become
+    /// their own request ([`Routed::piece`], at the offset reached), which `run` answers (the
+    /// host's writer: each piece is a committed write). The upload's bytes are never all in
+    /// memory, and whatever arrived before a broken connection is kept: the client asks `HEAD`
+    /// for the offset and resumes there (the answer is then a 400). The answer is the last
+    /// piece's, or the first that is not a success (`204`). A request that is not read in
+    /// pieces is refused (the host reads its body whole).
+    pub async fn in_pieces<B, F, Fut>(&self, body: &mut B, mut run: F) -> Handled
+    where
+        B: crate::http::BodyStream,
+        F: FnMut(Routed) -> Fut,
+        Fut: std::future::Future<Output = Handled>,
+    {
+        let (mut offset, piece_size) = match self.info.body {
+            BodyKind::Pieces { offset, piece } => (offset, piece.max(1)),
+            BodyKind::Whole { .. } => {
+                return Handled {
+                    response: EngineError::Internal(
+                        "a body read whole was handed over in pieces".into(),
+                    )
+                    .into_response(),
+                    refused_login: None,
+                }
+            }
+        };
+        let mut buf: Vec<u8> = Vec::with_capacity(piece_size);
+        let mut last = None;
+        loop {
+            match body.next_chunk().await {
+                Some(Ok(chunk)) => {
+                    let mut data: &[u8] = chunk.as_ref();
+                    while !data.is_empty() {
+                        let take = (piece_size - buf.len()).min(data.len());
+                        buf.extend_from_slice(&data[..take]);
+                        data = &data[take..];
+                        if buf.len() == piece_size {
+                            let piece = std::mem::replace(&mut buf, Vec::with_capacity(piece_size));
+                            let n = piece.len() as u64;
+                            let handled = run(self.piece(piece, offset)).await;
+                            if handled.response.status != 204 {
+                                return handled;
+                            }
+                            offset += n;
+                            last = Some(handled);
+                        }
+                    }
+                }
+                Some(Err(why)) => {
+                    // The connection broke: keep what arrived, the client resumes from there.
+                    if !buf.is_empty() {
+                        let _ = run(self.piece(std::mem::take(&mut buf), offset)).await;
+                    }
+                    return Handled {
+                        response: EngineError::bad_request(format!(
+                            "Could not read the request body: {why}"
+                        ))
+                        .into_response(),
+                        refused_login: None,
+                    };
+                }
+                None => break,
+            }
+        }
+        match last {
+            Some(handled) if buf.is_empty() => handled,
+            _ => run(self.piece(buf, offset)).await,
         }
     }
 }

@@ -189,10 +189,10 @@ pub enum BodyKind {
         /// The most bytes the engine takes in one request.
         limit: usize,
     },
-    /// Of any length, read as it arrives and handed to the engine in pieces of `piece` bytes
-    /// (the last one shorter), each its own request (`Routed::piece`, see
-    /// [`crate::Engine::route`]) at the offset reached, starting at `offset` (a tus `PATCH`).
-    /// The answer is the last piece's, or the first that is not a success.
+    /// Of any length (a tus `PATCH`): the host hands the engine the body as a [`BodyStream`]
+    /// (`Routed::in_pieces`), which makes each `piece` bytes (the last one shorter) their own
+    /// request at the offset reached, starting at `offset`, and answers with the last piece's
+    /// answer or the first that is not a success.
     Pieces {
         /// Where the first piece goes.
         offset: u64,
@@ -209,6 +209,19 @@ pub enum ThrottleClass {
     /// password (`Handled::refused_login`), and a host that refuses an attempt answers
     /// [`crate::EngineError::TooManyLoginAttempts`].
     Login,
+}
+
+/// A request body the host reads as it arrives, adapting its server's body type (host-server:
+/// axum's body frames). The engine pulls from it where it takes a body in pieces
+/// ([`BodyKind::Pieces`]: `Routed::in_pieces`, after [`crate::Engine::route`]).
+pub trait BodyStream {
+    /// A piece of bytes as the host has it (no copy needed).
+    type Chunk: AsRef<[u8]>;
+    /// The next bytes that arrived; `None` at the end of the body; `Err` (why) when the
+    /// connection broke or the read failed.
+    fn next_chunk(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<std::result::Result<Self::Chunk, String>>>;
 }
 
 /// A response as the engine produces it.

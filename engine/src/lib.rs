@@ -81,7 +81,8 @@ pub use crate::state::EngineOptions;
 pub use clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
 pub use error::{EngineError, Result};
 pub use http::{
-    AnswerKind, BlobStream, BodyKind, Method, Request, Response, RouteInfo, ThrottleClass,
+    AnswerKind, BlobStream, BodyKind, BodyStream, Method, Request, Response, RouteInfo,
+    ThrottleClass,
 };
 pub use setup::SiteSetup;
 pub use store::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};

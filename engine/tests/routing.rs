@@ -160,3 +160,103 @@ fn the_throttle_refusal_is_an_engine_error() {
         })
     );
 }
+
+/// A body that arrives in the given chunks, then ends (or breaks, with `broken`).
+struct Chunks {
+    chunks: std::collections::VecDeque<Vec<u8>>,
+    broken: bool,
+}
+
+impl engine::BodyStream for Chunks {
+    type Chunk = Vec<u8>;
+
+    async fn next_chunk(&mut self) -> Option<Result<Vec<u8>, String>> {
+        match self.chunks.pop_front() {
+            Some(c) => Some(Ok(c)),
+            None if self.broken => {
+                self.broken = false;
+                Some(Err("reset".into()))
+            }
+            None => None,
+        }
+    }
+}
+
+/// Run a future that never waits.
+fn ready<T>(f: impl std::future::Future<Output = T>) -> T {
+    let mut f = std::pin::pin!(f);
+    let waker = std::task::Waker::noop();
+    match f.as_mut().poll(&mut std::task::Context::from_waker(waker)) {
+        std::task::Poll::Ready(v) => v,
+        std::task::Poll::Pending => panic!("the future waited"),
+    }
+}
+
+/// The pieces `in_pieces` makes of `chunks` (piece size 4, first offset 10): each piece's
+/// offset and bytes, and the answer; `fail_at` answers that piece 409.
+fn pieces(chunks: &[&str], broken: bool, fail_at: Option<usize>) -> (Vec<(String, String)>, u16) {
+    let mut opts = EngineOptions::for_tests();
+    opts.max_body_bytes = 4;
+    let e = Engine::new(MemStore::new(), opts).unwrap();
+    e.create_site(&SiteSetup::new("secret")).unwrap();
+    let routed = e.route(
+        Request::new(Method::Patch, "/@tus-upload/abc", BASE)
+            .header("Upload-Offset", "10")
+            .header("Content-Length", "99"),
+    );
+    assert_eq!(
+        routed.info().body,
+        BodyKind::Pieces {
+            offset: 10,
+            piece: 4
+        }
+    );
+    let mut body = Chunks {
+        chunks: chunks.iter().map(|c| c.as_bytes().to_vec()).collect(),
+        broken,
+    };
+    let mut seen = Vec::new();
+    let handled = ready(routed.in_pieces(&mut body, |piece| {
+        let req = piece.request();
+        assert_eq!(req.header_value("content-length"), None);
+        seen.push((
+            req.header_value("upload-offset").unwrap_or("").to_string(),
+            String::from_utf8(req.body.clone()).unwrap(),
+        ));
+        let status = if Some(seen.len()) == fail_at {
+            409
+        } else {
+            204
+        };
+        std::future::ready(engine::engine::Handled {
+            response: engine::Response::empty(status),
+            refused_login: None,
+        })
+    }));
+    (seen, handled.response.status)
+}
+
+#[test]
+fn a_body_in_pieces_becomes_one_request_per_piece_at_the_offset_reached() {
+    let p = |o: &str, b: &str| (o.to_string(), b.to_string());
+    assert_eq!(
+        pieces(&["ab", "cdefghi", "j"], false, None),
+        (vec![p("10", "abcd"), p("14", "efgh"), p("18", "ij")], 204)
+    );
+    // A body that ends on a piece boundary sends no empty piece; an empty body sends one.
+    assert_eq!(
+        pieces(&["abcdefgh"], false, None),
+        (vec![p("10", "abcd"), p("14", "efgh")], 204)
+    );
+    assert_eq!(pieces(&[], false, None), (vec![p("10", "")], 204));
+    // The first refusal is the answer; nothing more is sent.
+    assert_eq!(
+        pieces(&["abcdefghij"], false, Some(1)),
+        (vec![p("10", "abcd")], 409)
+    );
+    // A broken connection keeps what arrived and answers 400.
+    assert_eq!(
+        pieces(&["abcdef"], true, None),
+        (vec![p("10", "abcd"), p("14", "ef")], 400)
+    );
+}

@@ -24,7 +24,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{request::Parts, Method as HttpMethod, StatusCode};
 use axum::Router;
-use engine::engine::{Handled, Routed};
+use engine::engine::Routed;
 use engine::{AnswerKind, BodyKind, Engine, EngineError, Method, Store, ThrottleClass};
 use http_body_util::BodyExt;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -329,12 +329,14 @@ where
     });
     let info = routed.info().clone();
     let limit = match info.body {
-        BodyKind::Pieces { offset, piece } => {
+        BodyKind::Pieces { .. } => {
             let login = attempt(&routed);
             if let Some(refusal) = throttled(&state, login.as_deref(), client) {
                 return refusal;
             }
-            let handled = in_pieces(&state, &routed, body, offset, piece).await;
+            let handled = routed
+                .in_pieces(&mut Frames(body), |piece| state.writer.submit(piece))
+                .await;
             count_failure(&state, handled.refused_login.as_deref(), client);
             return to_http(handled.response);
         }
@@ -401,7 +403,7 @@ fn throttled<S: Store>(
     ))
 }
 
-/// Count a password the engine refused ([`Handled::refused_login`]).
+/// Count a password the engine refused ([`engine::engine::Handled::refused_login`]).
 fn count_failure<S: Store>(state: &AppState<S>, refused: Option<&str>, client: Option<IpAddr>) {
     if let Some(login) = refused {
         state.throttle.failed(login, client);
@@ -472,67 +474,26 @@ where
     }
 }
 
-/// A body the engine takes in pieces ([`BodyKind::Pieces`], a tus `PATCH` of any length): read
-/// as it arrives and handed to the engine `piece` bytes at a time, each its own committed write
-/// at the offset reached ([`Routed::piece`]), so the bytes are never all in memory and whatever
-/// arrived before a dropped connection is kept (the client asks `HEAD` for the offset and
-/// resumes there). The answer is the last piece's (or the first refusal).
-async fn in_pieces<S>(
-    state: &AppState<S>,
-    routed: &Routed,
-    mut body: Body,
-    mut offset: u64,
-    piece_size: usize,
-) -> Handled
-where
-    S: Store + Send + Sync + 'static,
-{
-    let submit = |bytes: Vec<u8>, at: u64| state.writer.submit(routed.piece(bytes, at));
-    let mut buf: Vec<u8> = Vec::with_capacity(piece_size);
-    let mut last = None;
-    loop {
-        match body.frame().await {
-            Some(Ok(frame)) => {
-                let Ok(data) = frame.into_data() else {
-                    continue;
-                };
-                let mut data: &[u8] = &data;
-                while !data.is_empty() {
-                    let take = (piece_size - buf.len()).min(data.len());
-                    buf.extend_from_slice(&data[..take]);
-                    data = &data[take..];
-                    if buf.len() == piece_size {
-                        let piece = std::mem::replace(&mut buf, Vec::with_capacity(piece_size));
-                        let n = piece.len() as u64;
-                        let handled = submit(piece, offset).await;
-                        if handled.response.status != 204 {
-                            return handled;
-                        }
-                        offset += n;
-                        last = Some(handled);
+/// axum's body as the engine reads a body in pieces ([`engine::BodyStream`]).
+struct Frames(Body);
+
+impl engine::BodyStream for Frames {
+    type Chunk = axum::body::Bytes;
+
+    async fn next_chunk(&mut self) -> Option<Result<axum::body::Bytes, String>> {
+        loop {
+            match self.0.frame().await? {
+                Ok(frame) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Some(Ok(data));
                     }
                 }
-            }
-            Some(Err(e)) => {
-                // The connection broke: keep what arrived, the client resumes from there.
-                tracing::debug!(error = %e, offset, "a body in pieces ended early");
-                if !buf.is_empty() {
-                    let _ = submit(std::mem::take(&mut buf), offset).await;
+                Err(e) => {
+                    tracing::debug!(error = %e, "a body read in pieces ended early");
+                    return Some(Err(e.to_string()));
                 }
-                return Handled {
-                    response: EngineError::bad_request(format!(
-                        "Could not read the request body: {e}"
-                    ))
-                    .into_response(),
-                    refused_login: None,
-                };
             }
-            None => break,
         }
-    }
-    match last {
-        Some(handled) if buf.is_empty() => handled,
-        _ => submit(buf, offset).await,
     }
 }
 
