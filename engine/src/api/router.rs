@@ -351,13 +351,8 @@ impl Registry {
         let fits = move |r: &&'static RouteDef| {
             r.endpoint == name && r.takes(&route.params) && (r.available)(core)
         };
-        let named = move || {
-            self.by_endpoint
-                .get(name)
-                .map_or(&[][..], Vec::as_slice)
-                .iter()
-                .filter_map(|&i| self.routes.get(i))
-        };
+        let ids: &'static [usize] = self.by_endpoint.get(name).map_or(&[], Vec::as_slice);
+        let named = move || ids.iter().filter_map(|&i| self.routes.get(i));
         let most_fixed = named()
             .filter(fits)
             .map(RouteDef::fixed_segments)
