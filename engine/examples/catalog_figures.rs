@@ -23,9 +23,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::auth::password::PasswordCost;
-use engine::clock::iso;
-use engine::model::ContentRecord;
+use engine::core::clock::iso;
+use engine::core::model::ContentRecord;
+use engine::people::auth::password::PasswordCost;
 use engine::{
     Direction, Engine, EngineOptions, FixedClock, MemStore, Method, Request, SeededEntropy,
     SiteSetup, Store,
@@ -65,7 +65,7 @@ fn page_fields(i: usize) -> Map<String, Value> {
 }
 
 fn record(
-    ctx: &engine::context::Ctx<'_>,
+    ctx: &engine::runtime::context::Ctx<'_>,
     type_name: &str,
     id: &str,
     mut f: Map<String, Value>,
@@ -76,7 +76,7 @@ fn record(
         .get(type_name)
         .expect("known type");
     f.insert("effective".into(), json!(iso(&ctx.now())));
-    let mut rec = engine::tree::new_record(ctx, &ty, id, "admin", f);
+    let mut rec = engine::content::tree::new_record(ctx, &ty, id, "admin", f);
     rec.review_state = Some("published".into());
     rec
 }
@@ -86,7 +86,7 @@ fn build(engine: &Engine<MemStore>, shape: &[usize], posts: usize) -> usize {
     engine
         .with_write(|ctx| {
             let mut n = 1;
-            let mut root = engine::tree::root(ctx)?;
+            let mut root = engine::content::tree::root(ctx)?;
             let mut level = vec![];
             let last = shape.len() - 1;
             for (depth, &count) in shape.iter().enumerate() {
@@ -105,7 +105,7 @@ fn build(engine: &Engine<MemStore>, shape: &[usize], posts: usize) -> usize {
                                 fields(json!({"title": format!("Folder {i}"), "language": "en"}));
                             record(ctx, "Folder", &format!("f{i}"), t)
                         };
-                        engine::tree::insert(ctx, &mut parent, &mut rec)?;
+                        engine::content::tree::insert(ctx, &mut parent, &mut rec)?;
                         n += 1;
                         if depth != last {
                             next.push(rec);
@@ -115,18 +115,18 @@ fn build(engine: &Engine<MemStore>, shape: &[usize], posts: usize) -> usize {
                 level = next;
             }
             if posts > 0 {
-                root = engine::tree::root(ctx)?;
+                root = engine::content::tree::root(ctx)?;
                 let mut folder = record(
                     ctx,
                     "Folder",
                     "bench-posts",
                     fields(json!({"title": "Posts"})),
                 );
-                engine::tree::insert(ctx, &mut root, &mut folder)?;
+                engine::content::tree::insert(ctx, &mut root, &mut folder)?;
                 n += 1;
                 for i in 0..posts {
                     let mut rec = record(ctx, "Page", &format!("old-{i}"), page_fields(i));
-                    engine::tree::insert(ctx, &mut folder, &mut rec)?;
+                    engine::content::tree::insert(ctx, &mut folder, &mut rec)?;
                     n += 1;
                 }
             }
@@ -307,7 +307,7 @@ fn main() {
 /// The time of `catalog::search_page` alone for the folder contents query (`PHASES=<runs>`).
 fn phase_times(e: &Engine<MemStore>, folder: &str) {
     e.with_write(|ctx| {
-        ctx.principal = engine::security::Principal::User(engine::security::User {
+        ctx.principal = engine::core::security::Principal::User(engine::core::security::User {
             login: "admin".into(),
             fullname: String::new(),
             roles: vec!["Manager".into()],

@@ -1,4 +1,4 @@
-//! What the change log ([`engine::changes`]) costs a create: pages POSTed into a folder in
+//! What the change log ([`engine::sync::changes`]) costs a create: pages POSTed into a folder in
 //! process (MemStore, no HTTP), with the `changes` subscriber and without it (removed with
 //! `Engine::unsubscribe`; never on a real site), alternating rounds so machine load hits both
 //! alike. Also the time to read the whole log back through `GET /@changes` in pages of 1,000.

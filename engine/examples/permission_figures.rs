@@ -68,7 +68,7 @@ fn main() {
     let mut options = EngineOptions::production();
     options.clock = Arc::new(FixedClock::default());
     options.entropy = Arc::new(SeededEntropy::new(7));
-    options.password_cost = engine::auth::password::PasswordCost::TESTING;
+    options.password_cost = engine::people::auth::password::PasswordCost::TESTING;
     let e = Engine::new(MemStore::new(), options).expect("engine");
     e.create_site(&SiteSetup::new("secret-password"))
         .expect("site");
@@ -117,11 +117,11 @@ fn main() {
     }
     // The direct grant is written as stored (also on builds without `@sharing`, for comparison).
     e.with_write(|ctx| {
-        let mut shared = engine::tree::at_path(ctx, "/shared")?.expect("/shared");
+        let mut shared = engine::content::tree::at_path(ctx, "/shared")?.expect("/shared");
         shared
             .local_roles
             .insert("direct".into(), vec!["Reader".into()]);
-        engine::tree::save(ctx, &mut shared, engine::tree::Change::LocalRoles)
+        engine::content::tree::save(ctx, &mut shared, engine::content::tree::Change::LocalRoles)
     })
     .expect("grant");
     let mut callers = vec![

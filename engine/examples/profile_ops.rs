@@ -18,9 +18,9 @@
 //! pages, every object published. Options are production ones (no response cache) with cheap
 //! password hashing, a fixed clock and seeded ids. Only the requests are inside `run_ops`; the setup is outside it.
 
-use engine::auth::password::PasswordCost;
-use engine::clock::iso;
-use engine::model::ContentRecord;
+use engine::core::clock::iso;
+use engine::core::model::ContentRecord;
+use engine::people::auth::password::PasswordCost;
 use engine::{
     Engine, EngineOptions, FixedClock, MemStore, Method, Request, SeededEntropy, SiteSetup,
 };
@@ -51,7 +51,7 @@ fn folder_fields(title: &str) -> Map<String, Value> {
 
 /// A published record of `type_name` as the API would have stored it.
 fn record(
-    ctx: &engine::context::Ctx<'_>,
+    ctx: &engine::runtime::context::Ctx<'_>,
     type_name: &str,
     id: &str,
     mut fields: Map<String, Value>,
@@ -62,7 +62,7 @@ fn record(
         .get(type_name)
         .expect("known type");
     fields.insert("effective".into(), json!(iso(&ctx.now())));
-    let mut rec = engine::tree::new_record(ctx, &ty, id, "admin", fields);
+    let mut rec = engine::content::tree::new_record(ctx, &ty, id, "admin", fields);
     rec.review_state = Some("published".into());
     rec
 }
@@ -70,12 +70,12 @@ fn record(
 fn build(engine: &Engine<MemStore>, bench_posts: usize) {
     engine
         .with_write(|ctx| {
-            let mut root = engine::tree::root(ctx)?;
+            let mut root = engine::content::tree::root(ctx)?;
             let mut level = Vec::new();
             for i in 0..SHAPE[0] {
                 let id = format!("f{i}");
                 let mut rec = record(ctx, "Folder", &id, folder_fields(&format!("Folder {id}")));
-                engine::tree::insert(ctx, &mut root, &mut rec)?;
+                engine::content::tree::insert(ctx, &mut root, &mut rec)?;
                 level.push(rec);
             }
             for (depth, &n) in SHAPE.iter().enumerate().skip(1) {
@@ -90,7 +90,7 @@ fn build(engine: &Engine<MemStore>, bench_posts: usize) {
                             let id = format!("f{i}");
                             record(ctx, "Folder", &id, folder_fields(&format!("Folder {id}")))
                         };
-                        engine::tree::insert(ctx, parent, &mut rec)?;
+                        engine::content::tree::insert(ctx, parent, &mut rec)?;
                         if !last {
                             next.push(rec);
                         }
@@ -102,11 +102,11 @@ fn build(engine: &Engine<MemStore>, bench_posts: usize) {
                 return Ok(());
             }
             let mut posts = record(ctx, "Folder", "bench-posts", folder_fields("Bench posts"));
-            engine::tree::insert(ctx, &mut root, &mut posts)?;
+            engine::content::tree::insert(ctx, &mut root, &mut posts)?;
             for i in 0..bench_posts {
                 let id = format!("bench-old-{i}");
                 let mut rec = record(ctx, "Page", &id, page_fields(&format!("Bench old {i}")));
-                engine::tree::insert(ctx, &mut posts, &mut rec)?;
+                engine::content::tree::insert(ctx, &mut posts, &mut rec)?;
             }
             Ok(())
         })
@@ -222,9 +222,9 @@ fn dump(engine: &Engine<MemStore>, dir: &str, admin: &str) {
     }
     engine
         .with_write(|ctx| {
-            let mut d = engine::tree::at_path(ctx, "/f0/f0/f0/draft-b")?.expect("draft-b");
+            let mut d = engine::content::tree::at_path(ctx, "/f0/f0/f0/draft-b")?.expect("draft-b");
             d.local_roles.insert("member".into(), vec!["Reader".into()]);
-            engine::tree::save(ctx, &mut d, engine::tree::Change::LocalRoles)
+            engine::content::tree::save(ctx, &mut d, engine::content::tree::Change::LocalRoles)
         })
         .expect("grant");
     let urls = [

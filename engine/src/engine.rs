@@ -3,36 +3,36 @@
 //! [`Engine::handle`] (plus site creation and bulk writes).
 
 use crate::api;
-use crate::auth::Credentials;
-use crate::cache::ResponseCache;
-use crate::context::{Ctx, Txn};
-use crate::error::{EngineError, Result};
-use crate::http::{AnswerKind, BodyKind, Request, Response, RouteInfo, ThrottleClass};
-use crate::keys;
-use crate::security::Principal;
-use crate::setup::{self, SiteSetup};
-pub use crate::state::{Core, EngineOptions};
-use crate::store::{Savepoint, Store, StoreError};
-use crate::subscriber::{Registry, Subscriber};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{AnswerKind, BodyKind, Request, Response, RouteInfo, ThrottleClass};
+use crate::core::keys;
+use crate::core::security::Principal;
+use crate::core::store::{Savepoint, Store, StoreError};
+use crate::people::auth::Credentials;
+use crate::runtime::cache::ResponseCache;
+use crate::runtime::context::{Ctx, Txn};
+pub use crate::runtime::state::{Core, EngineOptions};
+use crate::runtime::subscriber::{Registry, Subscriber};
+use crate::site::setup::{self, SiteSetup};
 
 /// The content engine over a store `S`.
 pub struct Engine<S: Store> {
     store: S,
     core: Core,
     subscribers: Registry,
-    migrated: crate::migrations::Report,
+    migrated: crate::site::migrations::Report,
 }
 
 impl<S: Store> Engine<S> {
     /// An engine over `store`. A site of an older schema version is upgraded in place first
-    /// ([`crate::migrations`], one write transaction; see [`Engine::migration_report`]); a store
+    /// ([`crate::site::migrations`], one write transaction; see [`Engine::migration_report`]); a store
     /// written by a newer (or unknown) schema version is refused.
     pub fn new(store: S, options: EngineOptions) -> Result<Self> {
         let engine = Engine {
             store,
             core: Core::new(options),
-            subscribers: crate::registry::builtin(),
-            migrated: crate::migrations::Report::default(),
+            subscribers: crate::site::registry::builtin(),
+            migrated: crate::site::migrations::Report::default(),
         };
         let mut engine = engine;
         engine.migrated = engine.migrate()?;
@@ -44,7 +44,7 @@ impl<S: Store> Engine<S> {
         Ok(engine)
     }
 
-    /// Register an event subscriber after the built-in ones ([`crate::registry::builtin`]),
+    /// Register an event subscriber after the built-in ones ([`crate::site::registry::builtin`]),
     /// before serving requests.
     pub fn subscribe(&mut self, s: Box<dyn Subscriber>) {
         self.subscribers.register(s);
@@ -72,15 +72,15 @@ impl<S: Store> Engine<S> {
     }
 
     /// Upgrade the store's site to this build's schema if it is older (see
-    /// [`crate::migrations`]); refuse a newer or unknown one. [`Engine::new`] does this; a host
+    /// [`crate::site::migrations`]); refuse a newer or unknown one. [`Engine::new`] does this; a host
     /// may call it again (say, after reloading the store from elsewhere): it does nothing to a
     /// current store.
-    pub fn migrate(&self) -> Result<crate::migrations::Report> {
+    pub fn migrate(&self) -> Result<crate::site::migrations::Report> {
         {
             let ctx = Ctx::new(&self.core, Txn::Read(self.store.begin_read()?), "");
-            if !crate::migrations::needed(&ctx)? {
-                let v = crate::migrations::check(&ctx)?;
-                return Ok(crate::migrations::Report {
+            if !crate::site::migrations::needed(&ctx)? {
+                let v = crate::site::migrations::check(&ctx)?;
+                return Ok(crate::site::migrations::Report {
                     from: v,
                     to: v,
                     steps: Vec::new(),
@@ -89,13 +89,13 @@ impl<S: Store> Engine<S> {
         }
         let _writing = self.core.responses.writing();
         let mut ctx = Ctx::new(&self.core, Txn::Write(self.store.begin_write()?), "");
-        let report = crate::migrations::run(&mut ctx)?;
+        let report = crate::site::migrations::run(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(report)
     }
 
     /// What [`Engine::new`] migrated when it opened the store (hosts log it).
-    pub fn migration_report(&self) -> &crate::migrations::Report {
+    pub fn migration_report(&self) -> &crate::site::migrations::Report {
         &self.migrated
     }
 
@@ -111,13 +111,13 @@ impl<S: Store> Engine<S> {
         let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
         setup::create(&mut ctx, setup)?;
         self.subscribers.dispatch(&mut ctx)?;
-        crate::related::sync(&mut ctx)?;
+        crate::ai::related::sync(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(())
     }
 
     /// Make the stored embedding vectors those of the configured model
-    /// ([`crate::related::sync`]); [`Engine::new`] does this. How many were recomputed.
+    /// ([`crate::ai::related::sync`]); [`Engine::new`] does this. How many were recomputed.
     pub fn sync_vectors(&self) -> Result<usize> {
         if self.core.options.embedder.is_none() || !self.site_exists()? {
             return Ok(0);
@@ -131,7 +131,7 @@ impl<S: Store> Engine<S> {
         }
         let _writing = self.core.responses.writing();
         let mut ctx = Ctx::new(&self.core, Txn::Write(self.store.begin_write()?), "");
-        let n = crate::related::sync(&mut ctx)?;
+        let n = crate::ai::related::sync(&mut ctx)?;
         self.publish(ctx.commit()?);
         Ok(n)
     }
@@ -148,50 +148,59 @@ impl<S: Store> Engine<S> {
     }
 
     /// Purge the recycle bin's items older than the site's retention period
-    /// ([`crate::recyclebin::purge_expired`]), in one write transaction; how many were purged (0
+    /// ([`crate::content::recyclebin::purge_expired`]), in one write transaction; how many were purged (0
     /// when there is no site yet). There is no job scheduler yet: host-server runs this on a
     /// timer and the browser host when it opens a site.
     pub fn purge_expired_recyclebin(&self) -> Result<usize> {
         if !self.site_exists()? {
             return Ok(0);
         }
-        self.with_write(crate::recyclebin::purge_expired)
+        self.with_write(crate::content::recyclebin::purge_expired)
     }
 
-    /// Claim up to `limit` outbox deliveries that are due now ([`crate::jobs::claim_due`]): the
+    /// Claim up to `limit` outbox deliveries that are due now ([`crate::automation::jobs::claim_due`]): the
     /// host performs them and reports the outcomes with [`Engine::report_deliveries`]. Empty
     /// when there is no site yet. A read transaction finds out first whether any is due, so an
     /// idle poll does not take the writer.
-    pub fn claim_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
+    pub fn claim_deliveries(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::automation::jobs::DueDelivery>> {
         let due = self.next_delivery_due()?;
         let now = self.core.clock.now().timestamp_millis();
         if due.is_none_or(|d| d > now) {
             return Ok(Vec::new());
         }
-        self.with_write(|ctx| crate::jobs::claim_due(ctx, limit))
+        self.with_write(|ctx| crate::automation::jobs::claim_due(ctx, limit))
     }
 
     /// [`Engine::claim_deliveries`] for webhooks only: mails stay queued (the browser host sends
     /// no mail).
-    pub fn claim_webhook_deliveries(&self, limit: usize) -> Result<Vec<crate::jobs::DueDelivery>> {
+    pub fn claim_webhook_deliveries(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::automation::jobs::DueDelivery>> {
         let due = self.next_delivery_due()?;
         let now = self.core.clock.now().timestamp_millis();
         if due.is_none_or(|d| d > now) {
             return Ok(Vec::new());
         }
         self.with_write(|ctx| {
-            crate::jobs::claim_due_where(ctx, limit, |d| {
-                matches!(d, crate::jobs::Delivery::Webhook { .. })
+            crate::automation::jobs::claim_due_where(ctx, limit, |d| {
+                matches!(d, crate::automation::jobs::Delivery::Webhook { .. })
             })
         })
     }
 
-    /// Record the outcomes of delivery attempts ([`crate::jobs::report`]), in one transaction:
+    /// Record the outcomes of delivery attempts ([`crate::automation::jobs::report`]), in one transaction:
     /// each done, or retried after a backoff, or failed for good.
-    pub fn report_deliveries(&self, outcomes: Vec<(String, crate::jobs::Outcome)>) -> Result<()> {
+    pub fn report_deliveries(
+        &self,
+        outcomes: Vec<(String, crate::automation::jobs::Outcome)>,
+    ) -> Result<()> {
         self.with_write(|ctx| {
             for (job, outcome) in outcomes {
-                crate::jobs::report(ctx, &job, outcome)?;
+                crate::automation::jobs::report(ctx, &job, outcome)?;
             }
             Ok(())
         })
@@ -204,10 +213,10 @@ impl<S: Store> Engine<S> {
         }
         let txn = self.store.begin_read()?;
         let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
-        crate::jobs::next_due(&ctx)
+        crate::automation::jobs::next_due(&ctx)
     }
 
-    /// Run the scheduled jobs that are due ([`crate::jobs::run_due_schedules`]); how many ran.
+    /// Run the scheduled jobs that are due ([`crate::automation::jobs::run_due_schedules`]); how many ran.
     /// A read transaction finds out first whether any is due, so an idle tick does not take the
     /// writer.
     pub fn run_due_schedules(&self) -> Result<usize> {
@@ -218,34 +227,34 @@ impl<S: Store> Engine<S> {
             let txn = self.store.begin_read()?;
             let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
             let now = ctx.now();
-            let due = crate::jobs::schedules(&ctx)?
+            let due = crate::automation::jobs::schedules(&ctx)?
                 .iter()
                 .any(|j| j.enabled && j.next_run.is_some_and(|t| t <= now));
             if !due {
                 return Ok(0);
             }
         }
-        self.with_write(crate::jobs::run_due_schedules)
+        self.with_write(crate::automation::jobs::run_due_schedules)
     }
 
     /// The SMTP server of the mail control panel, which outbox mails go through
-    /// ([`crate::jobs::perform`]).
-    pub fn smtp_settings(&self) -> Result<crate::jobs::SmtpSettings> {
+    /// ([`crate::automation::jobs::perform`]).
+    pub fn smtp_settings(&self) -> Result<crate::automation::jobs::SmtpSettings> {
         let txn = self.store.begin_read()?;
         let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
-        crate::jobs::SmtpSettings::read(&ctx)
+        crate::automation::jobs::SmtpSettings::read(&ctx)
     }
 
     /// Configure the languages and install profiles on an existing site, in one transaction (see
-    /// [`crate::multilingual::configure`]): what a host does for `--profile` / `--languages` when
+    /// [`crate::content::multilingual::configure`]): what a host does for `--profile` / `--languages` when
     /// the site already exists.
     pub fn configure_languages(&self, profiles: &[String], languages: &[String]) -> Result<()> {
-        self.with_write(|ctx| crate::multilingual::configure(ctx, profiles, languages))
+        self.with_write(|ctx| crate::content::multilingual::configure(ctx, profiles, languages))
     }
 
     /// Drop the cached answers a commit's writes change ([`Core::publish`]); wake the host's
     /// outbox delivery if the commit queued deliveries.
-    fn publish(&self, moved: Option<crate::cache::Moved>) {
+    fn publish(&self, moved: Option<crate::runtime::cache::Moved>) {
         self.core.publish(moved);
         if self
             .core
@@ -269,7 +278,7 @@ impl<S: Store> Engine<S> {
 
     /// The cached answer to `req`, found without opening a store transaction: the caller is
     /// known from the cache (anonymous, or a token or Basic credentials verified before and
-    /// not changed since), and so is the answer ([`crate::cache`]). `None` sends the request
+    /// not changed since), and so is the answer ([`crate::runtime::cache`]). `None` sends the request
     /// the ordinary way.
     fn answer_from_cache(&self, req: &Request) -> Option<Response> {
         if !self.core.responses.applies(req)
@@ -303,14 +312,14 @@ impl<S: Store> Engine<S> {
     /// is; a blob removed meanwhile is an error (the host ends the body early).
     pub fn read_stream(
         &self,
-        stream: &crate::http::BlobStream,
+        stream: &crate::core::http::BlobStream,
         offset: u64,
         max: usize,
     ) -> Result<Vec<u8>> {
         let ctx = Ctx::new(&self.core, Txn::Read(self.store.begin_read()?), "");
         let from = stream.start.saturating_add(offset);
         let to = from.saturating_add(max as u64).min(stream.end);
-        crate::blobs::read_range(&ctx, &stream.blob, from, to)
+        crate::content::blobs::read_range(&ctx, &stream.blob, from, to)
     }
 
     /// Answer one request. Never panics on client input; every failure is a JSON error response,
@@ -335,7 +344,7 @@ impl<S: Store> Engine<S> {
         let answer = match carriage {
             api::Carriage::Lines => AnswerKind::Lines,
             api::Carriage::EventStream
-                if request.method == crate::http::Method::Get
+                if request.method == crate::core::http::Method::Get
                     && request
                         .header_value("accept")
                         .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream")) =>
@@ -492,7 +501,7 @@ impl<S: Store> Engine<S> {
                     Txn::Read(self.store.begin_read()?)
                 };
                 let (resp, moved) = self.run(&routed.request, route, endpoint, txn)?;
-                generation = crate::cache::Moved::merge(generation.take(), moved);
+                generation = crate::runtime::cache::Moved::merge(generation.take(), moved);
                 Ok(resp)
             });
             if let Err(e) = &result {
@@ -553,11 +562,11 @@ impl<S: Store> Engine<S> {
         route: &api::Route,
         endpoint: api::Endpoint,
         txn: Txn<'_>,
-    ) -> Result<(Response, Option<crate::cache::Moved>)> {
+    ) -> Result<(Response, Option<crate::runtime::cache::Moved>)> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
         let cache = &self.core.responses;
         // A cacheable request records what it reads from its snapshot on, authentication
-        // included ([`crate::cache`]).
+        // included ([`crate::runtime::cache`]).
         let snapshot = if !ctx.is_write() && cache.applies(req) {
             let g = ctx.generation()?;
             cache.observe(g);
@@ -567,7 +576,7 @@ impl<S: Store> Engine<S> {
             None
         };
         let credentials = req.credentials().map_err(EngineError::Unauthorized)?;
-        ctx.principal = crate::auth::authenticate(&ctx, credentials)?;
+        ctx.principal = crate::people::auth::authenticate(&ctx, credentials)?;
         ctx.accept_language = req.accepted_languages();
         // `Idempotency-Key` ([`api::idempotency`]): a key already answered replays that answer.
         let idempotency_key = api::idempotency::key_of(req)?.filter(|_| ctx.is_write());
@@ -581,7 +590,7 @@ impl<S: Store> Engine<S> {
             if let Ok(Credentials::Basic(login, password)) = req.credentials() {
                 // Verified above: later requests may skip the transaction until a write
                 // changes what the verification read.
-                let caller = crate::cache::Caller {
+                let caller = crate::runtime::cache::Caller {
                     principal: ctx.principal.clone(),
                     exp: i64::MAX,
                     reads: std::sync::Arc::new(ctx.reads().unwrap_or_default()),
@@ -624,7 +633,7 @@ impl<S: Store> Engine<S> {
         }
         let queued = self.core.options.outbox_notify.is_some()
             && ctx.delivered_events().iter().any(|e| {
-                matches!(e, crate::events::Event::JobChanged { status, .. } if status == "created")
+                matches!(e, crate::core::events::Event::JobChanged { status, .. } if status == "created")
             });
         let moved = ctx.commit()?;
         if queued {
@@ -670,7 +679,7 @@ fn finish(
         // (proxy, CDN) keeps it, and a browser asks again before reusing it.
         resp = resp.with_header("Cache-Control", "private, no-cache");
     }
-    if req.method == crate::http::Method::Head {
+    if req.method == crate::core::http::Method::Head {
         // HEAD answers what GET would, without the body; the length is still announced.
         let len = match resp.stream.take() {
             Some(stream) => stream.len().to_string(),
@@ -782,7 +791,7 @@ impl Routed {
     /// pieces is refused (the host reads its body whole).
     pub async fn in_pieces<B, F, Fut>(&self, body: &mut B, mut run: F) -> Handled
     where
-        B: crate::http::BodyStream,
+        B: crate::core::http::BodyStream,
         F: FnMut(Routed) -> Fut,
         Fut: std::future::Future<Output = Handled>,
     {

@@ -14,75 +14,76 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod accounts;
-pub mod actions;
+// The layer folders: private to the crate, or public with the feature `internals` (for the
+// engine's own examples, benchmarks and tests that reach below the host surface; no host enables
+// it). Each is declared twice rather than through a macro, so that rustfmt sees every file.
+/// Related content and the language model.
+#[cfg(feature = "internals")]
 pub mod ai;
-pub mod aliases;
+/// Related content and the language model.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod ai;
+/// The HTTP-shaped surface: the route table, extraction, serialization, one module per family.
+#[cfg(feature = "internals")]
 pub mod api;
-pub mod auth;
-pub mod blobs;
-pub mod cache;
-pub mod calendar;
+/// The HTTP-shaped surface: the route table, extraction, serialization, one module per family.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod api;
+/// Content rules, jobs, the outbox and mail, form submissions.
+#[cfg(feature = "internals")]
+pub mod automation;
+/// Content rules, jobs, the outbox and mail, form submissions.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod automation;
+/// The catalog: indexes, full-text search, queries, vocabularies.
+#[cfg(feature = "internals")]
 pub mod catalog;
-pub mod changes;
-pub mod clock;
-pub mod comments;
-pub mod configuration;
-pub mod content_types;
-pub mod context;
-pub mod controlpanels;
-pub mod copying;
-pub mod counters;
-pub mod embedding;
+/// The catalog: indexes, full-text search, queries, vocabularies.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod catalog;
+/// The content tree and every operation on it.
+#[cfg(feature = "internals")]
+pub mod content;
+/// The content tree and every operation on it.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod content;
+/// Plain types and the keyspace (bottom layer).
+#[cfg(feature = "internals")]
+pub mod core;
+/// Plain types and the keyspace (bottom layer).
+#[cfg(not(feature = "internals"))]
+pub(crate) mod core;
+/// The facade: [`Engine`].
+#[cfg(feature = "internals")]
 pub mod engine;
-pub mod error;
-pub mod events;
-pub mod exports;
-pub mod files;
-pub mod forms;
-pub mod generation;
-pub mod health;
-pub mod http;
-pub mod i18n;
-pub mod idempotency;
-pub mod inherit;
-pub mod jobs;
-pub mod keys;
-pub mod links;
-pub mod llm;
-pub mod locking;
-pub mod migrations;
-pub mod model;
-pub mod multilingual;
-pub mod navigation;
-pub mod permissions;
-pub mod recyclebin;
-pub mod registry;
-pub mod related;
-pub mod replace;
-pub mod replica;
-pub mod rules;
-pub mod security;
-pub mod setup;
-pub mod sharing;
+/// The facade: [`Engine`].
+#[cfg(not(feature = "internals"))]
+pub(crate) mod engine;
+/// Users, groups, authentication, permissions and sharing.
+#[cfg(feature = "internals")]
+pub mod people;
+/// Users, groups, authentication, permissions and sharing.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod people;
+/// What a request runs in: engine-wide state, the request context, the response cache, events.
+#[cfg(feature = "internals")]
+pub mod runtime;
+/// What a request runs in: engine-wide state, the request context, the response cache, events.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod runtime;
+/// The site: setup, settings, configuration, control panels, migrations, subscriber wiring.
+#[cfg(feature = "internals")]
 pub mod site;
-pub mod state;
-pub mod statistics;
-pub mod store;
-pub mod subscriber;
-pub mod tree;
-pub mod uploads;
-pub mod versioning;
-pub mod vocabularies;
-pub mod workflow;
+/// The site: setup, settings, configuration, control panels, migrations, subscriber wiring.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod site;
+/// The change feed, the browser replica and idempotency keys.
+#[cfg(feature = "internals")]
+pub mod sync;
+/// The change feed, the browser replica and idempotency keys.
+#[cfg(not(feature = "internals"))]
+pub(crate) mod sync;
 
-pub use crate::engine::Engine;
-pub use crate::state::EngineOptions;
-pub use clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
-pub use error::{EngineError, Result};
-pub use http::{
-    AnswerKind, BlobStream, BodyKind, BodyStream, Method, Request, Response, RouteInfo,
-    ThrottleClass,
-};
-pub use setup::SiteSetup;
-pub use store::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};
+pub mod host;
+
+pub use crate::host::*;

@@ -4,9 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use engine::context::Ctx;
-use engine::events::Event;
-use engine::subscriber::Subscriber;
+use engine::core::events::Event;
+use engine::runtime::context::Ctx;
+use engine::runtime::subscriber::Subscriber;
 use engine::{Engine, EngineOptions, MemStore, Method, Request, SiteSetup};
 use serde_json::json;
 

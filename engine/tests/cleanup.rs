@@ -25,7 +25,7 @@ fn call(
 }
 
 /// Every stored key that contains `uid`, as text, except the change log's (`C:`): it keeps a
-/// removal for `engine::changes::RETENTION_DAYS` days by design, so clients following the feed
+/// removal for `engine::sync::changes::RETENTION_DAYS` days by design, so clients following the feed
 /// learn of it (see `the_change_log_forgets_a_removal_after_its_retention`).
 fn keys_naming(e: &Engine<MemStore>, uid: &str) -> Vec<String> {
     all_keys_naming(e, uid)
@@ -252,7 +252,7 @@ fn keys_under(e: &Engine<MemStore>, prefix: &[u8]) -> Vec<String> {
     let txn = e.store().begin_read().unwrap();
     txn.scan(
         prefix,
-        &engine::store::prefix_end(prefix),
+        &engine::core::store::prefix_end(prefix),
         Direction::Forward,
         usize::MAX,
     )
@@ -270,7 +270,7 @@ fn deleting_files_and_images_leaves_no_blob_behind() {
     let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
     e.create_site(&SiteSetup::new("secret")).unwrap();
     // A file larger than one chunk, and an image with scales.
-    let big = vec![7u8; engine::blobs::CHUNK_SIZE * 2 + 5];
+    let big = vec![7u8; engine::content::blobs::CHUNK_SIZE * 2 + 5];
     use base64::Engine as _;
     let data = base64::engine::general_purpose::STANDARD.encode(&big);
     let file = json!({"@type": "File", "id": "f", "title": "F",
@@ -411,7 +411,7 @@ fn the_change_log_forgets_a_removal_after_its_retention() {
     let kept = all_keys_naming(&e, &uid);
     assert!(kept.iter().all(|k| k.starts_with("C:")), "{kept:?}");
     assert!(!kept.is_empty(), "the removal is in the change log");
-    let clock = json!({"advance": (engine::changes::RETENTION_DAYS + 1) * 24 * 3600});
+    let clock = json!({"advance": (engine::sync::changes::RETENTION_DAYS + 1) * 24 * 3600});
     assert_eq!(
         call(&e, Method::Post, "/@test-clock", clock, &[]).status,
         200

@@ -1,7 +1,7 @@
-//! Per-object counters (`engine::counters`): numbers are never reused, and an object's counters
+//! Per-object counters (`engine::content::counters`): numbers are never reused, and an object's counters
 //! go with it.
 
-use engine::{keys, Engine, EngineOptions, MemStore, Method, Request, SiteSetup, Store};
+use engine::{core::keys, Engine, EngineOptions, MemStore, Method, Request, SiteSetup, Store};
 use serde_json::json;
 
 const BASE: &str = "http://localhost:8080";

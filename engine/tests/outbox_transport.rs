@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use engine::jobs::{
+use engine::automation::jobs::{
     perform, Delivery, DueDelivery, MailMessage, MailTransport, Outcome, SmtpSettings, WebhookPost,
     WebhookTransport,
 };

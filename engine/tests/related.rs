@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use engine::embedding::{tiny_model, StaticEmbedder};
+use engine::ai::embedding::{tiny_model, StaticEmbedder};
 use engine::{Engine, EngineOptions, MemStore, Method, Request, Response, SiteSetup, Store};
 use serde_json::{json, Value};
 
@@ -49,7 +49,7 @@ fn tiny() -> Arc<StaticEmbedder> {
     Arc::new(StaticEmbedder::from_bytes("tiny", &model, &tok).unwrap())
 }
 
-fn options(embedder: Option<Arc<dyn engine::embedding::Embedder>>) -> EngineOptions {
+fn options(embedder: Option<Arc<dyn engine::ai::embedding::Embedder>>) -> EngineOptions {
     EngineOptions {
         embedder,
         ..EngineOptions::for_tests()

@@ -1,9 +1,9 @@
-//! The response cache ([`engine::cache`]) never serves an answer that running the request again
+//! The response cache ([`engine::runtime::cache`]) never serves an answer that running the request again
 //! would not give: every write moves the store generation, and the caller is part of the key.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use engine::store::{ReadTxn, Store, StoreError, WriteTxn};
+use engine::core::store::{ReadTxn, Store, StoreError, WriteTxn};
 use engine::{Engine, EngineOptions, MemStore, Method, Request, SiteSetup};
 use serde_json::json;
 

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use engine::store::{Direction, KeyValue};
+use engine::core::store::{Direction, KeyValue};
 use engine::{
     Engine, EngineOptions, MemStore, Method, ReadTxn, Request, SiteSetup, Store, StoreError,
     WriteTxn,

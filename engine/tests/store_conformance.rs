@@ -1,7 +1,7 @@
 //! The store conformance suite on [`MemStore`], and proof that the suite catches broken stores.
 
-use engine::store::conformance;
-use engine::store::{KeyValue, Overlay};
+use engine::core::store::conformance;
+use engine::core::store::{KeyValue, Overlay};
 use engine::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};
 
 #[test]

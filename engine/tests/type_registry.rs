@@ -2,9 +2,9 @@
 //! cached registry stays valid), a type change moves it, read requests fill the cache with the
 //! committed registry, and every request sees the registry as committed.
 
-use engine::http::{Method, Request};
-use engine::store::Store;
-use engine::{keys, Engine, EngineOptions, MemStore, SiteSetup};
+use engine::core::http::{Method, Request};
+use engine::core::store::Store;
+use engine::{core::keys, Engine, EngineOptions, MemStore, SiteSetup};
 use serde_json::json;
 
 const BASE: &str = "http://localhost:8080";

@@ -176,13 +176,13 @@ fn main() {
     // One scale of a 4000x3000 JPEG, in process.
     let jpeg = jpeg_4000x3000();
     let t = Instant::now();
-    let (img, format) = engine::files::decode("image", &jpeg).expect("decode");
+    let (img, format) = engine::content::files::decode("image", &jpeg).expect("decode");
     let decoded = t.elapsed().as_secs_f64();
-    let size = engine::files::parse_size("preview 400:65536").expect("size");
-    let (w, h) = engine::files::fit(img.width(), img.height(), &size);
+    let size = engine::content::files::parse_size("preview 400:65536").expect("size");
+    let (w, h) = engine::content::files::fit(img.width(), img.height(), &size);
     let t2 = Instant::now();
-    let scaled = engine::files::resize(&img, w, h);
-    let (bytes, _) = engine::files::encode(&scaled, format).expect("encode");
+    let scaled = engine::content::files::resize(&img, w, h);
+    let (bytes, _) = engine::content::files::encode(&scaled, format).expect("encode");
     let scaling = t2.elapsed().as_secs_f64();
     assert!(!bytes.is_empty());
 

@@ -97,7 +97,7 @@ fn a_static_model_directory_answers_related() {
     let dir = TempDir::new("model");
     let model_dir = dir.0.join("tiny-model");
     std::fs::create_dir_all(&model_dir).unwrap();
-    let (model, tokenizer) = engine::embedding::tiny_model(&[
+    let (model, tokenizer) = engine::ai::embedding::tiny_model(&[
         "harbour", "tours", "boat", "hire", "budget", "report", "annual",
     ]);
     std::fs::write(model_dir.join("model.safetensors"), model).unwrap();

@@ -1,4 +1,4 @@
-//! The store conformance suite (`engine::store::conformance`) on [`PgStore`], in both write modes,
+//! The store conformance suite (`engine::core::store::conformance`) on [`PgStore`], in both write modes,
 //! each store on a fresh schema of the database at `PG_TEST_URL` (skipped, saying so, when that
 //! is not set; failing when `PG_TEST_REQUIRED=1`).
 
@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use engine::store::conformance;
+use engine::core::store::conformance;
 use engine::{ReadTxn, Store, StoreError, WriteTxn};
 use host_server::postgres::{PgOptions, PgStore, WriteMode};
 

@@ -264,7 +264,7 @@ fn newer_schema_version_is_refused() {
         )
         .unwrap();
         let mut w = store.begin_write().unwrap();
-        w.put(engine::keys::SCHEMA, b"999").unwrap();
+        w.put(engine::core::keys::SCHEMA, b"999").unwrap();
         w.commit().unwrap();
     }
     let stderr = expect_startup_failure(&["--data", tmp.data().to_str().unwrap()]);

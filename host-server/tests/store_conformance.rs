@@ -1,11 +1,11 @@
-//! The store conformance suite (`engine::store::conformance`) on [`SqliteStore`], each store on a
+//! The store conformance suite (`engine::core::store::conformance`) on [`SqliteStore`], each store on a
 //! fresh database file in its own temporary directory, with the server's default options
 //! (WAL, `synchronous=FULL`, pooled readers), concurrent writers included.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use engine::store::conformance;
+use engine::core::store::conformance;
 use engine::{ReadTxn, Store, StoreError, WriteTxn};
 use host_server::sqlite::{SqliteOptions, SqliteStore};
 

@@ -423,7 +423,7 @@ async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
     let kv = kv_of(&name).await;
     assert_eq!(
         kv.get(&b"s:schema"[..]),
-        Some(&engine::keys::SCHEMA_VERSION.to_string().into_bytes())
+        Some(&engine::core::keys::SCHEMA_VERSION.to_string().into_bytes())
     );
     assert!(
         !kv.keys().any(|k| k.starts_with(b"q:")),
@@ -457,7 +457,7 @@ async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
     let kv = kv_of(&name).await;
     assert_eq!(
         kv.get(&b"s:schema"[..]),
-        Some(&engine::keys::SCHEMA_VERSION.to_string().into_bytes())
+        Some(&engine::core::keys::SCHEMA_VERSION.to_string().into_bytes())
     );
 }
 
@@ -642,7 +642,7 @@ async fn deliver_outbox_posts_webhooks_and_keeps_mail_queued() {
 /// the generated tiny static model answers `@related`; bytes that are not a model are refused.
 #[wasm_bindgen_test]
 async fn a_static_model_given_as_bytes_answers_related() {
-    let (model, tokenizer) = engine::embedding::tiny_model(&[
+    let (model, tokenizer) = engine::ai::embedding::tiny_model(&[
         "harbour", "tours", "boat", "hire", "budget", "report", "annual",
     ]);
     let options = |model: &[u8]| {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::unique;
-use engine::store::{conformance, KeyValue};
+use engine::core::store::{conformance, KeyValue};
 use engine::{Direction, MemStore, ReadTxn, Store, StoreError, WriteTxn};
 use host_wasm::{idb, site_store, Recorder};
 use wasm_bindgen_test::*;

@@ -212,7 +212,7 @@ pub fn check_response(
             ));
         }
     } else if let Some([w, h]) = expect.image {
-        let (img, _) = engine::files::decode("body", &resp.body)
+        let (img, _) = engine::content::files::decode("body", &resp.body)
             .map_err(|e| format!("body: expected a {w}x{h} image, actual {e}"))?;
         if (img.width(), img.height()) != (w, h) {
             return Err(format!(

@@ -4,7 +4,7 @@
 //! observers: a commit hook on the store that sees each committed change set, and a subscriber
 //! registered on the engine that records every event delivered. For every request that
 //! committed, each content record (`o:<uid>`) the commit created, changed or deleted must be named
-//! by one of the events delivered in that request ([`engine::events::Event::objects`]); otherwise
+//! by one of the events delivered in that request ([`engine::core::events::Event::objects`]); otherwise
 //! the test fails naming the scenario, the step, the uid and what happened to it. More loosely,
 //! a commit that changed any other stored record (the store generation aside) must have been
 //! announced by at least one event.
@@ -14,9 +14,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use engine::context::Ctx;
-use engine::events::Event;
-use engine::subscriber::Subscriber;
+use engine::core::events::Event;
+use engine::runtime::context::Ctx;
+use engine::runtime::subscriber::Subscriber;
 use engine::{Engine, EngineOptions, MemStore, Request, Response, SiteSetup};
 use tests::{run_scenario, Tally, Target};
 

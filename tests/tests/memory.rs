@@ -27,7 +27,7 @@ impl Memory {
             .expect("engine over the schema-1 fixture");
         assert_eq!(
             engine.migration_report().steps_run(),
-            engine::migrations::STEPS.len(),
+            engine::site::migrations::STEPS.len(),
             "the fixture was not migrated: {:?}",
             engine.migration_report()
         );

@@ -1,8 +1,8 @@
-//! Opening a schema-1 store upgrades it in place (`engine::migrations`): the fixture
+//! Opening a schema-1 store upgrades it in place (`engine::site::migrations`): the fixture
 //! `tests/fixtures/schema-v1/content-site.json` (written by the engine before schema 2) reads back
 //! through the API, and numbering continues where schema 1 left it.
 
-use engine::{keys, Engine, EngineOptions, MemStore, Method, Request, Response, Store};
+use engine::{core::keys, Engine, EngineOptions, MemStore, Method, Request, Response, Store};
 use serde_json::{json, Value};
 
 const BASE: &str = "http://localhost:8080";
@@ -63,7 +63,7 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
     assert_eq!(report.to, Some(keys::SCHEMA_VERSION));
     assert_eq!(
         report.steps_run(),
-        engine::migrations::STEPS.len(),
+        engine::site::migrations::STEPS.len(),
         "{report:?}"
     );
     assert_eq!(
@@ -80,7 +80,7 @@ fn content_site_reads_back_after_the_upgrade_and_numbering_continues() {
     assert_eq!(
         raw(
             &e,
-            &keys::config_record(engine::configuration::DISCUSSION_ENABLED)
+            &keys::config_record(engine::site::configuration::DISCUSSION_ENABLED)
         ),
         Some("true".to_string())
     );
@@ -278,7 +278,10 @@ fn a_store_of_a_newer_or_unknown_schema_is_refused_and_left_unchanged() {
 fn a_store_without_a_site_is_left_alone() {
     let store = MemStore::new();
     let e = Engine::new(store.clone(), EngineOptions::for_tests()).expect("open");
-    assert_eq!(e.migration_report(), &engine::migrations::Report::default());
+    assert_eq!(
+        e.migration_report(),
+        &engine::site::migrations::Report::default()
+    );
     assert!(store.is_empty(), "opening an empty store wrote to it");
 }
 
@@ -291,14 +294,14 @@ fn fresh_site_fixture_upgrades_and_serves() {
     .expect("open and migrate");
     assert_eq!(
         e.migration_report().steps_run(),
-        engine::migrations::STEPS.len()
+        engine::site::migrations::STEPS.len()
     );
     // Its root never allowed discussion: the switch has its default (off); every stored record
     // of the configuration registry now has a value.
     assert_eq!(
         raw(
             &e,
-            &keys::config_record(engine::configuration::DISCUSSION_ENABLED)
+            &keys::config_record(engine::site::configuration::DISCUSSION_ENABLED)
         ),
         Some("false".to_string())
     );

@@ -7,7 +7,7 @@
 //! | GET | `<path>/@actions` | `categories` (repeatable or comma-separated; default all; `expand.actions.categories` in an expansion) | 200, `{object, object_buttons, portal_tabs, site_actions, user, document_actions}`, each `[{icon, id, title}]` |
 //!
 //! The actions are stored data (the configuration record `plone.actions`, see
-//! [`crate::actions`]), filtered by the permission each needs on the context and by whether the
+//! [`crate::site::actions`]), filtered by the permission each needs on the context and by whether the
 //! caller is logged in.
 
 use schemars::JsonSchema;
@@ -17,12 +17,12 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::actions::Action;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::actions::Action;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@actions` and the `actions` component.
 pub fn register(r: &mut Registry) {
@@ -103,7 +103,7 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<ActionsAn
         .filter(|c| !c.is_empty())
         .collect();
     let mut out = ActionsAnswer::default();
-    for (cat, list) in crate::actions::available(ctx, obj, &asked)? {
+    for (cat, list) in crate::site::actions::available(ctx, obj, &asked)? {
         let slot = match cat {
             "object" => &mut out.object,
             "object_buttons" => &mut out.object_buttons,

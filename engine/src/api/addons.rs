@@ -1,4 +1,4 @@
-//! `@addons`: the installable profiles of the site (see [`crate::multilingual::PROFILES`]):
+//! `@addons`: the installable profiles of the site (see [`crate::content::multilingual::PROFILES`]):
 //!
 //! | method | path | answer |
 //! |---|---|---|
@@ -15,12 +15,12 @@ use serde::Serialize;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::multilingual::{self, LanguageSettings, PROFILES};
-use crate::security::Permission;
+use crate::content::multilingual::{self, LanguageSettings, PROFILES};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the add-on routes.
 pub fn register(r: &mut Registry) {

@@ -1,5 +1,5 @@
 //! `@chat` and `@generate`: questions to the configured language model, augmented with the site
-//! content nearest to the question that the caller may view (the rules are in [`crate::ai`]).
+//! content nearest to the question that the caller may view (the rules are in [`crate::ai::assistant`]).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -7,12 +7,12 @@ use serde_json::Value;
 
 use super::extract::Call;
 use super::router::{Carriage, Registry, RouteDef};
-use crate::ai::{self, Answer, AnswerLines, Message};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::{LineStream, Response};
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::ai::assistant::{self, Answer, AnswerLines, Message};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{LineStream, Response};
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@chat` and `@generate`.
 pub fn register(r: &mut Registry) {
@@ -84,7 +84,7 @@ pub struct GenerateRequest {
 }
 
 fn chat(ctx: &mut Ctx<'_>, call: &Call<'_>, _obj: ContentRecord) -> Result<Response> {
-    let llm = ai::llm(ctx)?;
+    let llm = assistant::llm(ctx)?;
     let req: ChatRequest = call.body()?;
     for m in &req.messages {
         if !matches!(m.role.as_str(), "user" | "assistant") {
@@ -105,7 +105,7 @@ fn chat(ctx: &mut Ctx<'_>, call: &Call<'_>, _obj: ContentRecord) -> Result<Respo
 }
 
 fn generate(ctx: &mut Ctx<'_>, call: &Call<'_>, _obj: ContentRecord) -> Result<Response> {
-    let llm = ai::llm(ctx)?;
+    let llm = assistant::llm(ctx)?;
     let req: GenerateRequest = call.body()?;
     ask(
         ctx,
@@ -119,7 +119,7 @@ fn generate(ctx: &mut Ctx<'_>, call: &Call<'_>, _obj: ContentRecord) -> Result<R
 
 fn ask(
     ctx: &Ctx<'_>,
-    llm: &dyn ai::Llm,
+    llm: &dyn assistant::Llm,
     prompt: &str,
     history: &[Message],
     context: &[Value],
@@ -135,8 +135,8 @@ fn ask(
             other => other.to_string(),
         })
         .collect();
-    let messages = ai::messages(ctx, prompt, history, &extra)?;
-    let created_at = crate::clock::iso(&ctx.now());
+    let messages = assistant::messages(ctx, prompt, history, &extra)?;
+    let created_at = crate::core::clock::iso(&ctx.now());
     if stream {
         let lines = AnswerLines::start(llm, &messages, created_at)?;
         let mut resp = Response::empty(200).with_header("Content-Type", "application/x-ndjson");
@@ -145,6 +145,6 @@ fn ask(
     }
     Ok(Response::json(
         200,
-        &ai::answer(llm, &messages, created_at)?,
+        &assistant::answer(llm, &messages, created_at)?,
     ))
 }

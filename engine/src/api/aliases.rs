@@ -1,5 +1,5 @@
 //! `@aliases`: list, add and remove URL aliases of an object (`<path>/@aliases`) or of the whole
-//! site (`/@aliases`, which also exports and imports CSV). The rules are in [`crate::aliases`].
+//! site (`/@aliases`, which also exports and imports CSV). The rules are in [`crate::content::aliases`].
 //!
 //! Dates (`datetime` on import, `start`/`end` filters) are ISO 8601 (`2022-05-05`,
 //! `2022-05-05T10:00:00`, with or without an offset; UTC when none) or the CSV export's
@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize};
 use super::batching::Batch;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::aliases::{self, Alias};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::security::Permission;
+use crate::content::aliases::{self, Alias};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{Request, Response};
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the alias routes and the `aliases` component.
 pub fn register(r: &mut Registry) {

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::query::{encode_component, Query};
-use crate::error::{EngineError, Result};
+use crate::core::error::{EngineError, Result};
 
 /// The batching parameters of a listing's query (an empty value means the default).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -68,7 +68,7 @@ impl Batch {
     }
 
     /// The window a request asks for, with the engine's configured default and maximum sizes.
-    pub fn for_route(ctx: &crate::context::Ctx<'_>, route: &super::Route) -> Result<Self> {
+    pub fn for_route(ctx: &crate::runtime::context::Ctx<'_>, route: &super::Route) -> Result<Self> {
         Self::from_query(
             &super::extract::query(route)?,
             ctx.core.options.default_batch_size,
@@ -79,7 +79,10 @@ impl Batch {
     /// Like [`Batch::for_route`], and `b_size=-1` asks for every item (Volto asks so for the
     /// vocabularies its forms read, as Plone allows). Only for listings computed whole anyway,
     /// where the size limit protects nothing.
-    pub fn all_allowed(ctx: &crate::context::Ctx<'_>, route: &super::Route) -> Result<Self> {
+    pub fn all_allowed(
+        ctx: &crate::runtime::context::Ctx<'_>,
+        route: &super::Route,
+    ) -> Result<Self> {
         let query: BatchQuery = super::extract::query(route)?;
         if query.b_size == Some(-1) {
             return Ok(Batch {

@@ -8,12 +8,12 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::navigation;
-use crate::security::Permission;
+use crate::content::navigation;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@breadcrumbs` and the `breadcrumbs` component.
 pub fn register(r: &mut Registry) {

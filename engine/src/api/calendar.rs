@@ -1,18 +1,18 @@
 //! `ics_view` (also `@ics_view`): an Event, or every event the caller may view at and below a
 //! folder, as an iCalendar file (`text/calendar`), served as an attachment unless
-//! `?disposition=inline`. The text is made by [`crate::calendar`].
+//! `?disposition=inline`. The text is made by [`crate::content::calendar`].
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::calendar;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::content::calendar;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `ics_view`.
 pub fn register(r: &mut Registry) {

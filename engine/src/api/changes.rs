@@ -1,4 +1,4 @@
-//! `@changes`: the change feed ([`crate::changes`]): which objects at and below the context
+//! `@changes`: the change feed ([`crate::sync::changes`]): which objects at and below the context
 //! changed since a cursor, one entry per object in commit order, as the caller sees them now.
 //!
 //! `GET <context>/@changes` without `since` answers the current cursor and no entries (a client
@@ -17,13 +17,13 @@ use serde::{Deserialize, Serialize};
 use super::etag;
 use super::extract::Call;
 use super::router::{Carriage, Registry, RouteDef};
-use crate::changes::{self, Cursor};
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::sync::changes::{self, Cursor};
 
 /// Default page size.
 pub const DEFAULT_LIMIT: usize = 100;

@@ -1,4 +1,4 @@
-//! `@comments`: the discussion of an object (rules in [`crate::comments`]).
+//! `@comments`: the discussion of an object (rules in [`crate::content::comments`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -6,14 +6,14 @@ use serde::{Deserialize, Serialize};
 use super::batching::{Batch, BatchQuery};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::clock::iso;
-use crate::comments::{self, Comment};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::security::Permission;
+use crate::content::comments::{self, Comment};
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the comment routes.
 pub fn register(r: &mut Registry) {
@@ -172,7 +172,7 @@ fn author_image(ctx: &Ctx<'_>, login: &str) -> Result<Option<String>> {
     if login.is_empty() {
         return Ok(None);
     }
-    Ok(crate::auth::users::get(ctx, login)?
+    Ok(crate::people::auth::users::get(ctx, login)?
         .and_then(|u| u.portrait)
         .map(|_| ctx.url(&format!("/@portrait/{login}"))))
 }

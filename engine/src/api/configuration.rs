@@ -1,4 +1,4 @@
-//! `@registry`: the configuration registry ([`crate::configuration`]), the named and typed
+//! `@registry`: the configuration registry ([`crate::site::configuration`]), the named and typed
 //! settings every control panel reads and writes.
 //!
 //! | method | path | query / body | answer |
@@ -20,12 +20,12 @@ use super::controlpanels::FieldSchema;
 use super::batching::{Batch, BatchLinks};
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::configuration::{self, RECORDS};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::configuration::{self, RECORDS};
 
 /// Register `@registry`.
 pub fn register(r: &mut Registry) {

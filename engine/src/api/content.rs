@@ -9,15 +9,15 @@ use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
 use super::{etag, Route};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
-use crate::links;
-use crate::model::fields::FieldKind;
-use crate::model::{blocks, ids, ContentRecord, ContentType};
-use crate::permissions::Access;
-use crate::security::Permission;
-use crate::tree;
+use crate::content::links;
+use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{Request, Response};
+use crate::core::model::fields::FieldKind;
+use crate::core::model::{blocks, ids, ContentRecord, ContentType};
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the content routes.
 pub fn register(r: &mut Registry) {
@@ -199,7 +199,7 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
         )));
     }
     // A 400 on a site that is not multilingual; linked once the object exists.
-    let translation_of = crate::multilingual::take_translation_of(ctx, &mut body)?;
+    let translation_of = crate::content::multilingual::take_translation_of(ctx, &mut body)?;
 
     let requested_id = match body.remove("id") {
         None | Some(Value::Null) => None,
@@ -225,7 +225,7 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
         rec.fields.insert("creators".into(), json!([login]));
     }
     if !rec.fields.contains_key("language") && ty.field("language").is_some() {
-        let lang = crate::multilingual::language_for_new_child(ctx, &parent)?;
+        let lang = crate::content::multilingual::language_for_new_child(ctx, &parent)?;
         rec.fields.insert("language".into(), json!(lang));
     }
     rec.id = match requested_id {
@@ -242,7 +242,7 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
     };
     tree::add(ctx, &mut parent, &mut rec, change_note)?;
     if let Some(source) = &translation_of {
-        crate::multilingual::link(ctx, source, &rec)?;
+        crate::content::multilingual::link(ctx, source, &rec)?;
     }
     let resp = serialize::full_response(ctx, &rec, &listing(ctx, call.req, call.route)?, 201)?
         .with_header("Location", &ctx.url(&rec.path));
@@ -308,13 +308,13 @@ fn apply_fields(
             value
         };
         let value = if matches!(def.kind, FieldKind::File | FieldKind::Image) {
-            crate::files::accept(
+            crate::content::files::accept(
                 ctx,
                 &rec.uid,
                 def,
                 value,
                 rec.fields.get(&key),
-                crate::versioning::is_versioned(ty),
+                crate::content::versioning::is_versioned(ty),
             )?
         } else {
             value
@@ -360,8 +360,8 @@ fn apply_fields(
             }
         }
     }
-    if ty.has_behavior(crate::calendar::EVENT_BEHAVIOR) {
-        crate::calendar::check_dates(&rec.fields)?;
+    if ty.has_behavior(crate::content::calendar::EVENT_BEHAVIOR) {
+        crate::content::calendar::check_dates(&rec.fields)?;
     }
     if let (Some(b), Some(l)) = (rec.fields.get("blocks"), rec.fields.get("blocks_layout")) {
         blocks::check_consistency(b, l)?;
@@ -406,7 +406,7 @@ fn normalize_related(ctx: &Ctx<'_>, value: &Value) -> Result<Value> {
 /// 204, or 200 with the object for `Prefer: return=representation`.
 pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Response> {
     let mut body = extract::json_object(call.req)?;
-    crate::locking::check_can_change(ctx, call.lock_token(), &obj)?;
+    crate::content::locking::check_can_change(ctx, call.lock_token(), &obj)?;
     let ty = ctx.type_of(&obj)?;
 
     if let Some(t) = body.remove("@type") {
@@ -483,7 +483,7 @@ fn check_rename(ctx: &Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<()> {
 fn rename(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<ContentRecord> {
     let parent_uid = obj.parent.clone().unwrap_or_default();
     let moves = tree::relocate(ctx, obj, &parent_uid, id)?;
-    crate::aliases::record_moves(ctx, &moves)?;
+    crate::content::aliases::record_moves(ctx, &moves)?;
     tree::load(ctx, &obj.uid)?
         .ok_or_else(|| EngineError::Internal("renamed object vanished".into()))
 }
@@ -504,7 +504,7 @@ fn sub_body<T: serde::de::DeserializeOwned>(value: Value, name: &str) -> Result<
     if !value.is_object() {
         return Err(EngineError::bad_request(format!(
             "'{name}' must be an object, got {}",
-            crate::model::fields::json_kind(&value)
+            crate::core::model::fields::json_kind(&value)
         )));
     }
     extract::from_value(value, &format!("property of '{name}'"))
@@ -658,10 +658,10 @@ pub fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<
     // A locked object, or a folder holding one, is deleted only with the lock's token.
     let members = tree::subtree(ctx, &obj)?;
     for member in &members {
-        crate::locking::check_can_change(ctx, call.lock_token(), member)?;
+        crate::content::locking::check_can_change(ctx, call.lock_token(), member)?;
     }
-    if crate::recyclebin::enabled(ctx)? {
-        crate::recyclebin::bin(ctx, &obj, members)?;
+    if crate::content::recyclebin::enabled(ctx)? {
+        crate::content::recyclebin::bin(ctx, &obj, members)?;
     } else {
         tree::remove_members(ctx, &obj, &members)?;
     }

@@ -10,11 +10,11 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
 use crate::catalog::{self, Entry, Index, Sort};
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@contextnavigation` and its component.
 pub fn register(r: &mut Registry) {
@@ -148,7 +148,7 @@ fn build(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<ContextNav
     let q: ContextNavQuery = super::extract::query(route)?;
     let top_level = level(&q.top_level, "expand.contextnavigation.topLevel", 1)?;
     let bottom_level = level(&q.bottom_level, "expand.contextnavigation.bottomLevel", 0)?;
-    let nav_root = crate::multilingual::navigation_root(ctx, obj)?;
+    let nav_root = crate::content::multilingual::navigation_root(ctx, obj)?;
     let mut root_path = nav_root.path.clone();
     if let Some(p) = q
         .root_path

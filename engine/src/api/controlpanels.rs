@@ -1,4 +1,4 @@
-//! `@controlpanels`: the site settings panels, each declared once in [`crate::controlpanels`]
+//! `@controlpanels`: the site settings panels, each declared once in [`crate::site::controlpanels`]
 //! (name, group, title, and its fields, each a configuration registry record):
 //!
 //! | method | path | body | answer |
@@ -24,13 +24,13 @@ use serde_json::{Map, Value};
 
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::configuration::{Kind, RecordDef, Source};
-use crate::context::Ctx;
-use crate::controlpanels::{self, PanelDef, PANELS};
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::{language, ContentRecord};
-use crate::security::Permission;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::{language, ContentRecord};
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::configuration::{Kind, RecordDef, Source};
+use crate::site::controlpanels::{self, PanelDef, PANELS};
 
 /// Register the control panel routes.
 pub fn register(r: &mut Registry) {

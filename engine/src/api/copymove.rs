@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize};
 use super::etag;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::security::Permission;
-use crate::{copying, locking, tree};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
+use crate::{content::copying, content::locking, content::tree};
 
 /// Register `@copy` and `@move`.
 pub fn register(r: &mut Registry) {

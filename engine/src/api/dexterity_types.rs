@@ -1,7 +1,7 @@
 //! `@controlpanels/dexterity-types`: the content types control panel. Lists the types with how
 //! many objects each has, adds a type (from a title), shows one type's settings (title,
 //! description, allowed types, one switch per behavior) and schema, changes them, and removes a
-//! type that has no content. The rules are in [`crate::content_types`]; the routes' fixed
+//! type that has no content. The rules are in [`crate::content::content_types`]; the routes' fixed
 //! segment wins over the generic `@controlpanels/{name}`.
 
 use std::collections::BTreeMap;
@@ -13,13 +13,13 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::types::{schema, TypeSchema};
-use crate::content_types;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::types::TypeData;
-use crate::model::{ContentRecord, ContentType};
-use crate::security::Permission;
+use crate::content::content_types;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::types::TypeData;
+use crate::core::model::{ContentRecord, ContentType};
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 const PANEL: &str = "@controlpanels/dexterity-types";
 

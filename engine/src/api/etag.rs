@@ -8,9 +8,9 @@
 //! object (fields, workflow state, its list of children), not with a change to a child or a lock.
 //! `If-Match: *` matches any existing object; a list matches when any of its tags does.
 
-use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
-use crate::model::ContentRecord;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{Request, Response};
+use crate::core::model::ContentRecord;
 
 /// The `ETag` of `obj`: `"<uid>-<rev>"`.
 pub fn of(obj: &ContentRecord) -> String {

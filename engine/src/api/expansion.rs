@@ -5,9 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::Route;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::model::ContentRecord;
+use crate::core::error::Result;
+use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 
 /// The component names asked for with `expand` (comma-separated, repeatable).
 pub fn requested(route: &Route) -> Vec<String> {

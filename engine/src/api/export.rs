@@ -1,7 +1,7 @@
 //! Exports: `@export` (the object as a JSON document, for migrations and other services) and
 //! `rss_view` (also `@rss_view`: an RSS 2.0 feed of what the caller may view at and below the
 //! object) and `markdown_view` (also `@markdown_view`: the object's blocks as Markdown; both
-//! made by [`crate::exports`]). Both are served as attachments unless `?disposition=inline`.
+//! made by [`crate::content::exports`]). Both are served as attachments unless `?disposition=inline`.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -10,11 +10,11 @@ use serde_json::{Map, Value};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@export` and `rss_view`.
 pub fn register(r: &mut Registry) {
@@ -137,14 +137,14 @@ fn export(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Resp
 /// GET `<path>/rss_view`.
 fn rss(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let disposition = disposition(call)?;
-    let items = crate::exports::feed_items(ctx, &obj)?;
+    let items = crate::content::exports::feed_items(ctx, &obj)?;
     let language = obj
         .fields
         .get("language")
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_default();
-    let text = crate::exports::rss(ctx, &obj, &language, &items);
+    let text = crate::content::exports::rss(ctx, &obj, &language, &items);
     let mut resp = Response::empty(200);
     resp.body = text.into_bytes();
     Ok(resp
@@ -159,7 +159,7 @@ fn rss(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
 fn markdown(_ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let disposition = disposition(call)?;
     let mut resp = Response::empty(200);
-    resp.body = crate::exports::markdown(&obj).into_bytes();
+    resp.body = crate::content::exports::markdown(&obj).into_bytes();
     Ok(resp
         .with_header("Content-Type", "text/markdown; charset=utf-8")
         .with_header(

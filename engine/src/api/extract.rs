@@ -10,8 +10,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Route;
-use crate::error::{EngineError, Result};
-use crate::http::Request;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Request;
 
 /// One request as a handler sees it.
 pub struct Call<'r> {
@@ -71,7 +71,7 @@ pub fn json_object(req: &Request) -> Result<serde_json::Map<String, Value>> {
 fn not_an_object(v: &Value) -> EngineError {
     EngineError::bad_request(format!(
         "The body must be a JSON object, got {}",
-        crate::model::fields::json_kind(v)
+        crate::core::model::fields::json_kind(v)
     ))
 }
 

@@ -1,7 +1,7 @@
 //! Downloads: `@@download/<field>`, `@@display-file/<field>` and `@@images/<field>[/<scale>]`
 //! (the bytes of a file or image field, with `Range` and `If-None-Match` support), and the JSON
 //! form of file and image fields in content answers and catalog items (the rules are in
-//! [`crate::files`]).
+//! [`crate::content::files`]).
 
 use std::collections::BTreeMap;
 
@@ -12,13 +12,13 @@ use serde_json::{Map, Value};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::files::{self, Served, StoredFile};
-use crate::http::{BlobStream, Response};
-use crate::model::fields::FieldKind;
-use crate::model::{ContentRecord, ContentType};
-use crate::security::Permission;
+use crate::content::files::{self, Served, StoredFile};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{BlobStream, Response};
+use crate::core::model::fields::FieldKind;
+use crate::core::model::{ContentRecord, ContentType};
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the download routes.
 pub fn register(r: &mut Registry) {
@@ -390,7 +390,7 @@ pub(super) fn serve(
                     end,
                 });
             } else {
-                resp.body = crate::blobs::read_range(ctx, &id, start, end)?;
+                resp.body = crate::content::blobs::read_range(ctx, &id, start, end)?;
             }
         }
     }

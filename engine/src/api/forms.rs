@@ -1,6 +1,6 @@
 //! Form blocks: `@schemaform-data` takes a submission, `@form-data` serves the stored ones to
 //! editors (JSON, or CSV with `Accept: text/csv`; `@form-data-export` is always CSV) and deletes
-//! them (the rules are in [`crate::forms`]).
+//! them (the rules are in [`crate::automation::forms`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -8,13 +8,13 @@ use serde_json::{Map, Value};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::forms;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::automation::forms;
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the form routes.
 pub fn register(r: &mut Registry) {

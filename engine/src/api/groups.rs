@@ -16,13 +16,13 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::accounts::{self, GroupChanges};
-use crate::auth::groups::{self, GroupRecord};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::{Permission, Role};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::{Permission, Role};
+use crate::people::accounts::{self, GroupChanges};
+use crate::people::auth::groups::{self, GroupRecord};
+use crate::runtime::context::Ctx;
 
 /// Register the group routes.
 pub fn register(r: &mut Registry) {

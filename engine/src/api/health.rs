@@ -1,6 +1,6 @@
 //! `@health` (for load balancers and monitors, in the shape of the Health Check RFC draft that
 //! Nick follows) and `@translated-messages` (the UI strings the API serves, translated into one
-//! of the site's languages; the rules are in [`crate::i18n`]).
+//! of the site's languages; the rules are in [`crate::site::i18n`]).
 
 use std::collections::BTreeMap;
 
@@ -9,12 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::i18n;
-use crate::model::ContentRecord;
+use crate::core::clock::iso;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
+use crate::site::i18n;
 
 /// Register the routes.
 pub fn register(r: &mut Registry) {
@@ -75,7 +75,7 @@ pub struct Check {
 }
 
 fn health(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let report = crate::health::check(ctx);
+    let report = crate::site::health::check(ctx);
     let time = iso(&ctx.now());
     let status = |ok: bool| if ok { "pass" } else { "fail" };
     let mut checks = BTreeMap::new();

@@ -8,16 +8,16 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
 use super::{batching::Batch, etag};
-use crate::auth::users;
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::locking;
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::security::Permission;
-use crate::{tree, versioning, workflow};
+use crate::content::locking;
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::auth::users;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
+use crate::{content::tree, content::versioning, content::workflow};
 
 /// Register the history routes.
 pub fn register(r: &mut Registry) {

@@ -1,8 +1,8 @@
 //! `Idempotency-Key` over HTTP: any unsafe request (POST, PATCH, PUT, DELETE, ...) may carry
 //! `Idempotency-Key: <1 to 255 visible ASCII characters>`. When a request that writes answers
 //! 2xx, its answer (status, `Content-Type`, `Location`, `ETag`, body) is stored for the caller and
-//! key in the same transaction as its change ([`crate::idempotency`], kept
-//! [`crate::idempotency::WINDOW_HOURS`] hours). The same caller sending the same key again gets
+//! key in the same transaction as its change ([`crate::sync::idempotency`], kept
+//! [`crate::sync::idempotency::WINDOW_HOURS`] hours). The same caller sending the same key again gets
 //! the stored answer with `Idempotent-Replayed: true`, without the request running again; the
 //! same key with another method or path is a 422 `Unprocessable`; a malformed key a 400. Answers
 //! other than 2xx are not remembered (the request may be sent again and run).
@@ -10,10 +10,10 @@
 //! Inside a group commit each request runs in its own savepoint of the one transaction, so a
 //! second request with the key of an earlier one in the same group finds its record and replays.
 
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::{Request, Response};
-use crate::idempotency::{self, Record};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{Request, Response};
+use crate::runtime::context::Ctx;
+use crate::sync::idempotency::{self, Record};
 
 /// The request header.
 pub const HEADER: &str = "Idempotency-Key";

@@ -1,6 +1,6 @@
 //! `@inherit`: behavior data inherited from the closest object (the context, then its ancestors
 //! up to the root) whose type has the behavior and which the caller may view
-//! ([`crate::inherit`]). Expandable as the `inherit` component.
+//! ([`crate::content::inherit`]). Expandable as the `inherit` component.
 //!
 //! | method | path | query | answer |
 //! |---|---|---|---|
@@ -15,11 +15,11 @@ use serde_json::{Map, Value};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@inherit` and the `inherit` component.
 pub fn register(r: &mut Registry) {
@@ -65,7 +65,7 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
         .split(',')
         .map(str::trim)
     {
-        if crate::inherit::is_behavior(ctx, b)? {
+        if crate::content::inherit::is_behavior(ctx, b)? {
             names.push(b.to_string());
         }
     }
@@ -77,7 +77,7 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
         id.push_str(&encoded.join(","));
     }
     out.insert("@id".into(), Value::String(id));
-    for (name, found) in crate::inherit::inherit(ctx, obj, &names)? {
+    for (name, found) in crate::content::inherit::inherit(ctx, obj, &names)? {
         if let Some(f) = found {
             let v = Found {
                 data: f.data,

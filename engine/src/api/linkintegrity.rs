@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use crate::catalog;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
-use crate::tree;
+use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@linkintegrity`.
 pub fn register(r: &mut Registry) {

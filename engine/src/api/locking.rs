@@ -1,19 +1,19 @@
-//! `@lock`: lock, read, refresh and unlock an object (the rules are in [`crate::locking`]).
+//! `@lock`: lock, read, refresh and unlock an object (the rules are in [`crate::content::locking`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::auth::users;
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::security::Permission;
+use crate::content::locking::{self, Lock, DEFAULT_TIMEOUT, MAX_TIMEOUT};
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::auth::users;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the lock routes.
 pub fn register(r: &mut Registry) {

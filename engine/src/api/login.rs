@@ -5,11 +5,11 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Carriage, Registry, RouteDef};
-use crate::auth::{self, Credentials};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::people::auth::{self, Credentials};
+use crate::runtime::context::Ctx;
 
 /// Register the session routes.
 pub fn register(r: &mut Registry) {

@@ -61,11 +61,11 @@ pub mod userschema;
 pub mod vocabularies;
 pub mod workflow;
 
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Request;
-use crate::model::ContentRecord;
-use crate::tree;
+use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Request;
+use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 
 use query::{decode_component, Query};
 pub use router::{lookup, Carriage, Endpoint};
@@ -211,7 +211,7 @@ pub fn dispatch(
     req: &Request,
     route: &Route,
     endpoint: Endpoint,
-) -> Result<crate::http::Response> {
+) -> Result<crate::core::http::Response> {
     let obj = resolve(ctx, route)?;
     let params = match endpoint {
         Endpoint::Route(def) => router::bind(def, route),
@@ -226,7 +226,7 @@ fn resolve(ctx: &Ctx<'_>, route: &Route) -> Result<ContentRecord> {
     if let Some(obj) = tree::at_path(ctx, &route.object_path)? {
         return Ok(obj);
     }
-    if let Some(target) = crate::aliases::resolve(ctx, &route.object_path)? {
+    if let Some(target) = crate::content::aliases::resolve(ctx, &route.object_path)? {
         return Err(EngineError::Redirect {
             location: redirect_url(ctx, route, &target),
             permanent_method: ctx.is_write(),
@@ -272,7 +272,7 @@ fn redirect_url(ctx: &Ctx<'_>, route: &Route, target: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::Method;
+    use crate::core::http::Method;
 
     fn route(path: &str) -> Route {
         Route::parse(&Request::new(Method::Get, path, "http://x")).unwrap()

@@ -13,12 +13,12 @@ use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::summaries::{self, IsoTime};
 use super::Route;
 use crate::catalog::codec::{Raw, Time, ValueRef, View};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::navigation::{self, NavItem, NavSource};
-use crate::security::Permission;
+use crate::content::navigation::{self, NavItem, NavSource};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@navigation` and the `navigation` component.
 pub fn register(r: &mut Registry) {
@@ -304,7 +304,7 @@ impl<'a> ItemValues<'a> {
             exclude_from_nav: Val::of_record(r, "exclude_from_nav"),
             creators: r.fields.get("creators").map(Val::Json),
             files: Cow::Borrowed(&r.fields),
-            markdown: crate::exports::markdown(r),
+            markdown: crate::content::exports::markdown(r),
         }
     }
 
@@ -336,7 +336,7 @@ impl<'a> ItemValues<'a> {
             exclude_from_nav: Val::of_entry(f.exclude_from_nav),
             creators: f.creators.map(Val::Stored),
             files: Cow::Owned(files),
-            markdown: crate::exports::markdown_without_blocks(title, description),
+            markdown: crate::content::exports::markdown_without_blocks(title, description),
         }
     }
 }
@@ -476,7 +476,10 @@ mod tests {
             }
         }
         m.insert("description".into(), json!(rec.description()));
-        m.insert("markdown".into(), json!(crate::exports::markdown(rec)));
+        m.insert(
+            "markdown".into(),
+            json!(crate::content::exports::markdown(rec)),
+        );
         m.insert("start".into(), Value::Null);
         m.insert("end".into(), Value::Null);
         m.insert("recurrence".into(), Value::Null);
@@ -517,7 +520,7 @@ mod tests {
             .unwrap();
         engine
             .with_write(|ctx| {
-                let root = crate::tree::root(ctx)?;
+                let root = crate::content::tree::root(ctx)?;
                 let ty = ctx.types()?.require("Folder")?;
                 let variants = [
                     json!({"title": "A \"q\" é", "description": "d\n\u{1}\\"}),
@@ -530,7 +533,7 @@ mod tests {
                 for (i, f) in variants.iter().enumerate() {
                     let fields = f.as_object().cloned().unwrap_or_default();
                     let mut rec =
-                        crate::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
+                        crate::content::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
                     if i == 3 {
                         rec.review_state = None;
                     }
@@ -578,35 +581,35 @@ mod tests {
         ];
         engine
             .with_write(|ctx| {
-                let mut root = crate::tree::root(ctx)?;
+                let mut root = crate::content::tree::root(ctx)?;
                 for (i, f) in variants.iter().enumerate() {
                     let ty = ctx
                         .types()?
                         .require(if i == 2 { "Page" } else { "Folder" })?;
                     let fields = f.as_object().cloned().unwrap_or_default();
                     let mut rec =
-                        crate::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
+                        crate::content::tree::new_record(ctx, &ty, &format!("f{i}"), "bob", fields);
                     if i == 3 {
                         rec.review_state = None;
                     }
-                    crate::tree::insert(ctx, &mut root, &mut rec)?;
+                    crate::content::tree::insert(ctx, &mut root, &mut rec)?;
                 }
                 Ok(())
             })
             .unwrap();
         engine
             .with_write(|ctx| {
-                let root = crate::tree::root(ctx)?;
+                let root = crate::content::tree::root(ctx)?;
                 let mut entries = Vec::new();
-                for uid in crate::tree::child_uids(ctx, &root.uid, 0, usize::MAX)? {
-                    let rec = crate::tree::load(ctx, &uid)?.unwrap();
+                for uid in crate::content::tree::child_uids(ctx, &root.uid, 0, usize::MAX)? {
+                    let rec = crate::content::tree::load(ctx, &uid)?.unwrap();
                     let stored = crate::catalog::stored_entry(ctx, &uid)?.unwrap();
                     let v = stored.view()?;
                     let stands = v.fields.json_size()? == v.size;
                     // The entry holds every field value exactly when the record has no others
                     // (blocks) and no null listing field (left out of the entry).
                     let only_listing = rec.fields.iter().all(|(k, v)| {
-                        crate::model::LISTING_FIELDS.contains(&k.as_str()) && !v.is_null()
+                        crate::core::model::LISTING_FIELDS.contains(&k.as_str()) && !v.is_null()
                     });
                     assert_eq!(stands, only_listing, "{}", rec.id);
                     if !stands {

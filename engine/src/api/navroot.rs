@@ -11,12 +11,12 @@ use super::query::Query;
 use super::router::{Registry, RouteDef};
 use super::serialize::{self, ListingRequest};
 use super::Route;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::multilingual;
-use crate::security::Permission;
+use crate::content::multilingual;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@navroot` and the `navroot` component.
 pub fn register(r: &mut Registry) {

@@ -29,12 +29,12 @@ use super::extract::Call;
 #[cfg(feature = "openapi")]
 use super::router::Access;
 use super::router::{self, Registry, RouteDef};
-use crate::context::Ctx;
 #[cfg(feature = "openapi")]
-use crate::error::ErrorBody;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
+use crate::core::error::ErrorBody;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 
 /// Register `@openapi`.
 pub fn register(r: &mut Registry) {
@@ -51,7 +51,7 @@ fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
 
 /// The OpenAPI document for the routes this engine serves, with `server` as the server URL:
 /// generated (feature `openapi`) or [`pregenerated`] (without it); both give the same document.
-pub fn document(core: &crate::state::Core, server: &str) -> Value {
+pub fn document(core: &crate::runtime::state::Core, server: &str) -> Value {
     #[cfg(feature = "openapi")]
     {
         generated(core, server)
@@ -68,7 +68,7 @@ pub const PREGENERATED: &str = include_str!("openapi.json");
 
 /// The document from [`PREGENERATED`]: `server` as the server URL, without the operations of
 /// routes unavailable on this engine (and without the paths left with none).
-pub fn pregenerated(core: &crate::state::Core, server: &str) -> Value {
+pub fn pregenerated(core: &crate::runtime::state::Core, server: &str) -> Value {
     let mut doc: Value = serde_json::from_str(PREGENERATED).unwrap_or(Value::Null);
     if let Some(url) = doc.pointer_mut("/servers/0/url") {
         *url = Value::String(server.to_string());
@@ -165,7 +165,7 @@ fn refs(v: &Value, out: &mut Vec<String>) {
 
 /// The OpenAPI document generated from the route table and the types' schemas.
 #[cfg(feature = "openapi")]
-pub fn generated(core: &crate::state::Core, server: &str) -> Value {
+pub fn generated(core: &crate::runtime::state::Core, server: &str) -> Value {
     let mut generator = schemars::generate::SchemaSettings::draft2020_12()
         .with(|s| s.definitions_path = "/components/schemas".into())
         .into_generator();

@@ -12,13 +12,13 @@ use super::extract::Call;
 use super::groups::{group_json, GroupJson};
 use super::router::{Registry, RouteDef};
 use super::users::{user_json, UserJson};
-use crate::auth::groups;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Role;
-use crate::sharing;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Role;
+use crate::people::auth::groups;
+use crate::people::sharing;
+use crate::runtime::context::Ctx;
 
 /// Register `@principals` and `@roles`.
 pub fn register(r: &mut Registry) {

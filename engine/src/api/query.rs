@@ -2,7 +2,7 @@
 
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
-use crate::error::{EngineError, Result};
+use crate::core::error::{EngineError, Result};
 
 /// The decoded parameters of a query string, in order (repeated names kept).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -1,20 +1,20 @@
 //! `@recyclebin`: list, show, restore and purge deleted content (the rules are in
-//! [`crate::recyclebin`]).
+//! [`crate::content::recyclebin`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::recyclebin::{self, BinItem};
-use crate::security::Permission;
-use crate::tree;
+use crate::content::recyclebin::{self, BinItem};
+use crate::content::tree;
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the recycle bin routes.
 pub fn register(r: &mut Registry) {
@@ -203,7 +203,7 @@ fn entry(ctx: &Ctx<'_>, item: &BinItem, with_members: bool) -> Result<BinEntry> 
         deletion_date: iso(&item.deletion_date),
         has_children: item.members.len() > 1,
         id: top.id.clone(),
-        language: crate::multilingual::language_of(top).to_string(),
+        language: crate::content::multilingual::language_of(top).to_string(),
         parent_path: display(item.parent_path()),
         path: display(item.path()),
         recycle_id: item.recycle_id.clone(),

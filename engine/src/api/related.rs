@@ -1,5 +1,5 @@
 //! `@related`: the items most similar to the context by their embedding vectors (the rules are
-//! in [`crate::related`]), and the `related` component.
+//! in [`crate::ai::related`]), and the `related` component.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -9,12 +9,12 @@ use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::serialize::{catalog_value, CATALOG_FIELDS};
 use super::Route;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::related;
-use crate::security::Permission;
+use crate::ai::related;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Items answered when the request gives no `b_size`.
 const DEFAULT_SIZE: usize = 5;

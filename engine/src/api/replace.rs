@@ -1,17 +1,17 @@
-//! `@replace`: site-wide find and replace (the rules are in [`crate::replace`]).
+//! `@replace`: site-wide find and replace (the rules are in [`crate::content::replace`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::replace::{self, Rule};
-use crate::security::Permission;
+use crate::content::replace::{self, Rule};
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the replace route.
 pub fn register(r: &mut Registry) {

@@ -13,13 +13,13 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 use super::extract::Call;
 use super::Route;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::{Method, Response};
-use crate::model::ContentRecord;
-use crate::permissions::Access as _;
-use crate::security::Permission;
-use crate::state::Core;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::{Method, Response};
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access as _;
+use crate::runtime::context::Ctx;
+use crate::runtime::state::Core;
 
 /// A handler: the context object is resolved and the route's access rule is satisfied.
 pub type Handler = fn(&mut Ctx<'_>, &Call<'_>, ContentRecord) -> Result<Response>;
@@ -76,7 +76,7 @@ pub struct ParamSpec {
 }
 
 /// What a host must know to carry a route's request and answer, besides whether it writes (see
-/// [`crate::http::RouteInfo`], which the engine derives from it).
+/// [`crate::core::http::RouteInfo`], which the engine derives from it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Carriage {
     /// A body read whole, an answer sent whole.

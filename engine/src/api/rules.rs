@@ -1,5 +1,5 @@
-//! Content rules, jobs and mail (the rules themselves are in [`crate::rules`], the outbox in
-//! [`crate::jobs`]):
+//! Content rules, jobs and mail (the rules themselves are in [`crate::automation::rules`], the outbox in
+//! [`crate::automation::jobs`]):
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
@@ -39,13 +39,13 @@ use serde_json::{json, Map, Value};
 
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::jobs::{self, Delivery, Job};
-use crate::model::ContentRecord;
-use crate::rules::{self, Action, Condition, Rule};
-use crate::security::Permission;
+use crate::automation::jobs::{self, Delivery, Job};
+use crate::automation::rules::{self, Action, Condition, Rule};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 const PANEL: &str = "@controlpanels/content-rules";
 
@@ -1056,7 +1056,7 @@ pub struct JobView {
 }
 
 fn job_view(ctx: &Ctx<'_>, j: Job) -> JobView {
-    let iso = |t: &chrono::DateTime<chrono::Utc>| crate::clock::iso(t);
+    let iso = |t: &chrono::DateTime<chrono::Utc>| crate::core::clock::iso(t);
     JobView {
         url: format!("{}/@jobs/{}", ctx.base_url, j.uuid),
         kind: j.delivery.as_ref().map(|d| match d {
@@ -1227,7 +1227,7 @@ fn email_user(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
     let b: EmailNotification = call.body()?;
     check_address("from", &b.from)?;
     let id = call.param("id").unwrap_or_default();
-    let user = crate::auth::users::get(ctx, id)?.ok_or_else(|| EngineError::NotFound {
+    let user = crate::people::auth::users::get(ctx, id)?.ok_or_else(|| EngineError::NotFound {
         url: format!("{}/@users/{id}/@email-notification", ctx.base_url),
         context: None,
     })?;
@@ -1306,8 +1306,8 @@ fn schedule_view(ctx: &Ctx<'_>, j: jobs::ScheduledJob) -> ScheduleView {
         action: j.action,
         params,
         schedule: j.schedule,
-        last_run: j.last_run.as_ref().map(crate::clock::iso),
-        next_run: j.next_run.as_ref().map(crate::clock::iso),
+        last_run: j.last_run.as_ref().map(crate::core::clock::iso),
+        next_run: j.next_run.as_ref().map(crate::core::clock::iso),
     }
 }
 

@@ -20,12 +20,12 @@ use super::Route;
 use crate::catalog::{
     self, bad_param, querystring, Bound, Criterion, Index, IndexKind, Sort, StoredEntry,
 };
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
-use crate::tree;
+use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register `@search`, `@querystring`, `@querystring-search`, `@catalog` and the `catalog`
 /// component.

@@ -1,7 +1,7 @@
 //! The account control panels, served here rather than by the generic `@controlpanels` (their
 //! fixed segments win over `@controlpanels/{name}`): `security` (self-registration, password
 //! length, e-mail as login) and `usergroup` (hints for large sites). Settings and their rules
-//! are [`crate::accounts`]'; stored at `s:security` and `s:usergroup`.
+//! are [`crate::people::accounts`]'; stored at `s:security` and `s:usergroup`.
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
@@ -21,12 +21,12 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::userschema::{Fieldset, Property};
-use crate::accounts::{self, SecuritySettings, UserGroupSettings};
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::accounts::{self, SecuritySettings, UserGroupSettings};
+use crate::runtime::context::Ctx;
 
 /// Register the account control panels.
 pub fn register(r: &mut Registry) {

@@ -9,13 +9,13 @@ use super::batching::Batch;
 use super::query::Query;
 use super::summaries::{self, ItemJson, ItemKeys, JsonOut};
 use crate::catalog::StoredEntry;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::model::fields::FieldKind;
-use crate::model::{language, ContentRecord, ContentType};
-use crate::permissions::Access;
-use crate::security::Permission;
-use crate::tree;
+use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::model::fields::FieldKind;
+use crate::core::model::{language, ContentRecord, ContentType};
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// How a listing of children was asked for.
 pub struct ListingRequest<'q> {
@@ -43,12 +43,12 @@ pub fn full_response(
     obj: &ContentRecord,
     listing: &ListingRequest<'_>,
     status: u16,
-) -> Result<crate::http::Response> {
+) -> Result<crate::core::http::Response> {
     let ty = ctx.type_of(obj)?;
     let mut items = None;
     let members = members(ctx, obj, &ty, listing, true, Some(&mut items))?;
     let Some(items) = items else {
-        return Ok(crate::http::Response::json(status, &members.sorted()));
+        return Ok(crate::core::http::Response::json(status, &members.sorted()));
     };
     let sorted = members.sorted();
     let mut out = JsonOut::new(items.len() + 4096);
@@ -62,7 +62,7 @@ pub fn full_response(
         }
     }
     out.close();
-    Ok(crate::http::Response {
+    Ok(crate::core::http::Response {
         status,
         headers: vec![("Content-Type".into(), "application/json".into())],
         body: out.buf,
@@ -162,7 +162,7 @@ fn members<'a>(
             }
             (FieldKind::Blocks, Some(blocks)) => {
                 let mut blocks = blocks.clone();
-                crate::links::to_public(ctx, &mut blocks)?;
+                crate::content::links::to_public(ctx, &mut blocks)?;
                 out.set(f.name.as_str(), blocks)
             }
             (FieldKind::File | FieldKind::Image, Some(value)) => out.set(
@@ -174,7 +174,7 @@ fn members<'a>(
                 let value = match (kind, f.default_value()) {
                     (FieldKind::Language, Value::String(code)) => language::token_title(&code),
                     (FieldKind::Blocks, mut blocks) => {
-                        crate::links::to_public(ctx, &mut blocks)?;
+                        crate::content::links::to_public(ctx, &mut blocks)?;
                         blocks
                     }
                     (FieldKind::File | FieldKind::Image, value) => {
@@ -204,7 +204,7 @@ fn members<'a>(
     }
     out.set("review_state", json!(obj.review_state));
     out.set("type_title", json!(ty.title));
-    let lock = crate::locking::current(ctx, obj)?;
+    let lock = crate::content::locking::current(ctx, obj)?;
     out.set(
         "lock",
         serde_json::to_value(super::locking::LockInfo::new(ctx, lock.as_ref()))?,
@@ -291,7 +291,7 @@ fn members<'a>(
 
 /// The children of `obj` the caller may view, within `batch`, and how many there are in all.
 /// Unless `whole`, the children are decoded for a listing only
-/// ([`crate::model::ContentRecord::from_json_for_listing`]).
+/// ([`crate::core::model::ContentRecord::from_json_for_listing`]).
 pub fn visible_children(
     ctx: &Ctx<'_>,
     obj: &ContentRecord,
@@ -406,11 +406,11 @@ fn listing_record(ctx: &Ctx<'_>, uid: &str) -> Result<ContentRecord> {
 /// Whether the caller's global roles let it view every object (no per-item checks needed).
 fn sees_everything(ctx: &Ctx<'_>) -> bool {
     match &ctx.principal {
-        crate::security::Principal::User(u) => u
+        crate::core::security::Principal::User(u) => u
             .roles
             .iter()
             .any(|r| r == "Manager" || r == "Site Administrator"),
-        crate::security::Principal::Anonymous => false,
+        crate::core::security::Principal::Anonymous => false,
     }
 }
 
@@ -521,20 +521,20 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
         "image_scales" => super::files::image_scales(&ty, &obj.fields),
         "hasPreviewImage" => json!(super::files::image_field(&ty, &obj.fields).is_some()),
         // Asked for by name only (not part of `_all`): it is built from the object's blocks.
-        "markdown" => json!(crate::exports::markdown(obj)),
+        "markdown" => json!(crate::content::exports::markdown(obj)),
         _ => return Ok(None),
     };
     Ok(Some(v))
 }
 
-/// [`crate::clock::iso`] without going through a format string: `2026-01-01T12:00:00+00:00`.
+/// [`crate::core::clock::iso`] without going through a format string: `2026-01-01T12:00:00+00:00`.
 pub fn iso(t: &chrono::DateTime<chrono::Utc>) -> String {
     use chrono::Timelike;
-    iso_parts(t.timestamp(), t.nanosecond()).unwrap_or_else(|| crate::clock::iso(t))
+    iso_parts(t.timestamp(), t.nanosecond()).unwrap_or_else(|| crate::core::clock::iso(t))
 }
 
 /// [`iso`] of the time `secs` seconds and `nanos` nanoseconds after the epoch (`None` for
-/// years outside 0–9999 or a leap second, which [`crate::clock::iso`] writes).
+/// years outside 0–9999 or a leap second, which [`crate::core::clock::iso`] writes).
 pub fn iso_parts(secs: i64, nanos: u32) -> Option<String> {
     iso_bytes(secs, nanos).map(|b| b.iter().map(|&c| char::from(c)).collect())
 }
@@ -631,7 +631,7 @@ mod tests {
                 .and_utc(),
         ];
         for t in &times {
-            assert_eq!(iso(t), crate::clock::iso(t));
+            assert_eq!(iso(t), crate::core::clock::iso(t));
         }
     }
 }

@@ -16,12 +16,12 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::{Permission, Role};
-use crate::sharing::{self, Grant, Kind, RoleState};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::{Permission, Role};
+use crate::people::sharing::{self, Grant, Kind, RoleState};
+use crate::runtime::context::Ctx;
 
 /// Register the sharing routes.
 pub fn register(r: &mut Registry) {

@@ -14,13 +14,13 @@ use serde_json::Value;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::configuration as config;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::multilingual;
-use crate::security::Permission;
+use crate::content::multilingual;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::configuration as config;
 
 /// Register `@site`.
 pub fn register(r: &mut Registry) {

@@ -10,9 +10,9 @@ use serde_json::{Map, Value};
 
 use super::serialize;
 use crate::catalog::codec::{Known, Raw, Time, ValueRef, View};
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::model::ContentType;
+use crate::core::error::Result;
+use crate::core::model::ContentType;
+use crate::runtime::context::Ctx;
 
 /// The metadata name of an object's Markdown (Nick's catalog column; asked for by name).
 pub const MARKDOWN: &str = "markdown";
@@ -85,9 +85,9 @@ impl<'a> ItemJson<'a> {
             &keys.without_state
         };
         let markdown = if keys.contains(&MARKDOWN) {
-            let rec = crate::tree::load(ctx, v.uid)?;
+            let rec = crate::content::tree::load(ctx, v.uid)?;
             Some(
-                rec.map(|r| crate::exports::markdown(&r))
+                rec.map(|r| crate::content::exports::markdown(&r))
                     .unwrap_or_default(),
             )
         } else {
@@ -202,7 +202,7 @@ impl<'a> ItemJson<'a> {
         Ok(())
     }
 
-    fn primary_file(&self) -> Option<crate::files::StoredFile> {
+    fn primary_file(&self) -> Option<crate::content::files::StoredFile> {
         if self.files.is_empty() {
             return None;
         }
@@ -358,7 +358,7 @@ pub fn write_raw(buf: &mut Vec<u8>, v: Raw<'_>) -> serde_json::Result<()> {
 pub enum IsoTime {
     /// The common form ([`serialize::iso_bytes`]).
     Short([u8; 25]),
-    /// Any other ([`crate::clock::iso`]).
+    /// Any other ([`crate::core::clock::iso`]).
     Long(String),
 }
 
@@ -369,7 +369,7 @@ impl IsoTime {
             return Ok(IsoTime::Short(b));
         }
         match t.datetime() {
-            Some(d) => Ok(IsoTime::Long(crate::clock::iso(&d))),
+            Some(d) => Ok(IsoTime::Long(crate::core::clock::iso(&d))),
             None => Err(serde::ser::Error::custom("a time out of range")),
         }
     }

@@ -15,12 +15,12 @@ use serde::Serialize;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
-use crate::statistics;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::statistics;
 
 /// Register `@system` and `@database`.
 pub fn register(r: &mut Registry) {
@@ -145,7 +145,7 @@ fn system(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response>
         },
         SystemItem {
             label: "Schema version (this build)",
-            value: crate::migrations::current_version().to_string(),
+            value: crate::site::migrations::current_version().to_string(),
         },
         SystemItem {
             label: "Schema version (stored)",
@@ -168,7 +168,7 @@ fn system(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response>
             id: format!("{}/@system", ctx.base_url),
             items,
             plone_restapi_version: PLONE_RESTAPI_LEVEL,
-            upgrade: stored.is_some_and(|v| v < crate::migrations::current_version()),
+            upgrade: stored.is_some_and(|v| v < crate::site::migrations::current_version()),
         },
     ))
 }

@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::fields::parse_datetime;
-use crate::model::ContentRecord;
-use crate::state::{Core, Mail};
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::fields::parse_datetime;
+use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
+use crate::runtime::state::{Core, Mail};
 
 /// Register `@test-clock` (present only on engines with a test clock).
 pub fn register(r: &mut Registry) {

@@ -1,5 +1,5 @@
 //! `@translations` (list, link, unlink the translations of an object) and `@translation-locator`
-//! (where a new translation of an object belongs). The rules live in [`crate::multilingual`].
+//! (where a new translation of an object belongs). The rules live in [`crate::content::multilingual`].
 
 use std::collections::BTreeMap;
 
@@ -10,14 +10,14 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::multilingual;
-use crate::permissions::Access;
-use crate::security::Permission;
-use crate::tree;
+use crate::content::multilingual;
+use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the translation routes and the `translations` component.
 pub fn register(r: &mut Registry) {

@@ -2,7 +2,7 @@
 //! replaces an object's file): `OPTIONS` (the protocol), `POST` (start: `Upload-Length`,
 //! `Upload-Metadata`), `HEAD` (the offset reached), `PATCH` (a piece at `Upload-Offset`, body
 //! `application/offset+octet-stream`; the last piece creates or updates the object) and
-//! `DELETE` (cancel). The rules are in [`crate::uploads`] and [`crate::files`].
+//! `DELETE` (cancel). The rules are in [`crate::content::uploads`] and [`crate::content::files`].
 
 use std::collections::BTreeMap;
 
@@ -12,16 +12,16 @@ use serde_json::{json, Map};
 
 use super::extract::Call;
 use super::router::{Carriage, Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::files::{self, StoredFile};
-use crate::http::Response;
-use crate::model::fields::FieldKind;
-use crate::model::{ids, ContentRecord, ContentType};
-use crate::permissions::Access as _;
-use crate::security::Permission;
-use crate::tree;
-use crate::uploads::{self, Upload};
+use crate::content::files::{self, StoredFile};
+use crate::content::tree;
+use crate::content::uploads::{self, Upload};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::fields::FieldKind;
+use crate::core::model::{ids, ContentRecord, ContentType};
+use crate::core::security::Permission;
+use crate::people::permissions::Access as _;
+use crate::runtime::context::Ctx;
 
 /// The protocol version spoken.
 pub const TUS_VERSION: &str = "1.0.0";
@@ -128,7 +128,7 @@ fn start(
 ) -> Result<Response> {
     if replace {
         file_field(ctx.type_of(obj)?.as_ref())?;
-        crate::locking::check_can_change(ctx, call.lock_token(), obj)?;
+        crate::content::locking::check_can_change(ctx, call.lock_token(), obj)?;
     } else if !ctx.type_of(obj)?.folderish {
         return Err(EngineError::bad_request(format!(
             "Cannot upload into '{}': it is not folderish",
@@ -209,7 +209,7 @@ pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Resu
         tus(Response::empty(204)).with_header("Upload-Offset", &upload.offset.to_string());
     if upload.complete() {
         let path = if upload.replace {
-            crate::locking::check_can_change(ctx, call.lock_token(), &obj)?;
+            crate::content::locking::check_can_change(ctx, call.lock_token(), &obj)?;
             replace_file(ctx, &mut obj, &upload)?;
             obj.path.clone()
         } else {
@@ -251,7 +251,7 @@ fn stored_file(
         .cloned()
         .unwrap_or_else(|| files::guess_content_type(&filename).to_string());
     let decoded = if kind == FieldKind::Image {
-        let bytes = crate::blobs::read_all(ctx, &upload.blob)?;
+        let bytes = crate::content::blobs::read_all(ctx, &upload.blob)?;
         Some(files::decode(field, &bytes)?)
     } else {
         None
@@ -306,7 +306,7 @@ fn add_file(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, upload: &Upload) -> R
     fields.insert("title".into(), json!(filename));
     fields.insert("creators".into(), json!([login]));
     if ty.field("language").is_some() {
-        let lang = crate::multilingual::language_for_new_child(ctx, parent)?;
+        let lang = crate::content::multilingual::language_for_new_child(ctx, parent)?;
         fields.insert("language".into(), json!(lang));
     }
     let base = ids::normalize(&filename);
@@ -328,8 +328,8 @@ fn add_file(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, upload: &Upload) -> R
 fn replace_file(ctx: &mut Ctx<'_>, obj: &mut ContentRecord, upload: &Upload) -> Result<()> {
     let ty = ctx.type_of(obj)?;
     let (field, kind) = file_field(&ty)?;
-    let previous =
-        files::stored(&obj.fields, &field).filter(|_| !crate::versioning::is_versioned(&ty));
+    let previous = files::stored(&obj.fields, &field)
+        .filter(|_| !crate::content::versioning::is_versioned(&ty));
     let stored = stored_file(ctx, upload, &obj.uid.clone(), &field, kind)?;
     if let Some(p) = previous {
         files::release(ctx, &obj.uid, &p)?;

@@ -1,7 +1,7 @@
 //! `@types`: the content types a caller may add in a context, each type's JSON Schema (what
 //! add and edit forms are built from), and editing a type's own fields and fieldsets. Expandable
 //! as the `types` component (not for anonymous callers). The rules and the stored registry are
-//! in [`crate::content_types`].
+//! in [`crate::content::content_types`].
 
 use std::collections::BTreeMap;
 
@@ -12,15 +12,15 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::content_types::{self, FieldChange, Member, NewField, OWN_SCHEMA};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::fields::{FieldDef, FieldKind};
-use crate::model::types::FieldsetDef;
-use crate::model::{ContentRecord, ContentType};
-use crate::permissions::Access;
-use crate::security::Permission;
+use crate::content::content_types::{self, FieldChange, Member, NewField, OWN_SCHEMA};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::fields::{FieldDef, FieldKind};
+use crate::core::model::types::FieldsetDef;
+use crate::core::model::{ContentRecord, ContentType};
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the `@types` routes and the `types` component.
 pub fn register(r: &mut Registry) {
@@ -423,7 +423,7 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response>
 
 fn entries(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<TypeEntry>> {
     let base = ctx.url(&obj.path);
-    let tr = crate::i18n::Translator::for_request(ctx)?;
+    let tr = crate::site::i18n::Translator::for_request(ctx)?;
     Ok(content_types::addable_types(ctx, obj)?
         .into_iter()
         .map(|a| TypeEntry {

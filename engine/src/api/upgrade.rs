@@ -1,5 +1,5 @@
 //! `@upgrade`: the schema version of the stored data and the migration steps this build knows
-//! ([`crate::migrations`]).
+//! ([`crate::site::migrations`]).
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
@@ -18,12 +18,12 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::migrations::{self, Step, STEPS};
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
+use crate::site::migrations::{self, Step, STEPS};
 
 /// Register `@upgrade`.
 pub fn register(r: &mut Registry) {
@@ -110,13 +110,13 @@ fn info(s: &Step) -> StepInfo {
 
 fn versions(instance: u32) -> Versions {
     Versions {
-        fs: crate::migrations::current_version().to_string(),
+        fs: crate::site::migrations::current_version().to_string(),
         instance: instance.to_string(),
     }
 }
 
 fn stored_version(ctx: &Ctx<'_>) -> Result<u32> {
-    Ok(migrations::check(ctx)?.unwrap_or(crate::migrations::current_version()))
+    Ok(migrations::check(ctx)?.unwrap_or(crate::site::migrations::current_version()))
 }
 
 /// GET `/@upgrade`.

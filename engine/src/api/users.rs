@@ -10,7 +10,7 @@
 //! | POST | `/@users/<id>/reset-password` | none (mail a reset token), `{reset_token, new_password}` or `{old_password, new_password}` | 200 |
 //!
 //! The rules (taken logins, password length, grantable roles, the last Manager) are
-//! [`crate::accounts`]'.
+//! [`crate::people::accounts`]'.
 
 use std::collections::BTreeMap;
 
@@ -19,14 +19,14 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::{self, Call};
 use super::router::{Registry, RouteDef};
-use crate::accounts::{self, NewUser, UserChanges};
-use crate::auth::{groups, users, users::UserRecord};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::security::{Permission, Principal, Role, AUTHENTICATED_USERS};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::{Permission, Principal, Role, AUTHENTICATED_USERS};
+use crate::people::accounts::{self, NewUser, UserChanges};
+use crate::people::auth::{groups, users, users::UserRecord};
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register the user routes.
 pub fn register(r: &mut Registry) {
@@ -544,7 +544,7 @@ fn get_portrait(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<
     };
     let user = users::get(ctx, login)?.ok_or_else(none)?;
     let p = user.portrait.ok_or_else(none)?;
-    let served = crate::files::Served::Blob {
+    let served = crate::content::files::Served::Blob {
         id: p.blob,
         size: p.size,
         content_type: p.content_type,

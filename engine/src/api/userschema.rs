@@ -1,5 +1,5 @@
 //! `@userschema`: the JSON Schema of the user forms, built from the user schema data
-//! ([`crate::accounts::user_fields`]: the built-in fields of `engine/src/userschema.json` and the
+//! ([`crate::people::accounts::user_fields`]: the built-in fields of `engine/src/userschema.json` and the
 //! site's own), in the shape the types' schemas have.
 //!
 //! | method | path | body | answer |
@@ -19,12 +19,12 @@ use serde_json::Value;
 
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::accounts::{self, UserField, UserForm};
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::security::Permission;
+use crate::core::error::Result;
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::accounts::{self, UserField, UserForm};
+use crate::runtime::context::Ctx;
 
 /// Register the user schema routes.
 pub fn register(r: &mut Registry) {

@@ -1,4 +1,4 @@
-//! `@vocabularies`: the vocabularies ([`crate::vocabularies`]) and their terms, on any object
+//! `@vocabularies`: the vocabularies ([`crate::catalog::vocabularies`]) and their terms, on any object
 //! (some depend on the context, such as the types addable there).
 //!
 //! | method | path | query | answer |
@@ -15,13 +15,13 @@ use serde::{Deserialize, Serialize};
 use super::batching::{Batch, BatchLinks};
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::ContentRecord;
-use crate::permissions::Access;
-use crate::security::Permission;
-use crate::vocabularies::{self, VOCABULARIES};
+use crate::catalog::vocabularies::{self, VOCABULARIES};
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
 
 /// Register `@vocabularies`.
 pub fn register(r: &mut Registry) {

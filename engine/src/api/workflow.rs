@@ -1,5 +1,5 @@
 //! `@workflow`: the workflow status of an object and taking transitions (the rules are in
-//! [`crate::workflow`]).
+//! [`crate::content::workflow`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -8,15 +8,15 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{Registry, RouteDef};
 use super::Route;
-use crate::clock::iso;
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::http::Response;
-use crate::model::fields::{FieldDef, FieldKind};
-use crate::model::ContentRecord;
-use crate::security::Permission;
-use crate::tree;
-use crate::workflow::{self, HistoryEntry, TransitionOptions};
+use crate::content::tree;
+use crate::content::workflow::{self, HistoryEntry, TransitionOptions};
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::http::Response;
+use crate::core::model::fields::{FieldDef, FieldKind};
+use crate::core::model::ContentRecord;
+use crate::core::security::Permission;
+use crate::runtime::context::Ctx;
 
 /// Register the workflow routes and the `workflow` component.
 pub fn register(r: &mut Registry) {
@@ -111,7 +111,7 @@ pub struct TransitionRequest {
 impl TransitionResult {
     fn new(
         ctx: &Ctx<'_>,
-        tr: &crate::i18n::Translator,
+        tr: &crate::site::i18n::Translator,
         obj: &ContentRecord,
         e: &HistoryEntry,
     ) -> Result<Self> {
@@ -134,7 +134,7 @@ fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response> 
 /// The workflow status of `obj`.
 pub fn status(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<WorkflowStatus> {
     let url = ctx.url(&obj.path);
-    let tr = crate::i18n::Translator::for_request(ctx)?;
+    let tr = crate::site::i18n::Translator::for_request(ctx)?;
     let history = workflow::history(ctx, &obj.uid)?
         .iter()
         .map(|e| TransitionResult::new(ctx, &tr, obj, e))
@@ -191,7 +191,7 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Re
             let offered = workflow::available(ctx, &member)?
                 .iter()
                 .any(|(id, _)| *id == transition);
-            let unlocked = crate::locking::current(ctx, &member)?.is_none();
+            let unlocked = crate::content::locking::current(ctx, &member)?.is_none();
             if offered && unlocked {
                 workflow::take(ctx, call.lock_token(), &mut member, transition, &opts)?;
             }
@@ -199,7 +199,7 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Re
     }
     let out = TransitionResult::new(
         ctx,
-        &crate::i18n::Translator::for_request(ctx)?,
+        &crate::site::i18n::Translator::for_request(ctx)?,
         &obj,
         &entry,
     )?;

@@ -25,7 +25,7 @@ use chrono::{DateTime, Utc};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Number, Value};
 
-use crate::error::{EngineError, Result};
+use crate::core::error::{EngineError, Result};
 
 /// The first byte of an entry in this encoding (the JSON entries of schema 5 start with `{`).
 pub const VERSION: u8 = 0xC1;
@@ -682,7 +682,7 @@ impl<'a> Fields<'a> {
 }
 
 impl Fields<'_> {
-    /// The size of the fields as compact JSON: what [`crate::model::ContentRecord::fields_size`]
+    /// The size of the fields as compact JSON: what [`crate::core::model::ContentRecord::fields_size`]
     /// gives for them decoded ([`Fields::to_map`]), counted in one pass over the encoding
     /// without decoding or writing them. An error when a string is not UTF-8 (decoding fails
     /// there too).
@@ -700,7 +700,7 @@ fn str_json_size(b: &[u8]) -> Result<usize> {
         return Ok(b.len() + 2);
     }
     let s = std::str::from_utf8(b).map_err(|_| corrupt("UTF-8"))?;
-    Ok(crate::model::json_size(s))
+    Ok(crate::core::model::json_size(s))
 }
 
 /// The number of decimal digits of `n`.
@@ -726,7 +726,7 @@ impl Reader<'_> {
             }
             5 => {
                 self.skip(8)?;
-                crate::model::json_size(&Raw(&self.b[start..self.i]))
+                crate::core::model::json_size(&Raw(&self.b[start..self.i]))
             }
             6 => {
                 let n = self.len()?;

@@ -6,7 +6,7 @@
 //! spec's "Catalog item"), the values of the field indexes (`portal_type`, `review_state`,
 //! `UID`, `Creator`, `language`, dates, `sortable_title`, `getObjPositionInParent`,
 //! `is_folderish`, `exclude_from_nav`) and its `allowedRolesAndUsers`
-//! ([`crate::permissions::allowed_roles_and_users`]), so a result page and the permission filter
+//! ([`crate::people::permissions::allowed_roles_and_users`]), so a result page and the permission filter
 //! need no object loads. Range-scanned postings serve the selective queries: full text
 //! (`x:w:<term>\0<uid>`, [`text`]), `Subject` (`x:k:<subject>\0<uid>`), the path index is the
 //! tree's own path and child keys (a folder listing in position order is one range scan of its
@@ -14,13 +14,14 @@
 //!
 //! A search ([`search`]) picks the most selective source of candidates (UIDs, full text,
 //! subjects, a folder's children, a subtree), reads their entries, keeps those the caller may
-//! view (its [`crate::security::Principal::search_tokens`] meet the entry's
+//! view (its [`crate::core::security::Principal::search_tokens`] meet the entry's
 //! `allowedRolesAndUsers`) and that match every criterion, and sorts them.
 
 pub mod codec;
 pub mod postings;
 pub mod querystring;
 pub mod text;
+pub mod vocabularies;
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -29,15 +30,15 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::events::Event;
-use crate::keys;
-use crate::model::fields::parse_datetime;
-use crate::model::{ContentRecord, LISTING_FIELDS};
-use crate::store::{prefix_end, Direction};
-use crate::subscriber::Subscriber;
-use crate::tree;
+use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::events::Event;
+use crate::core::keys;
+use crate::core::model::fields::parse_datetime;
+use crate::core::model::{ContentRecord, LISTING_FIELDS};
+use crate::core::store::{prefix_end, Direction};
+use crate::runtime::context::Ctx;
+use crate::runtime::subscriber::Subscriber;
 
 /// The catalog entry of one object (`x:e:<uid>`).
 #[derive(Debug, Clone, PartialEq)]
@@ -743,11 +744,11 @@ fn ranked_from_postings(
 /// Whether the caller may see inactive content everywhere (Manager, Site Administrator).
 fn sees_inactive(ctx: &Ctx<'_>) -> bool {
     match &ctx.principal {
-        crate::security::Principal::User(u) => u
+        crate::core::security::Principal::User(u) => u
             .roles
             .iter()
             .any(|r| r == "Manager" || r == "Site Administrator"),
-        crate::security::Principal::Anonymous => false,
+        crate::core::security::Principal::Anonymous => false,
     }
 }
 
@@ -756,7 +757,7 @@ fn sees_inactive(ctx: &Ctx<'_>) -> bool {
 pub struct StoredEntry(Vec<u8>);
 
 impl StoredEntry {
-    /// Whether a caller with search `tokens` ([`crate::security::Principal::search_tokens`])
+    /// Whether a caller with search `tokens` ([`crate::core::security::Principal::search_tokens`])
     /// may view the object: its `allowedRolesAndUsers` meet them, which holds exactly when the
     /// caller holds View on it (`security`'s tests check that). Reads the front only.
     pub fn visible_to(&self, tokens: &[String]) -> Result<bool> {
@@ -1168,7 +1169,7 @@ fn matches(analyzer: &text::Analyzer, hits: Option<&Hits>, e: &Entry, c: &Criter
 
 /// The analyzer of queries: stems in every language of the site.
 fn query_analyzer(ctx: &Ctx<'_>) -> Result<text::Analyzer> {
-    let s = crate::multilingual::settings(ctx)?;
+    let s = crate::content::multilingual::settings(ctx)?;
     let mut langs: Vec<String> = vec![s.default_language.clone()];
     langs.extend(s.available_languages.iter().cloned());
     Ok(text::Analyzer::new(langs.iter().map(String::as_str)))
@@ -1181,7 +1182,7 @@ fn object_analyzer(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<text::Analyzer>
     if text::algorithm(lang).is_some() {
         return Ok(text::Analyzer::new([lang]));
     }
-    let s = crate::multilingual::settings(ctx)?;
+    let s = crate::content::multilingual::settings(ctx)?;
     Ok(text::Analyzer::new([s.default_language.as_str()]))
 }
 
@@ -1351,7 +1352,7 @@ fn write_index(
     scope: Scope,
 ) -> Result<()> {
     let ty = ctx.type_of(obj)?;
-    let allowed = crate::permissions::allowed_roles_and_users(ctx, obj, ancestors)?;
+    let allowed = crate::people::permissions::allowed_roles_and_users(ctx, obj, ancestors)?;
     let allowed = Allowed::new(allowed.iter().map(String::as_str));
     let mut fields = Map::new();
     for name in LISTING_FIELDS {
@@ -1726,7 +1727,7 @@ pub fn bad_param(param: &str, detail: impl std::fmt::Display) -> EngineError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::security::Principal;
+    use crate::core::security::Principal;
     use crate::{Engine, EngineOptions, MemStore, SiteSetup};
     use serde_json::json;
 
@@ -1781,7 +1782,7 @@ mod tests {
         })
         .unwrap();
         e.with_write(|ctx| {
-            ctx.principal = Principal::User(crate::security::User {
+            ctx.principal = Principal::User(crate::core::security::User {
                 login: "admin".into(),
                 fullname: String::new(),
                 roles: vec!["Manager".into()],
@@ -1848,7 +1849,7 @@ mod tests {
         })
         .unwrap();
         e.with_write(|ctx| {
-            let report = crate::migrations::run(ctx)?;
+            let report = crate::site::migrations::run(ctx)?;
             assert_eq!(report.to, Some(keys::SCHEMA_VERSION));
             assert_eq!(entry(ctx, &uid)?.expect("rebuilt").path, "/a");
             assert!(ctx.get(format!("x:t:{uid}").as_bytes())?.is_none());

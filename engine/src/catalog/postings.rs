@@ -17,10 +17,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 use chrono::{DateTime, Utc};
 
 use super::codec;
-use crate::context::Ctx;
-use crate::error::Result;
-use crate::keys;
-use crate::store::Direction;
+use crate::core::error::Result;
+use crate::core::keys;
+use crate::core::store::Direction;
+use crate::runtime::context::Ctx;
 
 /// The first byte of a posting value in this encoding (postings of schema 9 and before are
 /// empty; the catalog is rebuilt by the migration to schema 10).
@@ -91,7 +91,7 @@ pub fn intern(ctx: &mut Ctx<'_>, allowed: &[u8]) -> Result<u32> {
     }
     let last = ctx.scan(
         keys::ALLOWED_BY_ID_PREFIX,
-        &crate::store::prefix_end(keys::ALLOWED_BY_ID_PREFIX),
+        &crate::core::store::prefix_end(keys::ALLOWED_BY_ID_PREFIX),
         Direction::Reverse,
         1,
     )?;

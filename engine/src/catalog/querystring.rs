@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{bad_param, Bound, Criterion, Index, IndexKind, Query};
-use crate::context::Ctx;
-use crate::error::{EngineError, Result};
-use crate::model::ContentRecord;
+use crate::core::error::{EngineError, Result};
+use crate::core::model::ContentRecord;
+use crate::runtime::context::Ctx;
 
 /// One operation, as `@querystring` describes it.
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
@@ -303,7 +303,7 @@ fn path_row(
                 p.trim_end_matches('/').to_string()
             };
             if op == "path" && !looks_like_uid {
-                let root = crate::multilingual::navigation_root(ctx, context)?;
+                let root = crate::content::multilingual::navigation_root(ctx, context)?;
                 format!("{}{}", root.path, base)
             } else {
                 base
@@ -353,7 +353,7 @@ fn strings(v: &Value, what: &str) -> Result<Vec<String>> {
 /// A date value: ISO 8601, `YYYY/MM/DD` or `YYYY-MM-DD` (midnight UTC).
 pub fn parse_date(s: &str) -> Option<DateTime<Utc>> {
     let s = s.trim();
-    crate::model::fields::parse_datetime(s).or_else(|| {
+    crate::core::model::fields::parse_datetime(s).or_else(|| {
         ["%Y/%m/%d", "%Y-%m-%d"]
             .iter()
             .find_map(|f| NaiveDate::parse_from_str(s, f).ok())

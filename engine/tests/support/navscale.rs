@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use engine::model::ContentRecord;
+use engine::core::model::ContentRecord;
 use engine::{
     Direction, Engine, EngineOptions, MemStore, Method, ReadTxn, Request, SiteSetup, Store,
     StoreError, WriteTxn,
@@ -94,7 +94,7 @@ pub struct Generated {
 }
 
 pub fn record(
-    ctx: &engine::context::Ctx<'_>,
+    ctx: &engine::runtime::context::Ctx<'_>,
     type_name: &str,
     id: &str,
     fields: Value,
@@ -138,7 +138,7 @@ pub fn generate(engine: &Engine<Counting>, shape: &Shape) -> Generated {
     engine
         .with_write(|ctx| {
             let mut objects = 0;
-            let mut level: Vec<ContentRecord> = vec![engine::tree::root(ctx)?];
+            let mut level: Vec<ContentRecord> = vec![engine::content::tree::root(ctx)?];
             let last = shape.fanout.len() - 1;
             for (depth, &n) in shape.fanout.iter().enumerate() {
                 let mut next = Vec::new();
@@ -152,7 +152,7 @@ pub fn generate(engine: &Engine<Counting>, shape: &Shape) -> Generated {
                             r.review_state = state.map(str::to_string);
                             r
                         };
-                        engine::tree::insert(ctx, parent, &mut rec)?;
+                        engine::content::tree::insert(ctx, parent, &mut rec)?;
                         objects += 1;
                         if depth != last {
                             next.push(rec);

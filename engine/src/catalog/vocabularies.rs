@@ -1,0 +1,327 @@
+//! Vocabularies: named lists of terms (`{token, title}`) that back form fields (content types,
+//! workflow states, languages, users, roles, ...). [`VOCABULARIES`] is the one table: a name and
+//! the function that computes the terms for a context object, so adding a vocabulary is one line.
+//! Each term list is computed from what the service holds (the type registry, the workflows, the
+//! users, the settings), never kept as a copy.
+//!
+//! Names are Plone's (`plone.app.vocabularies.*`, which Volto's forms ask for) and Nick's short
+//! names (`types`, `workflowStates`, ...); both compute the same terms.
+
+use crate::core::error::Result;
+use crate::core::model::{language, ContentRecord};
+use crate::core::security::{Permission, ROLES};
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
+use crate::site::configuration;
+
+/// One term.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// What clients send back.
+    pub token: String,
+    /// What they show.
+    pub title: String,
+}
+
+fn term(token: impl Into<String>, title: impl Into<String>) -> Term {
+    Term {
+        token: token.into(),
+        title: title.into(),
+    }
+}
+
+/// Computes a vocabulary's terms for a context object.
+pub type Compute = fn(&Ctx<'_>, &ContentRecord) -> Result<Vec<Term>>;
+
+/// A vocabulary: its name, the permission its terms need on the context, and how to compute them.
+pub struct Vocabulary {
+    /// Its name.
+    pub name: &'static str,
+    /// What the caller needs on the context object to read it.
+    pub permission: Permission,
+    /// Its terms.
+    pub compute: Compute,
+}
+
+const fn voc(name: &'static str, permission: Permission, compute: Compute) -> Vocabulary {
+    Vocabulary {
+        name,
+        permission,
+        compute,
+    }
+}
+
+use Permission::{Modify, View};
+
+/// Every vocabulary, in name order (Plone's names, then Nick's).
+///
+/// Not here yet: `plone.app.vocabularies.Keywords` / `subjects` (the subjects used in the site,
+/// from the catalog) and `plone.app.vocabularies.Groups` / `groups` (from the groups service).
+pub const VOCABULARIES: &[Vocabulary] = &[
+    voc("Behaviors", View, behaviors),
+    voc("Fields", View, fields),
+    voc("actions", View, actions),
+    voc("availableLanguages", View, available_languages),
+    voc("behaviors", View, behaviors),
+    voc("boolean", View, boolean),
+    voc("events", View, events),
+    voc("groups", Modify, groups),
+    voc("permissions", View, permissions),
+    voc("plone.app.vocabularies.AllowableContentTypes", View, types),
+    voc(
+        "plone.app.vocabularies.AllowedContentTypes",
+        View,
+        allowed_types,
+    ),
+    voc(
+        "plone.app.vocabularies.AvailableContentLanguages",
+        View,
+        available_languages,
+    ),
+    voc("plone.app.vocabularies.AvailableEditors", View, editors),
+    voc("plone.app.vocabularies.CommonTimezones", View, timezones),
+    voc("plone.app.vocabularies.Groups", Modify, groups),
+    voc("plone.app.vocabularies.Keywords", View, keywords),
+    voc("plone.app.vocabularies.Permissions", View, permissions),
+    voc("plone.app.vocabularies.PortalTypes", View, types),
+    voc(
+        "plone.app.vocabularies.ReallyUserFriendlyTypes",
+        View,
+        types,
+    ),
+    voc("plone.app.vocabularies.Roles", View, roles),
+    voc(
+        "plone.app.vocabularies.SupportedContentLanguages",
+        View,
+        supported_languages,
+    ),
+    voc("plone.app.vocabularies.Timezones", View, timezones),
+    voc("plone.app.vocabularies.UserFriendlyTypes", View, types),
+    voc("plone.app.vocabularies.Users", Modify, users),
+    voc(
+        "plone.app.vocabularies.WorkflowStates",
+        View,
+        workflow_states,
+    ),
+    voc(
+        "plone.app.vocabularies.WorkflowTransitions",
+        View,
+        workflow_transitions,
+    ),
+    voc("plone.app.vocabularies.Workflows", View, workflows),
+    voc("plone.contentrules.events", View, events),
+    voc("roles", View, roles),
+    voc("supportedLanguages", View, supported_languages),
+    voc("timezones", View, timezones),
+    voc("types", View, types),
+    voc("users", Modify, users),
+    voc("workflowStates", View, workflow_states),
+    voc("workflowTransitions", View, workflow_transitions),
+    voc("workflows", View, workflows),
+];
+
+/// The vocabulary `name`.
+pub fn find(name: &str) -> Option<&'static Vocabulary> {
+    VOCABULARIES.iter().find(|v| v.name == name)
+}
+
+/// Whether the caller may read `v` on `obj`.
+pub fn readable(ctx: &Ctx<'_>, v: &Vocabulary, obj: &ContentRecord) -> Result<bool> {
+    ctx.permitted(v.permission, obj)
+}
+
+fn types(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = ctx
+        .types()?
+        .all()
+        .map(|t| term(&t.name, &t.title))
+        .collect();
+    out.sort_by(|a, b| a.title.cmp(&b.title));
+    Ok(out)
+}
+
+/// The types that may be added inside the context (none when it is not folderish).
+fn allowed_types(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<Term>> {
+    let here = ctx.type_of(obj)?;
+    if !here.folderish {
+        return Ok(Vec::new());
+    }
+    let mut out: Vec<Term> = ctx
+        .types()?
+        .all()
+        .filter(|t| here.allows(t))
+        .map(|t| term(&t.name, &t.title))
+        .collect();
+    out.sort_by(|a, b| a.title.cmp(&b.title));
+    Ok(out)
+}
+
+/// The behaviors of the type registry, by name.
+fn behaviors(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::content::content_types::behavior_titles(ctx)?
+        .into_iter()
+        .map(|(name, title)| term(name, title))
+        .collect())
+}
+
+/// The kinds of field a type's field may have (the factories `@types` accepts).
+fn fields(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::content::content_types::field_factories()
+        .into_iter()
+        .map(|f| term(f, f))
+        .collect())
+}
+
+/// The site's actions (every category), by id: what content rules and forms may name.
+fn actions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = Vec::new();
+    for cat in crate::core::model::actions::CATEGORIES {
+        for a in crate::site::actions::stored(ctx)?
+            .get(*cat)
+            .into_iter()
+            .flatten()
+        {
+            if !out.iter().any(|t| t.token == a.id) {
+                out.push(term(&a.id, &a.title));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn boolean(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(vec![term("Yes", "Yes"), term("No", "No")])
+}
+
+/// The triggers content rules can react to ([`crate::automation::rules::TRIGGERS`]).
+fn events(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::automation::rules::TRIGGERS
+        .iter()
+        .map(|(t, l)| term(*t, *l))
+        .collect())
+}
+
+fn permissions(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok([
+        Permission::View,
+        Permission::AddContent,
+        Permission::Modify,
+        Permission::Delete,
+        Permission::Review,
+        Permission::RequestReview,
+        Permission::ManagePortal,
+    ]
+    .into_iter()
+    .map(|p| term(p.name(), p.name()))
+    .collect())
+}
+
+fn roles(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(ROLES.iter().map(|r| term(*r, *r)).collect())
+}
+
+fn supported_languages(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(language::all().iter().map(|(c, t)| term(*c, *t)).collect())
+}
+
+fn available_languages(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::content::multilingual::settings(ctx)?
+        .available_languages
+        .iter()
+        .map(|c| term(c.clone(), language::title(c).unwrap_or(c)))
+        .collect())
+}
+
+fn editors(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let v = configuration::get(ctx, "plone.available_editors")?;
+    Ok(v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.as_str())
+        .map(|e| term(e, e))
+        .collect())
+}
+
+fn timezones(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(configuration::TIMEZONES
+        .iter()
+        .map(|z| term(*z, *z))
+        .collect())
+}
+
+/// A principal's term: its id as the token, titled by its name (or its id when it has none).
+fn principal_term(id: String, name: String) -> Term {
+    if name.is_empty() {
+        term(id.clone(), id)
+    } else {
+        term(id, name)
+    }
+}
+
+fn users(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::people::auth::users::all(ctx)?
+        .into_iter()
+        .map(|u| principal_term(u.login, u.fullname))
+        .collect())
+}
+
+/// The `Subject` values of the content the caller may view (from the catalog), titled by the value.
+fn keywords(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::catalog::keywords(ctx)?
+        .into_iter()
+        .map(|(subject, _count)| term(subject.clone(), subject))
+        .collect())
+}
+
+/// Every group (the built-in ones too), by id, titled by its title.
+fn groups(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::people::auth::groups::all(ctx)?
+        .into_iter()
+        .map(|g| principal_term(g.id, g.title))
+        .collect())
+}
+
+fn workflows(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(ctx
+        .core
+        .workflows
+        .all()
+        .map(|(id, w)| term(id, &w.title))
+        .collect())
+}
+
+fn workflow_states(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = Vec::new();
+    for (_, w) in ctx.core.workflows.all() {
+        for (id, s) in &w.states {
+            if !out.iter().any(|t| &t.token == id) {
+                out.push(term(id, &s.title));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn workflow_transitions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = Vec::new();
+    for (_, w) in ctx.core.workflows.all() {
+        for (id, t) in &w.transitions {
+            if !out.iter().any(|x| &x.token == id) {
+                out.push(term(id, &t.title));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sorted_and_unique() {
+        for w in VOCABULARIES.windows(2) {
+            assert!(w[0].name < w[1].name, "{} before {}", w[0].name, w[1].name);
+        }
+    }
+}

@@ -1,0 +1,526 @@
+//! Content types as stored data: installing the built-in registry, the types a caller may add
+//! in a context, and every change to the registry (adding and removing types, fields and
+//! fieldsets, switching behaviors). Every change is checked against the whole registry (no
+//! unknown behavior, no two fields of one type with the same name) and against the stored
+//! content of the type (a change that would make an object invalid is refused, naming the
+//! field), then written under `y:t:<name>` and announced ([`Event::TypeChanged`]).
+//!
+//! Reads go through [`Ctx::types`] (cached per store generation). The functions
+//! [`type_titles`], [`behavior_titles`] and [`field_factories`] are what vocabularies list.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::content::tree;
+use crate::core::error::{EngineError, Result};
+use crate::core::events::Event;
+use crate::core::keys;
+use crate::core::model::fields::{FieldDef, FieldKind, FACTORIES};
+use crate::core::model::types::{self, BehaviorData, FieldsetDef, TypeData, BUILTIN_TYPES};
+use crate::core::model::{ContentRecord, ContentType};
+use crate::core::security::Permission;
+use crate::people::permissions::Access;
+use crate::runtime::context::Ctx;
+
+/// The name reported as the `behavior` of a type's own fields and fieldsets (as the reference
+/// names its generated schemas).
+pub const OWN_SCHEMA: &str = "plone.dexterity.schema.generated";
+
+/// Write every built-in behavior and type that the store does not hold yet (site creation, and
+/// the migration of sites written before types were data). Stored records are kept as they are.
+pub fn install_builtin(ctx: &mut Ctx<'_>) -> Result<()> {
+    let (behaviors, types) = types::parse(BUILTIN_TYPES)?;
+    for b in behaviors {
+        let key = keys::behavior(&b.name);
+        if ctx.get(&key)?.is_none() {
+            ctx.put_json(&key, &b)?;
+        }
+    }
+    for t in types {
+        let key = keys::content_type(&t.name);
+        if ctx.get(&key)?.is_none() {
+            let name = t.name.clone();
+            ctx.put_json(&key, &t)?;
+            ctx.emit(Event::TypeChanged {
+                name,
+                removed: false,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// One entry of the types list of a context.
+#[derive(Debug, Clone)]
+pub struct Addable {
+    /// The type.
+    pub ty: Arc<ContentType>,
+    /// Whether the caller may add one in the context now.
+    pub addable: bool,
+}
+
+/// Every type but the site root's, by title, each with whether the caller may add it inside
+/// `context` (the context is folderish, allows the type, and the caller may add content there).
+pub fn addable_types(ctx: &Ctx<'_>, context: &ContentRecord) -> Result<Vec<Addable>> {
+    let registry = ctx.types()?;
+    let here = registry.require(&context.type_name)?;
+    let may_add = here.folderish && ctx.permitted(Permission::AddContent, context)?;
+    let mut out: Vec<Addable> = registry
+        .all()
+        .filter(|t| t.name != "Site")
+        .map(|t| Addable {
+            addable: may_add && here.allows(t),
+            ty: t.clone(),
+        })
+        .collect();
+    out.sort_by(|a, b| a.ty.title.cmp(&b.ty.title).then(a.ty.name.cmp(&b.ty.name)));
+    Ok(out)
+}
+
+/// Every type as `(name, title)`, by name: the content types vocabulary.
+pub fn type_titles(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
+    Ok(ctx
+        .types()?
+        .all()
+        .map(|t| (t.name.clone(), t.title.clone()))
+        .collect())
+}
+
+/// Every behavior as `(name, title)`, by name: the behaviors vocabulary.
+pub fn behavior_titles(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
+    Ok(ctx
+        .types()?
+        .behaviors()
+        .map(|b| (b.name.clone(), b.title.clone()))
+        .collect())
+}
+
+/// The factories a field may be added with (`Text line (String)`, `Email`, ...): the field
+/// factories vocabulary.
+pub fn field_factories() -> Vec<&'static str> {
+    FACTORIES.iter().map(|(f, _)| *f).collect()
+}
+
+/// The type named `name`, or a 404 for `url`.
+pub fn require_type(ctx: &Ctx<'_>, name: &str, url: &str) -> Result<Arc<ContentType>> {
+    ctx.types()?.get(name).ok_or_else(|| EngineError::NotFound {
+        url: url.to_string(),
+        context: Some(ctx.url("")),
+    })
+}
+
+/// Every stored object of type `name` (a walk of the whole tree: schema changes are rare).
+pub fn objects_of_type(ctx: &Ctx<'_>, name: &str) -> Result<Vec<ContentRecord>> {
+    let root = tree::root(ctx)?;
+    Ok(tree::subtree(ctx, &root)?
+        .into_iter()
+        .filter(|o| o.type_name == name)
+        .collect())
+}
+
+/// How many objects of each type are stored.
+pub fn counts(ctx: &Ctx<'_>) -> Result<BTreeMap<String, u64>> {
+    let root = tree::root(ctx)?;
+    let mut out = BTreeMap::new();
+    for o in tree::subtree(ctx, &root)? {
+        *out.entry(o.type_name).or_insert(0) += 1;
+    }
+    Ok(out)
+}
+
+/// Store `data` as the type of its name (new or changed): resolved against the stored
+/// behaviors (unknown behaviors and duplicate field names are 400s naming them), and checked
+/// against every stored object of the type for each field that is new or changed (a value the
+/// new definition refuses, or a missing value of a now required field, is a 400 naming the
+/// field). Nothing is written when a check fails.
+pub fn save_type(ctx: &mut Ctx<'_>, data: TypeData) -> Result<Arc<ContentType>> {
+    let registry = ctx.types()?;
+    let behaviors: BTreeMap<String, BehaviorData> = registry
+        .behaviors()
+        .map(|b| (b.name.clone(), b.clone()))
+        .collect();
+    for t in data.allowed_types.iter().flatten() {
+        if t != &data.name && registry.get(t).is_none() {
+            return Err(EngineError::bad_request(format!(
+                "Unknown content type '{t}' in 'allowed_content_types'"
+            )));
+        }
+    }
+    let resolved = types::resolve(&behaviors, data.clone())?;
+    if let Some(old) = registry.get(&data.name) {
+        let changed: Vec<&FieldDef> = resolved
+            .fields
+            .iter()
+            .filter(|f| old.field(&f.name) != Some(*f))
+            .collect();
+        if !changed.is_empty() {
+            for obj in objects_of_type(ctx, &data.name)? {
+                for f in &changed {
+                    f.check_stored(obj.fields.get(&f.name)).map_err(|e| {
+                        EngineError::bad_request(format!(
+                            "{e} (object {}); the type was not changed",
+                            ctx.url(&obj.path)
+                        ))
+                    })?;
+                }
+            }
+        }
+    }
+    ctx.put_json(&keys::content_type(&data.name), &data)?;
+    ctx.emit(Event::TypeChanged {
+        name: data.name.clone(),
+        removed: false,
+    });
+    ctx.types()?.require(&data.name)
+}
+
+/// Add a new type: `name` must be a free, well-formed type name.
+pub fn add_type(ctx: &mut Ctx<'_>, data: TypeData) -> Result<Arc<ContentType>> {
+    check_name(&data.name, "type")?;
+    if ctx.types()?.get(&data.name).is_some() {
+        return Err(EngineError::bad_request(format!(
+            "A content type '{}' already exists",
+            data.name
+        )));
+    }
+    save_type(ctx, data)
+}
+
+/// Remove the type `name`. Refused (400) for the site root's type and for a type that still has
+/// content; other types stop allowing it inside them.
+pub fn remove_type(ctx: &mut Ctx<'_>, name: &str) -> Result<()> {
+    if name == "Site" {
+        return Err(EngineError::bad_request(
+            "The type of the site root cannot be removed",
+        ));
+    }
+    let n = objects_of_type(ctx, name)?.len();
+    if n > 0 {
+        return Err(EngineError::bad_request(format!(
+            "The content type '{name}' cannot be removed: {n} object(s) of it exist"
+        )));
+    }
+    let registry = ctx.types()?;
+    for t in registry.all() {
+        if t.name != name && t.allowed_types.iter().flatten().any(|a| a == name) {
+            let mut data = t.data.clone();
+            if let Some(list) = data.allowed_types.as_mut() {
+                list.retain(|a| a != name);
+            }
+            save_type(ctx, data)?;
+        }
+    }
+    ctx.delete(&keys::content_type(name))?;
+    ctx.emit(Event::TypeChanged {
+        name: name.to_string(),
+        removed: true,
+    });
+    Ok(())
+}
+
+/// What a new field is made from.
+#[derive(Debug, Clone)]
+pub struct NewField {
+    /// Its name; `None`: made from the title (`Author email` → `author_email`).
+    pub id: Option<String>,
+    /// The factory (one of [`field_factories`]).
+    pub factory: String,
+    /// Its title.
+    pub title: String,
+    /// Its help text.
+    pub description: String,
+    /// Whether it is required.
+    pub required: bool,
+}
+
+/// A change to a field definition; `None` leaves a property as it is.
+#[derive(Debug, Clone, Default)]
+pub struct FieldChange {
+    /// New title.
+    pub title: Option<String>,
+    /// New help text.
+    pub description: Option<String>,
+    /// Required or not.
+    pub required: Option<bool>,
+    /// New default (`Some(None)` removes it).
+    pub default: Option<Option<serde_json::Value>>,
+    /// New shortest length.
+    pub min_length: Option<Option<u64>>,
+    /// New longest length.
+    pub max_length: Option<Option<u64>>,
+    /// New widget.
+    pub widget: Option<Option<String>>,
+    /// Move to this fieldset.
+    pub fieldset: Option<String>,
+}
+
+/// A field or fieldset addressed under a type.
+pub enum Member<'t> {
+    /// A field, and the behavior it comes from (`None`: the type's own).
+    Field(&'t FieldDef, Option<&'t str>),
+    /// A fieldset and its fields.
+    Fieldset(&'t FieldsetDef, Vec<String>),
+}
+
+/// The field or fieldset `name` of `ty`, if any (fields first).
+pub fn member<'t>(ty: &'t ContentType, name: &str) -> Option<Member<'t>> {
+    if let Some(i) = ty.fields.iter().position(|f| f.name == name) {
+        return Some(Member::Field(&ty.fields[i], ty.sources[i].as_deref()));
+    }
+    ty.fieldsets
+        .iter()
+        .find(|fs| fs.id == name)
+        .map(|fs| Member::Fieldset(fs, fieldset_fields(ty, &fs.id)))
+}
+
+/// The names of the fields of `ty` in fieldset `id`, in schema order.
+pub fn fieldset_fields(ty: &ContentType, id: &str) -> Vec<String> {
+    ty.fields
+        .iter()
+        .filter(|f| f.fieldset_id() == id)
+        .map(|f| f.name.clone())
+        .collect()
+}
+
+/// Add a field to the type `ty`. An unknown factory or a name the type already has (as a field
+/// or a fieldset) is a 400 naming it; a required field without a default cannot be added while
+/// objects of the type exist (they would lack it).
+pub fn add_field(ctx: &mut Ctx<'_>, ty: &ContentType, new: NewField) -> Result<FieldDef> {
+    let kind = FieldKind::from_factory(&new.factory).ok_or_else(|| {
+        EngineError::bad_request(format!(
+            "Unknown field factory '{}' for field '{}'; known: {}",
+            new.factory,
+            new.title,
+            field_factories().join(", ")
+        ))
+    })?;
+    let name = match new.id {
+        Some(id) => id,
+        None => normalize(&new.title),
+    };
+    check_name(&name, "field")?;
+    if ty.field(&name).is_some() || ty.fieldsets.iter().any(|f| f.id == name) {
+        return Err(EngineError::bad_request(format!(
+            "Type '{}' already has a field or fieldset named '{name}'",
+            ty.name
+        )));
+    }
+    let mut def = FieldDef::new(&name, kind);
+    def.title = new.title;
+    def.description = new.description;
+    def.required = new.required;
+    if new.factory != kind.factory() {
+        def.factory = Some(new.factory);
+    }
+    let mut data = ty.data.clone();
+    data.fields.push(def.clone());
+    save_type(ctx, data)?;
+    Ok(def)
+}
+
+/// Change the own field `name` of `ty` (fields of behaviors are shared and cannot be changed
+/// through one type: a 400 naming the behavior).
+pub fn change_field(
+    ctx: &mut Ctx<'_>,
+    ty: &ContentType,
+    name: &str,
+    change: FieldChange,
+) -> Result<()> {
+    let mut data = ty.data.clone();
+    let def = own_field(ty, &mut data, name)?;
+    if let Some(t) = change.title {
+        def.title = t;
+    }
+    if let Some(d) = change.description {
+        def.description = d;
+    }
+    if let Some(r) = change.required {
+        def.required = r;
+    }
+    if let Some(d) = change.default {
+        if let Some(v) = &d {
+            def.validate(v).map_err(|e| {
+                EngineError::bad_request(format!("Invalid default of field '{name}': {e}"))
+            })?;
+        }
+        def.default = d;
+    }
+    if let Some(m) = change.min_length {
+        def.min_length = m;
+    }
+    if let Some(m) = change.max_length {
+        def.max_length = m;
+    }
+    if (def.min_length.is_some() || def.max_length.is_some()) && !def.kind.has_length() {
+        return Err(EngineError::bad_request(format!(
+            "Field '{name}' is not a text field: 'minLength' and 'maxLength' do not apply"
+        )));
+    }
+    if let Some(w) = change.widget {
+        def.widget = w;
+    }
+    if let Some(fs) = change.fieldset {
+        if fs != "default" && !ty.fieldsets.iter().any(|f| f.id == fs) {
+            return Err(EngineError::bad_request(format!(
+                "Type '{}' has no fieldset '{fs}' to move field '{name}' to",
+                ty.name
+            )));
+        }
+        def.fieldset = (fs != "default").then_some(fs);
+    }
+    save_type(ctx, data).map(|_| ())
+}
+
+/// Remove the own field `name` of `ty`. Values stored for it stay on the objects, unread.
+pub fn remove_field(ctx: &mut Ctx<'_>, ty: &ContentType, name: &str) -> Result<()> {
+    let mut data = ty.data.clone();
+    own_field(ty, &mut data, name)?;
+    data.fields.retain(|f| f.name != name);
+    save_type(ctx, data).map(|_| ())
+}
+
+/// Add a fieldset (`id` from the title when `None`).
+pub fn add_fieldset(
+    ctx: &mut Ctx<'_>,
+    ty: &ContentType,
+    id: Option<String>,
+    title: String,
+    description: String,
+) -> Result<FieldsetDef> {
+    let id = id.unwrap_or_else(|| normalize(&title));
+    check_name(&id, "fieldset")?;
+    if ty.fieldsets.iter().any(|f| f.id == id) || ty.field(&id).is_some() {
+        return Err(EngineError::bad_request(format!(
+            "Type '{}' already has a field or fieldset named '{id}'",
+            ty.name
+        )));
+    }
+    let fs = FieldsetDef {
+        id,
+        title,
+        description,
+    };
+    let mut data = ty.data.clone();
+    data.fieldsets.push(fs.clone());
+    save_type(ctx, data)?;
+    Ok(fs)
+}
+
+/// Change the title, description or fields of the type's own fieldset `id`; `fields` (own
+/// fields of the type) are moved into it.
+pub fn change_fieldset(
+    ctx: &mut Ctx<'_>,
+    ty: &ContentType,
+    id: &str,
+    title: Option<String>,
+    description: Option<String>,
+    fields: Option<Vec<String>>,
+) -> Result<()> {
+    let mut data = ty.data.clone();
+    if let Some(fs) = data.fieldsets.iter_mut().find(|f| f.id == id) {
+        if let Some(t) = title {
+            fs.title = t;
+        }
+        if let Some(d) = description {
+            fs.description = d;
+        }
+    } else if !ty.fieldsets.iter().any(|f| f.id == id) {
+        return Err(EngineError::bad_request(format!(
+            "Type '{}' has no fieldset '{id}'",
+            ty.name
+        )));
+    } else if title.is_some() || description.is_some() {
+        return Err(EngineError::bad_request(format!(
+            "Fieldset '{id}' comes from a behavior; its title cannot be changed for one type"
+        )));
+    }
+    for name in fields.into_iter().flatten() {
+        let def = own_field(ty, &mut data, &name)?;
+        def.fieldset = (id != "default").then(|| id.to_string());
+    }
+    save_type(ctx, data).map(|_| ())
+}
+
+/// Remove the type's own fieldset `id`; its fields move to `default`.
+pub fn remove_fieldset(ctx: &mut Ctx<'_>, ty: &ContentType, id: &str) -> Result<()> {
+    let mut data = ty.data.clone();
+    if !data.fieldsets.iter().any(|f| f.id == id) {
+        return Err(EngineError::bad_request(format!(
+            "Fieldset '{id}' of type '{}' is not the type's own and cannot be removed",
+            ty.name
+        )));
+    }
+    data.fieldsets.retain(|f| f.id != id);
+    for f in data.fields.iter_mut() {
+        if f.fieldset.as_deref() == Some(id) {
+            f.fieldset = None;
+        }
+    }
+    save_type(ctx, data).map(|_| ())
+}
+
+/// The own field `name` in `data` (the stored form of `ty`), or a 400/404-worthy error.
+fn own_field<'d>(ty: &ContentType, data: &'d mut TypeData, name: &str) -> Result<&'d mut FieldDef> {
+    if let Some(i) = ty.fields.iter().position(|f| f.name == name) {
+        if let Some(b) = &ty.sources[i] {
+            return Err(EngineError::bad_request(format!(
+                "Field '{name}' comes from the behavior '{b}' and cannot be changed for type '{}'",
+                ty.name
+            )));
+        }
+    }
+    data.fields
+        .iter_mut()
+        .find(|f| f.name == name)
+        .ok_or_else(|| {
+            EngineError::bad_request(format!("Type '{}' has no field '{name}'", ty.name))
+        })
+}
+
+/// `Author email` → `author_email`: lowercase ASCII letters, digits and `_`.
+pub fn normalize(title: &str) -> String {
+    let mut out = String::new();
+    for c in title.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') && !out.is_empty() {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_string()
+}
+
+/// A field, fieldset or type name: starts with a letter, then letters, digits and `_` (type
+/// names may also hold `-`, `.` and spaces, like `News Item`).
+fn check_name(name: &str, what: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 100
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.chars().all(|c| {
+            c.is_ascii_alphanumeric()
+                || c == '_'
+                || (what == "type" && matches!(c, '-' | '.' | ' '))
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(EngineError::bad_request(format!(
+            "Invalid {what} name '{name}': it must start with a letter and hold only letters, \
+             digits and '_'"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_make_names() {
+        assert_eq!(normalize("Author email"), "author_email");
+        assert_eq!(normalize("  Contact Info! "), "contact_info");
+        assert!(check_name("author_email", "field").is_ok());
+        assert!(check_name("_x", "field").is_err());
+        assert!(check_name("", "field").is_err());
+    }
+}

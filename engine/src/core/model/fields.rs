@@ -1,0 +1,562 @@
+//! Field definitions and their validation: what a client may send for each kind of field, how it is
+//! normalized for storage, and how it reads back.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::{blocks, language};
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+
+/// The kind of a field, which fixes its JSON shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FieldKind {
+    /// A one-line string.
+    String,
+    /// A multi-line string.
+    Text,
+    /// `true` or `false`.
+    Bool,
+    /// `true`, `false` or `null`.
+    NullableBool,
+    /// An ISO 8601 timestamp, or `null`.
+    Datetime,
+    /// An array of strings.
+    Strings,
+    /// An array of UIDs (related items).
+    Uids,
+    /// A language code (read back as `{token, title}`).
+    Language,
+    /// A map of block id to block object.
+    Blocks,
+    /// `{items: [block id]}`.
+    BlocksLayout,
+    /// Rich text `{data, content-type, encoding}`, or `null`.
+    Richtext,
+    /// A whole number, or `null`.
+    Int,
+    /// A number, or `null`.
+    Float,
+    /// An e-mail address (one line, `local@domain`), or empty.
+    Email,
+    /// A URL (one line), or empty.
+    Url,
+    /// Any JSON value (a query, settings).
+    Json,
+    /// A querystring query: a list of rows `{i: index, o: operation, v: value}` (Collections,
+    /// listing blocks).
+    Querystring,
+    /// A file: uploaded as `{data, encoding, filename, content-type}`, stored as a blob
+    /// ([`crate::content::files`]), read back as `{filename, content-type, size, download}`.
+    File,
+    /// An image: a [`FieldKind::File`] that must decode as an image, read back with its `width`,
+    /// `height` and `scales`.
+    Image,
+}
+
+/// The factories a client names when it adds a field (`POST @types/<Type>`), with the kind each
+/// makes. The first factory listed for a kind is the one reported for it.
+pub const FACTORIES: &[(&str, FieldKind)] = &[
+    ("Text line (String)", FieldKind::String),
+    ("Text", FieldKind::Text),
+    ("Yes/No", FieldKind::Bool),
+    ("Date/Time", FieldKind::Datetime),
+    ("Tuple", FieldKind::Strings),
+    ("List", FieldKind::Strings),
+    ("Relation List", FieldKind::Uids),
+    ("Rich Text", FieldKind::Richtext),
+    ("Integer", FieldKind::Int),
+    ("Floating-point number", FieldKind::Float),
+    ("Email", FieldKind::Email),
+    ("URL", FieldKind::Url),
+    ("JSONField", FieldKind::Json),
+    ("File Upload", FieldKind::File),
+    ("Image", FieldKind::Image),
+];
+
+impl FieldKind {
+    /// The kind a factory name makes, if it is one of [`FACTORIES`].
+    pub fn from_factory(factory: &str) -> Option<FieldKind> {
+        FACTORIES
+            .iter()
+            .find(|(f, _)| *f == factory)
+            .map(|(_, k)| *k)
+    }
+
+    /// The factory name reported for this kind.
+    pub fn factory(self) -> &'static str {
+        match self {
+            FieldKind::Language => "Choice",
+            FieldKind::NullableBool => "Yes/No",
+            FieldKind::Blocks | FieldKind::BlocksLayout => "JSONField",
+            k => FACTORIES
+                .iter()
+                .find(|(_, fk)| *fk == k)
+                .map_or("JSONField", |(f, _)| f),
+        }
+    }
+
+    /// The JSON Schema `type` of values of this kind.
+    pub fn json_type(self) -> &'static str {
+        match self {
+            FieldKind::Bool | FieldKind::NullableBool => "boolean",
+            FieldKind::Strings | FieldKind::Uids => "array",
+            FieldKind::Int => "integer",
+            FieldKind::Float => "number",
+            FieldKind::Blocks | FieldKind::BlocksLayout | FieldKind::Json => "dict",
+            FieldKind::File | FieldKind::Image => "object",
+            _ => "string",
+        }
+    }
+
+    /// The widget a form uses for this kind, when not the plain one of its `type`.
+    pub fn widget(self) -> Option<&'static str> {
+        match self {
+            FieldKind::Text => Some("textarea"),
+            FieldKind::Datetime => Some("datetime"),
+            FieldKind::Email => Some("email"),
+            FieldKind::Url => Some("url"),
+            FieldKind::Richtext => Some("richtext"),
+            FieldKind::File => Some("file"),
+            FieldKind::Image => Some("image"),
+            FieldKind::Blocks | FieldKind::BlocksLayout | FieldKind::Json => Some("json"),
+            _ => None,
+        }
+    }
+
+    /// Whether values of this kind are strings with a length (`minLength`, `maxLength` apply).
+    pub fn has_length(self) -> bool {
+        matches!(
+            self,
+            FieldKind::String | FieldKind::Text | FieldKind::Email | FieldKind::Url
+        )
+    }
+}
+
+/// One field of a content type or behavior, as stored in the type registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FieldDef {
+    /// Field name as it appears in JSON.
+    pub name: String,
+    /// Its kind.
+    pub kind: FieldKind,
+    /// Must be present (and non-empty) on creation.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub required: bool,
+    /// The value reported when the object has none stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// Accepted on write but not stored on the object (e.g. `changeNote`, kept in history).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub transient: bool,
+    /// Label in forms.
+    #[serde(default)]
+    pub title: String,
+    /// Help text in forms.
+    #[serde(default)]
+    pub description: String,
+    /// The factory reported for it, when not the default of its kind ([`FieldKind::factory`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factory: Option<String>,
+    /// The widget forms use, when not the default of its kind ([`FieldKind::widget`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widget: Option<String>,
+    /// The vocabulary (name under `@vocabularies`) its values come from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vocabulary: Option<String>,
+    /// The fieldset (form tab) it shows in; `None` is `default`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fieldset: Option<String>,
+    /// Shortest accepted value (characters), for string kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u64>,
+    /// Longest accepted value (characters), for string kinds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u64>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+impl FieldDef {
+    /// A field of `kind` named `name`, with nothing else set.
+    pub fn new(name: &str, kind: FieldKind) -> Self {
+        FieldDef {
+            name: name.to_string(),
+            kind,
+            required: false,
+            default: None,
+            transient: false,
+            title: String::new(),
+            description: String::new(),
+            factory: None,
+            widget: None,
+            vocabulary: None,
+            fieldset: None,
+            min_length: None,
+            max_length: None,
+        }
+    }
+
+    /// The factory reported for this field.
+    pub fn factory_name(&self) -> &str {
+        self.factory.as_deref().unwrap_or(self.kind.factory())
+    }
+
+    /// The widget reported for this field, if any.
+    pub fn widget_name(&self) -> Option<&str> {
+        self.widget.as_deref().or(self.kind.widget())
+    }
+
+    /// The fieldset this field shows in.
+    pub fn fieldset_id(&self) -> &str {
+        self.fieldset.as_deref().unwrap_or("default")
+    }
+
+    /// Whether a stored value (or its absence, `None`) satisfies this definition: what a
+    /// schema change checks against existing content. `Err` names the field and the problem.
+    pub fn check_stored(&self, value: Option<&Value>) -> Result<()> {
+        if self.transient {
+            return Ok(());
+        }
+        match value {
+            None | Some(Value::Null) => {
+                if self.required && self.default.is_none() {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' is required, and stored content has no value for it",
+                        self.name
+                    )));
+                }
+                Ok(())
+            }
+            Some(v) => {
+                // Stored forms of rich text and language differ from what clients send.
+                if matches!(
+                    self.kind,
+                    FieldKind::Richtext | FieldKind::Language | FieldKind::File | FieldKind::Image
+                ) {
+                    return Ok(());
+                }
+                self.validate(v).map(|_| ()).map_err(|e| {
+                    EngineError::bad_request(format!(
+                        "Stored content does not fit the new definition of field '{}': {}",
+                        self.name, e
+                    ))
+                })
+            }
+        }
+    }
+
+    /// The value to report when nothing is stored.
+    pub fn default_value(&self) -> Value {
+        if let Some(v) = &self.default {
+            return v.clone();
+        }
+        match self.kind {
+            FieldKind::String | FieldKind::Text => json!(""),
+            FieldKind::Bool => json!(false),
+            FieldKind::Strings | FieldKind::Uids => json!([]),
+            FieldKind::Blocks => json!({}),
+            FieldKind::BlocksLayout => json!({"items": []}),
+            FieldKind::Email | FieldKind::Url => json!(""),
+            FieldKind::NullableBool
+            | FieldKind::Datetime
+            | FieldKind::Richtext
+            | FieldKind::Language
+            | FieldKind::Int
+            | FieldKind::Float
+            | FieldKind::Json
+            | FieldKind::File
+            | FieldKind::Image => Value::Null,
+            FieldKind::Querystring => json!([]),
+        }
+    }
+
+    /// `v` unless it is `null` for a required field.
+    fn present(&self, v: Value) -> Result<Value> {
+        if self.required && v.is_null() {
+            return Err(EngineError::bad_request(format!(
+                "Field '{}' is required and must not be empty",
+                self.name
+            )));
+        }
+        Ok(v)
+    }
+
+    /// Check a client-supplied value and return its stored form; a bad value is
+    /// [`EngineError::Invalid`] naming this field.
+    pub fn validate(&self, value: &Value) -> Result<Value> {
+        self.check(value).map_err(|e| e.for_field(&self.name))
+    }
+
+    fn check(&self, value: &Value) -> Result<Value> {
+        if self.required && value.is_null() {
+            return self.present(Value::Null);
+        }
+        let wrong = |expected: &str| {
+            EngineError::bad_request(format!(
+                "Field '{}' must be {expected}, got {}",
+                self.name,
+                json_kind(value)
+            ))
+        };
+        match self.kind {
+            FieldKind::String | FieldKind::Text | FieldKind::Email | FieldKind::Url => {
+                let s = value.as_str().ok_or_else(|| wrong("a string"))?;
+                if self.kind != FieldKind::Text && s.contains(['\n', '\r']) {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' must be a single line",
+                        self.name
+                    )));
+                }
+                if self.required && s.trim().is_empty() {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' is required and must not be empty",
+                        self.name
+                    )));
+                }
+                let len = s.chars().count() as u64;
+                if self.min_length.is_some_and(|m| len < m && len > 0) {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' must be at least {} characters long",
+                        self.name,
+                        self.min_length.unwrap_or_default()
+                    )));
+                }
+                if self.max_length.is_some_and(|m| len > m) {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' must be at most {} characters long",
+                        self.name,
+                        self.max_length.unwrap_or_default()
+                    )));
+                }
+                if self.kind == FieldKind::Email && !s.is_empty() && !is_email(s) {
+                    return Err(EngineError::bad_request(format!(
+                        "Field '{}' must be an e-mail address, got '{s}'",
+                        self.name
+                    )));
+                }
+                Ok(value.clone())
+            }
+            FieldKind::Int => match value {
+                Value::Null => Ok(Value::Null),
+                Value::Number(n) if n.is_i64() || n.is_u64() => Ok(value.clone()),
+                _ => Err(wrong("a whole number or null")),
+            },
+            FieldKind::Float => match value {
+                Value::Null | Value::Number(_) => Ok(value.clone()),
+                _ => Err(wrong("a number or null")),
+            },
+            FieldKind::Json => Ok(value.clone()),
+            FieldKind::Bool => value
+                .as_bool()
+                .map(Value::Bool)
+                .ok_or_else(|| wrong("a boolean")),
+            FieldKind::NullableBool => match value {
+                Value::Null | Value::Bool(_) => Ok(value.clone()),
+                _ => Err(wrong("a boolean or null")),
+            },
+            FieldKind::Datetime => match value {
+                Value::Null => Ok(Value::Null),
+                Value::String(s) if s.is_empty() => Ok(Value::Null),
+                Value::String(s) => parse_datetime(s)
+                    .map(|t| Value::String(iso(&t)))
+                    .ok_or_else(|| {
+                        EngineError::bad_request(format!(
+                            "Field '{}' must be an ISO 8601 date or timestamp, got '{s}'",
+                            self.name
+                        ))
+                    }),
+                _ => Err(wrong("an ISO 8601 timestamp string or null")),
+            }
+            .and_then(|v| self.present(v)),
+            FieldKind::Strings | FieldKind::Uids => {
+                let arr = value
+                    .as_array()
+                    .ok_or_else(|| wrong("an array of strings"))?;
+                if arr.iter().any(|v| !v.is_string()) {
+                    return Err(wrong("an array of strings"));
+                }
+                Ok(value.clone())
+            }
+            FieldKind::Language => {
+                let code = match value {
+                    Value::String(s) => s.as_str(),
+                    Value::Object(o) => o
+                        .get("token")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| wrong("a language code or {token, title}"))?,
+                    _ => return Err(wrong("a language code")),
+                };
+                if language::title(code).is_none() {
+                    return Err(EngineError::bad_request(format!(
+                        "Unknown language '{code}' for field '{}'",
+                        self.name
+                    )));
+                }
+                Ok(Value::String(code.to_string()))
+            }
+            FieldKind::Blocks => {
+                blocks::validate_blocks(value)?;
+                Ok(value.clone())
+            }
+            FieldKind::BlocksLayout => {
+                blocks::validate_layout(value)?;
+                Ok(value.clone())
+            }
+            FieldKind::Richtext => match value {
+                Value::Null => Ok(Value::Null),
+                Value::String(s) => {
+                    Ok(json!({"data": s, "content-type": "text/html", "encoding": "utf-8"}))
+                }
+                Value::Object(o) => {
+                    let data = o
+                        .get("data")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| wrong("{data: string, content-type: string}"))?;
+                    let ct = o
+                        .get("content-type")
+                        .and_then(Value::as_str)
+                        .unwrap_or("text/html");
+                    Ok(json!({"data": data, "content-type": ct, "encoding": "utf-8"}))
+                }
+                _ => Err(wrong("rich text {data, content-type} or null")),
+            },
+            // Uploads are turned into their stored form by `crate::content::files::accept` before this
+            // check; what reaches it is that form (an object naming its blob) or null.
+            FieldKind::File | FieldKind::Image => match value {
+                Value::Null => Ok(Value::Null),
+                Value::Object(o) if o.get("blob").is_some_and(Value::is_string) => {
+                    Ok(value.clone())
+                }
+                _ => Err(wrong(
+                    "an upload {data, encoding, filename, content-type} or null",
+                )),
+            },
+            FieldKind::Querystring => {
+                let rows = value
+                    .as_array()
+                    .ok_or_else(|| wrong("a list of {i, o, v} rows"))?;
+                for row in rows {
+                    let ok = row.as_object().is_some_and(|r| {
+                        r.get("i").is_some_and(Value::is_string)
+                            && r.get("o").is_some_and(Value::is_string)
+                            && r.keys().all(|k| matches!(k.as_str(), "i" | "o" | "v"))
+                    });
+                    if !ok {
+                        return Err(wrong("a list of {i: string, o: string, v} rows"));
+                    }
+                }
+                Ok(value.clone())
+            }
+        }
+    }
+}
+
+/// `local@domain.tld`-shaped, without spaces.
+fn is_email(s: &str) -> bool {
+    match s.split_once('@') {
+        Some((local, domain)) => {
+            !local.is_empty()
+                && domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !domain.contains('@')
+                && !s.contains(char::is_whitespace)
+        }
+        None => false,
+    }
+}
+
+/// The JSON kind of a value, for error messages.
+pub fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parse an ISO 8601 timestamp (`2026-01-01T12:00:00Z`, with an offset, without one as UTC, or a
+/// plain date).
+pub fn parse_datetime(s: &str) -> Option<DateTime<Utc>> {
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.with_timezone(&Utc));
+    }
+    for fmt in [
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M",
+        "%Y-%m-%d %H:%M:%S",
+    ] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(s, fmt) {
+            return Some(t.and_utc());
+        }
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn def(kind: FieldKind) -> FieldDef {
+        FieldDef::new("f", kind)
+    }
+
+    #[test]
+    fn new_kinds_validate() {
+        assert!(def(FieldKind::Email).validate(&json!("a@b.org")).is_ok());
+        assert!(def(FieldKind::Email).validate(&json!("nope")).is_err());
+        assert!(def(FieldKind::Int).validate(&json!(3)).is_ok());
+        assert!(def(FieldKind::Int).validate(&json!(3.5)).is_err());
+        let mut short = def(FieldKind::String);
+        short.max_length = Some(3);
+        assert!(short.validate(&json!("abcd")).is_err());
+        assert_eq!(FieldKind::from_factory("Email"), Some(FieldKind::Email));
+        assert_eq!(FieldKind::Strings.factory(), "Tuple");
+    }
+
+    #[test]
+    fn kinds_reject_wrong_json_types() {
+        assert!(def(FieldKind::String).validate(&json!(3)).is_err());
+        assert!(def(FieldKind::Bool).validate(&json!("yes")).is_err());
+        assert!(def(FieldKind::Strings).validate(&json!(["a", 1])).is_err());
+        assert!(def(FieldKind::Datetime)
+            .validate(&json!("tomorrow"))
+            .is_err());
+        assert!(def(FieldKind::Language)
+            .validate(&json!("xx-nope"))
+            .is_err());
+    }
+
+    #[test]
+    fn datetimes_are_normalized_to_utc() {
+        let v = def(FieldKind::Datetime)
+            .validate(&json!("2026-03-01T10:00:00+02:00"))
+            .unwrap();
+        assert_eq!(v, json!("2026-03-01T08:00:00+00:00"));
+        assert_eq!(
+            def(FieldKind::Datetime)
+                .validate(&json!("2026-03-01"))
+                .unwrap(),
+            json!("2026-03-01T00:00:00+00:00")
+        );
+    }
+
+    #[test]
+    fn language_accepts_token_objects() {
+        let v = def(FieldKind::Language)
+            .validate(&json!({"token": "de", "title": "Deutsch"}))
+            .unwrap();
+        assert_eq!(v, json!("de"));
+    }
+}

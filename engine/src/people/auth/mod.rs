@@ -1,0 +1,184 @@
+//! Authentication: turning a request's credentials into a [`Principal`].
+//!
+//! The credentials themselves are read from the request's headers by the HTTP layer
+//! ([`crate::core::http::Request::credentials`]). Accepted, in this order: `Authorization: Bearer
+//! <JWT>` (from `POST /@login`), `Authorization: Basic`, and the `auth_token` cookie that Volto
+//! sets. No credentials means anonymous; credentials that do not check out are a 401, never a
+//! silent downgrade to anonymous.
+//!
+//! HTTP Basic would cost one slow argon2 verification per request; a verified (login, password,
+//! stored hash) triple is remembered as a SHA-256 digest, so a changed password or hash misses the
+//! cache, and the password itself is never kept.
+
+pub mod groups;
+pub mod jwt;
+pub mod password;
+pub mod users;
+
+use crate::core::error::{EngineError, Result};
+use crate::core::events::Event;
+pub use crate::core::http::Credentials;
+use crate::core::keys;
+use crate::core::security::Principal;
+use crate::runtime::context::Ctx;
+use crate::site::settings;
+
+/// Who the caller presenting `credentials` (found on the request by
+/// [`crate::core::http::Request::credentials`]) is.
+pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal> {
+    match credentials {
+        Credentials::None => Ok(Principal::Anonymous),
+        Credentials::Bearer(token) => {
+            // Verified tokens are remembered by the response cache with what verifying them
+            // read (`crate::runtime::cache`), learnt only by requests that record their reads: read
+            // transactions, which see committed states alone.
+            let cached = ctx.core.caches_enabled() && ctx.reads().is_some();
+            let generation = if cached { ctx.generation()? } else { 0 };
+            let now = ctx.now_for_credentials().timestamp();
+            let key = crate::runtime::cache::ResponseCache::caller_key("t", &token);
+            if cached {
+                if let Some(c) = ctx.core.responses.caller(Some(generation), &key, now) {
+                    // The answer depends on what the verification read.
+                    ctx.add_reads(&c.reads);
+                    return Ok(c.principal);
+                }
+            }
+            let claims = verify_token(ctx, &token)?;
+            let user = token_user(ctx, &claims)?;
+            let principal = Principal::User(groups::resolve(ctx, &user)?);
+            if let (true, Some(reads)) = (cached, ctx.reads()) {
+                let caller = crate::runtime::cache::Caller {
+                    principal: principal.clone(),
+                    exp: claims.exp,
+                    reads: std::sync::Arc::new(reads),
+                };
+                ctx.core
+                    .responses
+                    .insert_caller(generation, key, caller, now);
+            }
+            Ok(principal)
+        }
+        Credentials::Basic(login, pw) => {
+            let user = check_password(ctx, &login, &pw)?
+                .ok_or_else(|| unauthorized("Wrong login and/or password."))?;
+            Ok(Principal::User(groups::resolve(ctx, &user)?))
+        }
+    }
+}
+
+/// Verify a token's signature, expiry and that it was not revoked.
+pub fn verify_token(ctx: &Ctx<'_>, token: &str) -> Result<jwt::Claims> {
+    let secret = settings::secret(ctx)?;
+    let claims = jwt::verify(token, &secret, ctx.now_for_credentials().timestamp())
+        .map_err(|e| unauthorized(&format!("Invalid token: {e}")))?;
+    if ctx.get(&keys::revoked_token(&claims.jti))?.is_some() {
+        return Err(unauthorized(
+            "Invalid token: the token was revoked (logged out)",
+        ));
+    }
+    Ok(claims)
+}
+
+/// The user a verified token names, if the token is still bound to its credential: the same
+/// user (not a later one with the same login) at the same credential version (no password
+/// change, role removal or logout of all sessions since it was issued).
+pub fn token_user(ctx: &Ctx<'_>, claims: &jwt::Claims) -> Result<users::UserRecord> {
+    let user = users::get(ctx, &claims.sub)?
+        .ok_or_else(|| unauthorized("The token's user no longer exists"))?;
+    if user.uid != claims.uid {
+        return Err(unauthorized("The token's user no longer exists"));
+    }
+    if user.credential_version != claims.cv {
+        return Err(unauthorized(
+            "Invalid token: the user's password or roles changed, or all its sessions were \
+             logged out, since it was issued",
+        ));
+    }
+    Ok(user)
+}
+
+/// The user `login` if `password` is theirs. An unknown login costs one password verification
+/// too (against [`crate::runtime::state::Core::dummy_password_hash`]), so the answer's speed does not tell
+/// whether a login exists.
+pub fn check_password(
+    ctx: &Ctx<'_>,
+    login: &str,
+    password: &str,
+) -> Result<Option<users::UserRecord>> {
+    let Some(user) = users::get(ctx, login)? else {
+        let _ = password::verify(password, ctx.core.dummy_password_hash());
+        return Ok(None);
+    };
+    if ctx
+        .core
+        .basic_verified(login, password, &user.password_hash)
+    {
+        return Ok(Some(user));
+    }
+    if password::verify(password, &user.password_hash) {
+        ctx.core
+            .basic_remember(login, password, &user.password_hash);
+        return Ok(Some(user));
+    }
+    Ok(None)
+}
+
+/// Issue a token for `user`.
+pub fn issue_token(ctx: &Ctx<'_>, user: &users::UserRecord) -> Result<String> {
+    let secret = settings::secret(ctx)?;
+    let now = ctx.now().timestamp();
+    let claims = jwt::Claims {
+        sub: user.login.clone(),
+        fullname: user.fullname.clone(),
+        iat: now,
+        exp: now + ctx.core.options.token_ttl_secs,
+        jti: ctx.new_uid(),
+        uid: user.uid.clone(),
+        cv: user.credential_version,
+    };
+    Ok(jwt::sign(&claims, &secret))
+}
+
+/// Log `login` in with `password`: a token for the user ([`Event::UserLoggedIn`]), or `None`
+/// when the credentials do not check out.
+pub fn log_in(ctx: &mut Ctx<'_>, login: &str, password: &str) -> Result<Option<String>> {
+    let Some(user) = check_password(ctx, login, password)? else {
+        return Ok(None);
+    };
+    let token = issue_token(ctx, &user)?;
+    ctx.emit(Event::UserLoggedIn {
+        login: user.login.clone(),
+    });
+    Ok(Some(token))
+}
+
+/// Log out: revoke the token whose claims are `claims` ([`Event::UserLoggedOut`]).
+pub fn log_out(ctx: &mut Ctx<'_>, claims: &jwt::Claims) -> Result<()> {
+    revoke(ctx, claims)?;
+    ctx.emit(Event::UserLoggedOut {
+        login: claims.sub.clone(),
+    });
+    Ok(())
+}
+
+/// Log out of every session: all tokens of the user `claims` names stop working (the caller
+/// then logs the token itself out with [`log_out`]).
+pub fn log_out_everywhere(ctx: &mut Ctx<'_>, claims: &jwt::Claims) -> Result<()> {
+    users::end_sessions(ctx, &claims.sub)
+}
+
+/// Revoke a token (until it would have expired anyway).
+pub fn revoke(ctx: &mut Ctx<'_>, claims: &jwt::Claims) -> Result<()> {
+    ctx.put(
+        &keys::revoked_token(&claims.jti),
+        claims.exp.to_string().as_bytes(),
+    )?;
+    ctx.emit(Event::TokenRevoked {
+        jti: claims.jti.clone(),
+    });
+    Ok(())
+}
+
+fn unauthorized(msg: &str) -> EngineError {
+    EngineError::Unauthorized(msg.to_string())
+}

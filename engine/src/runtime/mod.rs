@@ -1,0 +1,9 @@
+//! What a request runs in: the engine-wide state shared by every request (options, registries,
+//! caches), the request context (`Ctx`: the open transaction, the caller, pending events), the
+//! response cache, and the delivery of events to subscribers. Above the core, below every domain
+//! service.
+
+pub mod cache;
+pub mod context;
+pub mod state;
+pub mod subscriber;

@@ -1,0 +1,351 @@
+//! Engine-wide state shared by every request: the options, the registries (content types,
+//! workflows), the sources of time and randomness, and the caches that rest on the store
+//! generation. It sits below the request context ([`crate::runtime::context::Ctx`] holds a `&Core`) and
+//! knows nothing of the store, the api or the event subscribers (the [`crate::Engine`] holds
+//! those).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+use crate::ai::embedding::{Embedder, TestEmbedder};
+use crate::core::clock::{Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy};
+use crate::core::model::workflows::Workflows;
+use crate::core::model::TypeRegistry;
+use crate::people::auth::password::PasswordCost;
+use crate::runtime::cache::ResponseCache;
+
+/// How an engine is set up. Production hosts use [`EngineOptions::production`]; tests use
+/// [`EngineOptions::for_tests`] (fixed clock, seeded ids, cheap password hashing, the test embedder).
+#[derive(Clone)]
+pub struct EngineOptions {
+    /// Source of time.
+    pub clock: Arc<dyn Clock>,
+    /// Source of randomness.
+    pub entropy: Arc<dyn Entropy>,
+    /// Largest request body accepted (bytes); larger is a 413.
+    pub max_body_bytes: usize,
+    /// Downloads (`@@download`, `@@images`, ...) larger than this many bytes are answered with a
+    /// [`crate::core::http::BlobStream`] for the host to stream ([`crate::Engine::read_stream`]) instead
+    /// of a body; `u64::MAX` (the default) always fills the body. The server sets it, so a large
+    /// file never sits whole in its memory.
+    pub stream_downloads_over: u64,
+    /// Lifetime of login tokens (seconds).
+    pub token_ttl_secs: i64,
+    /// argon2id cost for new password hashes.
+    pub password_cost: PasswordCost,
+    /// When set, `POST /@test-clock` moves this clock (contract tests over HTTP). Never in production.
+    pub test_clock: Option<Arc<FixedClock>>,
+    /// Default `b_size` of batched listings.
+    pub default_batch_size: usize,
+    /// Largest `b_size` a client may ask for.
+    pub max_batch_size: usize,
+    /// Bytes of answers the response cache may hold ([`crate::runtime::cache`]); 0 (the default) turns
+    /// it off, and with it the cache of verified credentials. Engines with a `test_clock` never
+    /// cache.
+    pub response_cache_bytes: usize,
+    /// Other processes write the same store (several servers on one database). The cache then
+    /// answers only after reading the store generation in the request's own transaction (a
+    /// commit it did not make starts it over), never from memory alone. When `false` (the
+    /// default), this engine must be the store's only writer: the server's lock file
+    /// guarantees it for SQLite; several browser tabs sharing one database do not.
+    pub shared_store: bool,
+    /// Where the detail of failures inside the service goes (a store error, a record that does
+    /// not decode, a bug): the client only learns that the request failed. Hosts log it.
+    pub error_log: Option<ErrorLog>,
+    /// What stores the data, as `@system` names it (hosts set it: `SQLite 3.x`, `IndexedDB`).
+    pub store_backend: String,
+    /// Where notices go that are not failures: the mails the engine would send (password reset
+    /// links) while there is no mail delivery (the outbox is a later issue). Hosts log them.
+    pub info_log: Option<ErrorLog>,
+    /// Where progress of long work done when a store is opened goes (building the catalog of a
+    /// site written before it had one: a line every 1,000 objects). Hosts log it.
+    pub progress_log: Option<ErrorLog>,
+    /// Called after a transaction that queued outbox deliveries committed ([`crate::automation::jobs`]): a
+    /// host wakes its delivery task with it instead of waiting for its next poll.
+    pub outbox_notify: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// Called after a transaction that wrote change log entries committed ([`crate::sync::changes`]):
+    /// a host wakes the clients following the change feed (Server-Sent Events) with it.
+    pub changes_notify: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// The sentence-embedding model behind `@related` ([`crate::ai::embedding`]); `None` (the
+    /// production default) answers "AI is disabled.". [`EngineOptions::for_tests`] sets the
+    /// deterministic [`crate::ai::embedding::TestEmbedder`].
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// The language model behind `@chat` and `@generate` ([`crate::ai::llm::Llm`], implemented by
+    /// the host); `None` (the default) answers "AI is disabled.".
+    pub llm: Option<Arc<dyn crate::ai::llm::Llm>>,
+}
+
+/// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
+pub type ErrorLog = Arc<dyn Fn(&str) + Send + Sync>;
+
+impl EngineOptions {
+    /// Real clock, OS randomness, production password cost.
+    pub fn production() -> Self {
+        EngineOptions {
+            clock: Arc::new(SystemClock),
+            entropy: Arc::new(SystemEntropy),
+            max_body_bytes: 16 * 1024 * 1024,
+            stream_downloads_over: u64::MAX,
+            token_ttl_secs: 12 * 3600,
+            password_cost: PasswordCost::PRODUCTION,
+            test_clock: None,
+            default_batch_size: 25,
+            max_batch_size: 1000,
+            response_cache_bytes: 0,
+            shared_store: false,
+            error_log: None,
+            store_backend: "memory (MemStore)".into(),
+            info_log: None,
+            progress_log: None,
+            outbox_notify: None,
+            changes_notify: None,
+            embedder: None,
+            llm: None,
+        }
+    }
+
+    /// Deterministic: a fixed clock at 2026-01-01T12:00:00Z (movable via `@test-clock`), ids from
+    /// seed 42, cheap password hashing.
+    pub fn for_tests() -> Self {
+        let clock = Arc::new(FixedClock::default());
+        EngineOptions {
+            clock: clock.clone(),
+            entropy: Arc::new(SeededEntropy::new(42)),
+            password_cost: PasswordCost::TESTING,
+            test_clock: Some(clock),
+            response_cache_bytes: 0,
+            shared_store: false,
+            embedder: Some(Arc::new(TestEmbedder)),
+            ..Self::production()
+        }
+    }
+}
+
+/// Engine-wide state shared by every request (everything but the store).
+pub struct Core {
+    /// Options.
+    pub options: EngineOptions,
+    /// The type registry as last read from the store, with the registry version (`s:types`) it
+    /// was read at ([`crate::runtime::context::Ctx::types`]): requests that read that version share it.
+    types: Mutex<Option<(u64, Arc<TypeRegistry>)>>,
+    /// Workflows.
+    pub workflows: Workflows,
+    /// Clock (from the options).
+    pub clock: Arc<dyn Clock>,
+    /// Randomness (from the options).
+    pub entropy: Arc<dyn Entropy>,
+    /// When this engine started, by its clock (`@health` reports the uptime from it).
+    pub started: chrono::DateTime<chrono::Utc>,
+    /// Verified Basic credentials, by SHA-256 of `login\0password` (the password itself is never
+    /// kept): the one cache of them ([`VerifiedBasic`]).
+    basic: Mutex<HashMap<[u8; 32], VerifiedBasic>>,
+    /// A password hash of nobody's password, made with this engine's cost: a login attempt for an
+    /// unknown login verifies against it, so it costs what a wrong password of a known login
+    /// costs (an attacker cannot tell logins apart by the answer's speed).
+    dummy_hash: std::sync::OnceLock<String>,
+    /// Answers of repeated safe requests ([`crate::runtime::cache`]).
+    pub responses: ResponseCache,
+    /// The latest store generation a commit of this engine reached, plus one (0: none yet).
+    committed: std::sync::atomic::AtomicU64,
+    /// The mails logged so far, kept only by engines with a test clock (read by the test-only
+    /// `GET /@test-mails`); production engines only log them ([`EngineOptions::info_log`]).
+    test_mails: Mutex<Vec<Mail>>,
+    /// Set when a request queued outbox deliveries; the commit that makes them durable tells
+    /// the host ([`EngineOptions::outbox_notify`]).
+    pub outbox_pending: std::sync::atomic::AtomicBool,
+    /// Set when a request wrote change log entries; the commit that makes them durable tells
+    /// the host ([`EngineOptions::changes_notify`]).
+    pub changes_pending: std::sync::atomic::AtomicBool,
+}
+
+/// A mail the engine would send (see [`Core::send_mail`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Mail {
+    /// The recipient.
+    pub to: String,
+    /// The subject.
+    pub subject: String,
+    /// The text.
+    pub body: String,
+    /// The one-time token the mail carries, if any (what a test reads through `@test-mails`
+    /// instead of parsing the text).
+    pub token: Option<String>,
+}
+
+/// Most mails a test engine keeps (the oldest go first).
+const TEST_MAILS_MAX: usize = 32;
+
+/// Most verified Basic credentials remembered before the cache is cleared.
+const BASIC_CACHE_MAX: usize = 4096;
+
+/// Basic credentials found valid: against which stored password hash (so a changed password
+/// misses). Whom they stand for is kept by the response cache ([`Core::basic_key`]).
+#[derive(Clone)]
+struct VerifiedBasic {
+    password_hash: String,
+}
+
+impl Core {
+    /// The state of a new engine configured by `options`: the built-in types and workflows,
+    /// empty caches (the response cache is off for engines with a test clock).
+    pub fn new(options: EngineOptions) -> Self {
+        let cache_bytes = if options.test_clock.is_some() {
+            0
+        } else {
+            options.response_cache_bytes
+        };
+        Core {
+            started: options.clock.now(),
+            clock: options.clock.clone(),
+            entropy: options.entropy.clone(),
+            options,
+            types: Mutex::new(None),
+            workflows: Workflows::builtin(),
+            basic: Mutex::new(HashMap::new()),
+            dummy_hash: std::sync::OnceLock::new(),
+            responses: ResponseCache::new(cache_bytes),
+            committed: std::sync::atomic::AtomicU64::new(0),
+            test_mails: Mutex::new(Vec::new()),
+            outbox_pending: std::sync::atomic::AtomicBool::new(false),
+            changes_pending: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// The type registry of registry version `version`, if it is the one cached.
+    pub fn cached_types(&self, version: u64) -> Option<Arc<TypeRegistry>> {
+        let cached = self.types.lock().ok()?;
+        match &*cached {
+            Some((v, reg)) if *v == version => Some(reg.clone()),
+            _ => None,
+        }
+    }
+
+    /// Remember `registry` as the committed type registry of registry version `version` (a newer
+    /// one replaces an older; an older one never replaces a newer).
+    pub fn cache_types(&self, version: u64, registry: Arc<TypeRegistry>) {
+        if let Ok(mut cached) = self.types.lock() {
+            if cached.as_ref().is_none_or(|(v, _)| *v <= version) {
+                *cached = Some((version, registry));
+            }
+        }
+    }
+
+    /// "Send" a mail: there is no mail delivery yet, so it goes to the host's log
+    /// ([`EngineOptions::info_log`]); engines with a test clock also keep it for `@test-mails`.
+    pub fn send_mail(&self, mail: Mail) {
+        if let Some(log) = &self.options.info_log {
+            log(&format!(
+                "mail to {}: {}\n{}",
+                mail.to, mail.subject, mail.body
+            ));
+        }
+        if self.options.test_clock.is_some() {
+            if let Ok(mut m) = self.test_mails.lock() {
+                if m.len() >= TEST_MAILS_MAX {
+                    m.remove(0);
+                }
+                m.push(mail);
+            }
+        }
+    }
+
+    /// The mails kept by a test engine, oldest first (empty elsewhere).
+    pub fn test_mails(&self) -> Vec<Mail> {
+        self.test_mails
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
+    }
+
+    /// A commit moved the store generation: drop the cached answers and callers that read what
+    /// it wrote ([`ResponseCache::publish`]).
+    pub fn publish(&self, moved: Option<crate::runtime::cache::Moved>) {
+        if let Some(m) = moved {
+            self.committed
+                .fetch_max(m.to.saturating_add(1), std::sync::atomic::Ordering::AcqRel);
+            self.responses.publish(m.from, m.to, m.writes);
+        }
+    }
+
+    /// The latest store generation a commit of this engine reached, if it committed anything.
+    pub fn committed_generation(&self) -> Option<u64> {
+        self.committed
+            .load(std::sync::atomic::Ordering::Acquire)
+            .checked_sub(1)
+    }
+
+    /// A hash to verify a password against when the login is unknown (made once, with this
+    /// engine's password cost, from random bytes nobody knows).
+    pub fn dummy_password_hash(&self) -> &str {
+        self.dummy_hash.get_or_init(|| {
+            let mut secret = [0u8; 16];
+            self.entropy.fill(&mut secret);
+            let secret: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+            crate::people::auth::password::hash(
+                &secret,
+                self.options.password_cost,
+                self.entropy.as_ref(),
+            )
+            .unwrap_or_default()
+        })
+    }
+
+    /// Whether `login`/`password` were verified against `password_hash` (the user's current
+    /// stored hash) before.
+    pub fn basic_verified(&self, login: &str, password: &str, password_hash: &str) -> bool {
+        self.basic
+            .lock()
+            .map(|c| {
+                c.get(&basic_digest(login, password))
+                    .is_some_and(|v| v.password_hash == password_hash)
+            })
+            .unwrap_or(false)
+    }
+
+    /// Remember that `login`/`password` match `password_hash`.
+    pub fn basic_remember(&self, login: &str, password: &str, password_hash: &str) {
+        insert_bounded(
+            &self.basic,
+            basic_digest(login, password),
+            VerifiedBasic {
+                password_hash: password_hash.to_string(),
+            },
+        );
+    }
+
+    /// The response cache's key of Basic credentials (a digest: the cache holds no password).
+    pub fn basic_key(login: &str, password: &str) -> String {
+        let digest: String = basic_digest(login, password)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        ResponseCache::caller_key("b", &digest)
+    }
+
+    /// Whether the caches that rest on the store generation are on
+    /// ([`EngineOptions::response_cache_bytes`]).
+    pub fn caches_enabled(&self) -> bool {
+        self.responses.enabled()
+    }
+}
+
+/// Insert into a credentials cache, emptying it first when it holds [`BASIC_CACHE_MAX`] entries.
+fn insert_bounded<K: std::hash::Hash + Eq, V>(cache: &Mutex<HashMap<K, V>>, key: K, value: V) {
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= BASIC_CACHE_MAX {
+            c.clear();
+        }
+        c.insert(key, value);
+    }
+}
+
+/// SHA-256 of Basic credentials, so the cache holds no password.
+fn basic_digest(login: &str, password: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for part in [login, "\0", password] {
+        h.update(part.as_bytes());
+    }
+    h.finalize().into()
+}
