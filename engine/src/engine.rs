@@ -4,7 +4,7 @@
 
 use crate::api;
 use crate::core::error::{EngineError, Result};
-use crate::core::http::{Request, Response};
+use crate::core::http::{AnswerKind, BodyKind, Request, Response, RouteInfo, ThrottleClass};
 use crate::core::keys;
 use crate::core::security::Principal;
 use crate::core::store::{savepoint, Store, StoreError};
@@ -273,26 +273,12 @@ impl<S: Store> Engine<S> {
         self.write(crate::automation::jobs::run_due_schedules)
     }
 
-    /// The SMTP settings of the mail control panel: (host, port, user, password).
-    pub fn smtp_settings(&self) -> Result<(String, u16, String, String)> {
+    /// The SMTP server of the mail control panel, which outbox mails go through
+    /// ([`crate::automation::jobs::perform`]).
+    pub fn smtp_settings(&self) -> Result<crate::automation::jobs::SmtpSettings> {
         let txn = self.store.begin_read()?;
         let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
-        let text = |name: &str| -> Result<String> {
-            Ok(crate::site::configuration::get(&ctx, name)?
-                .as_str()
-                .unwrap_or_default()
-                .to_string())
-        };
-        let port = crate::site::configuration::get(&ctx, "plone.smtp_port")?
-            .as_u64()
-            .and_then(|p| u16::try_from(p).ok())
-            .unwrap_or(25);
-        Ok((
-            text("plone.smtp_host")?,
-            port,
-            text("plone.smtp_userid")?,
-            text("plone.smtp_pass")?,
-        ))
+        crate::automation::jobs::SmtpSettings::read(&ctx)
     }
 
     /// Configure the languages and install profiles on an existing site, in one transaction (see
@@ -373,19 +359,107 @@ impl<S: Store> Engine<S> {
     }
 
     /// Answer one request. Never panics on client input; every failure is a JSON error response,
-    /// and a failed request changes nothing.
+    /// and a failed request changes nothing. The same as [`Engine::route`] then
+    /// [`Engine::handle_routed`], for hosts that need nothing else.
     pub fn handle(&self, req: Request) -> Response {
-        let result = self.try_handle(&req);
-        finish(&self.core, &req, result)
+        self.handle_routed(self.route(req)).response
+    }
+
+    /// Look the request up in the route table, once: what the host needs to carry it
+    /// ([`Routed::info`]: read or write, how its answer and body are carried, its throttle class)
+    /// and, kept for [`Engine::handle_routed`], the endpoint. Only the method, path, query and
+    /// headers are looked at: a host routes a request before it reads the body, then sets it
+    /// ([`Routed::set_body`]).
+    pub fn route(&self, request: Request) -> Routed {
+        let found = self.lookup(&request);
+        let carriage = match &found {
+            Some((_, api::Endpoint::Route(def))) => def.carriage,
+            _ => api::Carriage::Plain,
+        };
+        let limit = self.core.options.max_body_bytes;
+        let answer = match carriage {
+            api::Carriage::Lines => AnswerKind::Lines,
+            api::Carriage::EventStream
+                if request.method == crate::core::http::Method::Get
+                    && request
+                        .header_value("accept")
+                        .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream")) =>
+            {
+                AnswerKind::EventStream
+            }
+            _ => AnswerKind::Whole,
+        };
+        let offset = request
+            .header_value("upload-offset")
+            .and_then(|v| v.split(',').next())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let body = match (carriage, offset) {
+            (api::Carriage::Pieces, Some(offset)) => BodyKind::Pieces {
+                offset,
+                piece: BODY_PIECE.min(limit.max(1)),
+            },
+            _ => BodyKind::Whole { limit },
+        };
+        let basic = matches!(request.credentials(), Ok(Credentials::Basic(..)));
+        let throttle = (basic || carriage == api::Carriage::Login).then_some(ThrottleClass::Login);
+        let info = RouteInfo {
+            writes: found.as_ref().is_some_and(|(_, e)| e.writes()),
+            answer,
+            body,
+            throttle,
+        };
+        Routed {
+            request,
+            found,
+            carriage,
+            info,
+        }
+    }
+
+    /// The route and endpoint of `req`, `None` when it reaches none (an unknown endpoint, a
+    /// wrong method, a bad path: [`Engine::found`] gives the error).
+    fn lookup(&self, req: &Request) -> Option<(api::Route, api::Endpoint)> {
+        let route = api::Route::parse(req).ok()?;
+        let endpoint = api::lookup(&route, &req.method, &self.core, &req.base_url).ok()?;
+        Some((route, endpoint))
+    }
+
+    /// The route and endpoint [`Engine::route`] found for `routed`, or why there is none (the
+    /// lookup runs again for that error: only a failing request pays for it).
+    fn found<'r>(&self, routed: &'r Routed) -> Result<(&'r api::Route, api::Endpoint)> {
+        let req = &routed.request;
+        if req.body.len() > self.core.options.max_body_bytes {
+            return Err(EngineError::PayloadTooLarge {
+                size: req.body.len(),
+                limit: self.core.options.max_body_bytes,
+            });
+        }
+        match &routed.found {
+            Some((route, endpoint)) => Ok((route, *endpoint)),
+            None => {
+                let route = api::Route::parse(req)?;
+                api::lookup(&route, &req.method, &self.core, &req.base_url)?;
+                Err(EngineError::Internal(
+                    "a request that was not routed found its endpoint later".into(),
+                ))
+            }
+        }
+    }
+
+    /// Answer a routed request ([`Engine::route`]) in its own transaction, as [`Engine::handle`]
+    /// does; also tells the host what it keys its throttle by ([`Handled::refused_login`]).
+    pub fn handle_routed(&self, routed: Routed) -> Handled {
+        let result = self.try_handle(&routed);
+        self.finish(&routed, result)
     }
 
     /// Whether `req` would run in the write transaction (a host may route such requests to
     /// [`Engine::handle_group`]). A request that fails before it reaches an endpoint (unknown
-    /// endpoint, wrong method, bad path) does not write.
+    /// endpoint, wrong method, bad path) does not write. Hosts use [`Engine::route`], which
+    /// tells this and more in the same lookup.
     pub fn writes(&self, req: &Request) -> bool {
-        api::Route::parse(req)
-            .and_then(|route| api::lookup(&route, &req.method, &self.core, &req.base_url))
-            .is_ok_and(|endpoint| endpoint.writes())
+        self.lookup(req)
+            .is_some_and(|(_, endpoint)| endpoint.writes())
     }
 
     /// Answer several requests in ONE write transaction (group commit): each runs exactly as
@@ -401,6 +475,15 @@ impl<S: Store> Engine<S> {
     /// Hosts use this to pay for one durable commit (one fsync) per group of concurrent writes
     /// instead of one per request, and to load data in bulk through the API itself.
     pub fn handle_group(&self, reqs: &[Request]) -> Vec<Response> {
+        let routed: Vec<Routed> = reqs.iter().map(|r| self.route(r.clone())).collect();
+        self.handle_routed_group(&routed)
+            .into_iter()
+            .map(|h| h.response)
+            .collect()
+    }
+
+    /// [`Engine::handle_group`] for requests a host has routed ([`Engine::route`]).
+    pub fn handle_routed_group(&self, reqs: &[Routed]) -> Vec<Handled> {
         let _writing = self.core.responses.writing();
         let mut attempt = 1;
         loop {
@@ -409,36 +492,52 @@ impl<S: Store> Engine<S> {
                 Err(e) => {
                     return reqs
                         .iter()
-                        .map(|r| finish(&self.core, r, Err(clone_store_error(&e))))
+                        .map(|r| self.finish(r, Err(clone_store_error(&e))))
                         .collect()
                 }
                 Ok(answers) => {
                     return reqs
                         .iter()
                         .zip(answers)
-                        .map(|(req, result)| finish(&self.core, req, result))
+                        .map(|(req, result)| self.finish(req, result))
                         .collect()
                 }
             }
         }
     }
 
+    /// The answer to `routed` given the outcome of running it ([`finish`]), and the login whose
+    /// password it refused, if it did.
+    fn finish(&self, routed: &Routed, result: Result<Response>) -> Handled {
+        let context = routed.found.as_ref().map(|(route, _)| route);
+        let response = finish(&self.core, &routed.request, context, result);
+        let refused_login = if response.status == 401 {
+            routed.attempted_login()
+        } else {
+            None
+        };
+        Handled {
+            response,
+            refused_login,
+        }
+    }
+
     /// One attempt at a group: the outcome of each request, or the error that failed the whole
     /// group before any request ran (its transaction could not begin) or that makes it run again
     /// (a conflict, met by a request or by the commit).
-    fn try_group(&self, reqs: &[Request]) -> Result<Vec<Result<Response>>> {
+    fn try_group(&self, reqs: &[Routed]) -> Result<Vec<Result<Response>>> {
         let mut outer = self.store.begin_write()?;
         let mut results: Vec<Result<Response>> = Vec::with_capacity(reqs.len());
         // How the group's requests moved the generation (each sees the ones before).
         let mut generation = None;
-        for req in reqs {
-            let result = self.prepare(req).and_then(|(route, endpoint)| {
+        for routed in reqs {
+            let result = self.found(routed).and_then(|(route, endpoint)| {
                 let txn = if endpoint.writes() {
                     Txn::Write(savepoint(outer.as_mut())?)
                 } else {
                     Txn::Read(self.store.begin_read()?)
                 };
-                let (resp, moved) = self.run(req, &route, endpoint, txn)?;
+                let (resp, moved) = self.run(&routed.request, route, endpoint, txn)?;
                 generation = crate::runtime::cache::Moved::merge(generation.take(), moved);
                 Ok(resp)
             });
@@ -464,23 +563,12 @@ impl<S: Store> Engine<S> {
         }
     }
 
-    fn prepare(&self, req: &Request) -> Result<(api::Route, api::Endpoint)> {
-        if req.body.len() > self.core.options.max_body_bytes {
-            return Err(EngineError::PayloadTooLarge {
-                size: req.body.len(),
-                limit: self.core.options.max_body_bytes,
-            });
-        }
-        let route = api::Route::parse(req)?;
-        let endpoint = api::lookup(&route, &req.method, &self.core, &req.base_url)?;
-        Ok((route, endpoint))
-    }
-
-    fn try_handle(&self, req: &Request) -> Result<Response> {
+    fn try_handle(&self, routed: &Routed) -> Result<Response> {
+        let req = &routed.request;
         if let Some(resp) = self.answer_from_cache(req) {
             return Ok(resp);
         }
-        let (route, endpoint) = self.prepare(req)?;
+        let (route, endpoint) = self.found(routed)?;
         let _writing = endpoint.writes().then(|| self.core.responses.writing());
         let mut attempt = 1;
         loop {
@@ -489,7 +577,7 @@ impl<S: Store> Engine<S> {
             } else {
                 Txn::Read(self.store.begin_read()?)
             };
-            match self.run(req, &route, endpoint, txn) {
+            match self.run(req, route, endpoint, txn) {
                 // Another writer committed a conflicting change first (optimistic stores):
                 // nothing of this attempt was applied, so the whole request runs again.
                 Err(e) if is_conflict(&e) && attempt < MAX_ATTEMPTS => attempt += 1,
@@ -598,15 +686,25 @@ impl<S: Store> Engine<S> {
 /// The response for `req` given the outcome of running it: errors become their JSON answers (a
 /// failure inside the service is reported to the host's error log, never to the client), HEAD
 /// loses its body (keeping the announced length).
-fn finish(core: &Core, req: &Request, result: Result<Response>) -> Response {
+/// `route` is the request's, when it was found (else the path is parsed again for the context).
+fn finish(
+    core: &Core,
+    req: &Request,
+    route: Option<&api::Route>,
+    result: Result<Response>,
+) -> Response {
     let mut resp = match result {
         Ok(r) => r,
         Err(e) => {
             if let (Some(detail), Some(log)) = (e.log_detail(), &core.options.error_log) {
                 log(&format!("{} {}: {detail}", req.method.as_str(), req.path));
             }
-            let context = api::Route::parse(req)
-                .ok()
+            let parsed = match route {
+                Some(_) => None,
+                None => api::Route::parse(req).ok(),
+            };
+            let context = route
+                .or(parsed.as_ref())
                 .map(|r| format!("{}{}", req.base_url.trim_end_matches('/'), r.object_path));
             e.into_response_at(context.as_deref())
         }
@@ -628,6 +726,177 @@ fn finish(core: &Core, req: &Request, result: Result<Response>) -> Response {
         resp = resp.with_header("Content-Length", &len);
     }
     resp
+}
+
+/// Bytes of a body read in pieces ([`BodyKind::Pieces`]) handed to the engine per request (at
+/// most the engine's body limit).
+pub const BODY_PIECE: usize = 8 * 1024 * 1024;
+
+/// A request looked up in the route table ([`Engine::route`]), ready to be answered by
+/// [`Engine::handle_routed`] or [`Engine::handle_routed_group`].
+#[derive(Clone)]
+pub struct Routed {
+    request: Request,
+    found: Option<(api::Route, api::Endpoint)>,
+    carriage: api::Carriage,
+    info: RouteInfo,
+}
+
+impl std::fmt::Debug for Routed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Routed")
+            .field("request", &self.request)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Routed {
+    /// What the host needs to carry the request.
+    pub fn info(&self) -> &RouteInfo {
+        &self.info
+    }
+
+    /// The request.
+    pub fn request(&self) -> &Request {
+        &self.request
+    }
+
+    /// The request, given back (a host that answers it otherwise, e.g. as an event stream).
+    pub fn into_request(self) -> Request {
+        self.request
+    }
+
+    /// Set the body the host has read (routing did not need it).
+    pub fn set_body(&mut self, body: Vec<u8>) {
+        self.request.body = body;
+    }
+
+    /// The login this request tries a password for, the key of its
+    /// [`ThrottleClass::Login`]: the login of `Authorization: Basic`, or the `login` of a
+    /// `@login` body (set with [`Routed::set_body`] first). `None` for other requests.
+    pub fn attempted_login(&self) -> Option<String> {
+        if let Ok(Credentials::Basic(login, _)) = self.request.credentials() {
+            return Some(login);
+        }
+        if self.carriage != api::Carriage::Login {
+            return None;
+        }
+        let body: serde_json::Value = serde_json::from_slice(&self.request.body).ok()?;
+        body.get("login")?.as_str().map(str::to_string)
+    }
+
+    /// One piece of a body read in pieces ([`BodyKind::Pieces`]): the same request with `body`
+    /// as its body, placed at `offset` (its `Upload-Offset`), routed as this one was
+    /// ([`Routed::in_pieces`] makes them).
+    pub fn piece(&self, body: Vec<u8>, offset: u64) -> Routed {
+        let mut request = Request {
+            method: self.request.method.clone(),
+            path: self.request.path.clone(),
+            query: self.request.query.clone(),
+            headers: self
+                .request
+                .headers
+                .iter()
+                .filter(|(name, _)| {
+                    !name.eq_ignore_ascii_case("content-length")
+                        && !name.eq_ignore_ascii_case("upload-offset")
+                })
+                .cloned()
+                .collect(),
+            body,
+            base_url: self.request.base_url.clone(),
+        };
+        request
+            .headers
+            .push(("Upload-Offset".into(), offset.to_string()));
+        Routed {
+            request,
+            found: self.found.clone(),
+            carriage: self.carriage,
+            info: self.info.clone(),
+        }
+    }
+
+    /// Answer a request whose body comes in pieces ([`BodyKind::Pieces`], a tus `PATCH` of any
+    /// length): `body` is read as it arrives and every [`RouteInfo`]'s `piece` bytes become
+    /// their own request ([`Routed::piece`], at the offset reached), which `run` answers (the
+    /// host's writer: each piece is a committed write). The upload's bytes are never all in
+    /// memory, and whatever arrived before a broken connection is kept: the client asks `HEAD`
+    /// for the offset and resumes there (the answer is then a 400). The answer is the last
+    /// piece's, or the first that is not a success (`204`). A request that is not read in
+    /// pieces is refused (the host reads its body whole).
+    pub async fn in_pieces<B, F, Fut>(&self, body: &mut B, mut run: F) -> Handled
+    where
+        B: crate::core::http::BodyStream,
+        F: FnMut(Routed) -> Fut,
+        Fut: std::future::Future<Output = Handled>,
+    {
+        let (mut offset, piece_size) = match self.info.body {
+            BodyKind::Pieces { offset, piece } => (offset, piece.max(1)),
+            BodyKind::Whole { .. } => {
+                return Handled {
+                    response: EngineError::Internal(
+                        "a body read whole was handed over in pieces".into(),
+                    )
+                    .into_response(),
+                    refused_login: None,
+                }
+            }
+        };
+        let mut buf: Vec<u8> = Vec::with_capacity(piece_size);
+        let mut last = None;
+        loop {
+            match body.next_chunk().await {
+                Some(Ok(chunk)) => {
+                    let mut data: &[u8] = chunk.as_ref();
+                    while !data.is_empty() {
+                        let take = (piece_size - buf.len()).min(data.len());
+                        buf.extend_from_slice(&data[..take]);
+                        data = &data[take..];
+                        if buf.len() == piece_size {
+                            let piece = std::mem::replace(&mut buf, Vec::with_capacity(piece_size));
+                            let n = piece.len() as u64;
+                            let handled = run(self.piece(piece, offset)).await;
+                            if handled.response.status != 204 {
+                                return handled;
+                            }
+                            offset += n;
+                            last = Some(handled);
+                        }
+                    }
+                }
+                Some(Err(why)) => {
+                    // The connection broke: keep what arrived, the client resumes from there.
+                    if !buf.is_empty() {
+                        let _ = run(self.piece(std::mem::take(&mut buf), offset)).await;
+                    }
+                    return Handled {
+                        response: EngineError::bad_request(format!(
+                            "Could not read the request body: {why}"
+                        ))
+                        .into_response(),
+                        refused_login: None,
+                    };
+                }
+                None => break,
+            }
+        }
+        match last {
+            Some(handled) if buf.is_empty() => handled,
+            _ => run(self.piece(buf, offset)).await,
+        }
+    }
+}
+
+/// The engine's answer to a routed request, and what the host learns from it besides.
+#[derive(Debug)]
+pub struct Handled {
+    /// The response.
+    pub response: Response,
+    /// The login whose password the request tried and the engine refused (a 401 to an
+    /// attempt with a login): the host counts it against that login and the client's address.
+    pub refused_login: Option<String>,
 }
 
 /// The same storage failure again (for every request of a group whose commit failed).

@@ -5,24 +5,34 @@
 //! A host builds an [`Engine`] over its [`Store`], hands it every HTTP-shaped [`Request`], and
 //! implements the small traits the engine defines for what it cannot do itself: the language
 //! model ([`Llm`]), sentence embeddings ([`Embedder`]), and the delivery of the outbox's mail and
-//! webhooks ([`Delivery`], reported back as [`Outcome`]s). Everything below this surface (the
+//! webhooks ([`WebhookTransport`], [`MailTransport`]; [`deliver`] decides what a due delivery
+//! sends and reports an [`Outcome`]). A host asks [`Engine::route`] once per request how to
+//! carry it ([`RouteInfo`]: whether it writes, how its body is read, how its answer is sent,
+//! whether the login throttle applies) and hands the [`Routed`] request back to
+//! [`Engine::handle_routed`]. Everything below this surface (the
 //! content model, the services, the api) is private to the crate, so a host that reaches past it
 //! does not compile.
 
 pub use crate::ai::embedding::{Embedder, StaticEmbedder, TestEmbedder};
 pub use crate::ai::llm::{Chunk, Chunks, Llm, Message};
-pub use crate::automation::jobs::{Delivery, DueDelivery, Outcome};
+pub use crate::automation::jobs::{
+    perform as deliver, Delivery, DueDelivery, MailMessage, MailTransport, NoMail, Outcome,
+    SmtpSettings, WebhookPost, WebhookTransport,
+};
 pub use crate::content::multilingual::is_profile as is_language_profile;
 pub use crate::core::clock::{
     Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy,
 };
 pub use crate::core::error::{EngineError, Result};
-pub use crate::core::http::{BlobStream, Credentials, Method, Request, Response};
+pub use crate::core::http::{
+    AnswerKind, BlobStream, BodyKind, BodyStream, LineStream, Method, Request, Response, RouteInfo,
+    ThrottleClass,
+};
 pub use crate::core::store::{
     prefix_end, scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError,
     WriteTxn,
 };
-pub use crate::engine::Engine;
+pub use crate::engine::{Engine, Handled, Routed, BODY_PIECE};
 pub use crate::runtime::state::{EngineOptions, ErrorLog};
 pub use crate::site::migrations::Report as MigrationReport;
 pub use crate::site::setup::SiteSetup;

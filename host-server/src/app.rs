@@ -1,12 +1,19 @@
 //! The HTTP side: an axum [`Router`] that hands every request to the engine.
 //!
-//! The router has no routes of its own. Every request, whatever its path and method, is turned into
-//! an [`engine::Request`] (body read up to the engine's limit, base URL worked out from the
-//! configuration or the request's headers) and answered by [`Engine::handle`] on tokio's blocking
-//! pool, since each engine call is synchronous SQLite work. CORS (when configured), security
+//! The router has no routes of its own and knows no endpoint. Every request, whatever its path
+//! and method, is turned into an [`engine::Request`] (base URL worked out from the configuration
+//! or the request's headers) and routed by the engine once ([`Engine::route`]), which tells this
+//! module what it needs to carry it ([`engine::RouteInfo`]): how to read the body (whole up to the
+//! engine's limit, or in pieces for a tus `PATCH`), whether it writes (then it goes to the one
+//! writer thread, [`group`], in a group commit), how its answer goes out (whole, a file streamed
+//! from the store, lines a language model produces, or the change feed as Server-Sent Events,
+//! [`sse`]) and whether it is a password attempt. Reads are answered on the async worker that
+//! received them, or on tokio's blocking pool with [`Config::blocking_reads`] and always for
+//! answers that may be slow ([`engine::AnswerKind::Lines`]). CORS (when configured), security
 //! headers, a body-read timeout and request logging (method and path only: never the query,
 //! headers or body, which may carry tokens or passwords) wrap it as tower layers. Failed password
-//! guesses are throttled here ([`throttle`]).
+//! guesses are throttled here ([`throttle`]), keyed by the login the engine finds in the request
+//! and counted when the engine reports the password refused.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -17,7 +24,8 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{request::Parts, Method as HttpMethod, StatusCode};
 use axum::Router;
-use engine::{Engine, EngineError, Method, Store};
+use engine::Routed;
+use engine::{AnswerKind, BodyKind, Engine, EngineError, Method, Store, ThrottleClass};
 use http_body_util::BodyExt;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -310,30 +318,32 @@ where
             )
         }
     };
-    let limit = state.engine.options().max_body_bytes;
-    if parts.method == HttpMethod::PATCH && is_tus_patch(parts.uri.path()) {
-        if let Some(offset) =
-            first_value(&parts.headers, "upload-offset").and_then(|v| v.parse::<u64>().ok())
-        {
-            let probe = engine::Request {
-                method: Method::Patch,
-                path: parts.uri.path().to_string(),
-                query: String::new(),
-                headers: header_list(&parts.headers),
-                body: Vec::new(),
-                base_url: base_url.clone(),
-            };
-            let login = login_attempt(&probe);
+    // The engine's one route lookup: what this request is, before its body is read.
+    let mut routed = state.engine.route(engine::Request {
+        method: Method::parse(parts.method.as_str()),
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().unwrap_or("").to_string(),
+        headers: header_list(&parts.headers),
+        body: Vec::new(),
+        base_url,
+    });
+    let info = routed.info().clone();
+    let limit = match info.body {
+        BodyKind::Pieces { .. } => {
+            let login = attempt(&routed);
             if let Some(refusal) = throttled(&state, login.as_deref(), client) {
                 return refusal;
             }
-            let resp = tus_patch(&state, &parts, body, base_url, offset, limit).await;
-            count_failure(&state, login.as_deref(), client, resp.status());
-            return resp;
+            let handled = routed
+                .in_pieces(&mut Frames(body), |piece| state.writer.submit(piece))
+                .await;
+            count_failure(&state, handled.refused_login.as_deref(), client);
+            return to_http(handled.response);
         }
-    }
-    let body = match read_body(body, &parts.headers, limit).await {
-        Ok(body) => body,
+        BodyKind::Whole { limit } => limit,
+    };
+    match read_body(body, &parts.headers, limit).await {
+        Ok(body) => routed.set_body(body),
         Err(BodyError::TooLarge(size)) => {
             return to_http(EngineError::PayloadTooLarge { size, limit }.into_response())
         }
@@ -345,26 +355,17 @@ where
             );
         }
     };
-    let headers = header_list(&parts.headers);
-    let request = engine::Request {
-        method: Method::parse(parts.method.as_str()),
-        path: parts.uri.path().to_string(),
-        query: parts.uri.query().unwrap_or("").to_string(),
-        headers,
-        body,
-        base_url,
-    };
-    let login = login_attempt(&request);
+    let login = attempt(&routed);
     if let Some(refusal) = throttled(&state, login.as_deref(), client) {
         return refusal;
     }
-    let resp = if sse::wants_stream(&request) {
+    let (resp, refused) = if info.answer == AnswerKind::EventStream {
         let (wake, stop) = state.signals.clone();
-        sse::stream(state.engine.clone(), wake, stop, request)
+        sse::stream(state.engine.clone(), wake, stop, routed.into_request())
     } else {
-        answer(&state, request).await
+        answer(&state, routed).await
     };
-    count_failure(&state, login.as_deref(), client, resp.status());
+    count_failure(&state, refused.as_deref(), client);
     resp
 }
 
@@ -381,17 +382,12 @@ fn header_list(headers: &HeaderMap) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The login a request tries a password for: `POST .../@login`'s `login`, or the login of
-/// `Authorization: Basic`.
-fn login_attempt(request: &engine::Request) -> Option<String> {
-    if let Ok(engine::Credentials::Basic(login, _)) = request.credentials() {
-        return Some(login);
+/// The login `routed` tries a password for, when it falls in the engine's login throttle class.
+fn attempt(routed: &Routed) -> Option<String> {
+    match routed.info().throttle {
+        Some(ThrottleClass::Login) => routed.attempted_login(),
+        None => None,
     }
-    if request.method == Method::Post && request.path.ends_with("/@login") {
-        let body: serde_json::Value = serde_json::from_slice(&request.body).ok()?;
-        return body.get("login")?.as_str().map(str::to_string);
-    }
-    None
 }
 
 /// The 429 for an attempt whose login or address has used up its failures, if it has.
@@ -401,37 +397,32 @@ fn throttled<S: Store>(
     client: Option<IpAddr>,
 ) -> Option<axum::response::Response> {
     let wait = state.throttle.wait(login?, client)?;
-    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-    let body = serde_json::json!({
-        "type": "TooManyRequests",
-        "message": format!(
-            "Too many failed login attempts for this login or from this address; try again in {secs} seconds"
-        ),
-    });
-    let resp = engine::Response::json(429, &body).with_header("Retry-After", &secs.to_string());
-    Some(to_http(resp))
+    let retry_after = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    Some(to_http(
+        EngineError::TooManyLoginAttempts { retry_after }.into_response(),
+    ))
 }
 
-/// Count a refused password (a 401 answer to an attempt with a login).
-fn count_failure<S: Store>(
-    state: &AppState<S>,
-    login: Option<&str>,
-    client: Option<IpAddr>,
-    status: StatusCode,
-) {
-    if let (Some(login), StatusCode::UNAUTHORIZED) = (login, status) {
+/// Count a password the engine refused ([`engine::engine::Handled::refused_login`]).
+fn count_failure<S: Store>(state: &AppState<S>, refused: Option<&str>, client: Option<IpAddr>) {
+    if let Some(login) = refused {
         state.throttle.failed(login, client);
     }
 }
 
-/// Answer `request` with the engine: writes through the group committer, reads here (or on the
-/// blocking pool).
-async fn answer<S>(state: &AppState<S>, request: engine::Request) -> axum::response::Response
+/// Answer `routed` with the engine: writes through the group committer, reads here (or on the
+/// blocking pool: when [`Config::blocking_reads`] says so, and always for answers the engine
+/// says may be slow, [`AnswerKind::Lines`]). Also the login whose password it refused, if any.
+async fn answer<S>(
+    state: &AppState<S>,
+    routed: Routed,
+) -> (axum::response::Response, Option<String>)
 where
     S: Store + Send + Sync + 'static,
 {
-    if !request.method.is_safe() && state.engine.writes(&request) {
-        let mut resp = to_http(state.writer.submit(request).await);
+    if routed.info().writes {
+        let handled = state.writer.submit(routed).await;
+        let mut resp = to_http(handled.response);
         if state.read_your_writes {
             // The latest generation this server committed: at least the one this write reached.
             if let Some(g) = state.engine.committed_generation() {
@@ -442,128 +433,67 @@ where
                 }
             }
         }
-        return resp;
+        return (resp, handled.refused_login);
     }
     // The language model may take long: its requests never hold an async worker.
-    let slow = request.path.ends_with("/@chat") || request.path.ends_with("/@generate");
+    let slow = routed.info().answer == AnswerKind::Lines;
     if !state.blocking_reads && !slow {
         // Reads never wait for the writer (WAL snapshots) and the reader pool holds at least
         // as many connections as there are workers (see `main`), so this does not block.
-        let resp = state.engine.handle(request);
-        return respond(&state.engine, resp);
+        let handled = state.engine.handle_routed(routed);
+        return (
+            respond(&state.engine, handled.response),
+            handled.refused_login,
+        );
     }
     let engine = state.engine.clone();
     let need = if state.read_your_writes {
-        required_generation(&request)
+        required_generation(routed.request())
     } else {
         None
     };
     match tokio::task::spawn_blocking(move || {
-        crate::postgres::with_min_generation(need, || engine.handle(request))
+        crate::postgres::with_min_generation(need, || engine.handle_routed(routed))
     })
     .await
     {
-        Ok(resp) => respond(&state.engine, resp),
+        Ok(handled) => (
+            respond(&state.engine, handled.response),
+            handled.refused_login,
+        ),
         Err(e) => {
             tracing::error!(error = %e, "the engine task failed");
-            to_http(
-                EngineError::Internal("the request could not be completed".into()).into_response(),
+            (
+                to_http(
+                    EngineError::Internal("the request could not be completed".into())
+                        .into_response(),
+                ),
+                None,
             )
         }
     }
 }
 
-/// Bytes of a tus `PATCH` body handed to the engine per request (below the engine's body limit).
-const TUS_PIECE: usize = 8 * 1024 * 1024;
+/// axum's body as the engine reads a body in pieces ([`engine::BodyStream`]).
+struct Frames(Body);
 
-/// Whether `path` is a tus upload's URL (`<object>/@tus-upload/<id>`).
-fn is_tus_patch(path: &str) -> bool {
-    path.contains("/@tus-upload/")
-}
+impl engine::BodyStream for Frames {
+    type Chunk = axum::body::Bytes;
 
-/// A tus `PATCH` of any length: the body is read as it arrives and handed to the engine in
-/// pieces of [`TUS_PIECE`] bytes, each a `PATCH` at the offset reached (its own committed write),
-/// so the upload's bytes are never all in memory and whatever arrived before a dropped
-/// connection is kept: the client asks `HEAD` for the offset and resumes there. The answer is
-/// the last piece's (or the first refusal).
-async fn tus_patch<S>(
-    state: &AppState<S>,
-    parts: &Parts,
-    mut body: Body,
-    base_url: String,
-    mut offset: u64,
-    limit: usize,
-) -> axum::response::Response
-where
-    S: Store + Send + Sync + 'static,
-{
-    let piece_size = TUS_PIECE.min(limit.max(1));
-    let headers: Vec<(String, String)> = parts
-        .headers
-        .iter()
-        .filter(|(name, _)| *name != header::CONTENT_LENGTH && name.as_str() != "upload-offset")
-        .map(|(name, value)| {
-            (
-                name.as_str().to_string(),
-                String::from_utf8_lossy(value.as_bytes()).into_owned(),
-            )
-        })
-        .collect();
-    let submit = |bytes: Vec<u8>, at: u64| {
-        let mut h = headers.clone();
-        h.push(("Upload-Offset".into(), at.to_string()));
-        let request = engine::Request {
-            method: Method::Patch,
-            path: parts.uri.path().to_string(),
-            query: parts.uri.query().unwrap_or("").to_string(),
-            headers: h,
-            body: bytes,
-            base_url: base_url.clone(),
-        };
-        state.writer.submit(request)
-    };
-    let mut buf: Vec<u8> = Vec::with_capacity(piece_size);
-    let mut last = None;
-    loop {
-        match body.frame().await {
-            Some(Ok(frame)) => {
-                let Ok(data) = frame.into_data() else {
-                    continue;
-                };
-                let mut data: &[u8] = &data;
-                while !data.is_empty() {
-                    let take = (piece_size - buf.len()).min(data.len());
-                    buf.extend_from_slice(&data[..take]);
-                    data = &data[take..];
-                    if buf.len() == piece_size {
-                        let piece = std::mem::replace(&mut buf, Vec::with_capacity(piece_size));
-                        let n = piece.len() as u64;
-                        let resp = submit(piece, offset).await;
-                        if resp.status != 204 {
-                            return to_http(resp);
-                        }
-                        offset += n;
-                        last = Some(resp);
+    async fn next_chunk(&mut self) -> Option<Result<axum::body::Bytes, String>> {
+        loop {
+            match self.0.frame().await? {
+                Ok(frame) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Some(Ok(data));
                     }
                 }
-            }
-            Some(Err(e)) => {
-                // The connection broke: keep what arrived, the client resumes from there.
-                tracing::debug!(error = %e, offset, "a tus PATCH body ended early");
-                if !buf.is_empty() {
-                    let _ = submit(std::mem::take(&mut buf), offset).await;
+                Err(e) => {
+                    tracing::debug!(error = %e, "a body read in pieces ended early");
+                    return Some(Err(e.to_string()));
                 }
-                return to_http(
-                    EngineError::bad_request(format!("Could not read the request body: {e}"))
-                        .into_response(),
-                );
             }
-            None => break,
         }
-    }
-    match last {
-        Some(resp) if buf.is_empty() => to_http(resp),
-        _ => to_http(submit(buf, offset).await),
     }
 }
 

@@ -1,16 +1,18 @@
 //! Delivery of the engine's outbox ([`engine::jobs`]): the engine decides what is due, how often
-//! to retry and when to give up; this task only performs the I/O. Webhooks are POSTed with
-//! reqwest (`Content-Type: application/json`, `X-Signature-256: sha256=<hex HMAC>`,
-//! `Idempotency-Key: <job uuid>`, `X-Delivery-Attempt`); a 2xx answer is a delivery, anything
-//! else (or no answer within [`HTTP_TIMEOUT`]) a failed attempt; `https` URLs are checked against
-//! the system's certificates (rustls). Mails go over SMTP with lettre (TLS on port 465, STARTTLS
-//! elsewhere when the server offers it), to the server of the mail control panel (`smtp_host`, `smtp_port`, and `smtp_userid` /
-//! `smtp_pass` when set), with `Message-ID: <job uuid@outbox>` so repeats can be recognised.
+//! to retry and when to give up, and what each delivery sends ([`engine::jobs::perform`]: the
+//! webhook's headers, the mail's `Message-ID`, what counts as delivered); this task only performs
+//! the I/O through the engine's transport traits. Webhooks are POSTed with reqwest (no answer
+//! within [`HTTP_TIMEOUT`] is a failed attempt; `https` URLs are checked against the system's
+//! certificates, rustls). Mails go over SMTP with lettre (TLS on port 465, STARTTLS elsewhere
+//! when the server offers it), to the server of the mail control panel
+//! ([`Engine::smtp_settings`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::{Delivery, DueDelivery, Outcome};
+use engine::{
+    DueDelivery, MailMessage, MailTransport, Outcome, SmtpSettings, WebhookPost, WebhookTransport,
+};
 use engine::{Engine, Store};
 use lettre::message::header::ContentType;
 use lettre::transport::smtp::authentication::Credentials;
@@ -55,7 +57,7 @@ pub async fn run_schedules<S: Store + Send + Sync + 'static>(engine: Arc<Engine<
 /// deliveries ([`engine::EngineOptions::outbox_notify`]).
 pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>, wake: Arc<Notify>) {
     let http = match reqwest::Client::builder().timeout(HTTP_TIMEOUT).build() {
-        Ok(c) => c,
+        Ok(c) => Arc::new(Http(c)),
         Err(e) => {
             warn!(error = %e, "outbox: no HTTP client; webhooks are not delivered");
             return;
@@ -124,92 +126,77 @@ fn is_conflict(e: &engine::EngineError) -> bool {
     )
 }
 
-async fn perform<S: Store + Send + Sync + 'static>(
-    engine: &Arc<Engine<S>>,
-    http: &reqwest::Client,
-    d: &DueDelivery,
-) -> Outcome {
-    match &d.delivery {
-        Delivery::Webhook {
-            url,
-            body,
-            signature,
-        } => {
-            let res = http
-                .post(url)
-                .header("Content-Type", "application/json")
-                .header("X-Signature-256", signature)
-                .header("Idempotency-Key", &d.job)
-                .header("X-Delivery-Attempt", d.attempt.to_string())
-                .body(body.clone())
-                .send()
-                .await;
-            match res {
-                Ok(r) if r.status().is_success() => Outcome::Delivered(Some(r.status().as_u16())),
-                Ok(r) => Outcome::Failed(
-                    format!("the receiver answered {}", r.status()),
-                    Some(r.status().as_u16()),
-                ),
-                Err(e) => Outcome::Failed(format!("no answer: {e}"), None),
-            }
+/// Webhook calls with reqwest (a 2xx answer is a delivery: [`engine::jobs::perform`] decides).
+struct Http(reqwest::Client);
+
+impl WebhookTransport for Http {
+    async fn post(&self, post: &WebhookPost<'_>) -> Result<u16, String> {
+        let mut request = self.0.post(post.url);
+        for (name, value) in &post.headers {
+            request = request.header(*name, value);
         }
-        Delivery::Mail {
-            from,
-            to,
-            subject,
-            body,
-        } => {
-            let e = engine.clone();
-            let settings = match tokio::task::spawn_blocking(move || e.smtp_settings()).await {
-                Ok(Ok(s)) => s,
-                Ok(Err(err)) => return Outcome::Failed(format!("mail settings: {err}"), None),
-                Err(err) => return Outcome::Failed(format!("mail settings: {err}"), None),
-            };
-            match send_mail(settings, &d.job, from, to, subject, body).await {
-                Ok(()) => Outcome::Delivered(None),
-                Err(why) => Outcome::Failed(why, None),
-            }
-        }
+        request
+            .body(post.body.to_string())
+            .send()
+            .await
+            .map(|r| r.status().as_u16())
+            .map_err(|e| format!("no answer: {e}"))
     }
 }
 
-async fn send_mail(
-    (host, port, user, pass): (String, u16, String, String),
-    job: &str,
-    from: &str,
-    to: &[String],
-    subject: &str,
-    body: &str,
-) -> Result<(), String> {
-    if host.is_empty() {
-        return Err("no SMTP server is configured (mail control panel: smtp_host)".into());
+/// Mail over SMTP with lettre: TLS on port 465, STARTTLS elsewhere when the server offers it.
+struct Smtp;
+
+impl MailTransport for Smtp {
+    async fn send(&self, smtp: &SmtpSettings, mail: &MailMessage<'_>) -> Result<(), String> {
+        let from = mail.from;
+        let mut msg = Message::builder()
+            .from(from.parse().map_err(|e| format!("sender '{from}': {e}"))?)
+            .subject(mail.subject)
+            .message_id(Some(mail.message_id.clone()))
+            .header(ContentType::TEXT_PLAIN);
+        for r in mail.to {
+            msg = msg.to(r.parse().map_err(|e| format!("recipient '{r}': {e}"))?);
+        }
+        let msg = msg.body(mail.body.to_string()).map_err(|e| e.to_string())?;
+        // Port 465: TLS from the start; otherwise STARTTLS when the server offers it.
+        let tls = TlsParameters::new(smtp.host.clone()).map_err(|e| format!("TLS: {e}"))?;
+        let mut transport =
+            AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(smtp.host.clone())
+                .port(smtp.port)
+                .tls(if smtp.port == 465 {
+                    Tls::Wrapper(tls)
+                } else {
+                    Tls::Opportunistic(tls)
+                })
+                .timeout(Some(HTTP_TIMEOUT));
+        if !smtp.user.is_empty() {
+            transport =
+                transport.credentials(Credentials::new(smtp.user.clone(), smtp.password.clone()));
+        }
+        transport
+            .build()
+            .send(msg)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("SMTP: {e}"))
     }
-    let mut msg = Message::builder()
-        .from(from.parse().map_err(|e| format!("sender '{from}': {e}"))?)
-        .subject(subject)
-        .message_id(Some(format!("<{job}@outbox>")))
-        .header(ContentType::TEXT_PLAIN);
-    for r in to {
-        msg = msg.to(r.parse().map_err(|e| format!("recipient '{r}': {e}"))?);
-    }
-    let msg = msg.body(body.to_string()).map_err(|e| e.to_string())?;
-    // Port 465: TLS from the start; otherwise STARTTLS when the server offers it.
-    let tls = TlsParameters::new(host.clone()).map_err(|e| format!("TLS: {e}"))?;
-    let mut transport = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
-        .port(port)
-        .tls(if port == 465 {
-            Tls::Wrapper(tls)
-        } else {
-            Tls::Opportunistic(tls)
-        })
-        .timeout(Some(HTTP_TIMEOUT));
-    if !user.is_empty() {
-        transport = transport.credentials(Credentials::new(user, pass));
-    }
-    transport
-        .build()
-        .send(msg)
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("SMTP: {e}"))
+}
+
+/// Perform `d` with this host's transports; the SMTP settings are read (on the blocking pool)
+/// only for a mail.
+async fn perform<S: Store + Send + Sync + 'static>(
+    engine: &Arc<Engine<S>>,
+    http: &Http,
+    d: &DueDelivery,
+) -> Outcome {
+    let e = engine.clone();
+    let smtp = async move {
+        match tokio::task::spawn_blocking(move || e.smtp_settings()).await {
+            Ok(Ok(s)) => Ok(s),
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(err) => Err(err.to_string()),
+        }
+    };
+    engine::deliver(d, http, &Smtp, smtp).await
 }

@@ -1265,27 +1265,21 @@ impl Site {
             return Ok(0);
         }
         let fetch: Function = js_sys::Reflect::get(&global, &"fetch".into())?.dyn_into()?;
+        let transport = Fetch {
+            fetch: &fetch,
+            global: &global,
+        };
         let mut outcomes = Vec::new();
         let mut delivered = 0;
         for d in due {
-            let engine::Delivery::Webhook {
-                url,
-                body,
-                signature,
-            } = &d.delivery
-            else {
+            if !matches!(d.delivery, engine::Delivery::Webhook { .. }) {
                 continue;
-            };
-            let outcome = match post_webhook(&fetch, &global, url, body, signature, &d).await {
-                Ok(status) if (200..300).contains(&status) => {
-                    delivered += 1;
-                    engine::Outcome::Delivered(Some(status))
-                }
-                Ok(status) => {
-                    engine::Outcome::Failed(format!("the receiver answered {status}"), Some(status))
-                }
-                Err(why) => engine::Outcome::Failed(why, None),
-            };
+            }
+            let no_smtp = async { Err(String::from("a browser sends no mail")) };
+            let outcome = engine::perform(&d, &transport, &engine::NoMail, no_smtp).await;
+            if matches!(outcome, engine::Outcome::Delivered(_)) {
+                delivered += 1;
+            }
             outcomes.push((d.job.clone(), outcome));
         }
         self.write_op("deliverOutbox", move |e| {
@@ -1336,41 +1330,38 @@ impl Site {
     }
 }
 
-/// POST one webhook with the global `fetch`; the status the receiver answered.
-async fn post_webhook(
-    fetch: &Function,
-    global: &js_sys::Object,
-    url: &str,
-    body: &str,
-    signature: &str,
-    d: &engine::DueDelivery,
-) -> Result<u16, String> {
-    let why = |e: JsValue| format!("{e:?}");
-    let headers = web_sys::Headers::new().map_err(why)?;
-    headers
-        .set("Content-Type", "application/json")
-        .map_err(why)?;
-    headers.set("X-Signature-256", signature).map_err(why)?;
-    headers.set("Idempotency-Key", &d.job).map_err(why)?;
-    headers
-        .set("X-Delivery-Attempt", &d.attempt.to_string())
-        .map_err(why)?;
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(body));
-    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(why)?;
-    let promise: Promise = fetch
-        .call1(global, &request)
-        .map_err(why)?
-        .dyn_into()
-        .map_err(why)?;
-    let resp: web_sys::Response = wasm_bindgen_futures::JsFuture::from(promise)
-        .await
-        .map_err(|e| format!("no answer: {e:?}"))?
-        .dyn_into()
-        .map_err(why)?;
-    Ok(resp.status())
+/// Webhook calls with the global `fetch` (what is sent, and what counts as delivered, is the
+/// engine's: [`engine::perform`]).
+struct Fetch<'a> {
+    fetch: &'a Function,
+    global: &'a js_sys::Object,
+}
+
+impl engine::WebhookTransport for Fetch<'_> {
+    async fn post(&self, post: &engine::WebhookPost<'_>) -> Result<u16, String> {
+        let why = |e: JsValue| format!("{e:?}");
+        let headers = web_sys::Headers::new().map_err(why)?;
+        for (name, value) in &post.headers {
+            headers.set(name, value).map_err(why)?;
+        }
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        init.set_headers(&headers);
+        init.set_body(&JsValue::from_str(post.body));
+        let request = web_sys::Request::new_with_str_and_init(post.url, &init).map_err(why)?;
+        let promise: Promise = self
+            .fetch
+            .call1(self.global, &request)
+            .map_err(why)?
+            .dyn_into()
+            .map_err(why)?;
+        let resp: web_sys::Response = wasm_bindgen_futures::JsFuture::from(promise)
+            .await
+            .map_err(|e| format!("no answer: {e:?}"))?
+            .dyn_into()
+            .map_err(why)?;
+        Ok(resp.status())
+    }
 }
 
 impl Drop for Site {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::extract::Call;
-use super::router::{RouteDef, RouteTable};
+use super::router::{Carriage, RouteDef, RouteTable};
 use crate::ai::assistant::{self, Answer, AnswerLines, Message};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::{LineStream, Response};
@@ -19,6 +19,7 @@ pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@chat", chat)
             .reads()
+            .carried(Carriage::Lines)
             .requires(Permission::View)
             .summary(
                 "Ask the language model `prompt` after the conversation `messages`, with the \
@@ -33,6 +34,7 @@ pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@generate", generate)
             .reads()
+            .carried(Carriage::Lines)
             .requires(Permission::View)
             .summary(
                 "Ask the language model `prompt`, with the site content nearest to it (that the \

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::etag;
 use super::extract::Call;
-use super::router::{RouteDef, RouteTable};
+use super::router::{Carriage, RouteDef, RouteTable};
 use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -34,6 +34,7 @@ pub const MAX_LIMIT: usize = 1000;
 pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::get("@changes", get)
+            .carried(Carriage::EventStream)
             .requires(Permission::View)
             .summary(
                 "The change feed: objects at and below the context changed since `since` (one \

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
-use super::router::{RouteDef, RouteTable};
+use super::router::{Carriage, RouteDef, RouteTable};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -15,6 +15,7 @@ use crate::runtime::context::Ctx;
 pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@login", login)
+            .carried(Carriage::Login)
             .summary(
                 "Log in with `login` and `password`; answers a token for `Authorization: Bearer`",
             )

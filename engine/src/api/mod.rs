@@ -73,7 +73,7 @@ use crate::core::model::ContentRecord;
 use crate::runtime::context::Ctx;
 
 use query::{decode_component, Query};
-pub use router::{lookup, Endpoint};
+pub use router::{lookup, Carriage, Endpoint};
 
 /// A family's registration function.
 pub type Register = fn(&mut router::RouteTable);

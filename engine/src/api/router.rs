@@ -76,6 +76,22 @@ pub struct ParamSpec {
     pub literal: bool,
 }
 
+/// What a host must know to carry a route's request and answer, besides whether it writes (see
+/// [`crate::core::http::RouteInfo`], which the engine derives from it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carriage {
+    /// A body read whole, an answer sent whole.
+    Plain,
+    /// A password attempt in the body (`@login`): the host's login throttle applies.
+    Login,
+    /// An answer produced line by line, possibly slowly (a language model's).
+    Lines,
+    /// A feed that may be followed as `text/event-stream` (a GET that asks for it).
+    EventStream,
+    /// A body of any length, handed to the engine in pieces at an `Upload-Offset` (tus `PATCH`).
+    Pieces,
+}
+
 // `pattern` is kept for tests and debugging output; the router matches on the parsed parts.
 #[allow(dead_code)]
 /// One route: method, path pattern, who may call it, whether it writes, its handler and its
@@ -103,6 +119,8 @@ pub struct RouteDef {
     pub conditional: bool,
     /// Present only when this holds for the engine (e.g. the test clock).
     pub available: fn(&Core) -> bool,
+    /// How the host carries it.
+    pub carriage: Carriage,
     /// One line for the documentation.
     pub summary: &'static str,
     /// Success status.
@@ -157,6 +175,7 @@ impl RouteDef {
             root_only: false,
             conditional: false,
             available: always,
+            carriage: Carriage::Plain,
             summary: "",
             status: 200,
             body: None,
@@ -222,6 +241,11 @@ impl RouteDef {
         self.available = f;
         self
     }
+    /// How the host carries it (default [`Carriage::Plain`]).
+    pub fn carried(mut self, carriage: Carriage) -> Self {
+        self.carriage = carriage;
+        self
+    }
     /// The one-line documentation.
     pub fn summary(mut self, s: &'static str) -> Self {
         self.summary = s;
@@ -285,12 +309,19 @@ pub struct RouteTable {
     /// Every component, in registration order.
     pub components: Vec<Component>,
     family: &'static str,
+    /// The positions in [`Registry::routes`] of each endpoint name's routes, in order: a lookup
+    /// looks at those only (the engine routes every request, cached answers included).
+    by_endpoint: std::collections::HashMap<&'static str, Vec<usize>>,
 }
 
 impl RouteTable {
     /// Register `route` for the family being registered.
     pub fn route(&mut self, mut route: RouteDef) {
         route.family = self.family;
+        self.by_endpoint
+            .entry(route.endpoint)
+            .or_default()
+            .push(self.routes.len());
         self.routes.push(route);
     }
 
@@ -323,15 +354,14 @@ impl RouteTable {
         let fits = move |r: &&'static RouteDef| {
             r.endpoint == name && r.takes(&route.params) && (r.available)(core)
         };
-        let most_fixed = self
-            .routes
-            .iter()
+        let ids: &'static [usize] = self.by_endpoint.get(name).map_or(&[], Vec::as_slice);
+        let named = move || ids.iter().filter_map(|&i| self.routes.get(i));
+        let most_fixed = named()
             .filter(fits)
             .map(RouteDef::fixed_segments)
             .max()
             .unwrap_or(0);
-        self.routes
-            .iter()
+        named()
             .filter(fits)
             .filter(move |r| r.fixed_segments() == most_fixed)
     }

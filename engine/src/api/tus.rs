@@ -11,7 +11,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 
 use super::extract::Call;
-use super::router::{RouteDef, RouteTable};
+use super::router::{Carriage, RouteDef, RouteTable};
 use crate::content::files;
 use crate::content::operations::{self, Locks};
 use crate::content::uploads::{self, Upload};
@@ -52,6 +52,7 @@ pub fn register(r: &mut RouteTable) {
     );
     r.route(
         RouteDef::patch("@tus-upload/{id}", patch)
+            .carried(Carriage::Pieces)
             .checked_by_handler()
             .status(204)
             .summary(

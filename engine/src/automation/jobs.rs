@@ -4,7 +4,9 @@
 //! webhook call a content rule queued, a mail `@email-send` queued, or a run of a scheduled job.
 //! Outgoing messages are written into the outbox in the request's own transaction, so they exist
 //! exactly when the change that caused them committed. The engine owns the delivery state; a host
-//! only performs the I/O: it asks for the due deliveries ([`claim_due`]), sends them, and reports
+//! only performs the I/O: it asks for the due deliveries ([`claim_due`]), sends them with
+//! [`perform`] through its own [`WebhookTransport`] and [`MailTransport`] (which only move bytes:
+//! what is sent, with which headers, and what counts as delivered is decided here), and reports
 //! each outcome ([`report`]).
 //!
 //! Delivery is at least once: a claimed delivery is leased for [`LEASE_SECS`]; a host that dies
@@ -321,12 +323,174 @@ pub fn backoff(attempts: u32) -> Duration {
 }
 
 /// What became of one delivery attempt.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     /// Delivered (for a webhook: the 2xx status the receiver answered).
     Delivered(Option<u16>),
     /// Not delivered: why (and the receiver's status, if it answered).
     Failed(String, Option<u16>),
+}
+
+/// The SMTP server of the mail control panel (registry records `plone.smtp_host`,
+/// `plone.smtp_port`, `plone.smtp_userid`, `plone.smtp_pass`), which mails are sent through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmtpSettings {
+    /// The server's host name (empty: none configured).
+    pub host: String,
+    /// Its port (465: TLS from the start; otherwise STARTTLS when the server offers it).
+    pub port: u16,
+    /// The login, if the server wants one (empty: none).
+    pub user: String,
+    /// The password of [`SmtpSettings::user`].
+    pub password: String,
+}
+
+impl SmtpSettings {
+    /// The site's settings (port 25 when none or an impossible one is set).
+    pub fn read(ctx: &Ctx<'_>) -> Result<Self> {
+        let text = |name: &str| -> Result<String> {
+            Ok(crate::site::configuration::get(ctx, name)?
+                .as_str()
+                .unwrap_or_default()
+                .to_string())
+        };
+        let port = crate::site::configuration::get(ctx, "plone.smtp_port")?
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .unwrap_or(25);
+        Ok(SmtpSettings {
+            host: text("plone.smtp_host")?,
+            port,
+            user: text("plone.smtp_userid")?,
+            password: text("plone.smtp_pass")?,
+        })
+    }
+}
+
+/// A webhook call as the engine wants it made: an HTTP `POST` of `body` to `url` with `headers`
+/// (the host's [`WebhookTransport`] makes it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookPost<'a> {
+    /// Where to.
+    pub url: &'a str,
+    /// The request headers, in order.
+    pub headers: Vec<(&'static str, String)>,
+    /// The JSON body, exactly as signed.
+    pub body: &'a str,
+}
+
+/// A mail as the engine wants it sent (the host's [`MailTransport`] sends it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailMessage<'a> {
+    /// The sender.
+    pub from: &'a str,
+    /// The recipients.
+    pub to: &'a [String],
+    /// The subject.
+    pub subject: &'a str,
+    /// The plain text.
+    pub body: &'a str,
+    /// Its `Message-ID` (the same for every attempt, so repeats can be recognised).
+    pub message_id: String,
+}
+
+/// How a host makes webhook calls (host-server with an HTTP client, the browser with `fetch`).
+pub trait WebhookTransport {
+    /// Make the call: the status the receiver answered, or why there was no answer.
+    fn post(
+        &self,
+        post: &WebhookPost<'_>,
+    ) -> impl std::future::Future<Output = std::result::Result<u16, String>>;
+}
+
+/// How a host sends mail (host-server over SMTP; the browser sends none).
+pub trait MailTransport {
+    /// Send `mail` through the server `smtp`, or say why it was not sent.
+    fn send(
+        &self,
+        smtp: &SmtpSettings,
+        mail: &MailMessage<'_>,
+    ) -> impl std::future::Future<Output = std::result::Result<(), String>>;
+}
+
+/// Perform the due delivery `d` with the host's transports; its outcome, for [`report`]. A
+/// webhook is delivered when the receiver answers 2xx; it carries `Content-Type:
+/// application/json`, `X-Signature-256`, `Idempotency-Key: <job uuid>` and `X-Delivery-Attempt`.
+/// A mail goes to the server `smtp` gives (only awaited for a mail: a store read the host makes),
+/// with `Message-ID: <job uuid@outbox>`.
+pub async fn perform<W, M, F>(d: &DueDelivery, hooks: &W, mail: &M, smtp: F) -> Outcome
+where
+    W: WebhookTransport,
+    M: MailTransport,
+    F: std::future::Future<Output = std::result::Result<SmtpSettings, String>>,
+{
+    match &d.delivery {
+        Delivery::Webhook {
+            url,
+            body,
+            signature,
+        } => {
+            let post = WebhookPost {
+                url,
+                headers: vec![
+                    ("Content-Type", "application/json".to_string()),
+                    ("X-Signature-256", signature.clone()),
+                    ("Idempotency-Key", d.job.clone()),
+                    ("X-Delivery-Attempt", d.attempt.to_string()),
+                ],
+                body,
+            };
+            match hooks.post(&post).await {
+                Ok(status) if (200..300).contains(&status) => Outcome::Delivered(Some(status)),
+                Ok(status) => {
+                    Outcome::Failed(format!("the receiver answered {status}"), Some(status))
+                }
+                Err(why) => Outcome::Failed(why, None),
+            }
+        }
+        Delivery::Mail {
+            from,
+            to,
+            subject,
+            body,
+        } => {
+            let settings = match smtp.await {
+                Ok(s) => s,
+                Err(why) => return Outcome::Failed(format!("mail settings: {why}"), None),
+            };
+            if settings.host.is_empty() {
+                return Outcome::Failed(
+                    "no SMTP server is configured (mail control panel: smtp_host)".into(),
+                    None,
+                );
+            }
+            let message = MailMessage {
+                from,
+                to,
+                subject,
+                body,
+                message_id: format!("<{}@outbox>", d.job),
+            };
+            match mail.send(&settings, &message).await {
+                Ok(()) => Outcome::Delivered(None),
+                Err(why) => Outcome::Failed(why, None),
+            }
+        }
+    }
+}
+
+/// A [`MailTransport`] for hosts that send no mail (they claim webhooks only, see
+/// [`claim_due_where`]): every mail fails.
+pub struct NoMail;
+
+impl MailTransport for NoMail {
+    async fn send(
+        &self,
+        _smtp: &SmtpSettings,
+        _mail: &MailMessage<'_>,
+    ) -> std::result::Result<(), String> {
+        Err("this host sends no mail".into())
+    }
 }
 
 /// Record the outcome of an attempt at job `uuid` (ignored when the job was deleted, aborted or

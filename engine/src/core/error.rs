@@ -144,6 +144,13 @@ pub enum EngineError {
     /// A bug or corrupt data; never caused by client input (500).
     #[error("Internal error: {0}")]
     Internal(String),
+    /// The host's login throttle refuses the attempt: too many refused passwords for its login or
+    /// from its address (429 `TooManyRequests`, with `Retry-After`).
+    #[error("Too many failed login attempts for this login or from this address; try again in {retry_after} seconds")]
+    TooManyLoginAttempts {
+        /// Seconds until an attempt is taken again.
+        retry_after: u64,
+    },
 }
 
 impl EngineError {
@@ -192,6 +199,7 @@ impl EngineError {
             EngineError::Store(StoreError::Conflict(_)) => 503,
             EngineError::Store(_) | EngineError::Internal(_) => 500,
             EngineError::BadGateway(_) => 502,
+            EngineError::TooManyLoginAttempts { .. } => 429,
         }
     }
 
@@ -219,6 +227,7 @@ impl EngineError {
             EngineError::Store(_) => "StorageError",
             EngineError::Internal(_) => "InternalError",
             EngineError::BadGateway(_) => "BadGateway",
+            EngineError::TooManyLoginAttempts { .. } => "TooManyRequests",
         }
     }
 
@@ -300,6 +309,9 @@ impl EngineError {
             }
             EngineError::Store(StoreError::Conflict(_)) => {
                 resp = resp.with_header("Retry-After", "1");
+            }
+            EngineError::TooManyLoginAttempts { retry_after } => {
+                resp = resp.with_header("Retry-After", &retry_after.to_string());
             }
             EngineError::Unauthorized(_) => {
                 resp = resp.with_header(

@@ -153,6 +153,77 @@ impl Request {
     }
 }
 
+/// What the engine's route lookup ([`crate::Engine::route`]) tells a host about a request, before
+/// its body is read: all a host needs to carry it without knowing the API's endpoints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteInfo {
+    /// It runs in the write transaction: a host with a single writer queues it there (see
+    /// [`crate::Engine::handle_routed_group`]).
+    pub writes: bool,
+    /// How its answer is carried.
+    pub answer: AnswerKind,
+    /// How its body is read.
+    pub body: BodyKind,
+    /// The throttle class it falls in, if any.
+    pub throttle: Option<ThrottleClass>,
+}
+
+/// How a host carries an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerKind {
+    /// Quick: the response comes back whole (or as a [`BlobStream`]).
+    Whole,
+    /// Possibly slow, and possibly [`Response::lines`] produced while the host sends them (a
+    /// language model's answer): a host keeps it off the threads that serve other requests.
+    Lines,
+    /// A feed the client follows as `text/event-stream`: the host asks the engine for its pages
+    /// again and again and sends each entry as an event (host-server's `app::sse`).
+    EventStream,
+}
+
+/// How a host reads a request body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// Whole, at most `limit` bytes (more is refused with [`crate::EngineError::PayloadTooLarge`]).
+    Whole {
+        /// The most bytes the engine takes in one request.
+        limit: usize,
+    },
+    /// Of any length (a tus `PATCH`): the host hands the engine the body as a [`BodyStream`]
+    /// (`Routed::in_pieces`), which makes each `piece` bytes (the last one shorter) their own
+    /// request at the offset reached, starting at `offset`, and answers with the last piece's
+    /// answer or the first that is not a success.
+    Pieces {
+        /// Where the first piece goes.
+        offset: u64,
+        /// Bytes per piece.
+        piece: usize,
+    },
+}
+
+/// A class of requests a host throttles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThrottleClass {
+    /// A password attempt (`@login`, or `Authorization: Basic` on any request): keyed by the
+    /// login (`Routed::attempted_login`) and the client's address; the engine reports a refused
+    /// password (`Handled::refused_login`), and a host that refuses an attempt answers
+    /// [`crate::EngineError::TooManyLoginAttempts`].
+    Login,
+}
+
+/// A request body the host reads as it arrives, adapting its server's body type (host-server:
+/// axum's body frames). The engine pulls from it where it takes a body in pieces
+/// ([`BodyKind::Pieces`]: `Routed::in_pieces`, after [`crate::Engine::route`]).
+pub trait BodyStream {
+    /// A piece of bytes as the host has it (no copy needed).
+    type Chunk: AsRef<[u8]>;
+    /// The next bytes that arrived; `None` at the end of the body; `Err` (why) when the
+    /// connection broke or the read failed.
+    fn next_chunk(
+        &mut self,
+    ) -> impl std::future::Future<Output = Option<std::result::Result<Self::Chunk, String>>>;
+}
+
 /// A response as the engine produces it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Response {

@@ -2,7 +2,7 @@
 //!
 //! Write requests queue up on a channel. The writer thread takes the first waiting request and
 //! every other one already queued (at most [`MAX_GROUP`]), hands them to
-//! [`Engine::handle_group`] — one store transaction, one savepoint per request, one commit, so
+//! [`Engine::handle_routed_group`] — one store transaction, one savepoint per request, one commit, so
 //! one fsync with `--sync full` — and only then sends each request its answer. A request is
 //! therefore acknowledged only after its writes are durable, exactly as before, but concurrent
 //! writers share the cost of the commit. Nothing waits on purpose: while one group commits, the
@@ -12,13 +12,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::sync::Arc;
 
-use engine::{Engine, EngineError, Request, Response, Store};
+use engine::{Engine, EngineError, Store};
+use engine::{Handled, Routed};
 use tokio::sync::oneshot;
 
 /// Most requests committed together.
 pub(crate) const MAX_GROUP: usize = 64;
 
-type Job = (Request, oneshot::Sender<Response>);
+type Job = (Routed, oneshot::Sender<Handled>);
 
 /// The queue in front of the writer thread. The thread ends when the last clone is dropped.
 #[derive(Clone)]
@@ -39,8 +40,9 @@ impl GroupCommitter {
         Ok(GroupCommitter { tx })
     }
 
-    /// Queue `req` and wait for its answer (sent once its group has committed).
-    pub async fn submit(&self, req: Request) -> Response {
+    /// Queue `req` (routed by the engine) and wait for its answer (sent once its group has
+    /// committed).
+    pub async fn submit(&self, req: Routed) -> Handled {
         let (tx, rx) = oneshot::channel();
         if self.tx.send((req, tx)).is_err() {
             return internal("the writer is not running");
@@ -52,9 +54,18 @@ impl GroupCommitter {
     }
 }
 
-fn internal(why: &str) -> Response {
+fn internal(why: &str) -> Handled {
     tracing::error!("{why}");
-    EngineError::Internal("the request could not be completed".into()).into_response()
+    failed()
+}
+
+/// The answer to a request whose group could not be answered.
+fn failed() -> Handled {
+    Handled {
+        response: EngineError::Internal("the request could not be completed".into())
+            .into_response(),
+        refused_login: None,
+    }
 }
 
 fn writer_loop<S: Store>(engine: &Engine<S>, rx: &mpsc::Receiver<Job>) {
@@ -72,15 +83,10 @@ fn writer_loop<S: Store>(engine: &Engine<S>, rx: &mpsc::Receiver<Job>) {
         }
         // A panic inside the engine unwinds through the store's write transaction, which rolls
         // back; the group then answers 500 and the writer carries on.
-        let answers =
-            catch_unwind(AssertUnwindSafe(|| engine.handle_group(&reqs))).unwrap_or_else(|_| {
+        let answers = catch_unwind(AssertUnwindSafe(|| engine.handle_routed_group(&reqs)))
+            .unwrap_or_else(|_| {
                 tracing::error!(requests = reqs.len(), "a write group panicked; rolled back");
-                reqs.iter()
-                    .map(|_| {
-                        EngineError::Internal("the request could not be completed".into())
-                            .into_response()
-                    })
-                    .collect()
+                reqs.iter().map(|_| failed()).collect()
             });
         tracing::trace!(requests = reqs.len(), "group committed");
         for (reply, answer) in replies.into_iter().zip(answers) {

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::header::{self, HeaderValue};
+use engine::Handled;
 use engine::{Engine, Store};
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -39,15 +40,6 @@ pub const MAX_STREAM: Duration = Duration::from_secs(300);
 
 /// Entries read per page of the feed.
 const PAGE: u32 = 1000;
-
-/// Whether `request` asks for the change feed as a stream.
-pub fn wants_stream(request: &engine::Request) -> bool {
-    request.method == engine::Method::Get
-        && request.path.trim_end_matches('/').ends_with("/@changes")
-        && request
-            .header_value("accept")
-            .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"))
-}
 
 /// One page of the feed as the engine answers it.
 struct FeedPage {
@@ -123,16 +115,20 @@ struct Follow<S: Store> {
 }
 
 impl<S: Store> Follow<S> {
-    /// Read the feed from the cursor: the page, or `Err(response)` when the engine refused.
-    fn fetch(&self, since: Option<&str>) -> Result<FeedPage, engine::Response> {
+    /// Read the feed from the cursor: the page, or `Err(answer)` when the engine refused.
+    fn fetch(&self, since: Option<&str>) -> Result<FeedPage, Box<Handled>> {
         let mut req = self.request.clone();
         req.query = query_with(&self.request.query, since);
-        let resp = self.engine.handle(req);
-        if resp.status != 200 {
-            return Err(resp);
+        let handled = self.engine.handle_routed(self.engine.route(req));
+        if handled.response.status != 200 {
+            return Err(Box::new(handled));
         }
-        FeedPage::read(&resp.body).ok_or_else(|| {
-            engine::EngineError::Internal("the change feed answered no page".into()).into_response()
+        FeedPage::read(&handled.response.body).ok_or_else(|| {
+            Box::new(Handled {
+                response: engine::EngineError::Internal("the change feed answered no page".into())
+                    .into_response(),
+                refused_login: None,
+            })
         })
     }
 
@@ -206,13 +202,14 @@ async fn next<S: Store + Send + Sync + 'static>(
     }
 }
 
-/// Answer `request` (see [`wants_stream`]) with the change feed as Server-Sent Events.
+/// Answer `request` (one the engine routed as [`engine::AnswerKind::EventStream`]) with the change
+/// feed as Server-Sent Events; also the login whose password the first page refused, if any.
 pub fn stream<S>(
     engine: Arc<Engine<S>>,
     cfg_wake: Option<watch::Receiver<u64>>,
     cfg_stop: Option<watch::Receiver<bool>>,
     mut request: engine::Request,
-) -> axum::response::Response
+) -> (axum::response::Response, Option<String>)
 where
     S: Store + Send + Sync + 'static,
 {
@@ -238,7 +235,7 @@ where
     // The first page answers errors as JSON (before any event is sent).
     let first = match follow.fetch(since.as_deref()) {
         Ok(page) => page,
-        Err(resp) => return to_http(resp),
+        Err(handled) => return (to_http(handled.response), handled.refused_login),
     };
     follow.cursor = first.cursor;
     follow.more = first.more;
@@ -257,7 +254,7 @@ where
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    out
+    (out, None)
 }
 
 /// The commit notifications and shutdown signal of `cfg`.
@@ -268,24 +265,6 @@ pub fn signals(cfg: &Config) -> (Option<watch::Receiver<u64>>, Option<watch::Rec
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn get(path: &str, accept: &str) -> engine::Request {
-        engine::Request::new(engine::Method::Get, path, "http://x").header("Accept", accept)
-    }
-
-    #[test]
-    fn only_event_stream_gets_of_the_feed_stream() {
-        assert!(wants_stream(&get("/@changes?since=a", "text/event-stream")));
-        assert!(wants_stream(&get(
-            "/++api++/f/@changes",
-            "Text/Event-Stream"
-        )));
-        assert!(!wants_stream(&get("/@changes", "application/json")));
-        assert!(!wants_stream(&get("/@changes-x", "text/event-stream")));
-        let post = engine::Request::new(engine::Method::Post, "/@changes", "http://x")
-            .header("Accept", "text/event-stream");
-        assert!(!wants_stream(&post));
-    }
 
     #[test]
     fn the_repeated_query_replaces_since_and_limit_and_keeps_the_rest() {
