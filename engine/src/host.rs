@@ -58,6 +58,7 @@ pub mod keyspace {
 /// for and reports them back through the [`Engine`]'s `replica_*` and `sync_*` methods).
 pub mod replica {
     pub use crate::sync::replica::{
-        Config, Conflict, Draft, Incoming, Outgoing, PendingWrite, Resolution, Status, Sync,
+        server_path, Config, Conflict, Draft, Incoming, Outgoing, PendingWrite, Resolution, Status,
+        Sync,
     };
 }

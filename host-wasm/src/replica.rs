@@ -4,7 +4,7 @@
 
 use std::cell::{Cell, RefCell};
 
-use engine::replica::{Incoming, Outgoing, Resolution};
+use engine::replica::{self, Incoming, Outgoing, Resolution};
 use js_sys::{Function, Promise};
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
