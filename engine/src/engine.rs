@@ -371,7 +371,21 @@ impl<S: Store> Engine<S> {
     /// headers are looked at: a host routes a request before it reads the body, then sets it
     /// ([`Routed::set_body`]).
     pub fn route(&self, request: Request) -> Routed {
-        let found = self.lookup(&request);
+        // A GET or HEAD never writes and is carried plainly unless it asks for an event stream,
+        // so what the host needs is known without the table; its lookup waits until the
+        // response cache has been asked (a cached answer needs none).
+        let wants_stream = request
+            .header_value("accept")
+            .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"));
+        let deferred = matches!(
+            request.method,
+            crate::core::http::Method::Get | crate::core::http::Method::Head
+        ) && !wants_stream;
+        let found = if deferred {
+            None
+        } else {
+            self.lookup(&request)
+        };
         let carriage = match &found {
             Some((_, api::Endpoint::Route(def))) => def.carriage,
             _ => api::Carriage::Plain,
@@ -380,10 +394,7 @@ impl<S: Store> Engine<S> {
         let answer = match carriage {
             api::Carriage::Lines => AnswerKind::Lines,
             api::Carriage::EventStream
-                if request.method == crate::core::http::Method::Get
-                    && request
-                        .header_value("accept")
-                        .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream")) =>
+                if request.method == crate::core::http::Method::Get && wants_stream =>
             {
                 AnswerKind::EventStream
             }
@@ -411,6 +422,7 @@ impl<S: Store> Engine<S> {
         Routed {
             request,
             found,
+            deferred,
             carriage,
             info,
         }
@@ -426,7 +438,10 @@ impl<S: Store> Engine<S> {
 
     /// The route and endpoint [`Engine::route`] found for `routed`, or why there is none (the
     /// lookup runs again for that error: only a failing request pays for it).
-    fn found<'r>(&self, routed: &'r Routed) -> Result<(&'r api::Route, api::Endpoint)> {
+    fn found<'r>(
+        &self,
+        routed: &'r Routed,
+    ) -> Result<(std::borrow::Cow<'r, api::Route>, api::Endpoint)> {
         let req = &routed.request;
         if req.body.len() > self.core.options.max_body_bytes {
             return Err(EngineError::PayloadTooLarge {
@@ -435,7 +450,12 @@ impl<S: Store> Engine<S> {
             });
         }
         match &routed.found {
-            Some((route, endpoint)) => Ok((route, *endpoint)),
+            Some((route, endpoint)) => Ok((std::borrow::Cow::Borrowed(route), *endpoint)),
+            None if routed.deferred => {
+                let route = api::Route::parse(req)?;
+                let endpoint = api::lookup(&route, &req.method, &self.core, &req.base_url)?;
+                Ok((std::borrow::Cow::Owned(route), endpoint))
+            }
             None => {
                 let route = api::Route::parse(req)?;
                 api::lookup(&route, &req.method, &self.core, &req.base_url)?;
@@ -537,7 +557,7 @@ impl<S: Store> Engine<S> {
                 } else {
                     Txn::Read(self.store.begin_read()?)
                 };
-                let (resp, moved) = self.run(&routed.request, route, endpoint, txn)?;
+                let (resp, moved) = self.run(&routed.request, &route, endpoint, txn)?;
                 generation = crate::runtime::cache::Moved::merge(generation.take(), moved);
                 Ok(resp)
             });
@@ -577,7 +597,7 @@ impl<S: Store> Engine<S> {
             } else {
                 Txn::Read(self.store.begin_read()?)
             };
-            match self.run(req, route, endpoint, txn) {
+            match self.run(req, &route, endpoint, txn) {
                 // Another writer committed a conflicting change first (optimistic stores):
                 // nothing of this attempt was applied, so the whole request runs again.
                 Err(e) if is_conflict(&e) && attempt < MAX_ATTEMPTS => attempt += 1,
@@ -738,6 +758,8 @@ pub const BODY_PIECE: usize = 8 * 1024 * 1024;
 pub struct Routed {
     request: Request,
     found: Option<(api::Route, api::Endpoint)>,
+    /// A safe request whose lookup waits until the response cache had no answer.
+    deferred: bool,
     carriage: api::Carriage,
     info: RouteInfo,
 }
@@ -813,6 +835,7 @@ impl Routed {
         Routed {
             request,
             found: self.found.clone(),
+            deferred: self.deferred,
             carriage: self.carriage,
             info: self.info.clone(),
         }
