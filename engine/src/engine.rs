@@ -374,9 +374,12 @@ impl<S: Store> Engine<S> {
         // A GET or HEAD never writes and is carried plainly unless it asks for an event stream,
         // so what the host needs is known without the table; its lookup waits until the
         // response cache has been asked (a cached answer needs none).
-        let wants_stream = request
-            .header_value("accept")
-            .is_some_and(|a| a.to_ascii_lowercase().contains("text/event-stream"));
+        const EVENT_STREAM: &[u8] = b"text/event-stream";
+        let wants_stream = request.header_value("accept").is_some_and(|a| {
+            a.as_bytes()
+                .windows(EVENT_STREAM.len())
+                .any(|w| w.eq_ignore_ascii_case(EVENT_STREAM))
+        });
         let deferred = matches!(
             request.method,
             crate::core::http::Method::Get | crate::core::http::Method::Head
@@ -384,7 +387,7 @@ impl<S: Store> Engine<S> {
         let found = if deferred {
             None
         } else {
-            self.lookup(&request)
+            self.lookup(&request).ok()
         };
         let carriage = match &found {
             Some((_, api::Endpoint::Route(def))) => def.carriage,
@@ -422,22 +425,23 @@ impl<S: Store> Engine<S> {
         Routed {
             request,
             found,
-            deferred,
             carriage,
             info,
         }
     }
 
-    /// The route and endpoint of `req`, `None` when it reaches none (an unknown endpoint, a
-    /// wrong method, a bad path: [`Engine::found`] gives the error).
-    fn lookup(&self, req: &Request) -> Option<(api::Route, api::Endpoint)> {
-        let route = api::Route::parse(req).ok()?;
-        let endpoint = api::lookup(&route, &req.method, &self.core, &req.base_url).ok()?;
-        Some((route, endpoint))
+    /// The route and endpoint of `req`, or why it reaches none (an unknown endpoint, a wrong
+    /// method, a bad path).
+    fn lookup(&self, req: &Request) -> Result<(api::Route, api::Endpoint)> {
+        let route = api::Route::parse(req)?;
+        let endpoint = api::lookup(&route, &req.method, &self.core, &req.base_url)?;
+        Ok((route, endpoint))
     }
 
-    /// The route and endpoint [`Engine::route`] found for `routed`, or why there is none (the
-    /// lookup runs again for that error: only a failing request pays for it).
+    /// The route and endpoint [`Engine::route`] found for `routed`, or why there is none. A
+    /// request routed without the table (a GET or HEAD, after the cache had no answer) and one
+    /// that reached no endpoint are looked up now; for the latter that gives the error, so only a
+    /// failing request pays for a second lookup.
     fn found<'r>(
         &self,
         routed: &'r Routed,
@@ -451,17 +455,9 @@ impl<S: Store> Engine<S> {
         }
         match &routed.found {
             Some((route, endpoint)) => Ok((std::borrow::Cow::Borrowed(route), *endpoint)),
-            None if routed.deferred => {
-                let route = api::Route::parse(req)?;
-                let endpoint = api::lookup(&route, &req.method, &self.core, &req.base_url)?;
-                Ok((std::borrow::Cow::Owned(route), endpoint))
-            }
             None => {
-                let route = api::Route::parse(req)?;
-                api::lookup(&route, &req.method, &self.core, &req.base_url)?;
-                Err(EngineError::Internal(
-                    "a request that was not routed found its endpoint later".into(),
-                ))
+                let (route, endpoint) = self.lookup(req)?;
+                Ok((std::borrow::Cow::Owned(route), endpoint))
             }
         }
     }
@@ -479,7 +475,7 @@ impl<S: Store> Engine<S> {
     /// tells this and more in the same lookup.
     pub fn writes(&self, req: &Request) -> bool {
         self.lookup(req)
-            .is_some_and(|(_, endpoint)| endpoint.writes())
+            .is_ok_and(|(_, endpoint)| endpoint.writes())
     }
 
     /// Answer several requests in ONE write transaction (group commit): each runs exactly as
@@ -758,8 +754,6 @@ pub const BODY_PIECE: usize = 8 * 1024 * 1024;
 pub struct Routed {
     request: Request,
     found: Option<(api::Route, api::Endpoint)>,
-    /// A safe request whose lookup waits until the response cache had no answer.
-    deferred: bool,
     carriage: api::Carriage,
     info: RouteInfo,
 }
@@ -835,7 +829,6 @@ impl Routed {
         Routed {
             request,
             found: self.found.clone(),
-            deferred: self.deferred,
             carriage: self.carriage,
             info: self.info.clone(),
         }
