@@ -60,7 +60,6 @@ pub fn register(r: &mut RouteTable) {
 /// (`review_state`, `lock`, `items`, ...). Open: each type defines its own fields.
 #[derive(JsonSchema)]
 #[schemars(transparent)]
-#[allow(dead_code)] // describes the OpenAPI document only
 pub struct ContentObject(pub serde_json::Map<String, Value>);
 
 impl ContentObject {
@@ -103,8 +102,6 @@ pub struct ContentQuery {
     pub expand: Option<Vec<String>>,
 }
 
-// Some fields are accepted from clients or only describe the OpenAPI document; none is read.
-#[allow(dead_code)]
 /// A PATCH body: the fields to change, plus these optional operations.
 #[derive(JsonSchema)]
 pub struct ContentPatch {
