@@ -29,10 +29,9 @@ pub use crate::core::http::{
     ThrottleClass,
 };
 pub use crate::core::store::{
-    prefix_end, scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError,
-    WriteTxn,
+    scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError, WriteTxn,
 };
-pub use crate::engine::{Engine, Handled, Routed, BODY_PIECE};
+pub use crate::engine::{Engine, Handled, Routed};
 pub use crate::runtime::state::{EngineOptions, ErrorLog};
 pub use crate::site::migrations::Report as MigrationReport;
 pub use crate::site::setup::SiteSetup;
