@@ -120,8 +120,8 @@ fn export(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Resp
     }
     let doc = ExportDocument {
         fields,
-        created: serialize::iso(&obj.created),
-        modified: serialize::iso(&obj.modified),
+        created: super::time::iso(&obj.created),
+        modified: super::time::iso(&obj.modified),
         owner: obj.owner.clone(),
         layout: full.get("layout").cloned().unwrap_or(Value::Null),
         type_name: obj.type_name.clone(),

@@ -9,7 +9,9 @@ use std::borrow::Cow;
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
 #[cfg(test)]
-use super::serialize::{catalog_value, CATALOG_FIELDS};
+use super::serialize::catalog_value;
+#[cfg(test)]
+use super::summaries::CATALOG_FIELDS;
 use super::summaries::{self, IsoTime};
 use super::Route;
 use crate::catalog::codec::{Raw, Time, ValueRef, View};
@@ -344,7 +346,7 @@ impl<'a> ItemValues<'a> {
 }
 
 /// One navigation item: the catalog item fields (as [`super::serialize::catalog_value`] gives
-/// them for every name of [`super::serialize::CATALOG_FIELDS`]) plus `description`, `markdown`,
+/// them for every name of [`super::summaries::CATALOG_FIELDS`]) plus `description`, `markdown`,
 /// `items`, `start`, `end` and `recurrence`, in sorted key order, then its children.
 fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
     let view;

@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
-use super::serialize::{catalog_value, CATALOG_FIELDS};
+use super::serialize::catalog_value;
+use super::summaries::CATALOG_FIELDS;
 use super::Route;
 use crate::ai::related;
 use crate::core::error::{EngineError, Result};

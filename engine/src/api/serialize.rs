@@ -471,7 +471,7 @@ pub fn summary(ctx: &Ctx<'_>, obj: &ContentRecord, metadata_fields: &[&str]) -> 
     Ok(Value::Object(m))
 }
 
-pub use super::summaries::CATALOG_FIELDS;
+use super::summaries::CATALOG_FIELDS;
 
 /// One catalog metadata value of `obj` (`None` for names that are not catalog metadata).
 pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<Option<Value>> {
@@ -528,7 +528,7 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
     Ok(Some(v))
 }
 
-pub use super::time::iso;
+use super::time::iso;
 
 /// `previous_item` and `next_item`: sibling summaries when the parent enables next/previous
 /// navigation, `{}` otherwise.
