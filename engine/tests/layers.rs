@@ -91,7 +91,6 @@ const LAYERS: &[(&str, &[&str])] = &[
             "content::files",
             "content::uploads",
             "content::exports",
-            "content::copying",
             "content::operations",
             "automation::jobs",
             "automation::mail",

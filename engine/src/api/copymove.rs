@@ -11,12 +11,13 @@ use serde::{Deserialize, Serialize};
 use super::etag;
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
+use crate::content::operations::{self, Locks, Transfer};
+use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
-use crate::{content::copying, content::locking, content::tree};
 
 /// Register `@copy` and `@move`.
 pub fn register(r: &mut RouteTable) {
@@ -115,37 +116,37 @@ fn sources(ctx: &Ctx<'_>, body: SourceRequest) -> Result<Vec<(String, ContentRec
 
 /// POST `<destination>/@copy`.
 fn copy(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord) -> Result<Response> {
-    run(ctx, call, dest, false)
+    run(ctx, call, dest, Transfer::Copy)
 }
 
 /// POST `<destination>/@move`.
 fn move_(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord) -> Result<Response> {
-    run(ctx, call, dest, true)
+    run(ctx, call, dest, Transfer::Move)
 }
 
-fn run(ctx: &mut Ctx<'_>, call: &Call<'_>, dest: ContentRecord, moving: bool) -> Result<Response> {
+fn run(
+    ctx: &mut Ctx<'_>,
+    call: &Call<'_>,
+    dest: ContentRecord,
+    what: Transfer,
+) -> Result<Response> {
     let body: SourceRequest = call.body()?;
     let list = sources(ctx, body)?;
+    let locks = Locks::Honour(call.lock_token().map(str::to_string));
     // Check everything first; then act (the transaction makes it atomic either way).
     for (raw, obj) in &list {
-        if moving {
-            copying::check_move(ctx, &dest, obj, raw)?;
+        operations::check_transfer(ctx, what, &dest, obj, raw)?;
+        if what == Transfer::Move {
             etag::check_if_match(call.req, obj)?;
-            locking::check_can_change(ctx, call.lock_token(), obj)?;
-        } else {
-            copying::check_copy(ctx, &dest, obj)?;
         }
+        operations::check_lock(ctx, what, obj, &locks)?;
     }
     let mut out = Vec::new();
     for (_, obj) in list {
         let source_url = ctx.url(&obj.path);
         let dest_now = tree::load(ctx, &dest.uid)?
             .ok_or_else(|| EngineError::Internal("destination vanished".into()))?;
-        let target_path = if moving {
-            copying::move_into(ctx, &obj, &dest_now)?
-        } else {
-            copying::copy_into(ctx, &obj, &dest_now)?
-        };
+        let target_path = operations::transfer(ctx, what, &obj, &dest_now)?;
         out.push(Copied {
             source: source_url,
             target: ctx.url(&target_path),

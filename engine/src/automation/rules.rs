@@ -31,8 +31,8 @@ use crate::core::model::ContentRecord;
 use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 use crate::{
-    automation::mail, content::copying, content::operations, content::recyclebin, content::tree,
-    content::versioning, content::workflow, core::keys,
+    automation::mail, content::operations, content::recyclebin, content::tree, content::versioning,
+    content::workflow, core::keys,
 };
 
 /// The triggers a rule can react to: token and title (Nick's tokens, plus comments and moves).
@@ -1327,7 +1327,7 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
             Action::Copy { target_folder } => {
                 let obj = the_object(s, "copy")?;
                 let dest = target(ctx, target_folder)?;
-                copying::copy_into(ctx, &obj, &dest)?;
+                operations::transfer(ctx, operations::Transfer::Copy, &obj, &dest)?;
             }
             Action::Move { target_folder } => {
                 let obj = the_object(s, "move")?;
@@ -1338,7 +1338,7 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
                         rule.id, obj.path
                     )));
                 }
-                copying::move_into(ctx, &obj, &dest)?;
+                operations::transfer(ctx, operations::Transfer::Move, &obj, &dest)?;
             }
             Action::Delete {} => {
                 let obj = the_object(s, "delete")?;

@@ -8,7 +8,6 @@ pub mod blobs;
 pub mod calendar;
 pub mod comments;
 pub mod content_types;
-pub mod copying;
 pub mod counters;
 pub mod exports;
 pub mod files;

@@ -1,5 +1,5 @@
-//! The content operations: create, edit, rename, reorder, sort, delete, and the file an upload
-//! makes. Each is a typed command (a plain struct) and one function taking `&mut Ctx` that owns
+//! The content operations: create, edit, rename, reorder, sort, move and copy ([`transfer`]),
+//! delete, and the file an upload makes. Each is a typed command (a plain struct) and one function taking `&mut Ctx` that owns
 //! the rules: field validation and defaults (via the type's schema), id allocation (one
 //! allocator, [`allocate_id`], used by create, uploads, copy and paste), the lock check,
 //! rename with automatic aliases ([`relocate`], used by rename and move), and the recycle bin.
@@ -24,6 +24,9 @@ use crate::core::model::{blocks, ids, ContentRecord, ContentType};
 use crate::core::security::Permission;
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
+
+mod transfer;
+pub use transfer::{check_lock, check_transfer, transfer, Transfer};
 
 /// Keys of the representation that clients echo back but that are computed, not stored; they are
 /// accepted and ignored on create and edit.
