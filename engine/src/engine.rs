@@ -282,10 +282,12 @@ impl<S: Store> Engine<S> {
     }
 
     /// Configure the languages and install profiles on an existing site, in one transaction (see
-    /// [`crate::content::multilingual::configure`]): what a host does for `--profile` / `--languages` when
+    /// [`crate::content::multilingual::profiles::configure`]): what a host does for `--profile` / `--languages` when
     /// the site already exists.
     pub fn configure_languages(&self, profiles: &[String], languages: &[String]) -> Result<()> {
-        self.write(|ctx| crate::content::multilingual::configure(ctx, profiles, languages))
+        self.write(|ctx| {
+            crate::content::multilingual::profiles::configure(ctx, profiles, languages)
+        })
     }
 
     /// Drop the cached answers a commit's writes change ([`Core::publish`]); wake the host's

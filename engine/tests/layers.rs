@@ -75,6 +75,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "content::aliases",
             "content::links",
             "content::multilingual",
+            "content::multilingual::profiles",
             "content::navigation",
             "site::configuration",
             "site::actions",

@@ -131,8 +131,8 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response
         return Err(not_found(ctx, route));
     }
     match action {
-        "install" => multilingual::install(ctx, name)?,
-        "uninstall" => multilingual::uninstall(ctx, name)?,
+        "install" => multilingual::profiles::install(ctx, name)?,
+        "uninstall" => multilingual::profiles::uninstall(ctx, name)?,
         _ => return Err(not_found(ctx, route)),
     };
     Ok(Response::empty(204))

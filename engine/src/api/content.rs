@@ -148,13 +148,17 @@ impl ContentPatch {
         })
     }
 
-    /// The edit this body asks for, honouring the lock whose token the request presented.
-    pub fn into_edit(self, lock_token: Option<&str>) -> operations::Edit {
-        operations::Edit {
-            locks: Locks::Honour(lock_token.map(str::to_string)),
-            type_name: self.type_name,
-            fields: self.fields,
-            rename: self.id,
+    /// The edit this body asks for (fields and id), honouring the lock whose token the request
+    /// presented; the reorder and re-sort it asks for are taken out, run by
+    /// [`operations::reorder`] and [`operations::sort`] after it.
+    pub fn into_commands(self, locks: &Locks) -> PatchCommands {
+        PatchCommands {
+            edit: operations::Edit {
+                locks: locks.clone(),
+                type_name: self.type_name,
+                fields: self.fields,
+                rename: self.id,
+            },
             reorder: self.ordering.map(|o| operations::Reorder {
                 obj_id: o.obj_id,
                 delta: o.delta,
@@ -166,6 +170,16 @@ impl ContentPatch {
             }),
         }
     }
+}
+
+/// The content commands a PATCH body asks for, run in this order.
+pub struct PatchCommands {
+    /// Fields and id.
+    pub edit: operations::Edit,
+    /// Move one child within the order.
+    pub reorder: Option<operations::Reorder>,
+    /// Re-sort every child.
+    pub sort: Option<operations::Sort>,
 }
 
 /// `ordering`: move `obj_id` by `delta` (`"top"`, `"bottom"` or a signed number of places),
@@ -223,8 +237,15 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
 /// PATCH `<path>`: edit fields, rename (`id`), reorder (`ordering`) or re-sort (`sort`) the
 /// children. 204, or 200 with the object for `Prefer: return=representation`.
 pub fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<Response> {
-    let cmd = ContentPatch::parse(extract::json_object(call.req)?)?.into_edit(call.lock_token());
-    operations::edit(ctx, &mut obj, cmd, serialize::catalog_value)?;
+    let locks = Locks::Honour(call.lock_token().map(str::to_string));
+    let cmds = ContentPatch::parse(extract::json_object(call.req)?)?.into_commands(&locks);
+    operations::edit(ctx, &mut obj, cmds.edit)?;
+    if let Some(r) = &cmds.reorder {
+        operations::reorder(ctx, &mut obj, r, &locks)?;
+    }
+    if let Some(s) = &cmds.sort {
+        operations::sort(ctx, &mut obj, s, &locks, serialize::catalog_value)?;
+    }
     if call.wants_representation() {
         let resp = serialize::full_response(ctx, &obj, &listing(ctx, call.req, call.route)?, 200)?;
         return Ok(etag::tagged(resp, &obj));

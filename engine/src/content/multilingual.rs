@@ -4,9 +4,9 @@
 //!
 //! Multilingual support is off by default. It is switched on by installing a profile, either when
 //! the site is created ([`crate::SiteSetup::profiles`]) or later (`POST /@addons/<id>/install`,
-//! [`install`]):
+//! [`profiles::install`]):
 //! - [`PROFILE_MULTILINGUAL`] (`multilingual`): objects can be linked as translations of each other;
-//!   the language control panel (`/@controlpanels/language`, [`set_languages`]) names the site's
+//!   the language control panel (`/@controlpanels/language`, [`profiles::set_languages`]) names the site's
 //!   languages, the first being the default;
 //! - [`PROFILE_MULTILINGUAL_CONTENT`] (`multilingual-content`): the above, plus one language root
 //!   folder per site language at `/<code>` (published, excluded from navigation, linked as
@@ -22,7 +22,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
-use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
@@ -33,6 +32,8 @@ use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 use crate::{content::tree, site::settings};
+
+pub mod profiles;
 
 /// Profile id: multilingual support (translations, the language control panel).
 pub const PROFILE_MULTILINGUAL: &str = "multilingual";
@@ -110,7 +111,8 @@ pub fn settings(ctx: &Ctx<'_>) -> Result<LanguageSettings> {
     })
 }
 
-fn save_settings(ctx: &mut Ctx<'_>, s: &LanguageSettings) -> Result<()> {
+/// Store the language settings (and the site's default language, which the root speaks).
+pub fn save_settings(ctx: &mut Ctx<'_>, s: &LanguageSettings) -> Result<()> {
     ctx.put_json(keys::MULTILINGUAL, s)?;
     ctx.emit(Event::SettingsChanged {
         settings: "language".into(),
@@ -153,206 +155,17 @@ pub fn parse_code(value: &Value, what: &str) -> Result<String> {
     Ok(code)
 }
 
-/// Set the site's languages (`available`, in order, at least one) and the default language
-/// (`default`, one of them; when `None` the current default is kept if still available, else the
-/// first). With [`PROFILE_MULTILINGUAL_CONTENT`] installed, languages without a root folder get one.
-pub fn set_languages(
-    ctx: &mut Ctx<'_>,
-    available: &[String],
-    default: Option<&str>,
-) -> Result<LanguageSettings> {
-    let mut codes: Vec<String> = Vec::new();
-    for c in available {
-        let code = parse_code(&json!(c), "available_languages")?;
-        if !codes.contains(&code) {
-            codes.push(code);
-        }
-    }
-    if codes.is_empty() {
-        return Err(EngineError::bad_request(
-            "'available_languages' must name at least one language",
-        ));
-    }
-    let mut s = settings(ctx)?;
-    let default = match default {
-        Some(d) => {
-            let d = parse_code(&json!(d), "default_language")?;
-            if !codes.contains(&d) {
-                return Err(EngineError::bad_request(format!(
-                    "The default language '{d}' must be one of the available languages ({})",
-                    codes.join(", ")
-                )));
-            }
-            d
-        }
-        None if codes.contains(&s.default_language) => s.default_language.clone(),
-        None => codes[0].clone(),
-    };
-    s.available_languages = codes;
-    s.default_language = default;
-    if s.has_profile(PROFILE_MULTILINGUAL_CONTENT) {
-        ensure_language_roots(ctx, &mut s)?;
-    }
-    save_settings(ctx, &s)?;
-    Ok(s)
-}
-
 /// Whether `id` names an installable profile.
 pub fn is_profile(id: &str) -> bool {
     PROFILES.iter().any(|(p, _, _)| *p == id)
 }
 
-/// Install profile `id` (idempotent). [`PROFILE_MULTILINGUAL_CONTENT`] also installs
-/// [`PROFILE_MULTILINGUAL`] and creates (or adopts existing `/<code>` folders as) the language
-/// root folders; an object at `/<code>` that is not a folder is a 409 and nothing changes.
-pub fn install(ctx: &mut Ctx<'_>, id: &str) -> Result<LanguageSettings> {
-    if !is_profile(id) {
-        return Err(EngineError::bad_request(format!(
-            "Unknown profile '{id}'; known profiles: {}",
-            PROFILES
-                .iter()
-                .map(|(p, _, _)| *p)
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
-    }
-    let mut s = settings(ctx)?;
-    let mut add = vec![PROFILE_MULTILINGUAL];
-    if id == PROFILE_MULTILINGUAL_CONTENT {
-        add.push(PROFILE_MULTILINGUAL_CONTENT);
-    }
-    for p in add {
-        if !s.has_profile(p) {
-            s.profiles.push(p.to_string());
-        }
-    }
-    if s.has_profile(PROFILE_MULTILINGUAL_CONTENT) {
-        ensure_language_roots(ctx, &mut s)?;
-    }
-    save_settings(ctx, &s)?;
-    Ok(s)
-}
-
-/// Uninstall profile `id`: uninstalling [`PROFILE_MULTILINGUAL`] switches multilingual support
-/// off (and with it [`PROFILE_MULTILINGUAL_CONTENT`]). Content, language root folders and
-/// translation links are kept, so installing again restores them.
-pub fn uninstall(ctx: &mut Ctx<'_>, id: &str) -> Result<LanguageSettings> {
-    if !is_profile(id) {
-        return Err(EngineError::bad_request(format!("Unknown profile '{id}'")));
-    }
-    let mut s = settings(ctx)?;
-    s.profiles
-        .retain(|p| p != id && !(id == PROFILE_MULTILINGUAL && p == PROFILE_MULTILINGUAL_CONTENT));
-    save_settings(ctx, &s)?;
-    Ok(s)
-}
-
-/// Apply host configuration: set the languages (when `languages` is not empty: the first is the
-/// default) and install every profile in `profiles`. Idempotent, so hosts may call it at every
-/// start; used by [`crate::Engine::create_site`] and [`crate::Engine::configure_languages`].
-pub fn configure(ctx: &mut Ctx<'_>, profiles: &[String], languages: &[String]) -> Result<()> {
-    if !languages.is_empty() {
-        set_languages(ctx, languages, languages.first().map(String::as_str))?;
-    }
-    for p in profiles {
-        install(ctx, p)?;
-    }
-    Ok(())
-}
-
 /// The change of a save that sets an object's `language` (no change note).
-fn language_changed() -> tree::Change {
+pub fn language_changed() -> tree::Change {
     tree::Change::Edit {
         fields: vec!["language".into()],
         change_note: None,
     }
-}
-
-/// Create (or adopt) the root folder of every available language that has none, and link the roots
-/// as translations of each other.
-fn ensure_language_roots(ctx: &mut Ctx<'_>, s: &mut LanguageSettings) -> Result<()> {
-    let mut root = tree::root(ctx)?;
-    let mut roots: Vec<(String, ContentRecord)> = Vec::new();
-    for code in s.available_languages.clone() {
-        if let Some(uid) = s.language_roots.get(&code) {
-            if let Some(rec) = tree::load(ctx, uid)? {
-                roots.push((code, rec));
-                continue;
-            }
-        }
-        let rec = match tree::at_path(ctx, &format!("/{code}"))? {
-            Some(mut existing) => {
-                if existing.type_name != "Folder" {
-                    return Err(EngineError::Conflict(format!(
-                        "'{}' is a {}, not a folder; it cannot become the language root of '{code}'",
-                        ctx.url(&existing.path),
-                        existing.type_name
-                    )));
-                }
-                if language_of(&existing) != code {
-                    existing.fields.insert("language".into(), json!(code));
-                    tree::save(ctx, &mut existing, language_changed())?;
-                }
-                existing
-            }
-            None => create_language_root(ctx, &mut root, &code)?,
-        };
-        s.language_roots.insert(code.clone(), rec.uid.clone());
-        roots.push((code, rec));
-    }
-    // One translation group for all the roots: an existing one if any root has it.
-    let mut group = None;
-    for (_, rec) in &roots {
-        if let Some(g) = group_of(ctx, &rec.uid)? {
-            group = Some(g);
-            break;
-        }
-    }
-    let Some(first) = roots.first() else {
-        return Ok(());
-    };
-    let group = group.unwrap_or_else(|| first.1.uid.clone());
-    let members = group_members(ctx, &group)?;
-    for (code, rec) in &roots {
-        let taken = members.iter().any(|(l, u)| l == code || u == &rec.uid);
-        if !taken && group_of(ctx, &rec.uid)?.is_none() {
-            put_member(ctx, &group, code, &rec.uid)?;
-        }
-    }
-    Ok(())
-}
-
-fn create_language_root(
-    ctx: &mut Ctx<'_>,
-    root: &mut ContentRecord,
-    code: &str,
-) -> Result<ContentRecord> {
-    let ty = ctx.types()?.require("Folder")?;
-    let state = ty
-        .workflow
-        .as_deref()
-        .and_then(|w| ctx.core.workflows.get(w))
-        .map(|w| {
-            if w.states.contains_key("published") {
-                "published".to_string()
-            } else {
-                w.initial_state.clone()
-            }
-        });
-    let now = ctx.now();
-    let owner = root.owner.clone();
-    let mut fields = Map::new();
-    fields.insert("title".into(), json!(language::title(code).unwrap_or(code)));
-    fields.insert("language".into(), json!(code));
-    fields.insert("exclude_from_nav".into(), json!(true));
-    fields.insert("creators".into(), json!([owner]));
-    if state.as_deref() == Some("published") {
-        fields.insert("effective".into(), json!(iso(&now)));
-    }
-    let mut rec = tree::new_record(ctx, &ty, code, &owner, fields);
-    rec.review_state = state;
-    tree::add(ctx, root, &mut rec, None)?;
-    Ok(rec)
 }
 
 /// The language code of `obj` (`""` when it has none).
@@ -458,7 +271,8 @@ pub fn group_members(ctx: &Ctx<'_>, group: &str) -> Result<Vec<(String, String)>
 }
 
 /// Put `uid` in `group` as its `lang` translation ([`Event::TranslationLinked`]).
-fn put_member(ctx: &mut Ctx<'_>, group: &str, lang: &str, uid: &str) -> Result<()> {
+/// Add `uid` to translation group `group` as its `lang` member.
+pub fn put_member(ctx: &mut Ctx<'_>, group: &str, lang: &str, uid: &str) -> Result<()> {
     ctx.put(&keys::translation(group, lang), uid.as_bytes())?;
     ctx.put(&keys::translation_group_of(uid), group.as_bytes())?;
     ctx.emit(Event::TranslationLinked {

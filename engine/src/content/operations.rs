@@ -414,7 +414,8 @@ fn normalize_related(ctx: &Ctx<'_>, value: &Value) -> Result<Value> {
 /// serializer supplies it.
 pub type CatalogValue = fn(&Ctx<'_>, &ContentRecord, &str) -> Result<Option<Value>>;
 
-/// Change an object: its fields, and optionally its id and its children's order, in that order.
+/// Change an object: its fields, and optionally its id, in that order. (A PATCH that also
+/// reorders or re-sorts the children runs [`reorder`] or [`sort`] after it.)
 #[derive(Debug, Clone)]
 pub struct Edit {
     /// Whose lock is honoured.
@@ -423,15 +424,11 @@ pub struct Edit {
     pub type_name: Option<Value>,
     /// Field values as a client sends them (validated against the type's schema).
     pub fields: Map<String, Value>,
-    /// A new id (ignored when it is the current one).
+    /// A new id (ignored when it is the current one): a [`rename`], checked with the rest
+    /// before the first write.
     pub rename: Option<String>,
-    /// Move one child within the order.
-    pub reorder: Option<Reorder>,
-    /// Re-sort every child.
-    pub sort: Option<Sort>,
 }
 
-#[cfg(any(test, feature = "internals"))]
 /// Rename an object in place.
 #[derive(Debug, Clone)]
 pub struct Rename {
@@ -474,13 +471,9 @@ pub struct Sort {
 
 /// Apply `cmd` to `obj` (which is updated: renamed, saved). Everything is checked before the
 /// first write: the lock, the type, the new id.
-pub fn edit(
-    ctx: &mut Ctx<'_>,
-    obj: &mut ContentRecord,
-    cmd: Edit,
-    catalog_value: CatalogValue,
-) -> Result<()> {
+pub fn edit(ctx: &mut Ctx<'_>, obj: &mut ContentRecord, cmd: Edit) -> Result<()> {
     cmd.locks.check(ctx, obj)?;
+    let locks = cmd.locks.clone();
     let ty = ctx.type_of(obj)?;
     if let Some(t) = &cmd.type_name {
         if t.as_str() != Some(ty.name.as_str()) {
@@ -506,18 +499,11 @@ pub fn edit(
         )?;
     }
     if let Some(id) = new_id {
-        *obj = rename_checked(ctx, obj, &id)?;
-    }
-    if let Some(r) = &cmd.reorder {
-        reorder_children(ctx, obj, r)?;
-    }
-    if let Some(s) = &cmd.sort {
-        sort_children(ctx, obj, s, catalog_value)?;
+        *obj = rename(ctx, obj, &Rename { id, locks })?;
     }
     Ok(())
 }
 
-#[cfg(any(test, feature = "internals"))]
 /// Rename `obj` in place (keeping its position), leaving automatic aliases at the old paths of it
 /// and its descendants; the renamed record.
 pub fn rename(ctx: &mut Ctx<'_>, obj: &ContentRecord, cmd: &Rename) -> Result<ContentRecord> {
@@ -570,7 +556,6 @@ fn require_folderish(ctx: &Ctx<'_>, obj: &ContentRecord, what: &str) -> Result<(
     }
 }
 
-#[cfg(any(test, feature = "internals"))]
 /// Move one child of `folder` within its order (see [`Reorder`]).
 pub fn reorder(
     ctx: &mut Ctx<'_>,
@@ -648,7 +633,6 @@ fn reorder_children(ctx: &mut Ctx<'_>, folder: &mut ContentRecord, spec: &Reorde
     tree::set_order(ctx, folder, &uids)
 }
 
-#[cfg(any(test, feature = "internals"))]
 /// Re-sort the children of `folder` (see [`Sort`]); `catalog_value` reads the metadata named.
 pub fn sort(
     ctx: &mut Ctx<'_>,
@@ -771,6 +755,34 @@ pub fn delete(ctx: &mut Ctx<'_>, obj: &ContentRecord, cmd: &Delete) -> Result<Ve
 
 // ---------------------------------------------------------------------------------------------
 // Mirror
+
+/// The site adding an object itself (a language root folder): the fields are already in stored
+/// form and owner and state are given, so nothing is validated, allocated, permission- or
+/// lock-checked.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// The content type.
+    pub type_name: String,
+    /// The id (free in the parent: the caller looked).
+    pub id: String,
+    /// Who owns it.
+    pub owner: String,
+    /// The field values, in stored form.
+    pub fields: Map<String, Value>,
+    /// The workflow state (the type's initial state when `None`).
+    pub review_state: Option<String>,
+}
+
+/// Add `cmd` as the last child of `parent`; the new record.
+pub fn place(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, cmd: Place) -> Result<ContentRecord> {
+    let ty = ctx.types()?.require(&cmd.type_name)?;
+    let mut rec = tree::new_record(ctx, &ty, &cmd.id, &cmd.owner, cmd.fields);
+    if cmd.review_state.is_some() {
+        rec.review_state = cmd.review_state;
+    }
+    tree::add(ctx, parent, &mut rec, None)?;
+    Ok(rec)
+}
 
 /// Place an object as another site holds it (the replica importing the server's copy): its
 /// uid, dates, workflow state and revision are kept and its fields are already in stored form,
@@ -1142,13 +1154,8 @@ mod tests {
                 type_name: Some(json!("Folder")),
                 fields: Map::new(),
                 rename: None,
-                reorder: None,
-                sort: None,
             };
-            fn no_catalog(_: &Ctx<'_>, _: &ContentRecord, _: &str) -> Result<Option<Value>> {
-                Ok(None)
-            }
-            assert!(edit(ctx, &mut p, cmd, no_catalog).is_err());
+            assert!(edit(ctx, &mut p, cmd).is_err());
             Ok(())
         })
         .unwrap();

@@ -701,7 +701,7 @@ fn write_available_languages(ctx: &mut Ctx<'_>, value: Value) -> Result<()> {
         .iter()
         .map(|v| multilingual::parse_code(v, "available_languages"))
         .collect::<Result<Vec<String>>>()?;
-    multilingual::set_languages(ctx, &codes, None)?;
+    multilingual::profiles::set_languages(ctx, &codes, None)?;
     Ok(())
 }
 
@@ -715,7 +715,7 @@ fn write_default_language(ctx: &mut Ctx<'_>, value: Value) -> Result<()> {
     }
     let code = multilingual::parse_code(&value, "default_language")?;
     let available = multilingual::settings(ctx)?.available_languages;
-    multilingual::set_languages(ctx, &available, Some(&code))?;
+    multilingual::profiles::set_languages(ctx, &available, Some(&code))?;
     Ok(())
 }
 

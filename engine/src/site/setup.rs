@@ -124,5 +124,5 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
     };
     tree::insert_root(ctx, &mut root)?;
     crate::site::configuration::seed(ctx)?;
-    crate::content::multilingual::configure(ctx, &setup.profiles, &setup.languages)
+    crate::content::multilingual::profiles::configure(ctx, &setup.profiles, &setup.languages)
 }

@@ -1,0 +1,215 @@
+//! The site's languages and the multilingual profiles: setting the languages, installing and
+//! uninstalling the profiles, and the language root folders that
+//! [`PROFILE_MULTILINGUAL_CONTENT`] keeps, one per language (created through
+//! [`operations::place`], the site adding content itself). Apart from the rest of
+//! [`crate::content::multilingual`] because content operations use that part (the language of a
+//! new object, translation links) and this part uses the operations.
+
+use serde_json::{json, Map};
+
+use super::{
+    group_members, group_of, is_profile, language_changed, language_of, parse_code, put_member,
+    save_settings, settings, LanguageSettings, PROFILES, PROFILE_MULTILINGUAL,
+    PROFILE_MULTILINGUAL_CONTENT,
+};
+use crate::content::{operations, tree};
+use crate::core::clock::iso;
+use crate::core::error::{EngineError, Result};
+use crate::core::model::{language, ContentRecord};
+use crate::runtime::context::Ctx;
+
+/// Set the site's languages (`available`, in order, at least one) and the default language
+/// (`default`, one of them; when `None` the current default is kept if still available, else the
+/// first). With [`PROFILE_MULTILINGUAL_CONTENT`] installed, languages without a root folder get one.
+pub fn set_languages(
+    ctx: &mut Ctx<'_>,
+    available: &[String],
+    default: Option<&str>,
+) -> Result<LanguageSettings> {
+    let mut codes: Vec<String> = Vec::new();
+    for c in available {
+        let code = parse_code(&json!(c), "available_languages")?;
+        if !codes.contains(&code) {
+            codes.push(code);
+        }
+    }
+    if codes.is_empty() {
+        return Err(EngineError::bad_request(
+            "'available_languages' must name at least one language",
+        ));
+    }
+    let mut s = settings(ctx)?;
+    let default = match default {
+        Some(d) => {
+            let d = parse_code(&json!(d), "default_language")?;
+            if !codes.contains(&d) {
+                return Err(EngineError::bad_request(format!(
+                    "The default language '{d}' must be one of the available languages ({})",
+                    codes.join(", ")
+                )));
+            }
+            d
+        }
+        None if codes.contains(&s.default_language) => s.default_language.clone(),
+        None => codes[0].clone(),
+    };
+    s.available_languages = codes;
+    s.default_language = default;
+    if s.has_profile(PROFILE_MULTILINGUAL_CONTENT) {
+        ensure_language_roots(ctx, &mut s)?;
+    }
+    save_settings(ctx, &s)?;
+    Ok(s)
+}
+
+/// Install profile `id` (idempotent). [`PROFILE_MULTILINGUAL_CONTENT`] also installs
+/// [`PROFILE_MULTILINGUAL`] and creates (or adopts existing `/<code>` folders as) the language
+/// root folders; an object at `/<code>` that is not a folder is a 409 and nothing changes.
+pub fn install(ctx: &mut Ctx<'_>, id: &str) -> Result<LanguageSettings> {
+    if !is_profile(id) {
+        return Err(EngineError::bad_request(format!(
+            "Unknown profile '{id}'; known profiles: {}",
+            PROFILES
+                .iter()
+                .map(|(p, _, _)| *p)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let mut s = settings(ctx)?;
+    let mut add = vec![PROFILE_MULTILINGUAL];
+    if id == PROFILE_MULTILINGUAL_CONTENT {
+        add.push(PROFILE_MULTILINGUAL_CONTENT);
+    }
+    for p in add {
+        if !s.has_profile(p) {
+            s.profiles.push(p.to_string());
+        }
+    }
+    if s.has_profile(PROFILE_MULTILINGUAL_CONTENT) {
+        ensure_language_roots(ctx, &mut s)?;
+    }
+    save_settings(ctx, &s)?;
+    Ok(s)
+}
+
+/// Uninstall profile `id`: uninstalling [`PROFILE_MULTILINGUAL`] switches multilingual support
+/// off (and with it [`PROFILE_MULTILINGUAL_CONTENT`]). Content, language root folders and
+/// translation links are kept, so installing again restores them.
+pub fn uninstall(ctx: &mut Ctx<'_>, id: &str) -> Result<LanguageSettings> {
+    if !is_profile(id) {
+        return Err(EngineError::bad_request(format!("Unknown profile '{id}'")));
+    }
+    let mut s = settings(ctx)?;
+    s.profiles
+        .retain(|p| p != id && !(id == PROFILE_MULTILINGUAL && p == PROFILE_MULTILINGUAL_CONTENT));
+    save_settings(ctx, &s)?;
+    Ok(s)
+}
+
+/// Apply host configuration: set the languages (when `languages` is not empty: the first is the
+/// default) and install every profile in `profiles`. Idempotent, so hosts may call it at every
+/// start; used by [`crate::Engine::create_site`] and [`crate::Engine::configure_languages`].
+pub fn configure(ctx: &mut Ctx<'_>, profiles: &[String], languages: &[String]) -> Result<()> {
+    if !languages.is_empty() {
+        set_languages(ctx, languages, languages.first().map(String::as_str))?;
+    }
+    for p in profiles {
+        install(ctx, p)?;
+    }
+    Ok(())
+}
+
+/// Create (or adopt) the root folder of every available language that has none, and link the roots
+/// as translations of each other.
+fn ensure_language_roots(ctx: &mut Ctx<'_>, s: &mut LanguageSettings) -> Result<()> {
+    let mut root = tree::root(ctx)?;
+    let mut roots: Vec<(String, ContentRecord)> = Vec::new();
+    for code in s.available_languages.clone() {
+        if let Some(uid) = s.language_roots.get(&code) {
+            if let Some(rec) = tree::load(ctx, uid)? {
+                roots.push((code, rec));
+                continue;
+            }
+        }
+        let rec = match tree::at_path(ctx, &format!("/{code}"))? {
+            Some(mut existing) => {
+                if existing.type_name != "Folder" {
+                    return Err(EngineError::Conflict(format!(
+                        "'{}' is a {}, not a folder; it cannot become the language root of '{code}'",
+                        ctx.url(&existing.path),
+                        existing.type_name
+                    )));
+                }
+                if language_of(&existing) != code {
+                    existing.fields.insert("language".into(), json!(code));
+                    tree::save(ctx, &mut existing, language_changed())?;
+                }
+                existing
+            }
+            None => create_language_root(ctx, &mut root, &code)?,
+        };
+        s.language_roots.insert(code.clone(), rec.uid.clone());
+        roots.push((code, rec));
+    }
+    // One translation group for all the roots: an existing one if any root has it.
+    let mut group = None;
+    for (_, rec) in &roots {
+        if let Some(g) = group_of(ctx, &rec.uid)? {
+            group = Some(g);
+            break;
+        }
+    }
+    let Some(first) = roots.first() else {
+        return Ok(());
+    };
+    let group = group.unwrap_or_else(|| first.1.uid.clone());
+    let members = group_members(ctx, &group)?;
+    for (code, rec) in &roots {
+        let taken = members.iter().any(|(l, u)| l == code || u == &rec.uid);
+        if !taken && group_of(ctx, &rec.uid)?.is_none() {
+            put_member(ctx, &group, code, &rec.uid)?;
+        }
+    }
+    Ok(())
+}
+
+fn create_language_root(
+    ctx: &mut Ctx<'_>,
+    root: &mut ContentRecord,
+    code: &str,
+) -> Result<ContentRecord> {
+    let ty = ctx.types()?.require("Folder")?;
+    let state = ty
+        .workflow
+        .as_deref()
+        .and_then(|w| ctx.core.workflows.get(w))
+        .map(|w| {
+            if w.states.contains_key("published") {
+                "published".to_string()
+            } else {
+                w.initial_state.clone()
+            }
+        });
+    let now = ctx.now();
+    let owner = root.owner.clone();
+    let mut fields = Map::new();
+    fields.insert("title".into(), json!(language::title(code).unwrap_or(code)));
+    fields.insert("language".into(), json!(code));
+    fields.insert("exclude_from_nav".into(), json!(true));
+    fields.insert("creators".into(), json!([owner]));
+    if state.as_deref() == Some("published") {
+        fields.insert("effective".into(), json!(iso(&now)));
+    }
+    operations::place(
+        ctx,
+        root,
+        operations::Place {
+            type_name: ty.name.clone(),
+            id: code.to_string(),
+            owner,
+            fields,
+            review_state: state,
+        },
+    )
+}
