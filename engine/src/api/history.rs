@@ -8,7 +8,7 @@ use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
 use super::serialize::{self, ListingRequest};
 use super::{batching::Batch, etag};
-use crate::content::locking;
+use crate::content::operations::{self, Locks};
 use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -17,7 +17,7 @@ use crate::core::security::Permission;
 use crate::people::auth::users;
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
-use crate::{content::tree, content::versioning, content::workflow};
+use crate::{content::versioning, content::workflow};
 
 /// Register the history routes.
 pub fn register(r: &mut RouteTable) {
@@ -224,44 +224,13 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, mut obj: ContentRecord) -> Result<R
         VersionNumber::Number(n) => n,
         VersionNumber::Text(s) => parse_version(&s)?,
     };
-    let fields = versioning::fields_at(ctx, &obj.uid, version)?
-        .ok_or_else(|| unknown_version(ctx, &obj, version))?;
-    locking::check_can_change(ctx, call.lock_token(), &obj)?;
-    let ty = ctx.type_of(&obj)?;
-    let mut changed = Vec::new();
-    for def in &ty.fields {
-        if def.transient {
-            continue;
-        }
-        let target = fields
-            .get(&def.name)
-            .cloned()
-            .unwrap_or_else(|| def.default_value());
-        let current = obj
-            .fields
-            .get(&def.name)
-            .cloned()
-            .unwrap_or_else(|| def.default_value());
-        if target != current
-            || (fields.contains_key(&def.name) != obj.fields.contains_key(&def.name))
-        {
-            obj.fields.insert(def.name.clone(), target);
-            changed.push(def.name.clone());
-        }
+    let cmd = operations::Revert {
+        version,
+        locks: Locks::Honour(call.lock_token().map(str::to_string)),
+    };
+    if operations::revert(ctx, &mut obj, &cmd)? == operations::Reverted::NoSuchVersion {
+        return Err(unknown_version(ctx, &obj, version));
     }
-    if changed.is_empty() {
-        // Nothing differs; still record the revert as a version of the full state.
-        changed = obj.fields.keys().cloned().collect();
-    }
-    obj.modified = ctx.now();
-    tree::save(
-        ctx,
-        &mut obj,
-        tree::Change::Edit {
-            fields: changed,
-            change_note: Some(format!("Reverted to revision {version}")),
-        },
-    )?;
     let message = Message {
         message: format!("{} has been reverted to revision {version}.", obj.title()),
     };
