@@ -29,6 +29,7 @@ use super::extract::Call;
 #[cfg(feature = "openapi")]
 use super::router::Access;
 use super::router::{self, RouteDef, RouteTable};
+use crate::content::operations;
 #[cfg(feature = "openapi")]
 use crate::core::error::ErrorBody;
 use crate::core::error::Result;
@@ -46,7 +47,105 @@ pub fn register(r: &mut RouteTable) {
 }
 
 fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    Ok(Response::json(200, &document(ctx.core, &ctx.base_url)))
+    let mut doc = document(ctx.core, &ctx.base_url);
+    describe_content_bodies(ctx, &mut doc)?;
+    Ok(Response::json(200, &doc))
+}
+
+/// Where a `$ref` finds a component schema.
+const REFS: &str = "#/components/schemas/";
+
+/// Describe the bodies of content POST and PATCH from the site's type registry
+/// ([`operations::body_schemas`], the same field definitions the parse validates against): one
+/// component per type's create body (`Page`, `Folder`, ...) and per type's edit body
+/// (`PageChanges`, ...); the POST body is one of the create bodies, told apart by `@type`, and
+/// the PATCH body any of the edit bodies.
+fn describe_content_bodies(ctx: &Ctx<'_>, doc: &mut Value) -> Result<()> {
+    let find_op = |doc: &Value, id: &str| -> Option<String> {
+        let paths = doc.get("paths")?.as_object()?;
+        paths.iter().find_map(|(path, ops)| {
+            ops.as_object()?.iter().find_map(|(method, op)| {
+                (op.get("operationId").and_then(Value::as_str) == Some(id)).then(|| {
+                    format!(
+                        "/paths/{}/{method}",
+                        path.replace('~', "~0").replace('/', "~1")
+                    )
+                })
+            })
+        })
+    };
+    let body_pointer = |op: &str| format!("{op}/requestBody/content/application~1json/schema");
+    // What a PATCH body has besides fields: its generic schema's `ordering` and `sort`.
+    let mut edit_extra = Map::new();
+    let patch = find_op(doc, "patch_content");
+    if let Some(generic) = patch.as_ref().and_then(|op| doc.pointer(&body_pointer(op))) {
+        let generic = match generic.get("$ref").and_then(Value::as_str) {
+            Some(r) => r
+                .strip_prefix("#")
+                .and_then(|p| doc.pointer(p))
+                .unwrap_or(generic),
+            None => generic,
+        };
+        if let Some(props) = generic.get("properties").and_then(Value::as_object) {
+            for key in ["ordering", "sort"] {
+                if let Some(s) = props.get(key) {
+                    edit_extra.insert(key.to_string(), s.clone());
+                }
+            }
+        }
+    }
+    let existing: Vec<String> = doc
+        .pointer("/components/schemas")
+        .and_then(Value::as_object)
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let taken = |name: &str| existing.iter().any(|n| n == name);
+    let bodies = operations::body_schemas(ctx, REFS, &taken, &edit_extra)?;
+    if let Some(Value::Object(schemas)) = doc.pointer_mut("/components/schemas") {
+        for (name, schema) in bodies.components {
+            schemas.insert(name, schema);
+        }
+    }
+    let reference = |name: &str| json_ref(&format!("{REFS}{name}"));
+    if let Some(op) = find_op(doc, "post_content") {
+        if let Some(slot) = doc.pointer_mut(&body_pointer(&op)) {
+            let mut mapping = Map::new();
+            for (type_name, component) in &bodies.create {
+                mapping.insert(
+                    type_name.clone(),
+                    Value::String(format!("{REFS}{component}")),
+                );
+            }
+            let mut body = Map::new();
+            body.insert(
+                "oneOf".into(),
+                Value::Array(bodies.create.iter().map(|(_, c)| reference(c)).collect()),
+            );
+            body.insert(
+                "discriminator".into(),
+                Value::Object(Map::from_iter([
+                    ("propertyName".to_string(), Value::String("@type".into())),
+                    ("mapping".to_string(), Value::Object(mapping)),
+                ])),
+            );
+            *slot = Value::Object(body);
+        }
+    }
+    if let Some(op) = patch {
+        if let Some(slot) = doc.pointer_mut(&body_pointer(&op)) {
+            let any: Vec<Value> = bodies.edit.iter().map(|c| reference(c)).collect();
+            *slot = Value::Object(Map::from_iter([("anyOf".to_string(), Value::Array(any))]));
+        }
+    }
+    Ok(())
+}
+
+/// `{"$ref": target}`.
+fn json_ref(target: &str) -> Value {
+    Value::Object(Map::from_iter([(
+        "$ref".to_string(),
+        Value::String(target.to_string()),
+    )]))
 }
 
 /// The OpenAPI document for the routes this engine serves, with `server` as the server URL:

@@ -25,7 +25,9 @@ use crate::core::security::Permission;
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
+mod body_schema;
 mod transfer;
+pub use body_schema::body_schemas;
 pub use transfer::{check_lock, check_transfer, transfer, Transfer};
 
 /// Keys of the representation that clients echo back but that are computed, not stored; they are

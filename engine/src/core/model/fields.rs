@@ -456,6 +456,233 @@ impl FieldDef {
     }
 }
 
+/// The regular expression (ECMA-262, as JSON Schema uses) of what [`is_email`] accepts, or empty.
+const EMAIL_PATTERN: &str = r"^$|^[^@\s,]+@[^@\s,.][^@\s,]*\.[^@\s,]*[^@\s,.]$";
+
+/// The regular expression of the forms [`parse_datetime`] reads (the calendar's ranges, such as
+/// month 13, are the parse's alone).
+const DATETIME_PATTERN: &str = r"^\d{4}-\d{2}-\d{2}(|[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})|T\d{2}:\d{2}(:\d{2}(\.\d+)?)?| \d{2}:\d{2}:\d{2})$";
+
+/// The shared schemas [`FieldDef::input_schema`] refers to by name (`{refs}<name>`), each the
+/// JSON Schema of what the matching check of [`FieldDef::validate`] (or of
+/// [`blocks`], or of a file field's upload) accepts.
+pub fn shared_input_schemas(refs: &str) -> Vec<(&'static str, Value)> {
+    let codes: Vec<String> = language::all()
+        .iter()
+        .map(|(code, _)| {
+            // case-insensitive, as `language::title` compares
+            code.chars()
+                .map(|c| {
+                    if c.is_ascii_alphabetic() {
+                        format!("[{}{}]", c.to_ascii_lowercase(), c.to_ascii_uppercase())
+                    } else if c.is_ascii_alphanumeric() {
+                        c.to_string()
+                    } else {
+                        format!("\\{c}")
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    vec![
+        (
+            "LanguageCode",
+            json!({
+                "description": "A language code the service knows (any letter case)",
+                "type": "string",
+                "pattern": format!("^(?:{})$", codes.join("|")),
+            }),
+        ),
+        (
+            "Upload",
+            json!({
+                "description": "A file as a client sends it: `data` as text, or base64 with \
+                                `encoding: base64`. Its size limit and, for an image field, that \
+                                the bytes are an image, are checked when it is stored.",
+                "type": "object",
+                "required": ["data"],
+                "properties": {
+                    "data": {"type": "string"},
+                    "encoding": {"enum": ["base64", "utf-8", "utf8", null]},
+                    "filename": {"type": ["string", "null"]},
+                    "content-type": {"type": ["string", "null"]},
+                },
+                "additionalProperties": false,
+            }),
+        ),
+        (
+            "Blocks",
+            json!({
+                "description": "Volto blocks: block id to block, each with its `@type`",
+                "type": "object",
+                "propertyNames": {"minLength": 1},
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["@type"],
+                    "properties": {"@type": {"type": "string"}},
+                    "if": {"properties": {"@type": {"const": "slate"}}},
+                    "then": {
+                        "properties": {
+                            "value": {"type": "array", "items": {"$ref": format!("{refs}SlateNode")}},
+                            "plaintext": {"type": "string"},
+                        },
+                    },
+                },
+            }),
+        ),
+        (
+            "SlateNode",
+            json!({
+                "description": "A node of a slate block's value (at most 64 levels deep)",
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string"},
+                    "children": {"type": "array", "items": {"$ref": format!("{refs}SlateNode")}},
+                },
+            }),
+        ),
+        (
+            "BlocksLayout",
+            json!({
+                "description": "The order of the blocks: their ids (each must name a block)",
+                "type": "object",
+                "required": ["items"],
+                "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+            }),
+        ),
+        (
+            "QueryRow",
+            json!({
+                "description": "One criterion of a querystring query",
+                "type": "object",
+                "required": ["i", "o"],
+                "properties": {"i": {"type": "string"}, "o": {"type": "string"}, "v": {}},
+                "additionalProperties": false,
+            }),
+        ),
+    ]
+}
+
+impl FieldDef {
+    /// The JSON Schema (draft 2020-12) of the values [`FieldDef::validate`] accepts from a client
+    /// for this field, written next to it and mirroring it kind by kind; shared parts are
+    /// `$ref`s to `{refs}<name>` ([`shared_input_schemas`]). `creating`: the body adds an object
+    /// (on an edit, a file field also takes back the representation it serves, which keeps the
+    /// file). What depends on the site (a file's size limit, an image's bytes, which objects
+    /// exist) is the parse's alone.
+    pub fn input_schema(&self, refs: &str, creating: bool) -> Value {
+        let r = |name: &str| json!({ "$ref": format!("{refs}{name}") });
+        let nullable = |t: &str| {
+            if self.required {
+                json!(t)
+            } else {
+                json!([t, "null"])
+            }
+        };
+        let mut any: Vec<Value> = Vec::new();
+        let mut schema = match self.kind {
+            FieldKind::String | FieldKind::Text | FieldKind::Email | FieldKind::Url => {
+                let mut all = vec![json!({"type": "string"})];
+                if self.kind != FieldKind::Text {
+                    all.push(json!({"pattern": "^[^\\r\\n]*$"}));
+                }
+                if self.required {
+                    all.push(json!({"pattern": "\\S"}));
+                }
+                if let Some(m) = self.min_length {
+                    all.push(json!({"anyOf": [{"maxLength": 0}, {"minLength": m}]}));
+                }
+                if let Some(m) = self.max_length {
+                    all.push(json!({"maxLength": m}));
+                }
+                if self.kind == FieldKind::Email {
+                    all.push(json!({"pattern": EMAIL_PATTERN}));
+                }
+                if all.len() == 1 {
+                    all.remove(0)
+                } else {
+                    json!({ "allOf": all })
+                }
+            }
+            FieldKind::Int => json!({ "type": nullable("integer") }),
+            FieldKind::Float => json!({ "type": nullable("number") }),
+            FieldKind::Bool => json!({"type": "boolean"}),
+            FieldKind::NullableBool => json!({ "type": nullable("boolean") }),
+            FieldKind::Json if self.required => json!({"not": {"type": "null"}}),
+            FieldKind::Json => json!({}),
+            FieldKind::Datetime => {
+                any.push(json!({"type": "string", "pattern": DATETIME_PATTERN}));
+                if !self.required {
+                    any.push(json!({"enum": ["", null]}));
+                }
+                json!({})
+            }
+            FieldKind::Strings | FieldKind::Uids => {
+                json!({"type": "array", "items": {"type": "string"}})
+            }
+            FieldKind::Language => {
+                any.push(r("LanguageCode"));
+                any.push(json!({
+                    "type": "object",
+                    "required": ["token"],
+                    "properties": {"token": r("LanguageCode")},
+                }));
+                json!({})
+            }
+            FieldKind::Blocks => r("Blocks"),
+            FieldKind::BlocksLayout => r("BlocksLayout"),
+            FieldKind::Richtext => {
+                any.push(json!({"type": "string"}));
+                any.push(json!({
+                    "type": "object",
+                    "required": ["data"],
+                    "properties": {"data": {"type": "string"}},
+                }));
+                if !self.required {
+                    any.push(json!({"type": "null"}));
+                }
+                json!({})
+            }
+            FieldKind::File | FieldKind::Image => {
+                any.push(if self.kind == FieldKind::Image {
+                    json!({
+                        "allOf": [r("Upload")],
+                        "description": "An image (that the bytes decode as one is checked when \
+                                        it is stored)",
+                        "contentMediaType": "image/*",
+                    })
+                } else {
+                    r("Upload")
+                });
+                if !creating {
+                    any.push(json!({
+                        "description": "The field as served, sent back: the file is kept",
+                        "type": "object",
+                        "not": {"required": ["data"]},
+                    }));
+                }
+                if !self.required {
+                    any.push(json!({"type": "null"}));
+                }
+                json!({})
+            }
+            FieldKind::Querystring => json!({"type": "array", "items": r("QueryRow")}),
+        };
+        if !any.is_empty() {
+            schema = json!({ "anyOf": any });
+        }
+        if let Value::Object(m) = &mut schema {
+            if !self.title.is_empty() {
+                m.insert("title".into(), json!(self.title));
+            }
+            if !self.description.is_empty() {
+                m.insert("description".into(), json!(self.description));
+            }
+        }
+        schema
+    }
+}
+
 /// Whether `s` is an e-mail address: `local@domain.tld`-shaped, without whitespace or commas.
 /// The engine's one address check: [`crate::automation::mail::is_address`] (mail, forms, rules) is this.
 pub fn is_email(s: &str) -> bool {
