@@ -824,9 +824,9 @@ pub fn delete(ctx: &mut Ctx<'_>, obj: &ContentRecord, cmd: &Delete) -> Result<Ve
 // ---------------------------------------------------------------------------------------------
 // Mirror
 
-/// The site adding an object itself (a language root folder): the fields are already in stored
-/// form and owner and state are given, so nothing is validated, allocated, permission- or
-/// lock-checked.
+/// The site adding an object itself (a language root folder, a copy's members): the fields are
+/// already in stored form and owner and state are given, so nothing is validated, allocated,
+/// permission- or lock-checked.
 #[derive(Debug, Clone)]
 pub struct Place {
     /// The content type.

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::{allocate_id, relocate, IdScheme, Locks};
+use super::{allocate_id, relocate, IdScheme, Locks, Place};
 use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
@@ -132,8 +132,14 @@ fn copy_into(ctx: &mut Ctx<'_>, obj: &ContentRecord, dest: &ContentRecord) -> Re
         } else {
             old.id.clone()
         };
-        let mut rec = tree::new_record(ctx, &ty, &id, &login, old.fields.clone());
-        tree::add(ctx, &mut parent, &mut rec, None)?;
+        let place = Place {
+            type_name: ty.name.clone(),
+            id,
+            owner: login.clone(),
+            fields: old.fields.clone(),
+            review_state: None, // the initial state
+        };
+        let rec = super::place(ctx, &mut parent, place)?;
         if i == 0 {
             top_path = rec.path.clone();
         } else if let Some(p) = old.parent.as_deref() {
