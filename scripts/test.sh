@@ -196,13 +196,23 @@ start_release_build() {
 
 # Volto (the Plone front end, pinned, built once and cached outside the repo by scripts/volto.sh) in
 # front of the release server, driven through its UI (tests/volto/editor-day.mjs).
-volto_e2e() {
+wait_release_build() {
   local t0=$(date +%s)
   wait "$RELEASE_BUILD_PID" 2>/dev/null
   echo "waited $(($(date +%s) - t0))s for the background release build"
   cat artifacts/release-build.log
-  [ "$(cat artifacts/release-build.rc 2>/dev/null)" = 0 ] || return 1
+  [ "$(cat artifacts/release-build.rc 2>/dev/null)" = 0 ]
+}
+
+volto_e2e() {
+  wait_release_build || return 1
   HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" ./scripts/volto-e2e.sh
+}
+
+# The README's shell examples, run as written against the release server (scripts/readme-examples.py).
+readme_examples() {
+  wait_release_build || return 1
+  HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" python3 scripts/readme-examples.py README.md
 }
 
 # ---- run --------------------------------------------------------------------------------------
@@ -255,6 +265,8 @@ else
     skip "$s" "toolchain setup failed"
   done
 fi
+
+stage "README examples (release host-server)" readme_examples
 
 if [ -x /usr/bin/chromium ] && command -v npm >/dev/null; then
   stage "Volto end-to-end (Volto 18 + host-server + chromium)" volto_e2e
