@@ -858,7 +858,8 @@ impl tokio::io::AsyncWrite for Watched {
 /// What the connection's next deadline is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Deadline {
-    /// Its first request's first byte (a new connection), or the rest of a request head.
+    /// Its first request's head (counted from the connection's start), or the rest of a later
+    /// request's head (counted from its first byte).
     Head,
     /// Its next request (kept alive after an answer).
     Idle,
@@ -872,16 +873,16 @@ fn deadline(activity: &Activity, limits: &Limits) -> (u64, Deadline) {
     if activity.in_flight.load(Ordering::SeqCst) > 0 {
         return (0, Deadline::Busy);
     }
-    let answered = activity.answered.load(Ordering::SeqCst);
+    if activity.answered.load(Ordering::SeqCst) == 0 {
+        // The first request's head, counted from the connection's start.
+        return (ms(limits.header_timeout), Deadline::Head);
+    }
     let head = activity.head_started.load(Ordering::SeqCst);
-    if head > 0 && !(answered > 0 && activity.h2.load(Ordering::SeqCst)) {
+    if head > 0 && !activity.h2.load(Ordering::SeqCst) {
         return (
             (head - 1).saturating_add(ms(limits.header_timeout)),
             Deadline::Head,
         );
-    }
-    if answered == 0 {
-        return (ms(limits.header_timeout), Deadline::Head);
     }
     let done = activity.last_done.load(Ordering::SeqCst).saturating_sub(1);
     (done.saturating_add(ms(limits.idle_timeout)), Deadline::Idle)
@@ -934,7 +935,9 @@ async fn serve_connection(
     loop {
         let (at, what) = deadline(&activity, &limits);
         let wake = match what {
-            Deadline::Busy => tokio::time::Instant::now() + limits.header_timeout,
+            Deadline::Busy => {
+                tokio::time::Instant::now() + limits.header_timeout.min(limits.idle_timeout)
+            }
             _ => tokio_epoch + Duration::from_millis(at),
         };
         tokio::select! {
