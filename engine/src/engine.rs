@@ -359,7 +359,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// Answer a request routed as [`AnswerKind::EventStream`] (the change feed as Server-Sent
-    /// Events, [`api::change_stream`]): the stream and its opening answer (status, headers and
+    /// Events, a [`api::change_stream::ChangeStream`]): the stream and its opening answer (status, headers and
     /// the first events, for the host to send as they are), or the engine's answer when it
     /// refused (a JSON error, no stream; with the refused login, as [`Engine::handle_routed`]).
     pub fn open_change_stream(
