@@ -360,6 +360,39 @@ impl<S: Store> Engine<S> {
         crate::content::blobs::read_range(&ctx, &stream.blob, from, to)
     }
 
+    /// Answer a request routed as [`AnswerKind::EventStream`] (the change feed as Server-Sent
+    /// Events, a [`api::change_stream::ChangeStream`]): the stream and its opening answer (status, headers and
+    /// the first events, for the host to send as they are), or the engine's answer when it
+    /// refused (a JSON error, no stream; with the refused login, as [`Engine::handle_routed`]).
+    pub fn open_change_stream(
+        &self,
+        routed: Routed,
+    ) -> std::result::Result<(api::change_stream::ChangeStream, Response), Box<Handled>> {
+        let mut refused_login = None;
+        api::change_stream::ChangeStream::open(routed.into_request(), |req| {
+            let handled = self.handle_routed(self.route(req));
+            refused_login = handled.refused_login;
+            handled.response
+        })
+        .map_err(|response| {
+            Box::new(Handled {
+                response,
+                refused_login,
+            })
+        })
+    }
+
+    /// The events of `stream` since its cursor, as the bytes to send (empty when there were
+    /// none); `None` when reading the feed failed and the stream ends. A host calls it when a
+    /// commit wrote change log entries ([`EngineOptions::changes_notify`]) and again at once
+    /// while [`api::change_stream::ChangeStream::waiting`] says more are waiting.
+    pub fn change_stream_next(
+        &self,
+        stream: &mut api::change_stream::ChangeStream,
+    ) -> Option<Vec<u8>> {
+        stream.next(|req| self.handle_routed(self.route(req)).response)
+    }
+
     /// Answer one request. Never panics on client input; every failure is a JSON error response,
     /// and a failed request changes nothing. The same as [`Engine::route`] then
     /// [`Engine::handle_routed`], for hosts that need nothing else.

@@ -9,12 +9,18 @@
 //! sends and reports an [`Outcome`]). A host asks [`Engine::route`] once per request how to
 //! carry it ([`RouteInfo`]: whether it writes, how its body is read, how its answer is sent,
 //! whether the login throttle applies) and hands the [`Routed`] request back to
-//! [`Engine::handle_routed`]. Everything below this surface (the
+//! [`Engine::handle_routed`]; a request routed as [`AnswerKind::EventStream`] is answered by
+//! [`Engine::open_change_stream`] instead, a [`ChangeStream`] the host follows with
+//! [`Engine::change_stream_next`] (it only waits for commits, keep-alive ticks and its own
+//! shutdown, and sends the bytes the engine gives it). Everything below this surface (the
 //! content model, the services, the api) is private to the crate, so a host that reaches past it
 //! does not compile.
 
 pub use crate::ai::embedding::{Embedder, StaticEmbedder, TestEmbedder};
 pub use crate::ai::llm::{Chunk, Chunks, Llm, Message};
+pub use crate::api::change_stream::{
+    ChangeStream, KEEP_ALIVE as CHANGE_STREAM_KEEP_ALIVE, MAX_STREAM as CHANGE_STREAM_LIFETIME,
+};
 pub use crate::automation::jobs::{
     perform as deliver, Delivery, DueDelivery, MailMessage, MailTransport, NoMail, Outcome,
     SmtpSettings, WebhookPost, WebhookTransport,

@@ -36,6 +36,7 @@ use tracing::Level;
 use crate::error::ServerError;
 
 mod group;
+pub mod limits;
 pub mod sse;
 pub mod throttle;
 
@@ -82,6 +83,8 @@ pub struct Config {
     pub changes_wake: Option<tokio::sync::watch::Receiver<u64>>,
     /// Becomes `true` when the server shuts down: change feed streams end then.
     pub shutdown: Option<tokio::sync::watch::Receiver<bool>>,
+    /// How many change feed streams may be open (in all, per client address, anonymous).
+    pub stream_limits: limits::StreamLimits,
     /// Reads may come from a lagging read replica (`--read-database`): answer every write with
     /// the cookie [`RW_GENERATION_COOKIE`] holding the store generation it reached, and read a
     /// request that carries it from a store at least that recent (see
@@ -158,6 +161,8 @@ struct AppState<S: Store> {
     read_your_writes: bool,
     /// Failed password guesses.
     throttle: Arc<LoginThrottle>,
+    /// The open change feed streams.
+    streams: Arc<limits::StreamBudget>,
     /// See [`Config::changes_wake`] and [`Config::shutdown`].
     signals: (
         Option<tokio::sync::watch::Receiver<u64>>,
@@ -175,6 +180,7 @@ impl<S: Store> Clone for AppState<S> {
             blocking_reads: self.blocking_reads,
             read_your_writes: self.read_your_writes,
             throttle: self.throttle.clone(),
+            streams: self.streams.clone(),
             signals: self.signals.clone(),
         }
     }
@@ -202,6 +208,7 @@ where
         blocking_reads: cfg.blocking_reads,
         read_your_writes: cfg.read_your_writes,
         throttle: Arc::new(LoginThrottle::new(cfg.login_limits)),
+        streams: limits::StreamBudget::new(cfg.stream_limits),
     };
     let mut router = Router::new()
         .fallback(handle::<S>)
@@ -361,7 +368,9 @@ where
     }
     let (resp, refused) = if info.answer == AnswerKind::EventStream {
         let (wake, stop) = state.signals.clone();
-        sse::stream(state.engine.clone(), wake, stop, routed.into_request())
+        sse::stream(state.engine.clone(), wake, stop, routed, |anonymous| {
+            state.streams.try_open(client, anonymous)
+        })
     } else {
         answer(&state, routed).await
     };

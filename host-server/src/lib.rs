@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use engine::{Engine, EngineOptions, SiteSetup};
 
+pub use app::limits::{AddressPermit, PerAddress, StreamLimits};
 pub use app::throttle::Limits as LoginLimits;
 pub use app::{app, ClientAddr, Config, CONTENT_SECURITY_POLICY};
 pub use error::ServerError;

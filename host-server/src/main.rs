@@ -14,7 +14,8 @@ use engine::Store;
 use engine::{Engine, EngineOptions};
 use host_server::{
     app, ensure_site, open_engine, open_engine_postgres, ClientAddr, Config, LoginLimits,
-    PgOptions, ServerError, SiteInit, SqliteOptions, SyncMode, WriteMode, ADMIN_LOGIN,
+    PerAddress, PgOptions, ServerError, SiteInit, SqliteOptions, StreamLimits, SyncMode, WriteMode,
+    ADMIN_LOGIN,
 };
 use tracing::{error, info, warn};
 
@@ -159,8 +160,9 @@ struct Cli {
     #[arg(long)]
     blocking_reads: bool,
 
-    /// Seconds a client gets to send a request's headers; a slower one (slowloris) is
-    /// disconnected.
+    /// Seconds a new connection gets to send its first request's headers, and any connection to
+    /// send a request's headers once their first byte came; a slower or silent one (slowloris)
+    /// is disconnected.
     #[arg(long, value_name = "SECS", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     header_timeout: u64,
@@ -171,17 +173,42 @@ struct Cli {
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     body_timeout: u64,
 
-    /// Seconds a connection may stay open without a request in progress (keep-alive idle, or
-    /// a request whose headers never complete); then the server closes it.
+    /// Seconds a connection may stay open between requests (keep-alive idle, after its first
+    /// answer); then the server closes it.
     #[arg(long, value_name = "SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..=86400))]
     idle_timeout: u64,
 
     /// Most client connections open at once; further ones wait in the listen queue until one
-    /// closes (they hold none of the server's file descriptors meanwhile).
-    #[arg(long, value_name = "N", default_value_t = 512,
+    /// closes (they hold none of the server's file descriptors meanwhile). The server raises its
+    /// open-file limit to fit at start, or lowers this to fit the limit (with a warning).
+    #[arg(long, value_name = "N", default_value_t = 4096,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     max_connections: u32,
+
+    /// Most connections open at once from one client address; a further one is closed at once.
+    /// Not applied with --trust-forwarded (every connection then comes from the proxy, which
+    /// should limit its clients itself).
+    #[arg(long, value_name = "N", default_value_t = 64,
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    max_connections_per_address: u32,
+
+    /// Most change feed event streams (`@changes` with `Accept: text/event-stream`) open at
+    /// once; a further one is answered 429.
+    #[arg(long, value_name = "N", default_value_t = 256,
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    max_streams: u32,
+
+    /// Most event streams open at once from one client address.
+    #[arg(long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    max_streams_per_address: u32,
+
+    /// Most event streams of anonymous callers open at once, from all addresses (0: anonymous
+    /// callers cannot follow the feed as a stream; they can still read its pages).
+    #[arg(long, value_name = "N", default_value_t = 32,
+          value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    max_anonymous_streams: u32,
 
     /// Failed password attempts (`@login`, HTTP Basic) allowed per login per minute (also the
     /// burst); past it that login is answered 429 with Retry-After until the budget refills.
@@ -205,6 +232,8 @@ struct Limits {
     header_timeout: Duration,
     idle_timeout: Duration,
     max_connections: usize,
+    /// `None`: no limit per address (behind a trusted proxy).
+    max_connections_per_address: Option<usize>,
 }
 
 /// `host-server reindex --data DIR`: rebuild the catalog of the site in DIR and exit.
@@ -382,13 +411,20 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         body_timeout: Some(Duration::from_secs(cli.body_timeout)),
         changes_wake: None,
         shutdown: None,
+        stream_limits: StreamLimits {
+            total: cli.max_streams as usize,
+            per_address: cli.max_streams_per_address as usize,
+            anonymous: cli.max_anonymous_streams as usize,
+        },
     }
     .validated()?;
     let mut config = config;
     let limits = Limits {
         header_timeout: Duration::from_secs(cli.header_timeout),
         idle_timeout: Duration::from_secs(cli.idle_timeout),
-        max_connections: cli.max_connections as usize,
+        max_connections: fit_open_files(cli.max_connections as usize),
+        max_connections_per_address: (!cli.trust_forwarded)
+            .then_some(cli.max_connections_per_address as usize),
     };
 
     let mut options = if cli.deterministic {
@@ -637,9 +673,38 @@ async fn serve<S: Store + Send + Sync + 'static>(
     Ok(())
 }
 
+/// File descriptors kept for other uses than client connections (the database, its WAL, the
+/// outbox's connections, logs).
+const SPARE_FILES: u64 = 256;
+
+/// `max_connections`, after raising the process's open-file limit (soft, up to the hard limit)
+/// to fit it; lowered to what fits when the hard limit is smaller (with a warning).
+fn fit_open_files(max_connections: usize) -> usize {
+    let wanted = (max_connections as u64).saturating_add(SPARE_FILES);
+    match rlimit::increase_nofile_limit(wanted) {
+        Ok(limit) if limit >= wanted => max_connections,
+        Ok(limit) => {
+            let fits = usize::try_from(limit.saturating_sub(SPARE_FILES).max(1))
+                .unwrap_or(max_connections);
+            warn!(
+                open_files = limit,
+                max_connections = fits,
+                "the open-file limit is below --max-connections plus {SPARE_FILES}; serving \
+                 fewer connections at once"
+            );
+            fits
+        }
+        Err(e) => {
+            warn!(error = %e, "cannot read or raise the open-file limit");
+            max_connections
+        }
+    }
+}
+
 /// Accept connections while fewer than `max_connections` are open (a connection past the cap
-/// waits in the listen queue), serving each on its own task with the header-read and idle
-/// timeouts.
+/// waits in the listen queue), closing at once one from an address that holds its
+/// `max_connections_per_address` already, and serving each other on its own task with the
+/// first-byte, header and idle timeouts ([`serve_connection`]).
 async fn accept_loop(
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -649,16 +714,21 @@ async fn accept_loop(
 ) {
     let mut builder =
         hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+    // hyper's own header-read timeout also runs while a kept-alive connection waits for its
+    // next request (so it would close idle connections after the header timeout, not the idle
+    // one), and never while the automatic HTTP/1-or-2 detection waits for the first bytes:
+    // `serve_connection` keeps both deadlines itself.
     builder
         .http1()
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(limits.header_timeout);
+        .header_read_timeout(None);
     builder
         .http2()
         .timer(hyper_util::rt::TokioTimer::new())
         .keep_alive_interval(Some(limits.idle_timeout))
         .keep_alive_timeout(limits.header_timeout);
     let builder = Arc::new(builder);
+    let per_address = limits.max_connections_per_address.map(PerAddress::new);
     loop {
         let Ok(permit) = open.clone().acquire_owned().await else {
             return;
@@ -672,12 +742,23 @@ async fn accept_loop(
                 continue;
             }
         };
+        let from_address = match &per_address {
+            Some(per) => match per.try_take(peer.ip()) {
+                Some(p) => Some(p),
+                None => {
+                    tracing::debug!(%peer, "closing a connection past the per-address limit");
+                    continue;
+                }
+            },
+            None => None,
+        };
         let _ = stream.set_nodelay(true);
         let builder = builder.clone();
         let router = router.clone();
         let stop = stop.clone();
         tokio::spawn(async move {
-            serve_connection(&builder, stream, peer, router, limits.idle_timeout, stop).await;
+            serve_connection(&builder, stream, peer, router, limits, stop).await;
+            drop(from_address);
             drop(permit);
         });
     }
@@ -688,41 +769,177 @@ fn millis_since(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Serve one connection until it closes; close it once no request has been in progress for
-/// `idle` (keep-alive idle, or headers that never complete), or when the server stops.
+/// What a connection is doing, for its deadlines (times in ms since it was accepted, plus one,
+/// so that 0 means "not yet").
+#[derive(Default)]
+struct Activity {
+    /// Requests whose headers came and whose answer has not started yet.
+    in_flight: AtomicUsize,
+    /// Answers started.
+    answered: AtomicU64,
+    /// When the last answer started.
+    last_done: AtomicU64,
+    /// When the first byte after the last complete request head (or since the connection
+    /// opened) was read: the next request's head is arriving since then.
+    head_started: AtomicU64,
+    /// The connection speaks HTTP/2 (its first bytes were the preface): between requests it
+    /// carries frames that are no request head (pings, window updates), so once it has been
+    /// answered only the idle deadline applies.
+    h2: std::sync::atomic::AtomicBool,
+}
+
+/// A connection's socket that notes in its [`Activity`] when a request's first bytes arrive.
+struct Watched {
+    inner: tokio::net::TcpStream,
+    epoch: Instant,
+    activity: Arc<Activity>,
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        if before == 0 && buf.filled().starts_with(b"PRI * HTTP/2") {
+            self.activity.h2.store(true, Ordering::SeqCst);
+        }
+        if buf.filled().len() > before && self.activity.head_started.load(Ordering::SeqCst) == 0 {
+            let now = millis_since(self.epoch).saturating_add(1);
+            let _ = self.activity.head_started.compare_exchange(
+                0,
+                now,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            );
+        }
+        polled
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// What the connection's next deadline is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Deadline {
+    /// Its first request's head (counted from the connection's start), or the rest of a later
+    /// request's head (counted from its first byte).
+    Head,
+    /// Its next request (kept alive after an answer).
+    Idle,
+    /// None while a request is in progress: look again after this long.
+    Busy,
+}
+
+/// When (ms since the connection was accepted) the connection's current wait ends, and what for.
+fn deadline(activity: &Activity, limits: &Limits) -> (u64, Deadline) {
+    let ms = |d: Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    if activity.in_flight.load(Ordering::SeqCst) > 0 {
+        return (0, Deadline::Busy);
+    }
+    if activity.answered.load(Ordering::SeqCst) == 0 {
+        // The first request's head, counted from the connection's start.
+        return (ms(limits.header_timeout), Deadline::Head);
+    }
+    let head = activity.head_started.load(Ordering::SeqCst);
+    if head > 0 && !activity.h2.load(Ordering::SeqCst) {
+        return (
+            (head - 1).saturating_add(ms(limits.header_timeout)),
+            Deadline::Head,
+        );
+    }
+    let done = activity.last_done.load(Ordering::SeqCst).saturating_sub(1);
+    (done.saturating_add(ms(limits.idle_timeout)), Deadline::Idle)
+}
+
+/// Serve one connection until it closes. A connection that sends no complete request head within
+/// the header timeout of being accepted (or of its head's first byte) is dropped; one that sends
+/// no next request within the idle timeout of its last answer is closed gracefully (an answer
+/// still being sent, such as an event stream, goes on); every connection closes when the server
+/// stops. hyper-util's builder offers no timer that does this (see [`accept_loop`]).
 async fn serve_connection(
     builder: &hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
     stream: tokio::net::TcpStream,
     peer: SocketAddr,
     router: axum::Router,
-    idle: Duration,
+    limits: Limits,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
     let epoch = Instant::now();
-    let in_flight = Arc::new(AtomicUsize::new(0));
-    let last_done = Arc::new(AtomicU64::new(0));
+    let activity = Arc::new(Activity::default());
     let service = {
-        let (in_flight, last_done) = (in_flight.clone(), last_done.clone());
+        let activity = activity.clone();
         hyper::service::service_fn(move |mut req: hyper::Request<hyper::body::Incoming>| {
             req.extensions_mut().insert(ClientAddr(peer.ip()));
-            in_flight.fetch_add(1, Ordering::SeqCst);
-            let (in_flight, last_done) = (in_flight.clone(), last_done.clone());
+            activity.in_flight.fetch_add(1, Ordering::SeqCst);
+            activity.head_started.store(0, Ordering::SeqCst);
+            let activity = activity.clone();
             let router = router.clone();
             async move {
                 let resp = tower::ServiceExt::oneshot(router, req).await;
-                last_done.store(millis_since(epoch), Ordering::SeqCst);
-                in_flight.fetch_sub(1, Ordering::SeqCst);
+                activity
+                    .last_done
+                    .store(millis_since(epoch).saturating_add(1), Ordering::SeqCst);
+                activity.answered.fetch_add(1, Ordering::SeqCst);
+                activity.head_started.store(0, Ordering::SeqCst);
+                activity.in_flight.fetch_sub(1, Ordering::SeqCst);
                 resp
             }
         })
     };
-    let conn =
-        builder.serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(stream), service);
+    let io = Watched {
+        inner: stream,
+        epoch,
+        activity: activity.clone(),
+    };
+    let conn = builder.serve_connection_with_upgrades(hyper_util::rt::TokioIo::new(io), service);
     tokio::pin!(conn);
-    let mut tick = tokio::time::interval(Duration::from_millis(250).min(idle));
-    let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
+    let tokio_epoch = tokio::time::Instant::from_std(epoch);
     let mut closing = false;
     loop {
+        let (at, what) = deadline(&activity, &limits);
+        let wake = match what {
+            Deadline::Busy => {
+                tokio::time::Instant::now() + limits.header_timeout.min(limits.idle_timeout)
+            }
+            _ => tokio_epoch + Duration::from_millis(at),
+        };
         tokio::select! {
             res = conn.as_mut() => {
                 if let Err(e) = res {
@@ -730,9 +947,14 @@ async fn serve_connection(
                 }
                 return;
             }
-            _ = tick.tick(), if !closing => {
-                let quiet = millis_since(epoch).saturating_sub(last_done.load(Ordering::SeqCst));
-                if in_flight.load(Ordering::SeqCst) == 0 && quiet >= idle_ms {
+            () = tokio::time::sleep_until(wake), if !closing => {
+                // Look again: the connection may have moved on meanwhile.
+                let (at, now_what) = deadline(&activity, &limits);
+                if now_what == what && what != Deadline::Busy && millis_since(epoch) >= at {
+                    if what == Deadline::Head {
+                        tracing::debug!(%peer, "closing a connection whose request head did not come in time");
+                        return;
+                    }
                     closing = true;
                     conn.as_mut().graceful_shutdown();
                 }

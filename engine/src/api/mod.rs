@@ -11,6 +11,7 @@ pub mod aliases;
 pub mod batching;
 pub mod breadcrumbs;
 pub mod calendar;
+pub mod change_stream;
 pub mod changes;
 pub mod comments;
 pub mod configuration;

@@ -151,6 +151,17 @@ pub enum EngineError {
         /// Seconds until an attempt is taken again.
         retry_after: u64,
     },
+    /// The host's stream budget refuses another open event stream: `limit` says which (429
+    /// `TooManyRequests`, with `Retry-After`).
+    #[error(
+        "Too many open event streams {limit}; close one or try again in {retry_after} seconds"
+    )]
+    TooManyStreams {
+        /// Which budget is used up (e.g. "from this address").
+        limit: String,
+        /// Seconds after which a new attempt may succeed.
+        retry_after: u64,
+    },
 }
 
 impl EngineError {
@@ -199,7 +210,7 @@ impl EngineError {
             EngineError::Store(StoreError::Conflict(_)) => 503,
             EngineError::Store(_) | EngineError::Internal(_) => 500,
             EngineError::BadGateway(_) => 502,
-            EngineError::TooManyLoginAttempts { .. } => 429,
+            EngineError::TooManyLoginAttempts { .. } | EngineError::TooManyStreams { .. } => 429,
         }
     }
 
@@ -227,7 +238,9 @@ impl EngineError {
             EngineError::Store(_) => "StorageError",
             EngineError::Internal(_) => "InternalError",
             EngineError::BadGateway(_) => "BadGateway",
-            EngineError::TooManyLoginAttempts { .. } => "TooManyRequests",
+            EngineError::TooManyLoginAttempts { .. } | EngineError::TooManyStreams { .. } => {
+                "TooManyRequests"
+            }
         }
     }
 
@@ -310,7 +323,8 @@ impl EngineError {
             EngineError::Store(StoreError::Conflict(_)) => {
                 resp = resp.with_header("Retry-After", "1");
             }
-            EngineError::TooManyLoginAttempts { retry_after } => {
+            EngineError::TooManyLoginAttempts { retry_after }
+            | EngineError::TooManyStreams { retry_after, .. } => {
                 resp = resp.with_header("Retry-After", &retry_after.to_string());
             }
             EngineError::Unauthorized(_) => {

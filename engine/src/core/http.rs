@@ -176,8 +176,10 @@ pub enum AnswerKind {
     /// Possibly slow, and possibly [`Response::lines`] produced while the host sends them (a
     /// language model's answer): a host keeps it off the threads that serve other requests.
     Lines,
-    /// A feed the client follows as `text/event-stream`: the host asks the engine for its pages
-    /// again and again and sends each entry as an event (host-server's `app::sse`).
+    /// A feed the client follows as `text/event-stream`: a host that streams answers it with
+    /// `Engine::open_change_stream` and sends the events `Engine::change_stream_next` gives it
+    /// as commits happen (host-server's `app::sse`); [`crate::Engine::handle_routed`] answers
+    /// the feed's JSON page instead.
     EventStream,
 }
 
