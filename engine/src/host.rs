@@ -16,8 +16,8 @@
 pub use crate::ai::embedding::{Embedder, StaticEmbedder, TestEmbedder};
 pub use crate::ai::llm::{Chunk, Chunks, Llm, Message};
 pub use crate::automation::jobs::{
-    perform as deliver, Delivery, DueDelivery, MailMessage, MailTransport, NoMail, Outcome,
-    SmtpSettings, WebhookPost, WebhookTransport,
+    perform as deliver, Delivery, DueDelivery, MailError, MailMessage, MailTransport, NoMail,
+    Outcome, SmtpSettings, WebhookPost, WebhookTransport,
 };
 pub use crate::content::multilingual::is_profile as is_language_profile;
 pub use crate::core::clock::{

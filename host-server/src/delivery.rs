@@ -11,10 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::{
-    DueDelivery, MailMessage, MailTransport, Outcome, SmtpSettings, WebhookPost, WebhookTransport,
+    DueDelivery, MailError, MailMessage, MailTransport, Outcome, SmtpSettings, WebhookPost,
+    WebhookTransport,
 };
 use engine::{Engine, Store};
 use lettre::message::header::ContentType;
+use lettre::message::Mailbox;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -31,14 +33,29 @@ const BATCH: usize = 32;
 
 /// How often the scheduled jobs are looked at.
 pub const SCHEDULE_TICK: Duration = Duration::from_secs(1);
+/// Finished jobs past their retention ([`engine::Engine::prune_jobs`]) are pruned at start and
+/// then once an hour (every this many schedule ticks).
+const PRUNE_EVERY_TICKS: u64 = 3600;
 
 /// Run the scheduled jobs of `engine` when they are due, for ever (each run is a job; the
 /// engine evaluates the cron expressions).
 pub async fn run_schedules<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>) {
     let mut every = tokio::time::interval(SCHEDULE_TICK);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticks: u64 = 0;
     loop {
         every.tick().await;
+        if ticks % PRUNE_EVERY_TICKS == 0 {
+            let e = engine.clone();
+            match tokio::task::spawn_blocking(move || e.prune_jobs()).await {
+                Ok(Ok(0)) => {}
+                Ok(Ok(n)) => tracing::info!(jobs = n, "finished jobs past their retention pruned"),
+                Ok(Err(err)) if is_conflict(&err) => {}
+                Ok(Err(err)) => warn!(error = %err, "pruning finished jobs failed"),
+                Err(err) => warn!(error = %err, "pruning finished jobs: the task failed"),
+            }
+        }
+        ticks = ticks.wrapping_add(1);
         let e = engine.clone();
         match tokio::task::spawn_blocking(move || e.run_due_schedules()).await {
             Ok(Ok(0)) => {}
@@ -148,19 +165,33 @@ impl WebhookTransport for Http {
 struct Smtp;
 
 impl MailTransport for Smtp {
-    async fn send(&self, smtp: &SmtpSettings, mail: &MailMessage<'_>) -> Result<(), String> {
-        let from = mail.from;
+    async fn send(&self, smtp: &SmtpSettings, mail: &MailMessage<'_>) -> Result<(), MailError> {
+        // An address that does not parse never will: a permanent failure.
+        let mailbox = |what: &str, a: &str| -> Result<lettre::Address, MailError> {
+            a.parse()
+                .map_err(|e| MailError::permanent(format!("{what} '{a}': {e}")))
+        };
+        let from = Mailbox::new(
+            mail.from_name.map(str::to_string),
+            mailbox("sender", mail.from)?,
+        );
         let mut msg = Message::builder()
-            .from(from.parse().map_err(|e| format!("sender '{from}': {e}"))?)
+            .from(from)
             .subject(mail.subject)
             .message_id(Some(mail.message_id.clone()))
             .header(ContentType::TEXT_PLAIN);
-        for r in mail.to {
-            msg = msg.to(r.parse().map_err(|e| format!("recipient '{r}': {e}"))?);
+        if let Some(r) = mail.reply_to {
+            msg = msg.reply_to(Mailbox::new(None, mailbox("reply-to", r)?));
         }
-        let msg = msg.body(mail.body.to_string()).map_err(|e| e.to_string())?;
+        for r in mail.to {
+            msg = msg.to(Mailbox::new(None, mailbox("recipient", r)?));
+        }
+        let msg = msg
+            .body(mail.body.to_string())
+            .map_err(|e| MailError::permanent(e.to_string()))?;
         // Port 465: TLS from the start; otherwise STARTTLS when the server offers it.
-        let tls = TlsParameters::new(smtp.host.clone()).map_err(|e| format!("TLS: {e}"))?;
+        let tls = TlsParameters::new(smtp.host.clone())
+            .map_err(|e| MailError::transient(format!("TLS: {e}")))?;
         let mut transport =
             AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(smtp.host.clone())
                 .port(smtp.port)
@@ -174,12 +205,14 @@ impl MailTransport for Smtp {
             transport =
                 transport.credentials(Credentials::new(smtp.user.clone(), smtp.password.clone()));
         }
-        transport
-            .build()
-            .send(msg)
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("SMTP: {e}"))
+        transport.build().send(msg).await.map(|_| ()).map_err(|e| {
+            // a 5xx reply (unknown mailbox, refused sender) is final; the rest is retried
+            if e.is_permanent() {
+                MailError::permanent(format!("SMTP: {e}"))
+            } else {
+                MailError::transient(format!("SMTP: {e}"))
+            }
+        })
     }
 }
 

@@ -78,6 +78,10 @@ fn start_named(tag: &str) -> Server {
 }
 
 impl Server {
+    fn anonymous(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        common::request_json(&self.agent, &self.base, method, path, None, body.as_ref())
+    }
+
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         use base64::Engine as _;
         let auth = base64::engine::general_purpose::STANDARD.encode(format!("admin:{PASSWORD}"));
@@ -145,6 +149,11 @@ fn smtp_session(stream: TcpStream) -> Option<Mail> {
             mail.from = cmd[10..].trim().to_string();
             write!(w, "250 OK\r\n").ok()?;
         } else if upper.starts_with("RCPT TO:") {
+            if upper.contains("NOBODY@") {
+                // a permanent refusal, as a real server answers for an unknown mailbox
+                write!(w, "550 5.1.1 no such mailbox\r\n").ok()?;
+                continue;
+            }
             mail.to.push(cmd[8..].trim().to_string());
             write!(w, "250 OK\r\n").ok()?;
         } else if upper == "DATA" {
@@ -351,4 +360,106 @@ fn a_scheduled_webhook_runs_on_its_schedule() {
     assert_eq!(doc["scheduled_job"], "ping");
     let s = server.ok("GET", "/@scheduled-jobs/ping", None, 200);
     assert!(s["last_run"].is_string(), "{s}");
+}
+
+#[test]
+fn reset_and_visitor_mail_reach_smtp_as_the_site_and_a_refused_recipient_fails_at_once() {
+    let (smtp_port, mails) = smtp_sink();
+    let server = start_named("reset");
+    server.ok(
+        "PATCH",
+        "/@controlpanels/mail",
+        Some(json!({"smtp_host": "127.0.0.1", "smtp_port": smtp_port,
+                    "email_from_address": "site@example.com", "email_from_name": "The Site"})),
+        204,
+    );
+    server.ok(
+        "POST",
+        "/@users",
+        Some(json!({"username": "rosa", "email": "rosa@example.com",
+                    "password": "rosa-password"})),
+        201,
+    );
+    // A reset answers the same for a known and an unknown login, and the known one gets a mail.
+    let known = server.anonymous("POST", "/@users/rosa/reset-password", None);
+    let unknown = server.anonymous("POST", "/@users/ghost/reset-password", None);
+    assert_eq!(known.0, 200, "{known:?}");
+    assert_eq!(known, unknown);
+    let reset = mails
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the reset mail");
+    assert_eq!(reset.from, "<site@example.com>");
+    assert_eq!(reset.to, vec!["<rosa@example.com>".to_string()]);
+    assert!(
+        reset.data.contains("Subject: Password reset"),
+        "{}",
+        reset.data
+    );
+    assert!(reset.data.contains("The Site"), "{}", reset.data);
+
+    // A visitor's message is sent as the site, with the visitor in Reply-To.
+    let (status, v) = server.anonymous(
+        "POST",
+        "/@email-notification",
+        Some(json!({"from": "visitor@example.net", "message": "Hello there"})),
+    );
+    assert_eq!(status, 204, "{v}");
+    let note = mails
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the visitor's mail");
+    assert_eq!(
+        note.from, "<site@example.com>",
+        "the envelope sender is the site"
+    );
+    let header = |name: &str| {
+        note.data
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with(&format!("{name}:")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(header("from").contains("The Site"), "{}", note.data);
+    assert!(
+        header("from").contains("<site@example.com>"),
+        "{}",
+        note.data
+    );
+    assert!(
+        header("reply-to").contains("visitor@example.net"),
+        "{}",
+        note.data
+    );
+
+    // A recipient the SMTP server refuses for good (550) fails at once, with the reason.
+    server.ok(
+        "POST",
+        "/@email-send",
+        Some(json!({"to": "nobody@example.com", "from": "site@example.com", "message": "Hi"})),
+        204,
+    );
+    let failed = wait_for("the refused mail to fail", Duration::from_secs(10), || {
+        let jobs = server.ok("GET", "/@jobs", None, 200);
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["params"]["to"] == json!(["nobody@example.com"]) && j["status"] == "failed")
+            .cloned()
+    });
+    assert_eq!(failed["attempts"], 1, "{failed}");
+    assert_eq!(failed["result"]["permanent"], true, "{failed}");
+    assert!(
+        failed["result"]["error"].as_str().unwrap().contains("550"),
+        "{failed}"
+    );
+
+    // Reset requests are throttled per login and client address (every request counts).
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        statuses.push(
+            server
+                .anonymous("POST", "/@users/ghost/reset-password", None)
+                .0,
+        );
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
 }
