@@ -28,6 +28,7 @@ pub use crate::core::http::{
     AnswerKind, BlobStream, BodyKind, BodyStream, LineStream, Method, Request, Response, RouteInfo,
     ThrottleClass,
 };
+pub use crate::core::net::{internal_kind, DestinationPolicy};
 pub use crate::core::store::{
     scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError, WriteTxn,
 };

@@ -894,6 +894,16 @@ fn check_schedule(ctx: &Ctx<'_>, job: &mut ScheduledJob) -> Result<()> {
                 format!("'params': 'url' must be an http or https URL, not '{url}'"),
             ));
         }
+        ctx.core
+            .options
+            .webhook_destinations
+            .check_url(url)
+            .map_err(|why| {
+                invalid(
+                    "params",
+                    format!("'params': 'url' is refused ('{url}'): {why}"),
+                )
+            })?;
     }
     let next = next_occurrence(&job.schedule, &ctx.now())?;
     job.next_run = job.enabled.then_some(next);

@@ -505,6 +505,11 @@ pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
                     format!("'url' must be an http or https URL with a host, not '{url}'"),
                 ));
             }
+            ctx.core
+                .options
+                .webhook_destinations
+                .check_url(url)
+                .map_err(|why| invalid("url", format!("'url' is refused ('{url}'): {why}")))?;
         }
         Action::Copy { target_folder } | Action::Move { target_folder } => {
             let folder = folder_at(ctx, target_folder)?.ok_or_else(|| {
