@@ -568,7 +568,6 @@ fn apply_group(
     changes: GroupChanges,
 ) -> Result<GroupRecord> {
     let before = managers(ctx)?;
-    let old = group.clone();
     if let Some(roles) = &changes.roles {
         check_grantable(roles)?;
         let mut out: Vec<Role> = Vec::new();
@@ -624,29 +623,9 @@ fn apply_group(
     }
     groups::put(ctx, &group)?;
     check_managers(ctx, &before)?;
-    // Members who lose a role the group gave them lose their sessions, as a user whose own
-    // roles shrink does ([`users::put`]).
-    let lost: Vec<String> = if old.roles.iter().any(|r| !group.roles.contains(r)) {
-        old.members.clone()
-    } else if old.roles.is_empty() {
-        Vec::new()
-    } else {
-        old.members
-            .iter()
-            .filter(|m| !group.members.contains(m))
-            .cloned()
-            .collect()
-    };
-    end_member_sessions(ctx, &lost)?;
+    // Members who lose a role the group gave them keep their sessions: roles are read on every
+    // request, so the next one already goes without it.
     Ok(group)
-}
-
-/// End the sessions of the users among `members` (group ids among them are skipped).
-fn end_member_sessions(ctx: &mut Ctx<'_>, members: &[String]) -> Result<()> {
-    for m in members {
-        users::end_sessions(ctx, m)?;
-    }
-    Ok(())
 }
 
 /// Remove a group ([`Event::GroupRemoved`]), taking it out of other groups; the built-in groups
@@ -658,13 +637,9 @@ pub fn delete_group(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
         )));
     }
     let before = managers(ctx)?;
-    let gave_roles = groups::get(ctx, id)?.filter(|g| !g.roles.is_empty());
     groups::remove(ctx, id)?;
     drop_member_everywhere(ctx, id)?;
     check_managers(ctx, &before)?;
-    if let Some(group) = gave_roles {
-        end_member_sessions(ctx, &group.members)?;
-    }
     Ok(())
 }
 
