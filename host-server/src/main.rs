@@ -184,14 +184,14 @@ struct Cli {
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     max_connections: u32,
 
-    /// Failed password attempts (`@login`, HTTP Basic) allowed per login per minute (also the
-    /// burst); past it that login is answered 429 with Retry-After until the budget refills.
-    /// Successful logins never count.
+    /// Failed password attempts (`@login`, HTTP Basic) allowed per login from one client
+    /// address per minute (also the burst); past it that login is answered 429 with Retry-After,
+    /// from that address only, until the budget refills. Successful logins never count.
     #[arg(long, value_name = "N", default_value_t = NonZeroU32::new(10).unwrap_or(NonZeroU32::MIN))]
     login_failures_per_login: NonZeroU32,
 
     /// Failed password attempts allowed per client address per minute (also the burst), over
-    /// all logins; past it that address is answered 429 with Retry-After.
+    /// all logins (a looser bound); past it that address is answered 429 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = NonZeroU32::new(60).unwrap_or(NonZeroU32::MIN))]
     login_failures_per_address: NonZeroU32,
 
