@@ -54,7 +54,7 @@ pub async fn run_schedules<S: Store + Send + Sync + 'static>(engine: Arc<Engine<
     let mut ticks: u64 = 0;
     loop {
         every.tick().await;
-        if ticks % PRUNE_EVERY_TICKS == 0 {
+        if ticks.is_multiple_of(PRUNE_EVERY_TICKS) {
             let e = engine.clone();
             match tokio::task::spawn_blocking(move || e.prune_jobs()).await {
                 Ok(Ok(0)) => {}
