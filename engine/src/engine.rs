@@ -273,6 +273,28 @@ impl<S: Store> Engine<S> {
         self.write(crate::automation::jobs::run_due_schedules)
     }
 
+    /// Delete the jobs that finished more than [`crate::automation::jobs::FINISHED_RETENTION_DAYS`]
+    /// days ago ([`crate::automation::jobs::prune`]); how many. A read transaction first, so a
+    /// store with nothing to prune takes no writer. Hosts call it now and then (host-server: hourly).
+    pub fn prune_jobs(&self) -> Result<usize> {
+        if !self.site_exists()? {
+            return Ok(0);
+        }
+        {
+            let txn = self.store.begin_read()?;
+            let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+            let cutoff = ctx.now()
+                - chrono::Duration::days(crate::automation::jobs::FINISHED_RETENTION_DAYS);
+            let stale = crate::automation::jobs::all(&ctx)?
+                .iter()
+                .any(|j| j.due.is_none() && j.finished.is_some_and(|f| f < cutoff));
+            if !stale {
+                return Ok(0);
+            }
+        }
+        self.write(crate::automation::jobs::prune)
+    }
+
     /// The SMTP server of the mail control panel, which outbox mails go through
     /// ([`crate::automation::jobs::perform`]).
     pub fn smtp_settings(&self) -> Result<crate::automation::jobs::SmtpSettings> {
@@ -450,7 +472,11 @@ impl<S: Store> Engine<S> {
             _ => BodyKind::Whole { limit },
         };
         let basic = matches!(request.credentials(), Ok(Credentials::Basic(..)));
-        let throttle = (basic || carriage == api::Carriage::Login).then_some(ThrottleClass::Login);
+        let throttle = if carriage == api::Carriage::Reset {
+            Some(ThrottleClass::PasswordReset)
+        } else {
+            (basic || carriage == api::Carriage::Login).then_some(ThrottleClass::Login)
+        };
         let info = RouteInfo {
             writes: found.as_ref().is_some_and(|(_, e)| e.writes()),
             answer,
@@ -827,6 +853,11 @@ impl Routed {
     /// [`ThrottleClass::Login`]: the login of `Authorization: Basic`, or the `login` of a
     /// `@login` body (set with [`Routed::set_body`] first). `None` for other requests.
     pub fn attempted_login(&self) -> Option<String> {
+        if self.carriage == api::Carriage::Reset {
+            // `@users/<login>/reset-password`
+            let mut segments = self.request.path.rsplit('/').skip(1);
+            return segments.next().map(str::to_string);
+        }
         if let Ok(Credentials::Basic(login, _)) = self.request.credentials() {
             return Some(login);
         }

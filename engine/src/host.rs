@@ -22,8 +22,8 @@ pub use crate::api::change_stream::{
     ChangeStream, KEEP_ALIVE as CHANGE_STREAM_KEEP_ALIVE, MAX_STREAM as CHANGE_STREAM_LIFETIME,
 };
 pub use crate::automation::jobs::{
-    perform as deliver, Delivery, DueDelivery, MailMessage, MailTransport, NoMail, Outcome,
-    SmtpSettings, WebhookPost, WebhookTransport,
+    perform as deliver, Delivery, DueDelivery, MailError, MailMessage, MailTransport, NoMail,
+    Outcome, SmtpSettings, WebhookPost, WebhookTransport,
 };
 pub use crate::content::multilingual::is_profile as is_language_profile;
 pub use crate::core::clock::{
@@ -34,6 +34,7 @@ pub use crate::core::http::{
     AnswerKind, BlobStream, BodyKind, BodyStream, LineStream, Method, Request, Response, RouteInfo,
     ThrottleClass,
 };
+pub use crate::core::net::{internal_kind, DestinationPolicy};
 pub use crate::core::store::{
     scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError, WriteTxn,
 };

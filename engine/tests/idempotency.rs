@@ -92,3 +92,56 @@ fn keys_belong_to_their_caller() {
     );
     assert_eq!(children(&e), 2);
 }
+
+#[test]
+fn the_same_key_with_another_body_is_a_422_and_changes_nothing() {
+    let e = engine();
+    let first = e.handle(create("First", "k1"));
+    assert_eq!(first.status, 201);
+    let again = e.handle(create("First", "k1"));
+    assert_eq!(again.status, 201);
+    assert_eq!(again.header_value("Idempotent-Replayed"), Some("true"));
+    let other = e.handle(create("Second", "k1"));
+    assert_eq!(
+        other.status,
+        422,
+        "{}",
+        String::from_utf8_lossy(&other.body)
+    );
+    let body = other.json_body();
+    assert_eq!(body["type"], "Unprocessable", "{body}");
+    assert!(body["message"].as_str().unwrap().contains("k1"), "{body}");
+    assert_eq!(children(&e), 1, "the second write did not run");
+}
+
+#[test]
+fn keys_belong_to_the_user_not_to_the_login_name() {
+    let e = engine();
+    let user = |e: &Engine<MemStore>, m: Method| {
+        let mut r = Request::new(m.clone(), "/@users", BASE).header("Authorization", ADMIN);
+        if m == Method::Post {
+            r = r.json(&json!({"username": "mia", "password": "mia-password",
+                               "email": "m@example.com", "roles": ["Site Administrator"]}));
+        } else {
+            r = Request::new(m, "/@users/mia", BASE).header("Authorization", ADMIN);
+        }
+        e.handle(r).status
+    };
+    let as_mia = |e: &Engine<MemStore>, title: &str| {
+        e.handle(
+            Request::new(Method::Post, "/", BASE)
+                .header("Authorization", "Basic bWlhOm1pYS1wYXNzd29yZA==")
+                .header("Idempotency-Key", "mine")
+                .json(&json!({"@type": "Page", "title": title})),
+        )
+    };
+    assert_eq!(user(&e, Method::Post), 201);
+    assert_eq!(as_mia(&e, "Old").status, 201);
+    assert_eq!(user(&e, Method::Delete), 204);
+    // another user, with the same login: the old user's answer is not theirs
+    assert_eq!(user(&e, Method::Post), 201);
+    let new = as_mia(&e, "Old");
+    assert_eq!(new.status, 201, "{}", String::from_utf8_lossy(&new.body));
+    assert_eq!(new.header_value("Idempotent-Replayed"), None);
+    assert_eq!(children(&e), 2);
+}

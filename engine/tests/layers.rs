@@ -23,6 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "core::error",
             "core::store",
             "core::keys",
+            "core::net",
             "core::generation",
             "core::events",
             "people::auth::jwt",

@@ -7,8 +7,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use engine::automation::jobs::{
-    perform, Delivery, DueDelivery, MailMessage, MailTransport, Outcome, SmtpSettings, WebhookPost,
-    WebhookTransport,
+    perform, Delivery, DueDelivery, MailError, MailMessage, MailTransport, Outcome, SmtpSettings,
+    WebhookPost, WebhookTransport,
 };
 
 /// Run a future that never waits (the transports below answer at once).
@@ -23,8 +23,15 @@ fn ready<T>(f: impl Future<Output = T>) -> T {
 /// A webhook call as recorded: URL, headers, body.
 type Posted = (String, Vec<(&'static str, String)>, String);
 
-/// A mail as recorded: server, sender, recipients, `Message-ID`.
-type Sent = (SmtpSettings, String, Vec<String>, String);
+/// A mail as recorded: server, sender, recipients, `Message-ID`, sender's name, `Reply-To`.
+type Sent = (
+    SmtpSettings,
+    String,
+    Vec<String>,
+    String,
+    Option<String>,
+    Option<String>,
+);
 
 struct Hooks {
     answer: Result<u16, String>,
@@ -43,17 +50,19 @@ impl WebhookTransport for Hooks {
 }
 
 struct Mails {
-    answer: Result<(), String>,
+    answer: Result<(), MailError>,
     seen: RefCell<Vec<Sent>>,
 }
 
 impl MailTransport for Mails {
-    async fn send(&self, smtp: &SmtpSettings, mail: &MailMessage<'_>) -> Result<(), String> {
+    async fn send(&self, smtp: &SmtpSettings, mail: &MailMessage<'_>) -> Result<(), MailError> {
         self.seen.borrow_mut().push((
             smtp.clone(),
             mail.from.to_string(),
             mail.to.to_vec(),
             mail.message_id.clone(),
+            mail.from_name.map(str::to_string),
+            mail.reply_to.map(str::to_string),
         ));
         self.answer.clone()
     }
@@ -66,7 +75,7 @@ fn hooks(answer: Result<u16, String>) -> Hooks {
     }
 }
 
-fn mails(answer: Result<(), String>) -> Mails {
+fn mails(answer: Result<(), MailError>) -> Mails {
     Mails {
         answer,
         seen: RefCell::new(Vec::new()),
@@ -91,6 +100,8 @@ fn mail() -> DueDelivery {
         attempt: 1,
         delivery: Delivery::Mail {
             from: "site@example.org".into(),
+            from_name: Some("The Site".into()),
+            reply_to: Some("visitor@example.net".into()),
             to: vec!["a@example.org".into()],
             subject: "Hi".into(),
             body: "Text".into(),
@@ -134,10 +145,22 @@ fn a_webhook_is_posted_with_its_headers_and_delivered_on_2xx_only() {
         ready(perform(&webhook(), &hooks(Ok(500)), &m, never())),
         Outcome::Failed("the receiver answered 500".into(), Some(500))
     );
-    assert_eq!(
-        ready(perform(&webhook(), &hooks(Ok(302)), &m, never())),
-        Outcome::Failed("the receiver answered 302".into(), Some(302))
-    );
+    // 408, 429 and 5xx are worth retrying; any other answer is final (redirects are not followed)
+    for status in [408, 429, 503] {
+        assert_eq!(
+            ready(perform(&webhook(), &hooks(Ok(status)), &m, never())),
+            Outcome::Failed(format!("the receiver answered {status}"), Some(status))
+        );
+    }
+    for status in [302, 400, 404, 410] {
+        assert_eq!(
+            ready(perform(&webhook(), &hooks(Ok(status)), &m, never())),
+            Outcome::Rejected(
+                format!("the receiver answered {status}, which is final"),
+                Some(status)
+            )
+        );
+    }
     assert_eq!(
         ready(perform(
             &webhook(),
@@ -162,6 +185,8 @@ fn a_mail_goes_to_the_configured_server_with_a_stable_message_id() {
             "site@example.org".to_string(),
             vec!["a@example.org".to_string()],
             "<j-2@outbox>".to_string(),
+            Some("The Site".to_string()),
+            Some("visitor@example.net".to_string()),
         )
     );
     assert!(h.seen.borrow().is_empty());
@@ -185,9 +210,19 @@ fn a_mail_goes_to_the_configured_server_with_a_stable_message_id() {
         ready(perform(
             &mail(),
             &h,
-            &mails(Err("SMTP: refused".into())),
+            &mails(Err(MailError::transient("SMTP: refused"))),
             async { Ok(smtp("smtp.test")) }
         )),
         Outcome::Failed("SMTP: refused".into(), None)
+    );
+    // a permanent refusal (an SMTP 5xx reply) is final
+    assert_eq!(
+        ready(perform(
+            &mail(),
+            &h,
+            &mails(Err(MailError::permanent("SMTP: 550 no such mailbox"))),
+            async { Ok(smtp("smtp.test")) }
+        )),
+        Outcome::Rejected("SMTP: 550 no such mailbox".into(), None)
     );
 }

@@ -374,7 +374,12 @@ where
     } else {
         answer(&state, routed).await
     };
-    count_failure(&state, refused.as_deref(), client);
+    // Every password reset request counts, whatever it answered (the same for any login).
+    let counted = match info.throttle {
+        Some(ThrottleClass::PasswordReset) => login,
+        _ => refused,
+    };
+    count_failure(&state, counted.as_deref(), client);
     resp
 }
 
@@ -394,7 +399,7 @@ fn header_list(headers: &HeaderMap) -> Vec<(String, String)> {
 /// The login `routed` tries a password for, when it falls in the engine's login throttle class.
 fn attempt(routed: &Routed) -> Option<String> {
     match routed.info().throttle {
-        Some(ThrottleClass::Login) => routed.attempted_login(),
+        Some(ThrottleClass::Login | ThrottleClass::PasswordReset) => routed.attempted_login(),
         None => None,
     }
 }

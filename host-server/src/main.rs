@@ -35,7 +35,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
         directory holds no site yet); at least 8 characters, as for every password.\n                  \
         Without it a random password is generated and printed once to stdout.\n                  \
         Ignored once the site exists.\n  \
-        RUST_LOG        Log filter, used when --log is not given.\n\n\
+        RUST_LOG        Log filter, used when --log is not given.\n  \
+        WEBHOOK_ALLOW   Internal webhook destinations allowed (--webhook-allow).\n\n\
         OUTPUT:\n  \
         stdout carries only the generated admin password (first start only) and the line\n  \
         `listening on http://ADDR` once the socket is bound; logs go to stderr.\n\n\
@@ -210,20 +211,32 @@ struct Cli {
           value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     max_anonymous_streams: u32,
 
-    /// Failed password attempts (`@login`, HTTP Basic) allowed per login per minute (also the
-    /// burst); past it that login is answered 429 with Retry-After until the budget refills.
-    /// Successful logins never count.
+    /// Failed password attempts (`@login`, HTTP Basic) allowed per login from one client
+    /// address per minute (also the burst); past it that login is answered 429 with Retry-After,
+    /// from that address only, until the budget refills. Successful logins never count.
     #[arg(long, value_name = "N", default_value_t = NonZeroU32::new(10).unwrap_or(NonZeroU32::MIN))]
     login_failures_per_login: NonZeroU32,
 
     /// Failed password attempts allowed per client address per minute (also the burst), over
-    /// all logins; past it that address is answered 429 with Retry-After.
+    /// all logins (a looser bound); past it that address is answered 429 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = NonZeroU32::new(60).unwrap_or(NonZeroU32::MIN))]
     login_failures_per_address: NonZeroU32,
+
+    /// Webhook destinations allowed although internal (loopback, private, link-local,
+    /// metadata, ...; refused otherwise): addresses or CIDR ranges, comma-separated, e.g.
+    /// `127.0.0.1,10.1.0.0/16`.
+    #[arg(long, value_name = "LIST", env = "WEBHOOK_ALLOW", default_value = "",
+          value_parser = parse_destinations)]
+    webhook_allow: engine::DestinationPolicy,
 
     /// Log level or filter (error, warn, info, debug, trace, or e.g. `info,tower_http=debug`).
     #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "info")]
     log: String,
+}
+
+/// `--webhook-allow`: the destination policy's allow-list.
+fn parse_destinations(s: &str) -> Result<engine::DestinationPolicy, String> {
+    engine::DestinationPolicy::parse(s)
 }
 
 /// How the accept loop treats connections (see [`Cli`]).
@@ -490,6 +503,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     let outbox = Arc::new(tokio::sync::Notify::new());
     let wake = outbox.clone();
     options.outbox_notify = Some(Arc::new(move || wake.notify_one()));
+    options.webhook_destinations = cli.webhook_allow.clone();
     // Commits that write change log entries wake the change feed streams (`app::sse`).
     let (changes_tx, changes_rx) = tokio::sync::watch::channel(0u64);
     options.changes_notify = Some(Arc::new(move || {

@@ -26,13 +26,17 @@ struct Server {
     base: String,
     dir: PathBuf,
     agent: ureq::Agent,
+    /// Whether the data directory goes with the server.
+    remove: bool,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.remove {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -44,11 +48,24 @@ fn start_named(tag: &str) -> Server {
     let dir = std::env::temp_dir().join(format!("host-server-outbox-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let log = std::fs::File::create(dir.join("server.log")).unwrap();
+    // the tests' receivers listen on 127.0.0.1, which the policy refuses unless allow-listed
+    let mut server = start_in(dir, "127.0.0.1");
+    server.remove = true;
+    server
+}
+
+/// A server on the data under `dir` (kept), allow-listing the webhook destinations `allow`.
+fn start_in(dir: PathBuf, allow: &str) -> Server {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("server.log"))
+        .unwrap();
     let mut child = Command::new(BIN)
         .args(["--listen", "127.0.0.1:0", "--log", "info", "--data"])
         .arg(dir.join("data"))
         .env("ADMIN_PASSWORD", PASSWORD)
+        .env("WEBHOOK_ALLOW", allow)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -74,10 +91,15 @@ fn start_named(tag: &str) -> Server {
         base,
         dir,
         agent,
+        remove: false,
     }
 }
 
 impl Server {
+    fn anonymous(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        common::request_json(&self.agent, &self.base, method, path, None, body.as_ref())
+    }
+
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
         use base64::Engine as _;
         let auth = base64::engine::general_purpose::STANDARD.encode(format!("admin:{PASSWORD}"));
@@ -145,6 +167,11 @@ fn smtp_session(stream: TcpStream) -> Option<Mail> {
             mail.from = cmd[10..].trim().to_string();
             write!(w, "250 OK\r\n").ok()?;
         } else if upper.starts_with("RCPT TO:") {
+            if upper.contains("NOBODY@") {
+                // a permanent refusal, as a real server answers for an unknown mailbox
+                write!(w, "550 5.1.1 no such mailbox\r\n").ok()?;
+                continue;
+            }
             mail.to.push(cmd[8..].trim().to_string());
             write!(w, "250 OK\r\n").ok()?;
         } else if upper == "DATA" {
@@ -351,4 +378,285 @@ fn a_scheduled_webhook_runs_on_its_schedule() {
     assert_eq!(doc["scheduled_job"], "ping");
     let s = server.ok("GET", "/@scheduled-jobs/ping", None, 200);
     assert!(s["last_run"].is_string(), "{s}");
+}
+
+#[test]
+fn reset_and_visitor_mail_reach_smtp_as_the_site_and_a_refused_recipient_fails_at_once() {
+    let (smtp_port, mails) = smtp_sink();
+    let server = start_named("reset");
+    server.ok(
+        "PATCH",
+        "/@controlpanels/mail",
+        Some(json!({"smtp_host": "127.0.0.1", "smtp_port": smtp_port,
+                    "email_from_address": "site@example.com", "email_from_name": "The Site"})),
+        204,
+    );
+    server.ok(
+        "POST",
+        "/@users",
+        Some(json!({"username": "rosa", "email": "rosa@example.com",
+                    "password": "rosa-password"})),
+        201,
+    );
+    // A reset answers the same for a known and an unknown login, and the known one gets a mail.
+    let known = server.anonymous("POST", "/@users/rosa/reset-password", None);
+    let unknown = server.anonymous("POST", "/@users/ghost/reset-password", None);
+    assert_eq!(known.0, 200, "{known:?}");
+    assert_eq!(known, unknown);
+    let reset = mails
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the reset mail");
+    assert_eq!(reset.from, "<site@example.com>");
+    assert_eq!(reset.to, vec!["<rosa@example.com>".to_string()]);
+    assert!(
+        reset.data.contains("Subject: Password reset"),
+        "{}",
+        reset.data
+    );
+    assert!(reset.data.contains("The Site"), "{}", reset.data);
+
+    // A visitor's message is sent as the site, with the visitor in Reply-To.
+    let (status, v) = server.anonymous(
+        "POST",
+        "/@email-notification",
+        Some(json!({"from": "visitor@example.net", "message": "Hello there"})),
+    );
+    assert_eq!(status, 204, "{v}");
+    let note = mails
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the visitor's mail");
+    assert_eq!(
+        note.from, "<site@example.com>",
+        "the envelope sender is the site"
+    );
+    let header = |name: &str| {
+        note.data
+            .lines()
+            .find(|l| l.to_ascii_lowercase().starts_with(&format!("{name}:")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(header("from").contains("The Site"), "{}", note.data);
+    assert!(
+        header("from").contains("<site@example.com>"),
+        "{}",
+        note.data
+    );
+    assert!(
+        header("reply-to").contains("visitor@example.net"),
+        "{}",
+        note.data
+    );
+
+    // A recipient the SMTP server refuses for good (550) fails at once, with the reason.
+    server.ok(
+        "POST",
+        "/@email-send",
+        Some(json!({"to": "nobody@example.com", "from": "site@example.com", "message": "Hi"})),
+        204,
+    );
+    let failed = wait_for("the refused mail to fail", Duration::from_secs(10), || {
+        let jobs = server.ok("GET", "/@jobs", None, 200);
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["params"]["to"] == json!(["nobody@example.com"]) && j["status"] == "failed")
+            .cloned()
+    });
+    assert_eq!(failed["attempts"], 1, "{failed}");
+    assert_eq!(failed["result"]["permanent"], true, "{failed}");
+    assert!(
+        failed["result"]["error"].as_str().unwrap().contains("550"),
+        "{failed}"
+    );
+
+    // Reset requests are throttled per login and client address (every request counts).
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        statuses.push(
+            server
+                .anonymous("POST", "/@users/ghost/reset-password", None)
+                .0,
+        );
+    }
+    assert!(statuses.contains(&429), "{statuses:?}");
+}
+
+/// A receiver that answers every request with `status` and `extra` headers, counting them.
+fn answering(status: &'static str, extra: String) -> (String, mpsc::Receiver<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            if common::read_http(&stream).is_none() {
+                continue;
+            }
+            let mut s = stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status}\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = tx.send(());
+        }
+    });
+    (url, rx)
+}
+
+/// The job of the rule action's webhook to `url`, once it is `status`.
+fn webhook_job(server: &Server, url: &str, status: &str) -> Value {
+    wait_for(
+        &format!("the webhook to {url} to be {status}"),
+        Duration::from_secs(10),
+        || {
+            let jobs = server.ok("GET", "/@jobs", None, 200);
+            jobs.as_array()
+                .unwrap()
+                .iter()
+                .find(|j| j["params"]["url"] == url && j["status"] == status)
+                .cloned()
+        },
+    )
+}
+
+fn webhook_rule(server: &Server, urls: &[&str]) -> Vec<u16> {
+    let rule = server.ok(
+        "POST",
+        "/@controlpanels/content-rules",
+        Some(json!({"title": "Hooks", "event": "onAfterAdd"})),
+        201,
+    );
+    let id = rule["id"].as_str().unwrap().to_string();
+    let statuses = urls
+        .iter()
+        .map(|url| {
+            server
+                .call(
+                    "POST",
+                    &format!("/@controlpanels/content-rules/{id}/action"),
+                    Some(json!({"type": "nick.actions.Webhook", "url": url})),
+                )
+                .0
+        })
+        .collect();
+    server.ok("POST", &format!("/@content-rules/{id}"), None, 201);
+    statuses
+}
+
+#[test]
+fn webhooks_keep_to_the_destination_policy() {
+    // Without an allow-list: internal destinations are refused when the rule is saved.
+    let dir =
+        std::env::temp_dir().join(format!("host-server-outbox-policy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let strict = start_in(dir.clone(), "");
+    for url in [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]:22/",
+        "http://localhost:6379/",
+        "http://2130706433/",
+        "http://10.0.0.1/",
+    ] {
+        let rule = strict.ok(
+            "POST",
+            "/@controlpanels/content-rules",
+            Some(json!({"title": "Leak", "event": "onAfterAdd"})),
+            201,
+        );
+        let id = rule["id"].as_str().unwrap();
+        let (status, v) = strict.call(
+            "POST",
+            &format!("/@controlpanels/content-rules/{id}/action"),
+            Some(json!({"type": "nick.actions.Webhook", "url": url})),
+        );
+        assert_eq!(status, 400, "{url}: {v}");
+        assert!(
+            v["message"].as_str().unwrap().contains("'url'"),
+            "{url}: {v}"
+        );
+        let rule = strict.ok(
+            "GET",
+            &format!("/@controlpanels/content-rules/{id}"),
+            None,
+            200,
+        );
+        assert_eq!(rule["actions"], json!([]), "nothing was added for {url}");
+    }
+    drop(strict);
+
+    // Allow-listed (as the tests' own receivers are): a closed port and a redirect elsewhere.
+    let server = start_in(dir.clone(), "127.0.0.1");
+    let closed = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/hook", l.local_addr().unwrap())
+    };
+    let (elsewhere, elsewhere_hits) = answering("200 OK", String::new());
+    let elsewhere = elsewhere.replace("127.0.0.1", "127.0.0.2");
+    let (redirecting, redirect_hits) = answering("302 Found", format!("Location: {elsewhere}\r\n"));
+    let (later, later_hits) = answering("204 No Content", String::new());
+    assert_eq!(
+        webhook_rule(&server, &[&closed, &redirecting, &later]),
+        vec![201, 201, 201]
+    );
+    server.ok(
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "p1", "title": "One"})),
+        201,
+    );
+    // the closed port: a retry, and an error that does not say "refused"
+    let j = webhook_job(&server, &closed, "queued");
+    assert_eq!(
+        j["result"]["error"], "could not connect to the receiver",
+        "{j}"
+    );
+    assert!(j["result"].get("response_status").is_none(), "{j}");
+    // the redirect to another host is not followed: the 302 is the receiver's final answer
+    let j = webhook_job(&server, &redirecting, "failed");
+    assert_eq!(j["result"]["response_status"], 302, "{j}");
+    assert_eq!(j["result"]["permanent"], true, "{j}");
+    assert!(redirect_hits.recv_timeout(Duration::from_secs(1)).is_ok());
+    assert!(
+        elsewhere_hits
+            .recv_timeout(Duration::from_millis(500))
+            .is_err(),
+        "the redirect was followed to another host"
+    );
+    webhook_job(&server, &later, "completed");
+    assert!(later_hits.recv_timeout(Duration::from_secs(1)).is_ok());
+    drop(server);
+
+    // The allow-list is gone: a rule saved before is checked again at delivery, and refused.
+    let strict = start_in(dir.clone(), "");
+    strict.ok(
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "p2", "title": "Two"})),
+        201,
+    );
+    let j = wait_for("the refused delivery", Duration::from_secs(10), || {
+        let jobs = strict.ok("GET", "/@jobs", None, 200);
+        jobs.as_array()
+            .unwrap()
+            .iter()
+            .find(|j| {
+                j["params"]["url"] == later
+                    && j["params"]["object"]
+                        .as_str()
+                        .is_some_and(|o| o.ends_with("/p2"))
+                    && j["attempts"].as_u64() >= Some(1)
+                    && j["status"] != "running"
+            })
+            .cloned()
+    });
+    let error = j["result"]["error"].as_str().unwrap_or_default();
+    assert!(error.contains("destination policy"), "{j}");
+    assert!(
+        later_hits.recv_timeout(Duration::from_millis(500)).is_err(),
+        "a refused destination was called"
+    );
+    drop(strict);
+    let _ = std::fs::remove_dir_all(&dir);
 }

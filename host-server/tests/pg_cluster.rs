@@ -51,6 +51,7 @@ fn start(url: &str, mode: &str, log: &std::path::Path) -> Server {
     };
     Server::from(common::spawn_listening(
         Command::new(BIN)
+            .env("WEBHOOK_ALLOW", "127.0.0.1")
             .args(["--listen", "127.0.0.1:0", "--log", "warn"])
             .args(["--database", url, "--write-mode", mode])
             .args(["--response-cache-mb", cache])
@@ -382,6 +383,7 @@ fn three_servers_concurrent_creates_survive_sigkill_optimistic() {
 fn start_sqlite(data: &std::path::Path, log: &std::path::Path) -> Server {
     Server::from(common::spawn_listening(
         Command::new(BIN)
+            .env("WEBHOOK_ALLOW", "127.0.0.1")
             .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
             .arg(data)
             .env("ADMIN_PASSWORD", PASSWORD),
@@ -598,6 +600,7 @@ fn three_servers_deliver_each_webhook_once_optimistic() {
 #[test]
 fn an_unreachable_database_is_reported_at_start() {
     let out = Command::new(BIN)
+        .env("WEBHOOK_ALLOW", "127.0.0.1")
         .args(["--listen", "127.0.0.1:0", "--log", "error"])
         .args([
             "--database",
@@ -649,6 +652,7 @@ fn reads_from_a_replica_and_the_writer_reads_its_own_writes() {
     replicate();
     let server = Server::from(common::spawn_listening(
         Command::new(BIN)
+            .env("WEBHOOK_ALLOW", "127.0.0.1")
             .args(["--listen", "127.0.0.1:0", "--log", "warn"])
             .args(["--database", &primary.url, "--read-database", &replica.url]),
         &dir.0.join("repl.log"),

@@ -381,6 +381,50 @@ fn password_guesses_are_throttled() {
     );
 }
 
+/// A login attempt as if from `client` (the server trusts `X-Forwarded-For`).
+fn login_from(addr: &str, client: &str, login: &str, password: &str) -> Answer {
+    let body = format!(r#"{{"login": "{login}", "password": "{password}"}}"#);
+    send(
+        addr,
+        &format!(
+            "POST /@login HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\n\
+             Content-Type: application/json\r\nX-Forwarded-For: {client}\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// Issue 35, finding 7: wrong passwords for a login sent from one address do not lock the
+/// login's owner out at another address; the guessing address is throttled (per login and
+/// address, and more loosely per address).
+#[test]
+fn guesses_from_elsewhere_do_not_lock_the_owner_out() {
+    let tmp = TempDir::new("lockout");
+    let server = start(&tmp, &["--trust-forwarded"]);
+    let addr = &server.addr;
+    let attacker = "203.0.113.7";
+    let owner = "198.51.100.9";
+    let statuses: Vec<u16> = (0..15)
+        .map(|_| login_from(addr, attacker, "admin", "wrong-guess").status)
+        .collect();
+    assert!(statuses[..10].iter().all(|s| *s == 401), "{statuses:?}");
+    assert_eq!(statuses[14], 429, "{statuses:?}");
+    // the attacker's address is blocked for this login, even with the right password
+    assert_eq!(
+        login_from(addr, attacker, "admin", ADMIN_PASSWORD).status,
+        429
+    );
+    // the owner, elsewhere, logs in
+    assert_eq!(login_from(addr, owner, "admin", ADMIN_PASSWORD).status, 200);
+    // and password reset requests are throttled per login and address too
+    let resets: Vec<u16> = (0..12)
+        .map(|_| post_json(addr, "/@users/nobody/reset-password", None, "").status)
+        .collect();
+    assert!(resets[..10].iter().all(|s| *s == 200), "{resets:?}");
+    assert_eq!(resets[11], 429, "{resets:?}");
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]

@@ -97,6 +97,7 @@ fn email_send(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
             name: b.name,
             subject: b.subject,
             message: b.message,
+            visitor: false,
         },
         "@email-send",
     )?;
@@ -129,6 +130,7 @@ fn email_user(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
             name: b.name,
             subject: b.subject,
             message: b.message,
+            visitor: true,
         },
         "@email-notification",
     )?;
@@ -147,6 +149,7 @@ fn email_notification(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> R
             name: b.name,
             subject: b.subject,
             message: b.message,
+            visitor: true,
         },
         "@email-notification",
     )?;

@@ -36,7 +36,11 @@ pub fn register(r: &mut RouteTable) {
         RouteDef::get("@jobs", list_jobs)
             .root_only()
             .requires(Permission::ManagePortal)
-            .summary("Every job (outbox deliveries, runs), oldest first")
+            .summary(
+                "Every job (outbox deliveries, runs), oldest first; with b_start or b_size, \
+                 one batch of them ({@id, items, items_total, batching})",
+            )
+            .query::<super::batching::BatchQuery>()
             .answers::<Vec<JobView>>(),
     );
     r.route(
@@ -152,13 +156,15 @@ pub struct JobView {
     pub started: Option<String>,
     /// When it finished.
     pub finished: Option<String>,
-    /// `created`, `running`, `completed`, `failed` or `aborted`.
+    /// `created`, `queued` (waiting for a retry), `running`, `completed`, `failed` (with
+    /// `result.permanent` or `result.dead_letter`) or `aborted`.
     pub status: String,
     /// What it produced.
     pub result: Map<String, Value>,
-    /// `webhook` or `mail` for a delivery.
+    /// `webhook` or `mail` for a delivery; a scheduled job's run: its action
+    /// (`purge-recyclebin`, `reindex`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kind: Option<&'static str>,
+    pub kind: Option<String>,
     /// Attempts made.
     pub attempts: u32,
 }
@@ -167,10 +173,15 @@ fn job_view(ctx: &Ctx<'_>, j: Job) -> JobView {
     let iso = |t: &chrono::DateTime<chrono::Utc>| crate::core::clock::iso(t);
     JobView {
         url: format!("{}/@jobs/{}", ctx.base_url, j.uuid),
-        kind: j.delivery.as_ref().map(|d| match d {
-            Delivery::Webhook { .. } => "webhook",
-            Delivery::Mail { .. } => "mail",
-        }),
+        kind: match &j.delivery {
+            Some(Delivery::Webhook { .. }) => Some("webhook".to_string()),
+            Some(Delivery::Mail { .. }) => Some("mail".to_string()),
+            None => j
+                .params
+                .get("action")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        },
         created: iso(&j.created),
         started: j.started.as_ref().map(iso),
         finished: j.finished.as_ref().map(iso),
@@ -185,12 +196,53 @@ fn job_view(ctx: &Ctx<'_>, j: Job) -> JobView {
     }
 }
 
-fn list_jobs(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let out: Vec<JobView> = jobs::all(ctx)?
+/// One batch of jobs (`@jobs?b_size=...`).
+#[derive(Serialize, JsonSchema)]
+pub struct JobBatch {
+    /// The listing's URL.
+    #[serde(rename = "@id")]
+    pub url: String,
+    /// The jobs of this batch, oldest first.
+    pub items: Vec<JobView>,
+    /// How many jobs there are.
+    pub items_total: usize,
+    /// Links to the other batches (none when everything fits in one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batching: Option<super::batching::BatchLinks>,
+}
+
+fn list_jobs(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let all = jobs::all(ctx)?;
+    let batched = call
+        .route
+        .query
+        .pairs
+        .iter()
+        .any(|(k, _)| k == "b_start" || k == "b_size");
+    if !batched {
+        // Nick's answer: the whole list (finished jobs are pruned after a while, so it stays short)
+        let out: Vec<JobView> = all.into_iter().map(|j| job_view(ctx, j)).collect();
+        return Ok(Response::json(200, &out));
+    }
+    let batch = super::batching::Batch::for_route(ctx, call.route)?;
+    let total = all.len();
+    let items: Vec<JobView> = all
         .into_iter()
+        .skip(batch.start)
+        .take(batch.size)
         .map(|j| job_view(ctx, j))
         .collect();
-    Ok(Response::json(200, &out))
+    let url = format!("{}/@jobs", ctx.base_url);
+    let batching = batch.links(&url, &call.req.query, &call.route.query, total);
+    Ok(Response::json(
+        200,
+        &JobBatch {
+            url,
+            items,
+            items_total: total,
+            batching,
+        },
+    ))
 }
 
 fn job_param(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<Job> {

@@ -84,6 +84,9 @@ pub enum Carriage {
     Plain,
     /// A password attempt in the body (`@login`): the host's login throttle applies.
     Login,
+    /// A password reset (`@users/<id>/reset-password`): every request counts against the host's
+    /// throttle, keyed by the login in the path and the client's address.
+    Reset,
     /// An answer produced line by line, possibly slowly (a language model's).
     Lines,
     /// A feed that may be followed as `text/event-stream` (a GET that asks for it).

@@ -81,7 +81,9 @@ pub fn options(ctx: &mut Ctx<'_>, _call: &Call<'_>, _obj: ContentRecord) -> Resu
         .with_header("Tus-Max-Size", &max.to_string()))
 }
 
-/// `Upload-Metadata`: comma-separated `key base64(value)` pairs.
+/// `Upload-Metadata`: comma-separated `key base64(value)` pairs; a value with a control
+/// character (CR, LF, ...) is refused (400 naming its key): `filename` and `content-type` are
+/// sent back as header values.
 fn metadata(call: &Call<'_>) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     let Some(h) = call.req.header_value("upload-metadata") else {
@@ -98,6 +100,12 @@ fn metadata(call: &Call<'_>) -> Result<BTreeMap<String, String>> {
                     "Upload-Metadata: the value of '{key}' is not base64-encoded UTF-8"
                 ))
             })?;
+        if crate::core::model::fields::has_control_characters(&decoded) {
+            return Err(EngineError::bad_request(format!(
+                "Upload-Metadata: the value of '{key}' must not contain control characters \
+                 (CR, LF, tab, ...)"
+            )));
+        }
         out.insert(key.to_string(), decoded);
     }
     Ok(out)

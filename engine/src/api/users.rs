@@ -18,7 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::{self, Call};
-use super::router::{RouteDef, RouteTable};
+use super::router::{Carriage, RouteDef, RouteTable};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -73,6 +73,7 @@ pub fn register(r: &mut RouteTable) {
     r.route(
         RouteDef::post("@users/{id}/reset-password", reset_password)
             .root_only()
+            .carried(Carriage::Reset)
             .checked_by_handler()
             .summary(
                 "Without a body: mail a one-time reset token; with `{reset_token, new_password}` \
@@ -507,8 +508,15 @@ pub struct ResetBody {
 fn reset_password(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let login = call.param("id").unwrap_or_default().to_string();
     let body: ResetBody = call.body()?;
-    load(ctx, &login)?;
+    let asks_for_mail = matches!(
+        (&body.reset_token, &body.old_password, &body.new_password),
+        (None, None, None)
+    );
+    if !asks_for_mail {
+        load(ctx, &login)?;
+    }
     match (body.reset_token, body.old_password, body.new_password) {
+        // The same answer for a known and an unknown login (no user enumeration).
         (None, None, None) => accounts::request_reset(ctx, &login)?,
         (Some(token), None, Some(new)) => accounts::reset_with_token(ctx, &login, &token, &new)?,
         (None, Some(old), Some(new)) => {

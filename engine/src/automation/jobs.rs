@@ -13,10 +13,17 @@
 //! before reporting leaves it due again when the lease ends. Every attempt of a job carries the
 //! same idempotency key (the job's uuid), so a receiver can drop repeats. A failed attempt is
 //! retried after a backoff that doubles from [`FIRST_BACKOFF_SECS`] (capped at
-//! [`MAX_BACKOFF_SECS`]), until [`MAX_ATTEMPTS`] attempts failed: the job is then `failed`.
+//! [`MAX_BACKOFF_SECS`]) for [`RETRY_HORIZON_SECS`] (24 hours) from the first attempt. Past the
+//! horizon the job is a dead letter: `failed` with `result.dead_letter: true`, still tried once every
+//! [`DEAD_LETTER_PROBE_SECS`] for [`DEAD_LETTER_PROBE_DAYS`] days. A delivery that succeeds makes
+//! every waiting retry and dead letter for the same destination (a webhook's origin; the SMTP
+//! server for mail) due at once, so the backlog resumes as soon as the receiver is back. A
+//! permanent failure (a 4xx answer other than 408 and 429, an SMTP permanent reply, an address
+//! that cannot be sent to) is `failed` at once with `result.permanent: true` and the reason.
+//! Finished jobs are pruned [`FINISHED_RETENTION_DAYS`] days after they finished ([`prune`]).
 //!
-//! Statuses are Nick's: `created` (queued, maybe waiting for a retry), `running` (claimed by a
-//! host), `completed`, `failed`, `aborted`.
+//! Statuses are Nick's: `created` (queued for its first attempt), `queued` (waiting for a retry),
+//! `running` (claimed by a host), `completed`, `failed`, `aborted`.
 
 use chrono::{DateTime, Duration, Utc};
 use hmac::{Hmac, Mac};
@@ -37,8 +44,17 @@ pub const LEASE_SECS: i64 = 60;
 pub const FIRST_BACKOFF_SECS: i64 = 1;
 /// The longest wait between two attempts.
 pub const MAX_BACKOFF_SECS: i64 = 600;
-/// Attempts after which a delivery that keeps failing is given up (`failed`).
-pub const MAX_ATTEMPTS: u32 = 8;
+/// How long a delivery that keeps failing is retried (from its first attempt) before it becomes a
+/// dead letter: 24 hours.
+pub const RETRY_HORIZON_SECS: i64 = 24 * 3600;
+/// How often a dead letter is tried again (it also resumes at once when a delivery to the same
+/// destination succeeds).
+pub const DEAD_LETTER_PROBE_SECS: i64 = 3600;
+/// How long a dead letter is still probed (from its first attempt); after that only a retry by
+/// hand sends it.
+pub const DEAD_LETTER_PROBE_DAYS: i64 = 7;
+/// How long a finished job (completed, failed for good, aborted) is kept after it finished.
+pub const FINISHED_RETENTION_DAYS: i64 = 30;
 
 /// A job: Nick's job schema, plus the delivery it performs (if any).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -72,6 +88,10 @@ pub struct Job {
     /// When it is due for its next attempt (its outbox entry), while queued or leased.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub due: Option<DateTime<Utc>>,
+    /// When its first attempt (since it was queued or retried by hand) was made: the start of
+    /// its retry horizon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_attempt: Option<DateTime<Utc>>,
 }
 
 /// A message of the outbox.
@@ -90,8 +110,14 @@ pub enum Delivery {
     },
     /// A mail.
     Mail {
-        /// The sender.
+        /// The sender's address.
         from: String,
+        /// The sender's name (`From: name <from>`), if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from_name: Option<String>,
+        /// Where answers go (`Reply-To`), when not to the sender: the visitor who wrote it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_to: Option<String>,
         /// The recipients.
         to: Vec<String>,
         /// The subject.
@@ -175,6 +201,7 @@ pub fn new_job(ctx: &Ctx<'_>, title: &str, description: &str, params: Map<String
         delivery: None,
         attempts: 0,
         due: None,
+        first_attempt: None,
     }
 }
 
@@ -239,9 +266,10 @@ pub fn delete(ctx: &mut Ctx<'_>, uuid: &str) -> Result<()> {
 /// aborted (400 otherwise).
 pub fn abort(ctx: &mut Ctx<'_>, uuid: &str) -> Result<()> {
     let mut job = require(ctx, uuid)?;
-    if !matches!(job.status.as_str(), "created" | "running") {
+    let dead_letter = job.status == "failed" && job.due.is_some();
+    if !matches!(job.status.as_str(), "created" | "queued" | "running") && !dead_letter {
         return Err(EngineError::bad_request(format!(
-            "Job '{uuid}' is {}; only a queued or running job can be aborted",
+            "Job '{uuid}' is {}; only a queued or running job (or a dead letter) can be aborted",
             job.status
         )));
     }
@@ -264,6 +292,10 @@ pub fn retry(ctx: &mut Ctx<'_>, uuid: &str) -> Result<()> {
     job.status = "created".into();
     job.finished = None;
     job.attempts = 0;
+    job.first_attempt = None;
+    for k in ["next_attempt", "dead_letter", "permanent"] {
+        job.result.remove(k);
+    }
     let now = ctx.now();
     queue(ctx, &mut job, now)?;
     save(ctx, &job)
@@ -304,6 +336,7 @@ pub fn claim_due_where(
         }
         job.attempts += 1;
         job.started = Some(now);
+        job.first_attempt.get_or_insert(now);
         job.status = "running".into();
         queue(ctx, &mut job, now + Duration::seconds(LEASE_SECS))?;
         save(ctx, &job)?;
@@ -327,8 +360,44 @@ pub fn backoff(attempts: u32) -> Duration {
 pub enum Outcome {
     /// Delivered (for a webhook: the 2xx status the receiver answered).
     Delivered(Option<u16>),
-    /// Not delivered: why (and the receiver's status, if it answered).
+    /// Not delivered, for now: why (and the receiver's status, if it answered); retried.
     Failed(String, Option<u16>),
+    /// Not delivered and never will be (a 4xx other than 408/429, an SMTP permanent reply, an
+    /// address that cannot be sent to): why; not retried.
+    Rejected(String, Option<u16>),
+}
+
+/// Why a mail was not sent ([`MailTransport::send`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MailError {
+    /// What went wrong.
+    pub reason: String,
+    /// Whether sending it again cannot help (an SMTP 5xx reply, an address that does not parse).
+    pub permanent: bool,
+}
+
+impl MailError {
+    /// A failure worth retrying.
+    pub fn transient(reason: impl Into<String>) -> Self {
+        MailError {
+            reason: reason.into(),
+            permanent: false,
+        }
+    }
+
+    /// A failure that retrying cannot fix.
+    pub fn permanent(reason: impl Into<String>) -> Self {
+        MailError {
+            reason: reason.into(),
+            permanent: true,
+        }
+    }
+}
+
+/// Whether a webhook receiver's answer `status` (not 2xx) is worth retrying: 5xx, 408 and 429
+/// are; any other answer (a 3xx redirect the host did not follow, a 4xx) is final.
+pub fn is_transient_status(status: u16) -> bool {
+    status >= 500 || status == 408 || status == 429
 }
 
 /// The SMTP server of the mail control panel (registry records `plone.smtp_host`,
@@ -382,8 +451,12 @@ pub struct WebhookPost<'a> {
 /// A mail as the engine wants it sent (the host's [`MailTransport`] sends it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MailMessage<'a> {
-    /// The sender.
+    /// The sender's address (also the envelope sender).
     pub from: &'a str,
+    /// The sender's name, if any (`From: name <from>`).
+    pub from_name: Option<&'a str>,
+    /// The `Reply-To` address, if answers go elsewhere than to the sender.
+    pub reply_to: Option<&'a str>,
     /// The recipients.
     pub to: &'a [String],
     /// The subject.
@@ -405,12 +478,13 @@ pub trait WebhookTransport {
 
 /// How a host sends mail (host-server over SMTP; the browser sends none).
 pub trait MailTransport {
-    /// Send `mail` through the server `smtp`, or say why it was not sent.
+    /// Send `mail` through the server `smtp`, or say why it was not sent (and whether that is
+    /// final).
     fn send(
         &self,
         smtp: &SmtpSettings,
         mail: &MailMessage<'_>,
-    ) -> impl std::future::Future<Output = std::result::Result<(), String>>;
+    ) -> impl std::future::Future<Output = std::result::Result<(), MailError>>;
 }
 
 /// Perform the due delivery `d` with the host's transports; its outcome, for [`report`]. A
@@ -442,14 +516,20 @@ where
             };
             match hooks.post(&post).await {
                 Ok(status) if (200..300).contains(&status) => Outcome::Delivered(Some(status)),
-                Ok(status) => {
+                Ok(status) if is_transient_status(status) => {
                     Outcome::Failed(format!("the receiver answered {status}"), Some(status))
                 }
+                Ok(status) => Outcome::Rejected(
+                    format!("the receiver answered {status}, which is final"),
+                    Some(status),
+                ),
                 Err(why) => Outcome::Failed(why, None),
             }
         }
         Delivery::Mail {
             from,
+            from_name,
+            reply_to,
             to,
             subject,
             body,
@@ -466,6 +546,8 @@ where
             }
             let message = MailMessage {
                 from,
+                from_name: from_name.as_deref(),
+                reply_to: reply_to.as_deref(),
                 to,
                 subject,
                 body,
@@ -473,7 +555,8 @@ where
             };
             match mail.send(&settings, &message).await {
                 Ok(()) => Outcome::Delivered(None),
-                Err(why) => Outcome::Failed(why, None),
+                Err(e) if e.permanent => Outcome::Rejected(e.reason, None),
+                Err(e) => Outcome::Failed(e.reason, None),
             }
         }
     }
@@ -488,8 +571,26 @@ impl MailTransport for NoMail {
         &self,
         _smtp: &SmtpSettings,
         _mail: &MailMessage<'_>,
-    ) -> std::result::Result<(), String> {
-        Err("this host sends no mail".into())
+    ) -> std::result::Result<(), MailError> {
+        Err(MailError::transient("this host sends no mail"))
+    }
+}
+
+/// Where a delivery goes, for resuming a destination's backlog: a webhook's origin (scheme, host
+/// and port, lowercased), `smtp` for every mail.
+fn destination(d: &Delivery) -> String {
+    match d {
+        Delivery::Webhook { url, .. } => {
+            let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+            let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+            let authority = authority.rsplit('@').next().unwrap_or(authority);
+            format!(
+                "{}://{}",
+                scheme.to_ascii_lowercase(),
+                authority.to_ascii_lowercase()
+            )
+        }
+        Delivery::Mail { .. } => "smtp".into(),
     }
 }
 
@@ -505,12 +606,16 @@ pub fn report(ctx: &mut Ctx<'_>, uuid: &str, outcome: Outcome) -> Result<()> {
     let now = ctx.now();
     job.result
         .insert("attempts".into(), Value::from(job.attempts));
+    let mut resume = None;
     match outcome {
         Outcome::Delivered(status) => {
             unqueue(ctx, &mut job)?;
             job.status = "completed".into();
             job.finished = Some(now);
-            job.result.remove("error");
+            for k in ["error", "next_attempt", "dead_letter", "permanent"] {
+                job.result.remove(k);
+            }
+            resume = job.delivery.as_ref().map(destination);
             // A delivered mail's text is not kept: it may carry a one-time token (password
             // reset), of which the store otherwise keeps only a hash.
             if let Some(Delivery::Mail { body, .. }) = &mut job.delivery {
@@ -520,28 +625,105 @@ pub fn report(ctx: &mut Ctx<'_>, uuid: &str, outcome: Outcome) -> Result<()> {
                 job.result.insert("response_status".into(), Value::from(s));
             }
         }
+        Outcome::Rejected(error, status) => {
+            unqueue(ctx, &mut job)?;
+            job.status = "failed".into();
+            job.finished = Some(now);
+            job.result.insert("error".into(), Value::from(error));
+            job.result.insert("permanent".into(), Value::from(true));
+            job.result.remove("next_attempt");
+            match status {
+                Some(s) => job.result.insert("response_status".into(), Value::from(s)),
+                None => job.result.remove("response_status"),
+            };
+        }
         Outcome::Failed(error, status) => {
             job.result.insert("error".into(), Value::from(error));
             match status {
                 Some(s) => job.result.insert("response_status".into(), Value::from(s)),
                 None => job.result.remove("response_status"),
             };
-            if job.attempts >= MAX_ATTEMPTS {
-                unqueue(ctx, &mut job)?;
+            let first = job.first_attempt.unwrap_or(job.created);
+            let since = now - first;
+            let next = if since < Duration::seconds(RETRY_HORIZON_SECS) {
+                job.status = "queued".into();
+                Some(now + backoff(job.attempts))
+            } else {
+                // a dead letter: failed, but still probed now and then for a while
                 job.status = "failed".into();
                 job.finished = Some(now);
-            } else {
-                job.status = "created".into();
-                let next = now + backoff(job.attempts);
-                job.result.insert(
-                    "next_attempt".into(),
-                    Value::from(crate::core::clock::iso(&next)),
-                );
-                queue(ctx, &mut job, next)?;
+                job.result.insert("dead_letter".into(), Value::from(true));
+                (since < Duration::days(DEAD_LETTER_PROBE_DAYS))
+                    .then(|| now + Duration::seconds(DEAD_LETTER_PROBE_SECS))
+            };
+            match next {
+                Some(next) => {
+                    job.result.insert(
+                        "next_attempt".into(),
+                        Value::from(crate::core::clock::iso(&next)),
+                    );
+                    queue(ctx, &mut job, next)?;
+                }
+                None => {
+                    job.result.remove("next_attempt");
+                    unqueue(ctx, &mut job)?;
+                }
             }
         }
     }
-    save(ctx, &job)
+    save(ctx, &job)?;
+    if let Some(dest) = resume {
+        resume_destination(ctx, &dest)?;
+    }
+    Ok(())
+}
+
+/// A delivery to `dest` just succeeded: every retry waiting for it and every dead letter still
+/// probed for it is due now (the receiver is back).
+fn resume_destination(ctx: &mut Ctx<'_>, dest: &str) -> Result<()> {
+    let now = ctx.now();
+    let entries = ctx.scan(
+        keys::OUTBOX_PREFIX,
+        &keys::outbox_entry(u64::MAX, ""),
+        Direction::Forward,
+        usize::MAX,
+    )?;
+    for (key, _) in entries {
+        let uuid = String::from_utf8_lossy(&key[keys::OUTBOX_PREFIX.len() + 9..]).into_owned();
+        let Some(mut job) = get(ctx, &uuid)? else {
+            continue;
+        };
+        let waiting = matches!(job.status.as_str(), "queued" | "failed");
+        let later = job.due.is_some_and(|d| d > now);
+        if !waiting || !later || job.delivery.as_ref().map(destination).as_deref() != Some(dest) {
+            continue;
+        }
+        job.result.insert(
+            "next_attempt".into(),
+            Value::from(crate::core::clock::iso(&now)),
+        );
+        queue(ctx, &mut job, now)?;
+        save(ctx, &job)?;
+    }
+    Ok(())
+}
+
+/// Delete the jobs that finished more than [`FINISHED_RETENTION_DAYS`] days ago (completed,
+/// aborted, failed and no longer probed); how many. Hosts call it with the scheduled jobs.
+pub fn prune(ctx: &mut Ctx<'_>) -> Result<usize> {
+    let cutoff = ctx.now() - Duration::days(FINISHED_RETENTION_DAYS);
+    let mut n = 0;
+    for job in all(ctx)? {
+        if job.due.is_none() && job.finished.is_some_and(|f| f < cutoff) {
+            ctx.delete(&keys::job(&job.uuid))?;
+            ctx.emit(Event::JobChanged {
+                uuid: job.uuid.clone(),
+                status: "deleted".into(),
+            });
+            n += 1;
+        }
+    }
+    Ok(n)
 }
 
 /// When the next queued delivery is due (hosts sleep until then), if any is queued.
@@ -712,6 +894,16 @@ fn check_schedule(ctx: &Ctx<'_>, job: &mut ScheduledJob) -> Result<()> {
                 format!("'params': 'url' must be an http or https URL, not '{url}'"),
             ));
         }
+        ctx.core
+            .options
+            .webhook_destinations
+            .check_url(url)
+            .map_err(|why| {
+                invalid(
+                    "params",
+                    format!("'params': 'url' is refused ('{url}'): {why}"),
+                )
+            })?;
     }
     let next = next_occurrence(&job.schedule, &ctx.now())?;
     job.next_run = job.enabled.then_some(next);
@@ -875,6 +1067,8 @@ pub fn run_schedule(ctx: &mut Ctx<'_>, job: &mut ScheduledJob) -> Result<String>
                 run,
                 Delivery::Mail {
                     from,
+                    from_name: crate::site::configuration::email_from_name(ctx)?,
+                    reply_to: None,
                     to: vec![text("to")],
                     subject: text("subject"),
                     body: text("message"),

@@ -44,11 +44,32 @@ pub fn site_sender(ctx: &Ctx<'_>) -> Result<String> {
     configuration::email_from_address(ctx)
 }
 
+/// A mail the site sends: from the site's address, under its name (`plone.email_from_name`).
+pub fn from_site(
+    ctx: &Ctx<'_>,
+    to: Vec<String>,
+    subject: String,
+    body: String,
+) -> Result<Outgoing> {
+    Ok(Outgoing {
+        from: site_sender(ctx)?,
+        from_name: configuration::email_from_name(ctx)?,
+        reply_to: None,
+        to,
+        subject,
+        body,
+    })
+}
+
 /// A mail to queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outgoing {
-    /// The sender.
+    /// The sender's address.
     pub from: String,
+    /// The sender's name (the site's `email_from_name` for mail the site sends), if any.
+    pub from_name: Option<String>,
+    /// Where answers go, when not to the sender.
+    pub reply_to: Option<String>,
     /// The recipients.
     pub to: Vec<String>,
     /// The subject.
@@ -73,6 +94,8 @@ pub fn queue(
         job,
         Delivery::Mail {
             from: mail.from,
+            from_name: mail.from_name,
+            reply_to: mail.reply_to,
             to: mail.to,
             subject: mail.subject,
             body: mail.body,
@@ -82,7 +105,9 @@ pub fn queue(
 
 /// A message someone wrote (`@email-send`, `@email-notification`): `from` is checked, the
 /// subject defaults to "A message", and a non-empty `name` signs the text as
-/// `-- name <from>`. Queued with `via` (the endpoint) as its description and `via` param.
+/// `-- name <from>`. Queued with `via` (the endpoint) as its description and `via` param. A
+/// visitor's message is sent from the site's address (relays and DMARC refuse a mail whose
+/// sender is a domain the site does not own) with the writer in `Reply-To`.
 pub struct Message {
     /// The recipient.
     pub to: String,
@@ -94,6 +119,9 @@ pub struct Message {
     pub subject: Option<String>,
     /// The text.
     pub message: String,
+    /// Whether a visitor wrote it (`@email-notification`): sent as the site, `Reply-To` the
+    /// writer; otherwise (`@email-send`, a Manager) `from` is the sender.
+    pub visitor: bool,
 }
 
 /// Queue a [`Message`] sent through the endpoint `via`.
@@ -106,17 +134,22 @@ pub fn send_message(ctx: &mut Ctx<'_>, m: Message, via: &str) -> Result<String> 
     };
     let mut params = Map::new();
     params.insert("via".into(), json!(via));
-    queue(
-        ctx,
+    let mail = if m.visitor {
+        Outgoing {
+            reply_to: Some(m.from),
+            ..from_site(ctx, vec![m.to], subject, body)?
+        }
+    } else {
         Outgoing {
             from: m.from,
+            from_name: None,
+            reply_to: None,
             to: vec![m.to],
             subject,
             body,
-        },
-        via,
-        params,
-    )
+        }
+    };
+    queue(ctx, mail, via, params)
 }
 
 #[cfg(test)]

@@ -505,6 +505,11 @@ pub fn validate_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
                     format!("'url' must be an http or https URL with a host, not '{url}'"),
                 ));
             }
+            ctx.core
+                .options
+                .webhook_destinations
+                .check_url(url)
+                .map_err(|why| invalid("url", format!("'url' is refused ('{url}'): {why}")))?;
         }
         Action::Copy { target_folder } | Action::Move { target_folder } => {
             let folder = folder_at(ctx, target_folder)?.ok_or_else(|| {
@@ -1387,27 +1392,17 @@ fn perform(ctx: &mut Ctx<'_>, rule: &Rule, s: &Subject) -> Result<()> {
                 if to.is_empty() {
                     continue;
                 }
-                let from = if source.is_empty() {
-                    mail::site_sender(ctx)?
-                } else {
-                    source.clone()
-                };
                 let subject = substitute(ctx, subject, s);
                 let body = substitute(ctx, message, s);
+                let mut outgoing = mail::from_site(ctx, to, subject, body)?;
+                if !source.is_empty() {
+                    outgoing.from = source.clone();
+                    outgoing.from_name = None;
+                }
                 let mut params = Map::new();
                 params.insert("rule".into(), json!(rule.id));
                 params.insert("trigger".into(), json!(s.trigger));
-                mail::queue(
-                    ctx,
-                    mail::Outgoing {
-                        from,
-                        to,
-                        subject,
-                        body,
-                    },
-                    &rule.title,
-                    params,
-                )?;
+                mail::queue(ctx, outgoing, &rule.title, params)?;
             }
             Action::Webhook { url } => {
                 let doc = event_document(ctx, rule, s);

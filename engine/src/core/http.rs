@@ -211,6 +211,10 @@ pub enum ThrottleClass {
     /// password (`Handled::refused_login`), and a host that refuses an attempt answers
     /// [`crate::EngineError::TooManyLoginAttempts`].
     Login,
+    /// A password reset request (mail a token, or set a password with a token or the old one):
+    /// keyed like [`ThrottleClass::Login`] (the login is the one in the path), and every request
+    /// counts, whatever its answer (which is the same for known and unknown logins).
+    PasswordReset,
 }
 
 /// A request body the host reads as it arrives, adapting its server's body type (host-server:

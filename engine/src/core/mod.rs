@@ -11,5 +11,6 @@ pub mod generation;
 pub mod http;
 pub mod keys;
 pub mod model;
+pub mod net;
 pub mod security;
 pub mod store;

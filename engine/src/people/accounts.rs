@@ -568,7 +568,6 @@ fn apply_group(
     changes: GroupChanges,
 ) -> Result<GroupRecord> {
     let before = managers(ctx)?;
-    let old = group.clone();
     if let Some(roles) = &changes.roles {
         check_grantable(roles)?;
         let mut out: Vec<Role> = Vec::new();
@@ -624,29 +623,9 @@ fn apply_group(
     }
     groups::put(ctx, &group)?;
     check_managers(ctx, &before)?;
-    // Members who lose a role the group gave them lose their sessions, as a user whose own
-    // roles shrink does ([`users::put`]).
-    let lost: Vec<String> = if old.roles.iter().any(|r| !group.roles.contains(r)) {
-        old.members.clone()
-    } else if old.roles.is_empty() {
-        Vec::new()
-    } else {
-        old.members
-            .iter()
-            .filter(|m| !group.members.contains(m))
-            .cloned()
-            .collect()
-    };
-    end_member_sessions(ctx, &lost)?;
+    // Members who lose a role the group gave them keep their sessions: roles are read on every
+    // request, so the next one already goes without it.
     Ok(group)
-}
-
-/// End the sessions of the users among `members` (group ids among them are skipped).
-fn end_member_sessions(ctx: &mut Ctx<'_>, members: &[String]) -> Result<()> {
-    for m in members {
-        users::end_sessions(ctx, m)?;
-    }
-    Ok(())
 }
 
 /// Remove a group ([`Event::GroupRemoved`]), taking it out of other groups; the built-in groups
@@ -658,13 +637,9 @@ pub fn delete_group(ctx: &mut Ctx<'_>, id: &str) -> Result<()> {
         )));
     }
     let before = managers(ctx)?;
-    let gave_roles = groups::get(ctx, id)?.filter(|g| !g.roles.is_empty());
     groups::remove(ctx, id)?;
     drop_member_everywhere(ctx, id)?;
     check_managers(ctx, &before)?;
-    if let Some(group) = gave_roles {
-        end_member_sessions(ctx, &group.members)?;
-    }
     Ok(())
 }
 
@@ -685,12 +660,39 @@ fn digest(token: &str) -> String {
         .collect()
 }
 
+/// Reset mails sent per login within [`RESET_WINDOW_SECS`]; more requests in that time send
+/// nothing (and answer the same).
+pub const RESET_MAILS_PER_WINDOW: usize = 3;
+/// The window of [`RESET_MAILS_PER_WINDOW`]: an hour.
+pub const RESET_WINDOW_SECS: i64 = 3600;
+
 /// Start a password reset for `login` ([`Event::PasswordResetRequested`]): a one-time token is
 /// stored and mailed to the user's address through the outbox ([`crate::automation::mail::queue`]; a user
-/// without a valid address gets no mail, and the host's notice log says so).
+/// without a valid address gets no mail, and the host's notice log says so). An unknown login,
+/// or one that got [`RESET_MAILS_PER_WINDOW`] tokens in the last [`RESET_WINDOW_SECS`], gets
+/// nothing and the caller learns nothing: the answer is the same (no user enumeration, no
+/// mail flood; the host also throttles the route per client address).
 pub fn request_reset(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
-    let user = users::get(ctx, login)?
-        .ok_or_else(|| EngineError::bad_request(format!("No user '{login}'")))?;
+    let Some(user) = users::get(ctx, login)? else {
+        return Ok(());
+    };
+    let since = ctx.now().timestamp() + RESET_TOKEN_TTL_SECS - RESET_WINDOW_SECS;
+    let mut recent = 0;
+    for (_, v) in ctx.scan_prefix(keys::RESET_TOKEN_PREFIX)? {
+        if let Ok(t) = serde_json::from_slice::<ResetToken>(&v) {
+            if t.login == login && t.expires > since {
+                recent += 1;
+            }
+        }
+    }
+    if recent >= RESET_MAILS_PER_WINDOW {
+        if let Some(log) = &ctx.core.options.info_log {
+            log(&format!(
+                "password reset of '{login}': not sent, {recent} tokens were mailed in the last hour"
+            ));
+        }
+        return Ok(());
+    }
     let token = ctx.new_uid();
     let record = ResetToken {
         login: login.to_string(),
@@ -717,12 +719,7 @@ pub fn request_reset(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
         params.insert("login".into(), json!(login));
         mail::queue(
             ctx,
-            mail::Outgoing {
-                from: mail::site_sender(ctx)?,
-                to: vec![to.clone()],
-                subject: subject.clone(),
-                body: body.clone(),
-            },
+            mail::from_site(ctx, vec![to.clone()], subject.clone(), body.clone())?,
             "reset-password",
             params,
         )?;

@@ -64,6 +64,10 @@ pub struct EngineOptions {
     /// Called after a transaction that queued outbox deliveries committed ([`crate::automation::jobs`]): a
     /// host wakes its delivery task with it instead of waiting for its next poll.
     pub outbox_notify: Option<Arc<dyn Fn() + Send + Sync>>,
+    /// Where webhooks may go ([`crate::core::net`]): internal addresses are refused unless
+    /// allow-listed here; checked when a rule or scheduled job is saved (hosts check again at
+    /// delivery, against the resolved addresses).
+    pub webhook_destinations: crate::core::net::DestinationPolicy,
     /// Called after a transaction that wrote change log entries committed ([`crate::sync::changes`]):
     /// a host wakes the clients following the change feed (Server-Sent Events) with it.
     pub changes_notify: Option<Arc<dyn Fn() + Send + Sync>>,
@@ -99,6 +103,7 @@ impl EngineOptions {
             info_log: None,
             progress_log: None,
             outbox_notify: None,
+            webhook_destinations: crate::core::net::DestinationPolicy::default(),
             changes_notify: None,
             embedder: None,
             llm: None,

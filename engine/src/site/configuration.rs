@@ -648,6 +648,15 @@ pub fn email_from_address(ctx: &Ctx<'_>) -> Result<String> {
         .to_string())
 }
 
+/// The site's sender name (`plone.email_from_name`), when one is set.
+pub fn email_from_name(ctx: &Ctx<'_>) -> Result<Option<String>> {
+    Ok(get(ctx, "plone.email_from_name")?
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string))
+}
+
 /// Write record `name`; `field` is what the error messages call it (the record name, or a
 /// control panel's field id). Emits [`Event::SettingsChanged`] `registry:<name>`.
 pub fn set(ctx: &mut Ctx<'_>, name: &str, field: &str, value: Value) -> Result<()> {

@@ -17,6 +17,16 @@
 //! the log's horizon (`C:h`): a cursor below it would miss that removal, so it is expired
 //! ([`EngineError::CursorExpired`], the client downloads everything again).
 //!
+//! Removals are listed only to callers who could see the object before: each entry carries what
+//! the log knew of the object over its recorded states ([`Entry::seen_by`]: the
+//! `allowedRolesAndUsers` tokens of each state; [`Entry::seen_at`]: its paths). An object the
+//! caller cannot view now (deleted, retracted, unshared, moved out of the context) is listed as
+//! removed only when one of the caller's tokens is among `seen_by` and one of `seen_at` is
+//! within the context; otherwise it is not listed at all (an anonymous caller never learns the
+//! uid of a private object, and the site root is never "removed" under a sub-path). Entries
+//! written before this was kept have no history: their removals are listed to logged-in callers
+//! only.
+//!
 //! Not recorded: changes of a caller's global roles or group memberships (they change what that
 //! caller may see everywhere, without touching any object; the feed's permission filter applies
 //! the new rights to the entries listed after them, not to older ones).
@@ -50,6 +60,33 @@ pub struct Entry {
     pub added: u64,
     /// When the entry was written (milliseconds since the epoch).
     pub at: i64,
+    /// Who could view the object in any state the log recorded for it: the union of its
+    /// `allowedRolesAndUsers` tokens ([`crate::people::permissions::allowed_roles_and_users`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen_by: Vec<String>,
+    /// Where it was in those states: its paths (the latest [`MAX_SEEN_PATHS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seen_at: Vec<String>,
+}
+
+/// Most paths an entry remembers ([`Entry::seen_at`]).
+pub const MAX_SEEN_PATHS: usize = 16;
+
+impl Entry {
+    /// Whether the caller of `ctx` could see the object in `context` in a state the log
+    /// recorded (entries without history: any logged-in caller).
+    fn seen_by_caller(&self, ctx: &Ctx<'_>, context: &ContentRecord) -> bool {
+        if self.seen_by.is_empty() && self.seen_at.is_empty() {
+            return !ctx.principal.is_anonymous();
+        }
+        let within = self.seen_at.iter().any(|p| {
+            context.path.is_empty()
+                || *p == context.path
+                || p.starts_with(&format!("{}/", context.path))
+        });
+        let tokens = ctx.principal.search_tokens();
+        within && self.seen_by.iter().any(|t| tokens.contains(t))
+    }
 }
 
 /// A position in the log, as clients hold it: the site's epoch (the first 8 hex digits of the
@@ -160,6 +197,7 @@ pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord
     let rows = ctx.scan(&start, &end, Direction::Forward, limit.saturating_add(1))?;
     let more = rows.len() > limit;
     let mut entries = Vec::with_capacity(rows.len().min(limit));
+    let mut last = since.seq;
     for (k, v) in rows.into_iter().take(limit) {
         let seq = k
             .get(keys::CHANGES_ENTRY_PREFIX.len()..)
@@ -167,6 +205,7 @@ pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord
             .map(u64::from_be_bytes)
             .ok_or_else(|| EngineError::Internal("malformed change log key".into()))?;
         let entry: Entry = serde_json::from_slice(&v)?;
+        last = seq;
         let object = match tree::load(ctx, &entry.uid)? {
             Some(obj)
                 if tree::is_within(&obj, context) && ctx.permitted(Permission::View, &obj)? =>
@@ -175,6 +214,10 @@ pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord
             }
             _ => None,
         };
+        if object.is_none() && !entry.seen_by_caller(ctx, context) {
+            // never visible to this caller here: not even its uid is listed
+            continue;
+        }
         entries.push(Listed {
             seq,
             added: entry.added > since.seq,
@@ -182,9 +225,10 @@ pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord
             object,
         });
     }
+    // past every entry read, listed or not
     let cursor = Cursor {
         epoch: now.epoch,
-        seq: entries.last().map_or(since.seq, |e| e.seq),
+        seq: last,
     };
     Ok(Page {
         entries,
@@ -218,20 +262,39 @@ fn touch_all<'u>(ctx: &mut Ctx<'_>, uids: impl IntoIterator<Item = (&'u str, boo
 fn touch(ctx: &mut Ctx<'_>, uid: &str, added: bool, seq: u64) -> Result<()> {
     let pointer = keys::changes_uid(uid);
     let mut first_added = 0;
+    let mut seen_by = std::collections::BTreeSet::new();
+    let mut seen_at = Vec::new();
     let old = read_u64(ctx, &pointer)?;
     if old > 0 {
         let old_key = keys::changes_entry(old);
         if let Some(bytes) = ctx.get(&old_key)? {
-            first_added = serde_json::from_slice::<Entry>(&bytes)?.added;
+            let old_entry = serde_json::from_slice::<Entry>(&bytes)?;
+            first_added = old_entry.added;
+            seen_by.extend(old_entry.seen_by);
+            seen_at = old_entry.seen_at;
             ctx.delete(&old_key)?;
         }
         ctx.delete(&keys::changes_removal(old))?;
+    }
+    // What the object is now, for callers of later pages who cannot see it any more.
+    if let Some(obj) = tree::load(ctx, uid)? {
+        let ancestors = tree::ancestors(ctx, &obj)?;
+        seen_by.extend(crate::people::permissions::allowed_roles_and_users(
+            ctx, &obj, &ancestors,
+        )?);
+        seen_at.retain(|p| *p != obj.path);
+        seen_at.push(obj.path.clone());
+        if seen_at.len() > MAX_SEEN_PATHS {
+            seen_at.drain(..seen_at.len() - MAX_SEEN_PATHS);
+        }
     }
     let now = ctx.now().timestamp_millis();
     let entry = Entry {
         uid: uid.to_string(),
         added: if added { seq } else { first_added },
         at: now,
+        seen_by: seen_by.into_iter().collect(),
+        seen_at,
     };
     ctx.put_json(&keys::changes_entry(seq), &entry)?;
     ctx.put(&pointer, &seq.to_be_bytes())?;

@@ -2,7 +2,9 @@
 //! that the same request sent again (a client that did not see the answer, an offline outbox
 //! replayed twice) gets the stored answer instead of running again.
 //!
-//! A record is keyed by the caller's login (empty for anonymous callers) and the key, written in
+//! A record is keyed by the caller (the user's stable uid, so a later user with the same login
+//! is someone else; empty for anonymous callers) and the key, and holds a fingerprint of the
+//! request it answered (method, path, query, body), written in
 //! the request's own transaction (so it exists exactly when the change does) and kept for
 //! [`WINDOW_HOURS`] hours. Expired records are ignored when read and deleted (a batch at a time)
 //! whenever a new record is written. The HTTP side (reading the header, building the replayed
@@ -28,6 +30,10 @@ pub struct Record {
     pub method: String,
     /// The request's path (as sent, without the query).
     pub path: String,
+    /// The hex SHA-256 of the request (method, path, query and body): the same key with
+    /// another request is refused. Empty in records written before it was kept.
+    #[serde(default)]
+    pub fingerprint: String,
     /// The answer's status.
     pub status: u16,
     /// The answer's headers worth repeating (name, value).
@@ -122,6 +128,7 @@ mod tests {
         let rec = Record {
             method: "POST".into(),
             path: "/folder".into(),
+            fingerprint: "ab".into(),
             status: 201,
             headers: vec![("Location".into(), "http://x/folder/a\nb".into())],
             expires: 5,

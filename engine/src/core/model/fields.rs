@@ -430,6 +430,20 @@ impl FieldDef {
             FieldKind::File | FieldKind::Image => match value {
                 Value::Null => Ok(Value::Null),
                 Value::Object(o) if o.get("blob").is_some_and(Value::is_string) => {
+                    // Both are sent back as header values (Content-Type, Content-Disposition):
+                    // a CR or LF would end the header (or, dropped, leave none).
+                    for key in ["content-type", "filename"] {
+                        if o.get(key)
+                            .and_then(Value::as_str)
+                            .is_some_and(has_control_characters)
+                        {
+                            return Err(EngineError::bad_request(format!(
+                                "Field '{}': '{key}' must not contain control characters \
+                                 (CR, LF, tab, ...)",
+                                self.name
+                            )));
+                        }
+                    }
                     Ok(value.clone())
                 }
                 _ => Err(wrong(
@@ -681,6 +695,12 @@ impl FieldDef {
         }
         schema
     }
+}
+
+/// Whether `s` holds a control character (CR, LF, tab, NUL, DEL, ...): such a text cannot be a
+/// header value (an upload's media type or file name).
+pub fn has_control_characters(s: &str) -> bool {
+    s.chars().any(char::is_control)
 }
 
 /// Whether `s` is an e-mail address: `local@domain.tld`-shaped, without whitespace or commas.

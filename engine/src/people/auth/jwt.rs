@@ -26,8 +26,8 @@ pub struct Claims {
     #[serde(default)]
     pub uid: String,
     /// The user's credential version when the token was issued
-    /// ([`super::users::UserRecord::credential_version`]): a change of password or roles, or a
-    /// logout of all sessions, moves it on and so ends the token.
+    /// ([`super::users::UserRecord::credential_version`]): a change of password, or a logout of
+    /// all sessions, moves it on and so ends the token (a change of roles does not).
     #[serde(default)]
     pub cv: u64,
 }

@@ -81,7 +81,8 @@ pub fn verify_token(ctx: &Ctx<'_>, token: &str) -> Result<jwt::Claims> {
 
 /// The user a verified token names, if the token is still bound to its credential: the same
 /// user (not a later one with the same login) at the same credential version (no password
-/// change, role removal or logout of all sessions since it was issued).
+/// change or logout of all sessions since it was issued). Its roles are the user's current ones
+/// (read here, on every request), not the ones it had when the token was issued.
 pub fn token_user(ctx: &Ctx<'_>, claims: &jwt::Claims) -> Result<users::UserRecord> {
     let user = users::get(ctx, &claims.sub)?
         .ok_or_else(|| unauthorized("The token's user no longer exists"))?;
@@ -90,8 +91,8 @@ pub fn token_user(ctx: &Ctx<'_>, claims: &jwt::Claims) -> Result<users::UserReco
     }
     if user.credential_version != claims.cv {
         return Err(unauthorized(
-            "Invalid token: the user's password or roles changed, or all its sessions were \
-             logged out, since it was issued",
+            "Invalid token: the user's password changed, or all its sessions were logged out, \
+             since it was issued",
         ));
     }
     Ok(user)

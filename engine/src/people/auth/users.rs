@@ -34,8 +34,8 @@ pub struct UserRecord {
     /// stored before it existed (their tokens carry none either).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub uid: String,
-    /// Moved on ([`put`]) when the password changes, a role is taken away, or the user logs out
-    /// of all sessions: every token names the version it was issued at and stops working when
+    /// Moved on ([`put`]) when the password changes or the user logs out of all sessions (not
+    /// when roles change: they are read per request): every token names the version it was issued at and stops working when
     /// it moves on.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub credential_version: u64,
@@ -108,8 +108,9 @@ pub fn remove(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
 
 /// Create ([`Event::UserAdded`]) or replace ([`Event::UserModified`]) a user. A new user gets a
 /// fresh [`UserRecord::uid`]; a stored one keeps its own, and its
-/// [`UserRecord::credential_version`] moves on when the password changes or a role is taken
-/// away (which ends every token of the user).
+/// [`UserRecord::credential_version`] moves on when the password changes (which ends every token
+/// of the user). Roles are not credentials: they are read on every request, so a change of
+/// roles ends no session and takes effect on the next request.
 pub fn put(ctx: &mut Ctx<'_>, user: &UserRecord) -> Result<()> {
     let key = keys::user(&user.login);
     let before: Option<UserRecord> = ctx.get_json(&key)?;
@@ -119,8 +120,7 @@ pub fn put(ctx: &mut Ctx<'_>, user: &UserRecord) -> Result<()> {
         Some(old) => {
             user.uid = old.uid;
             let version = user.credential_version.max(old.credential_version);
-            let role_removed = old.roles.iter().any(|r| !user.roles.contains(r));
-            user.credential_version = if old.password_hash != user.password_hash || role_removed {
+            user.credential_version = if old.password_hash != user.password_hash {
                 version + 1
             } else {
                 version
