@@ -5,11 +5,13 @@
 //! takes it before downloading everything); `?since=<cursor>&limit=<1..=1000, default 100>`
 //! lists what changed after it, with `more` when another page follows (ask again from the
 //! answer's `cursor`). An entry's `version` is the `ETag` a `GET` of the object answers now
-//! ([`super::etag`]). Objects the caller may not view (or that moved out of the context) are
-//! listed as removed. A cursor the log no longer covers is a 410 `CursorExpired`.
+//! ([`super::etag`]). An object the caller may no longer view (or that moved out of the context)
+//! is listed as removed only when the caller could view it there before; one they never could
+//! see is not listed at all. A cursor the log no longer covers is a 410 `CursorExpired`.
 //!
-//! Hosts that can stream (host-server) answer `Accept: text/event-stream` with Server-Sent
-//! Events built from these pages; the engine itself (and so the browser host) answers JSON.
+//! `Accept: text/event-stream` is the same feed as Server-Sent Events: the engine builds them
+//! ([`super::change_stream`]); hosts that can hold a connection open (host-server) wait for
+//! commits and send the bytes, the browser host answers these JSON pages.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
