@@ -27,7 +27,7 @@ pub struct Engine<S: Store> {
 
 impl<S: Store> Engine<S> {
     /// An engine over `store`. A site of an older schema version is upgraded in place first
-    /// ([`crate::site::migrations`], one write transaction; see [`Engine::migration_report`]); a store
+    /// (`crate::site::migrations`, one write transaction; see [`Engine::migration_report`]); a store
     /// written by a newer (or unknown) schema version is refused.
     pub fn new(store: S, options: EngineOptions) -> Result<Self> {
         let engine = Engine {
@@ -100,7 +100,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// Upgrade the store's site to this build's schema if it is older (see
-    /// [`crate::site::migrations`]); refuse a newer or unknown one. [`Engine::new`] does this; a host
+    /// `crate::site::migrations`); refuse a newer or unknown one. [`Engine::new`] does this; a host
     /// may call it again (say, after reloading the store from elsewhere): it does nothing to a
     /// current store.
     pub fn migrate(&self) -> Result<crate::site::migrations::Report> {
@@ -145,7 +145,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// Make the stored embedding vectors those of the configured model
-    /// ([`crate::ai::related::sync`]); [`Engine::new`] does this. How many were recomputed.
+    /// (`crate::ai::related::sync`); [`Engine::new`] does this. How many were recomputed.
     pub fn sync_vectors(&self) -> Result<usize> {
         if self.core.options.embedder.is_none() || !self.site_exists()? {
             return Ok(0);
@@ -184,7 +184,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// Purge the recycle bin's items older than the site's retention period
-    /// ([`crate::content::recyclebin::purge_expired`]), in one write transaction; how many were purged (0
+    /// (`crate::content::recyclebin::purge_expired`), in one write transaction; how many were purged (0
     /// when there is no site yet). There is no job scheduler yet: host-server runs this on a
     /// timer and the browser host when it opens a site.
     pub fn purge_expired_recyclebin(&self) -> Result<usize> {
@@ -194,7 +194,7 @@ impl<S: Store> Engine<S> {
         self.write(crate::content::recyclebin::purge_expired)
     }
 
-    /// Claim up to `limit` outbox deliveries that are due now ([`crate::automation::jobs::claim_due`]): the
+    /// Claim up to `limit` outbox deliveries that are due now (`crate::automation::jobs::claim_due`): the
     /// host performs them and reports the outcomes with [`Engine::report_deliveries`]. Empty
     /// when there is no site yet. A read transaction finds out first whether any is due, so an
     /// idle poll does not take the writer.
@@ -228,7 +228,7 @@ impl<S: Store> Engine<S> {
         })
     }
 
-    /// Record the outcomes of delivery attempts ([`crate::automation::jobs::report`]), in one transaction:
+    /// Record the outcomes of delivery attempts (`crate::automation::jobs::report`), in one transaction:
     /// each done, or retried after a backoff, or failed for good.
     pub fn report_deliveries(
         &self,
@@ -252,7 +252,7 @@ impl<S: Store> Engine<S> {
         crate::automation::jobs::next_due(&ctx)
     }
 
-    /// Run the scheduled jobs that are due ([`crate::automation::jobs::run_due_schedules`]); how many ran.
+    /// Run the scheduled jobs that are due (`crate::automation::jobs::run_due_schedules`); how many ran.
     /// A read transaction finds out first whether any is due, so an idle tick does not take the
     /// writer.
     pub fn run_due_schedules(&self) -> Result<usize> {
@@ -273,8 +273,8 @@ impl<S: Store> Engine<S> {
         self.write(crate::automation::jobs::run_due_schedules)
     }
 
-    /// Delete the jobs that finished more than [`crate::automation::jobs::FINISHED_RETENTION_DAYS`]
-    /// days ago ([`crate::automation::jobs::prune`]); how many. A read transaction first, so a
+    /// Delete the jobs that finished more than `crate::automation::jobs::FINISHED_RETENTION_DAYS`
+    /// days ago (`crate::automation::jobs::prune`); how many. A read transaction first, so a
     /// store with nothing to prune takes no writer. Hosts call it now and then (host-server: hourly).
     pub fn prune_jobs(&self) -> Result<usize> {
         if !self.site_exists()? {
@@ -304,7 +304,7 @@ impl<S: Store> Engine<S> {
     }
 
     /// Configure the languages and install profiles on an existing site, in one transaction (see
-    /// [`crate::content::multilingual::profiles::configure`]): what a host does for `--profile` / `--languages` when
+    /// `crate::content::multilingual::profiles::configure`): what a host does for `--profile` / `--languages` when
     /// the site already exists.
     pub fn configure_languages(&self, profiles: &[String], languages: &[String]) -> Result<()> {
         self.write(|ctx| {
@@ -540,13 +540,13 @@ impl<S: Store> Engine<S> {
     }
 
     /// Answer several requests in ONE write transaction (group commit): each runs exactly as
-    /// [`Engine::handle`] would, in order, inside its own savepoint ([`savepoint`]: the backend's, or
-    /// [`crate::core::store::Savepoint`] in memory), so a failing request
+    /// [`Engine::handle`] would, in order, inside its own savepoint (`savepoint`: the backend's, or
+    /// `crate::core::store::Savepoint` in memory), so a failing request
     /// undoes only its own writes and later requests see the writes of earlier ones. The store
     /// commits once at the end; only then are the answers valid. If that commit fails, every
     /// request answers with the storage error instead (none of the group's writes happened);
     /// when it fails with a conflict (an optimistic store), the whole group runs again, at most
-    /// [`MAX_ATTEMPTS`] times in all. Requests that do not write ([`Engine::writes`]) are answered from their
+    /// `MAX_ATTEMPTS` times in all. Requests that do not write ([`Engine::writes`]) are answered from their
     /// own read transaction, outside the group.
     ///
     /// Hosts use this to pay for one durable commit (one fsync) per group of concurrent writes

@@ -127,7 +127,7 @@ pub enum Delivery {
     },
 }
 
-/// A delivery a host should perform now ([`claim_due`]).
+/// A delivery a host should perform now (`claim_due`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DueDelivery {
     /// The job's uuid: also the idempotency key (`Idempotency-Key` header, `Message-ID`).
@@ -487,7 +487,7 @@ pub trait MailTransport {
     ) -> impl std::future::Future<Output = std::result::Result<(), MailError>>;
 }
 
-/// Perform the due delivery `d` with the host's transports; its outcome, for [`report`]. A
+/// Perform the due delivery `d` with the host's transports; its outcome, for `report`. A
 /// webhook is delivered when the receiver answers 2xx; it carries `Content-Type:
 /// application/json`, `X-Signature-256`, `Idempotency-Key: <job uuid>` and `X-Delivery-Attempt`.
 /// A mail goes to the server `smtp` gives (only awaited for a mail: a store read the host makes),
@@ -563,7 +563,7 @@ where
 }
 
 /// A [`MailTransport`] for hosts that send no mail (they claim webhooks only, see
-/// [`claim_due_where`]): every mail fails.
+/// `claim_due_where`): every mail fails.
 pub struct NoMail;
 
 impl MailTransport for NoMail {

@@ -85,11 +85,11 @@ pub enum EngineError {
     #[error("{0}")]
     Conflict(String),
     /// A change feed cursor older than what the feed keeps (410 `CursorExpired`): the client
-    /// downloads everything again ([`crate::sync::changes`]).
+    /// downloads everything again (`crate::sync::changes`).
     #[error("{0}")]
     CursorExpired(String),
     /// The request is well formed but cannot be processed as it is (422 `Unprocessable`): an
-    /// `Idempotency-Key` already used for another method or path ([`crate::sync::idempotency`]).
+    /// `Idempotency-Key` already used for another method or path (`crate::sync::idempotency`).
     #[error("{0}")]
     Unprocessable(String),
     /// `If-Match` names another version of the object than the current one (412); `etag` is the

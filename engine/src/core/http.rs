@@ -245,7 +245,7 @@ pub struct Response {
     /// never whole in its memory.
     pub stream: Option<BlobStream>,
     /// When set, the body is these lines, produced while the host sends them (a language
-    /// model's answer streamed by `@chat` and `@generate`, [`crate::ai::assistant::AnswerLines`]); hosts
+    /// model's answer streamed by `@chat` and `@generate`, `crate::ai::assistant::AnswerLines`); hosts
     /// that cannot stream collect them.
     pub lines: Option<LineStream>,
 }

@@ -41,7 +41,7 @@ pub struct EngineOptions {
     pub default_batch_size: usize,
     /// Largest `b_size` a client may ask for.
     pub max_batch_size: usize,
-    /// Bytes of answers the response cache may hold ([`crate::runtime::cache`]); 0 (the default) turns
+    /// Bytes of answers the response cache may hold (`crate::runtime::cache`); 0 (the default) turns
     /// it off, and with it the cache of verified credentials. Engines with a `test_clock` never
     /// cache.
     pub response_cache_bytes: usize,
@@ -61,17 +61,17 @@ pub struct EngineOptions {
     /// Where progress of long work done when a store is opened goes (building the catalog of a
     /// site written before it had one: a line every 1,000 objects). Hosts log it.
     pub progress_log: Option<ErrorLog>,
-    /// Called after a transaction that queued outbox deliveries committed ([`crate::automation::jobs`]): a
+    /// Called after a transaction that queued outbox deliveries committed (`crate::automation::jobs`): a
     /// host wakes its delivery task with it instead of waiting for its next poll.
     pub outbox_notify: Option<Arc<dyn Fn() + Send + Sync>>,
-    /// Where webhooks may go ([`crate::core::net`]): internal addresses are refused unless
+    /// Where webhooks may go (`crate::core::net`): internal addresses are refused unless
     /// allow-listed here; checked when a rule or scheduled job is saved (hosts check again at
     /// delivery, against the resolved addresses).
     pub webhook_destinations: crate::core::net::DestinationPolicy,
-    /// Called after a transaction that wrote change log entries committed ([`crate::sync::changes`]):
+    /// Called after a transaction that wrote change log entries committed (`crate::sync::changes`):
     /// a host wakes the clients following the change feed (Server-Sent Events) with it.
     pub changes_notify: Option<Arc<dyn Fn() + Send + Sync>>,
-    /// The sentence-embedding model behind `@related` ([`crate::ai::embedding`]); `None` (the
+    /// The sentence-embedding model behind `@related` (`crate::ai::embedding`); `None` (the
     /// production default) answers "AI is disabled.". [`EngineOptions::for_tests`] sets the
     /// deterministic [`crate::ai::embedding::TestEmbedder`].
     pub embedder: Option<Arc<dyn Embedder>>,

@@ -24,7 +24,7 @@ pub struct SiteSetup {
     pub title: String,
     /// The default language code (used when `languages` is empty).
     pub language: String,
-    /// Profiles to install (see [`crate::content::multilingual::PROFILES`]: `multilingual`,
+    /// Profiles to install (see `crate::content::multilingual::PROFILES`: `multilingual`,
     /// `multilingual-content`); none by default, so multilingual support is off.
     pub profiles: Vec<String>,
     /// The site's languages, the first being the default; empty means just `language`.

@@ -86,7 +86,7 @@ pub enum StoreError {
     #[error("storage misuse: {0}")]
     Misuse(String),
     /// An optimistic backend found that another writer committed a change this transaction
-    /// conflicts with (see "Writers" in the [module documentation](self)); none of this
+    /// conflicts with (see "Writers" in the module documentation); none of this
     /// transaction's writes was applied. The engine retries the whole request in a new
     /// transaction, a bounded number of times.
     #[error("write conflict: {0}")]
@@ -132,7 +132,7 @@ pub trait WriteTxn: ReadTxn {
     fn commit(self: Box<Self>) -> Result<(), StoreError>;
 
     /// Whether [`WriteTxn::native_savepoint`] gives a savepoint of the backend's own (SQLite's
-    /// `SAVEPOINT`); when false (the default) [`savepoint`] buffers one in memory ([`Savepoint`]).
+    /// `SAVEPOINT`); when false (the default) `savepoint` buffers one in memory (`Savepoint`).
     fn has_native_savepoints(&self) -> bool {
         false
     }
@@ -140,7 +140,7 @@ pub trait WriteTxn: ReadTxn {
     /// A transaction nested in this one, kept by the backend: reads see this transaction's
     /// writes and its own, `commit` hands its writes to this transaction (durable only when this
     /// one commits), dropping it undoes them. Only called when
-    /// [`WriteTxn::has_native_savepoints`] is true; call [`savepoint`] rather than this.
+    /// [`WriteTxn::has_native_savepoints`] is true; call `savepoint` rather than this.
     fn native_savepoint(&mut self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
         Err(StoreError::Misuse(
             "this transaction has no native savepoints".into(),

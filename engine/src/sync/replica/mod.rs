@@ -390,7 +390,7 @@ pub fn is_session_path(path: &str) -> bool {
     matches!(last, "@login" | "@logout" | "@login-renew")
 }
 
-/// What [`prepare_write`] found before a local write ran.
+/// What `prepare_write` found before a local write ran.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Draft {
     target: Option<String>,
