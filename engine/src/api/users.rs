@@ -199,7 +199,8 @@ pub struct UserJson {
     pub location: Option<String>,
     /// The portrait's URL (`/@portrait/<login>`), or null.
     pub portrait: Option<String>,
-    /// The user's own global roles (not those of its groups).
+    /// The user's global roles, its own and those it has through its groups, sorted (Plone's
+    /// `getRoles()`, without the implicit `Anonymous` and `Authenticated`).
     pub roles: Vec<String>,
     /// Its groups (AuthenticatedUsers first).
     pub groups: GroupList,
@@ -298,7 +299,17 @@ pub fn user_json(
             .portrait
             .as_ref()
             .map(|_| ctx.url(&format!("/@portrait/{}", u.login))),
-        roles: u.roles.clone(),
+        roles: {
+            let mut roles: Vec<String> = resolved
+                .roles
+                .iter()
+                .filter(|r| !matches!(r.as_str(), "Anonymous" | "Authenticated"))
+                .cloned()
+                .collect();
+            roles.sort();
+            roles.dedup();
+            roles
+        },
         groups: GroupList {
             id: listed_at.to_string(),
             items_total: items.len(),

@@ -288,12 +288,11 @@ pub const RECORDS: &[RecordDef] = &[
         Default::TextList(&["text/html", "text/plain", "text/x-web-markdown"]),
     ),
     stored(
-        DISCUSSION_ENABLED,
-        "Globally enable comments",
-        "Whether comments can be added anywhere: an object also needs a type that allows them \
-         and its own allow_discussion.",
+        COMMENT_DELETE_OWN,
+        "Enable deleting own comments",
+        "Whether the author of a comment may delete it, with its replies (moderators always may).",
         Kind::Bool,
-        Default::Bool(false),
+        Default::Bool(true),
     ),
     stored(
         COMMENT_EDIT_OWN,
@@ -303,11 +302,12 @@ pub const RECORDS: &[RecordDef] = &[
         Default::Bool(true),
     ),
     stored(
-        COMMENT_DELETE_OWN,
-        "Enable deleting own comments",
-        "Whether the author of a comment may delete it, with its replies (moderators always may).",
+        DISCUSSION_ENABLED,
+        "Globally enable comments",
+        "Whether comments can be added anywhere: an object also needs a type that allows them \
+         and its own allow_discussion.",
         Kind::Bool,
-        Default::Bool(true),
+        Default::Bool(false),
     ),
     stored(
         "plone.available_editors",
