@@ -435,7 +435,7 @@ fn request(g: &mut Gen, doc: &Value, op: &Operation) -> Request {
     ];
     for (name, values) in headers {
         if g.chance(12) {
-            req = req.header(name, *g.pick(values));
+            req = req.header(name, g.pick(values));
         }
     }
     match (&op.body, g.below(16)) {
@@ -451,7 +451,7 @@ fn request(g: &mut Gen, doc: &Value, op: &Operation) -> Request {
             req.body = b"a,b\n1,2\n".to_vec();
             req = req.header(
                 "Content-Type",
-                *g.pick(&["text/csv", "multipart/form-data; boundary=X", "text/plain"]),
+                g.pick(&["text/csv", "multipart/form-data; boundary=X", "text/plain"]),
             );
         }
         (_, 3) => req = req.json(&wild(g, 0)),

@@ -7,6 +7,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use super::batching::Batch;
 use super::extract::Call;
@@ -45,7 +46,10 @@ pub fn register(r: &mut RouteTable) {
         RouteDef::delete("@aliases", delete)
             .checked_by_handler()
             .status(204)
-            .summary("Remove aliases `{items: [{path}]}` (all must exist, else nothing changes)")
+            .summary(
+                "Remove aliases `{items: [{path}]}`; paths that are not aliases are answered \
+                 200 `{type: \"error\", failed}` (the others are removed)",
+            )
             .body::<AliasItems>(),
     );
     r.component("aliases", None);
@@ -80,8 +84,9 @@ pub struct AliasQuery {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AliasItems {
-    /// The aliases.
-    pub items: Option<Vec<AliasItem>>,
+    /// The aliases: a list of `{path, ...}` objects (see [`AliasItem`]) or of paths, or one path
+    /// as a string (what Volto's per-page URL management sends, as Plone takes it).
+    pub items: Option<Value>,
 }
 
 /// One alias to add or remove.
@@ -260,9 +265,28 @@ fn site_path(ctx: &Ctx<'_>, raw: &str) -> String {
 }
 
 fn items(body: AliasItems) -> Result<Vec<AliasItem>> {
-    body.items.ok_or_else(|| {
-        EngineError::bad_request("Property 'items' (an array of {\"path\": ...}) is required")
-    })
+    let path_only = |path: String| AliasItem {
+        path: Some(path),
+        redirect_to: None,
+        datetime: None,
+    };
+    let bad = |why: String| EngineError::bad_request(format!("Invalid property 'items': {why}"));
+    match body.items {
+        None | Some(Value::Null) => Err(EngineError::bad_request(
+            "Property 'items' (an array of {\"path\": ...}) is required",
+        )),
+        Some(Value::String(path)) => Ok(vec![path_only(path)]),
+        Some(Value::Array(list)) => list
+            .into_iter()
+            .map(|v| match v {
+                Value::String(path) => Ok(path_only(path)),
+                other => serde_json::from_value::<AliasItem>(other).map_err(|e| bad(e.to_string())),
+            })
+            .collect(),
+        Some(_) => Err(bad(
+            "expected a path, a list of paths or a list of {\"path\": ...}".into(),
+        )),
+    }
 }
 
 /// One alias to add: (path, target, datetime).
@@ -415,32 +439,50 @@ fn complete<T>(fut: impl std::future::Future<Output = T>) -> Option<T> {
     None
 }
 
-/// DELETE `{items: [{path}]}`: remove aliases (of this object, or any at the root); 204. Every
-/// path must be an existing alias (of this object), else a 400 and nothing is removed.
+/// The answer of a DELETE that found some of the aliases gone already (Plone's shape).
+#[derive(Serialize, JsonSchema)]
+pub struct AliasesFailed {
+    /// Always `error`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// The paths that are not aliases (of this object).
+    pub failed: Vec<String>,
+}
+
+/// DELETE `{items: [{path}]}`: remove aliases (of this object, or any at the root); 204. As in
+/// Plone, a path that is not (or no longer) an alias (of this object) does not stop the others:
+/// the answer is then 200 `{type: "error", failed: [path]}` (Volto's URL management removes the
+/// aliases of a deleted page that way). A malformed path is a 400 and nothing is removed.
 fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let site_wide = obj.is_root();
     require_rights(ctx, &obj, Permission::Modify)?;
     let body: AliasItems = call.body()?;
     let mut doomed = Vec::new();
+    let mut failed = Vec::new();
     for item in items(body)? {
         let path = item
             .path
             .ok_or_else(|| EngineError::bad_request("Each item needs a 'path'"))?;
         let path = aliases::normalize_path(&site_path(ctx, &path))?;
-        let a = aliases::get(ctx, &path)?
-            .filter(|a| site_wide || a.redirect_to == obj.path)
-            .ok_or_else(|| {
-                EngineError::bad_request(format!(
-                    "'{path}' is not an alias of '{}'",
-                    ctx.url(&obj.path)
-                ))
-            })?;
-        doomed.push(a.path);
+        match aliases::get(ctx, &path)?.filter(|a| site_wide || a.redirect_to == obj.path) {
+            Some(a) => doomed.push(a.path),
+            None => failed.push(path),
+        }
     }
     for p in doomed {
         aliases::remove(ctx, &p)?;
     }
-    Ok(Response::empty(204))
+    if failed.is_empty() {
+        Ok(Response::empty(204))
+    } else {
+        Ok(Response::json(
+            200,
+            &AliasesFailed {
+                kind: "error",
+                failed,
+            },
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -59,12 +59,12 @@ impl Batch {
                 ))
             }
         };
-        if size > max_size {
-            return Err(EngineError::bad_request(format!(
-                "Query parameter 'b_size' must be at most {max_size}"
-            )));
-        }
-        Ok(Batch { start, size })
+        // Above the maximum, the maximum: Plone accepts any size (clients ask for 100000 to
+        // mean "all"), and the `batching` links lead through the rest.
+        Ok(Batch {
+            start,
+            size: size.min(max_size),
+        })
     }
 
     /// The window a request asks for, with the engine's configured default and maximum sizes.
@@ -105,15 +105,21 @@ impl Batch {
         if total <= self.size && self.start == 0 {
             return None;
         }
+        // A `b_size` above the maximum is served as the maximum; the links name the size served.
+        let asked_size = |v: &str| v.trim().parse::<usize>().ok() == Some(self.size);
         let rest: Vec<String> = query
             .pairs
             .iter()
-            .filter(|(k, _)| k != "b_start")
+            .filter(|(k, v)| k != "b_start" && (k != "b_size" || asked_size(v)))
             .map(|(k, v)| format!("{}={}", encode_component(k), encode_component(v)))
             .collect();
+        let size_kept = query
+            .pairs
+            .iter()
+            .any(|(k, v)| k == "b_size" && asked_size(v));
         let link = |start: usize| {
             let mut q = format!("b_start={start}");
-            if !query.pairs.iter().any(|(k, _)| k == "b_size") {
+            if !size_kept {
                 q.push_str(&format!("&b_size={}", self.size));
             }
             for r in &rest {
@@ -172,5 +178,34 @@ mod tests {
         );
         assert!(links.prev.is_none());
         assert!(b.links("http://x", "", &q, 5).is_none());
+    }
+
+    #[test]
+    fn a_size_above_the_maximum_is_served_as_the_maximum() {
+        let q = Query::parse("b_size=100000&sort_on=path").unwrap();
+        let bq = BatchQuery {
+            b_start: None,
+            b_size: Some(100_000),
+        };
+        let b = Batch::from_query(&bq, 25, 1000).unwrap();
+        assert_eq!(
+            b,
+            Batch {
+                start: 0,
+                size: 1000
+            }
+        );
+        let links = b
+            .links("http://x/f", "b_size=100000&sort_on=path", &q, 2500)
+            .unwrap();
+        assert_eq!(links.id, "http://x/f?b_size=100000&sort_on=path");
+        assert_eq!(
+            links.next.as_deref(),
+            Some("http://x/f?b_start=1000&b_size=1000&sort_on=path")
+        );
+        assert_eq!(
+            links.last,
+            "http://x/f?b_start=2000&b_size=1000&sort_on=path"
+        );
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::batching::{Batch, BatchQuery};
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
-use crate::content::comments::{self, Comment};
+use crate::content::comments::{self, Comment, CommentAction};
 use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -183,7 +183,8 @@ fn comment_json(
     c: &Comment,
     can_reply: bool,
 ) -> Result<CommentJson> {
-    let manage = comments::can_manage(ctx, obj, c)?;
+    let editable = comments::may(ctx, obj, c, CommentAction::Edit)?;
+    let deletable = comments::may(ctx, obj, c, CommentAction::Delete)?;
     Ok(CommentJson {
         id: comment_url(ctx, obj, &c.comment_id),
         parent: c.in_reply_to.as_ref().map(|p| comment_url(ctx, obj, p)),
@@ -199,8 +200,8 @@ fn comment_json(
         comment_id: c.comment_id.clone(),
         creation_date: iso(&c.creation_date),
         in_reply_to: c.in_reply_to.clone(),
-        is_deletable: manage,
-        is_editable: manage,
+        is_deletable: deletable,
+        is_editable: editable,
         modification_date: iso(&c.modification_date),
         text: TextJson {
             data: c.text.clone(),
@@ -269,7 +270,7 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respo
     let id = call.param("comment_id").unwrap_or_default().to_string();
     let body: CommentText = call.body()?;
     let mut c = comments::find(ctx, &obj, &id)?;
-    if !comments::can_manage(ctx, &obj, &c)? {
+    if !comments::may(ctx, &obj, &c, CommentAction::Edit)? {
         return Err(ctx.denied(Permission::Review));
     }
     c.text = body.checked()?;
@@ -283,7 +284,7 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respo
 fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let id = call.param("comment_id").unwrap_or_default().to_string();
     let c = comments::find(ctx, &obj, &id)?;
-    if !comments::can_manage(ctx, &obj, &c)? {
+    if !comments::may(ctx, &obj, &c, CommentAction::Delete)? {
         return Err(ctx.denied(Permission::Review));
     }
     comments::remove_thread(ctx, &obj, &id)?;

@@ -63,7 +63,7 @@ fn info(prefix: &str, field: &str, kind: FieldKind, file: &StoredFile) -> FileIn
     FileInfo {
         content_type: file.content_type.clone(),
         download: if is_image {
-            format!("{prefix}@@images/{field}")
+            format!("{prefix}@@images/{field}.{}", image_extension(file))
         } else {
             format!("{prefix}@@download/{field}")
         },
@@ -87,6 +87,23 @@ fn info(prefix: &str, field: &str, kind: FieldKind, file: &StoredFile) -> FileIn
                 .collect()
         }),
     }
+}
+
+/// The file name extension of an image's URL (`@@images/image.png`, the shape of Plone's
+/// download URL, which clients recognise as an image file): the uploaded file name's, else the
+/// media type's subtype.
+pub fn image_extension(file: &StoredFile) -> String {
+    let from_name = file
+        .filename
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase())
+        .filter(|e| !e.is_empty() && e.chars().all(|c| c.is_ascii_alphanumeric()));
+    from_name.unwrap_or_else(|| match file.content_type.split('/').nth(1).unwrap_or("") {
+        "jpeg" | "pjpeg" => "jpg".to_string(),
+        "svg+xml" => "svg".to_string(),
+        "" => "bin".to_string(),
+        other => other.chars().filter(char::is_ascii_alphanumeric).collect(),
+    })
 }
 
 /// One entry of `image_scales` in catalog items: a field's image with relative URLs and its

@@ -75,9 +75,15 @@ pub fn display(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result
     serve(ctx, call, whole(&file), Some(&file.filename), "inline")
 }
 
-/// GET `@@images/<field>[/<scale>]`: the image, or one of its scales, inline.
+/// GET `@@images/<field>[/<scale>]` (or `@@images/<field>.<ext>`): the image, or one of its
+/// scales, inline.
 pub fn images(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
-    let field = call.param("field").unwrap_or("");
+    let named = call.param("field").unwrap_or("");
+    // `@@images/<field>.<ext>` (the download URL the field's JSON gives) is the image itself.
+    let field = match named.rsplit_once('.') {
+        Some((f, _)) if call.param("scale").is_none() && !f.is_empty() => f,
+        _ => named,
+    };
     let (kind, file) = field_file(ctx, call, &obj, field)?;
     match call.param("scale") {
         None => serve(ctx, call, whole(&file), Some(&file.filename), "inline"),

@@ -4,10 +4,13 @@
 //! | method | path | body | answer |
 //! |---|---|---|---|
 //! | GET | `/@groups?query=` | | 200, `[group]` |
-//! | GET | `/@groups/<id>` | | 200, `{@id, id, groupname, title, description, email, roles, members: {@id, items, items_total}}` |
+//! | GET | `/@groups/<id>` | | 200, `{@id, id, groupname, title, description, email, roles, members: {@id (the URL asked for), items, items_total}}` |
 //! | POST | `/@groups` | `{groupname, title?, description?, email?, roles?, users?: [login], groups?: [id]}` | 201, the group |
 //! | PATCH | `/@groups/<id>` | `{title?, description?, email?, roles?, users?: [login] or {login: bool}, groups?: [id] or {id: bool}}` | 204 |
 //! | DELETE | `/@groups/<id>` | | 204 |
+//!
+//! Every group holds `Authenticated` (as in Plone): `roles` lists it, and a body's `roles` may name
+//! it (it changes nothing).
 
 use std::collections::BTreeMap;
 
@@ -123,7 +126,7 @@ pub struct GroupJson {
     pub id: String,
     /// Its direct members (users and groups).
     pub members: Members,
-    /// Global roles of its members.
+    /// Global roles of its members, and `Authenticated` (which every group holds).
     pub roles: Vec<Role>,
     /// Title.
     pub title: String,
@@ -132,7 +135,7 @@ pub struct GroupJson {
 /// The members of a group.
 #[derive(Serialize, JsonSchema)]
 pub struct Members {
-    /// `/@groups/<id>`.
+    /// The URL of the request that shows the group (`/@groups`, `/@groups/<id>`).
     #[serde(rename = "@id")]
     pub id: String,
     /// Logins and group ids.
@@ -141,21 +144,26 @@ pub struct Members {
     pub items_total: usize,
 }
 
-/// The JSON of `g`.
-pub fn group_json(ctx: &Ctx<'_>, g: &GroupRecord) -> GroupJson {
+/// The JSON of `g`; `listed_at` is the URL of the request that shows it (the `@id` Plone gives
+/// the group's `members`, [`super::users::request_url`]).
+pub fn group_json(ctx: &Ctx<'_>, g: &GroupRecord, listed_at: &str) -> GroupJson {
     let url = ctx.url(&format!("/@groups/{}", g.id));
+    let mut roles = g.roles.clone();
+    if !roles.contains(&Role::Authenticated) {
+        roles.push(Role::Authenticated);
+    }
     GroupJson {
-        url: url.clone(),
+        url,
         description: g.description.clone(),
         email: g.email.clone(),
         groupname: g.id.clone(),
         id: g.id.clone(),
         members: Members {
-            id: url,
+            id: listed_at.to_string(),
             items: g.members.clone(),
             items_total: g.members.len(),
         },
-        roles: g.roles.clone(),
+        roles,
         title: g.title.clone(),
     }
 }
@@ -169,10 +177,11 @@ fn not_found(ctx: &Ctx<'_>, id: &str) -> EngineError {
 
 /// GET `/@groups` and `/@groups/<id>`.
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    let listed_at = super::users::request_url(ctx, call);
     match call.param("id") {
         Some(id) => {
             let g = groups::get(ctx, id)?.ok_or_else(|| not_found(ctx, id))?;
-            Ok(Response::json(200, &group_json(ctx, &g)))
+            Ok(Response::json(200, &group_json(ctx, &g, &listed_at)))
         }
         None => {
             let q: GroupQuery = call.query()?;
@@ -183,7 +192,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response>
                     g.id.to_lowercase().contains(&needle)
                         || g.title.to_lowercase().contains(&needle)
                 })
-                .map(|g| group_json(ctx, g))
+                .map(|g| group_json(ctx, g, &listed_at))
                 .collect();
             Ok(Response::json(200, &list))
         }
@@ -233,7 +242,8 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response
     }
     let g = accounts::create_group(ctx, &id, changes)?;
     let url = ctx.url(&format!("/@groups/{id}"));
-    Ok(Response::json(201, &group_json(ctx, &g)).with_header("Location", &url))
+    let listed_at = super::users::request_url(ctx, call);
+    Ok(Response::json(201, &group_json(ctx, &g, &listed_at)).with_header("Location", &url))
 }
 
 /// PATCH `/@groups/<id>`: 204.

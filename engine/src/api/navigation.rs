@@ -459,8 +459,22 @@ fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
     }
     out.extend_from_slice(b",\"start\":null,\"title\":");
     string(out, r.title)?;
-    out.push(b'}');
+    out.extend_from_slice(if uses_view_action(r.type_name) {
+        b",\"use_view_action_in_listings\":true}"
+    } else {
+        b",\"use_view_action_in_listings\":false}"
+    });
     Ok(())
+}
+
+/// The types whose listings link to their `/view` (the file or image page) rather than the
+/// object's URL (which serves the bytes): Plone's `plone.types_use_view_action_in_listings`
+/// default, which navigation items report as `use_view_action_in_listings`.
+const VIEW_ACTION_IN_LISTINGS: &[&str] = &["Image", "File"];
+
+/// Whether items of `type_name` carry `use_view_action_in_listings: true`.
+fn uses_view_action(type_name: &str) -> bool {
+    VIEW_ACTION_IN_LISTINGS.contains(&type_name)
 }
 
 #[cfg(test)]
@@ -487,6 +501,10 @@ mod tests {
         m.insert("start".into(), Value::Null);
         m.insert("end".into(), Value::Null);
         m.insert("recurrence".into(), Value::Null);
+        m.insert(
+            "use_view_action_in_listings".into(),
+            json!(uses_view_action(&rec.type_name)),
+        );
         let children: Vec<Value> = item.children.iter().map(|c| reference(ctx, c)).collect();
         m.insert("items".into(), Value::Array(children));
         Value::Object(m)

@@ -92,11 +92,15 @@ fn principals(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
         .ok_or_else(|| EngineError::bad_request("Query parameter 'search' is required"))?;
     let (users, found_groups) = sharing::search(ctx, text.trim())?;
     let all_groups = groups::all(ctx)?;
+    let listed_at = super::users::request_url(ctx, call);
     let answer = PrincipalsJson {
-        groups: found_groups.iter().map(|g| group_json(ctx, g)).collect(),
+        groups: found_groups
+            .iter()
+            .map(|g| group_json(ctx, g, &listed_at))
+            .collect(),
         users: users
             .iter()
-            .map(|u| user_json(ctx, &all_groups, u))
+            .map(|u| user_json(ctx, &all_groups, u, &listed_at))
             .collect(),
     };
     Ok(Response::json(200, &answer))

@@ -430,8 +430,15 @@ fn allow<'a>(matching: impl Iterator<Item = &'a RouteDef>) -> Vec<&'static str> 
 /// (with `Allow`) for a known one with another method.
 pub fn lookup(route: &Route, method: &Method, core: &Core, base_url: &str) -> Result<Endpoint> {
     let table = table();
+    // No route takes this path: as in Plone, whose traversal stops at the endpoint name, the
+    // 404 names the URL up to the endpoint (`<object>/@components` for
+    // `<object>/@components/breadcrumbs`), not the segments after it.
     let not_found = || EngineError::NotFound {
-        url: route.url(base_url.trim_end_matches('/')),
+        url: Route {
+            params: Vec::new(),
+            ..route.clone()
+        }
+        .url(base_url.trim_end_matches('/')),
         context: None,
     };
     if table.candidates(route, core).next().is_none() {

@@ -102,7 +102,7 @@ pub struct SearchQuery {
     #[serde(rename = "path.query")]
     pub path_query: Option<Vec<String>>,
     /// Levels below each path: -1 (default) everything including the path, 0 the path itself,
-    /// n the objects 1 to n levels below.
+    /// 1 its children, n (2 or more) the path and the objects up to n levels below (as Plone).
     #[serde(rename = "path.depth")]
     pub path_depth: Option<String>,
     /// Sort keys (repeatable).
@@ -161,14 +161,14 @@ pub struct QuerystringSearch {
     /// `ascending`, `descending` or `reverse`.
     #[serde(default)]
     pub sort_order: Option<String>,
-    /// Most results in all.
-    #[serde(default)]
+    /// Most results in all. A number, or a string of digits (`@plone/client` sends `"10"`).
+    #[serde(default, deserialize_with = "count")]
     pub limit: Option<usize>,
-    /// Offset of the batch.
-    #[serde(default)]
+    /// Offset of the batch. A number, or a string of digits (`@plone/client` sends `"10"`).
+    #[serde(default, deserialize_with = "count")]
     pub b_start: Option<usize>,
-    /// Size of the batch.
-    #[serde(default)]
+    /// Size of the batch. A number, or a string of digits (`@plone/client` sends `"10"`).
+    #[serde(default, deserialize_with = "count")]
     pub b_size: Option<usize>,
     /// Answer full objects.
     #[serde(default)]
@@ -176,6 +176,25 @@ pub struct QuerystringSearch {
     /// Metadata columns to add (`_all` for every one).
     #[serde(default)]
     pub metadata_fields: Option<Value>,
+}
+
+/// A count given as a JSON number or as a string of digits (what Plone's form parsing accepts);
+/// null or an empty string is no value.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<usize>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Count {
+        Number(usize),
+        Text(String),
+    }
+    match Option::<Count>::deserialize(d)? {
+        None => Ok(None),
+        Some(Count::Number(n)) => Ok(Some(n)),
+        Some(Count::Text(t)) if t.trim().is_empty() => Ok(None),
+        Some(Count::Text(t)) => t.trim().parse().map(Some).map_err(|_| {
+            serde::de::Error::custom(format!("expected a non-negative integer, got '{t}'"))
+        }),
+    }
 }
 
 /// The answer of `@querystring` (for the documentation).
@@ -908,6 +927,9 @@ mod tests {
                             if m.contains_key("getObjSize") {
                                 m.insert("getObjSize".into(), json!(e.size));
                             }
+                            // Catalog items always carry review_state (null without a
+                            // workflow), as Plone's brains; object summaries leave it out.
+                            m.entry("review_state").or_insert(Value::Null);
                         }
                         let keys = ItemKeys::new(set);
                         let mut out = JsonOut::new(0);

@@ -201,6 +201,7 @@ fn members<'a>(
                 f.name.as_str(),
                 super::file_fields::field_json(&url, &f.name, f.kind, value),
             ),
+            (FieldKind::Richtext, Some(value)) => out.set(f.name.as_str(), richtext_output(value)),
             (_, Some(value)) => out.set_ref(f.name.as_str(), value),
             (kind, None) => {
                 let value = match (kind, f.default_value()) {
@@ -631,10 +632,60 @@ impl LockInfo {
     }
 }
 
+/// A rich text value as Plone serializes it: its `data` is the text's HTML output. Plain text
+/// (`text/plain`) is HTML-escaped and wrapped in a paragraph, each line break a `<br />` (what
+/// Plone's plain-text-to-HTML transform gives), so a client can insert `data` as HTML; the
+/// `content-type` stays the one the text was written in. HTML is given as stored.
+fn richtext_output(value: &Value) -> Value {
+    let plain = value
+        .get("content-type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("text/plain"));
+    match (plain, value.get("data").and_then(Value::as_str)) {
+        (true, Some(text)) => {
+            let mut out = value.clone();
+            out["data"] = Value::String(plain_text_as_html(text));
+            out
+        }
+        _ => value.clone(),
+    }
+}
+
+/// `text` as an HTML paragraph: `& < > " '` escaped, line breaks as `<br />`.
+fn plain_text_as_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    out.push_str("<p>");
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#x27;"),
+            '\n' => out.push_str("<br />"),
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out.push_str("</p>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
+
+    #[test]
+    fn plain_rich_text_is_served_as_escaped_html() {
+        let v = json!({"data": "It's <b>&\"x\"\nnext", "content-type": "text/plain", "encoding": "utf-8"});
+        assert_eq!(
+            richtext_output(&v),
+            json!({"data": "<p>It&#x27;s &lt;b&gt;&amp;&quot;x&quot;<br />next</p>", "content-type": "text/plain", "encoding": "utf-8"})
+        );
+        let html = json!({"data": "<p>It's</p>", "content-type": "text/html"});
+        assert_eq!(richtext_output(&html), html);
+    }
 
     #[test]
     fn iso_agrees_with_the_clock_module() {

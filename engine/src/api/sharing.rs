@@ -72,7 +72,8 @@ pub struct RoleTitle {
 /// A user's or group's row.
 #[derive(Serialize, JsonSchema)]
 pub struct EntryJson {
-    /// Whether the row cannot be changed (never: every listed principal can be).
+    /// Whether the sharing form shows the row disabled: the caller's own row (as Plone's form
+    /// does, so nobody takes their own roles away by accident).
     pub disabled: bool,
     /// The login or group id.
     pub id: String,
@@ -160,7 +161,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
         entries: entries
             .into_iter()
             .map(|e| EntryJson {
-                disabled: false,
+                disabled: e.kind == Kind::User && ctx.principal.login() == Some(e.id.as_str()),
                 login: (e.kind == Kind::User).then(|| e.id.clone()),
                 roles: e
                     .roles

@@ -4,7 +4,7 @@
 //!
 //! | method | path | answer |
 //! |---|---|---|
-//! | GET | `/@site` | 200, `{@id, features: {filter_aliases_by_date, multilingual}, plone.available_languages, plone.default_language, plone.portal_timezone, plone.robots_txt, plone.site_logo, plone.site_title}` |
+//! | GET | `/@site` | 200, `{@id, features: {filter_aliases_by_date, multilingual}, plone.allowed_sizes, plone.available_languages, plone.default_language, plone.portal_timezone, plone.robots_txt, plone.site_logo, plone.site_title}` |
 //!
 //! Only on the site root; needs View on it.
 
@@ -50,6 +50,10 @@ pub struct SiteInfo {
     pub id: String,
     /// Optional features.
     pub features: Features,
+    /// The image scale sizes (`name width:height`), the registry's `plone.allowed_sizes`: what
+    /// Volto's image widgets choose among.
+    #[serde(rename = "plone.allowed_sizes")]
+    pub allowed_sizes: Value,
     /// The site's language codes.
     #[serde(rename = "plone.available_languages")]
     pub available_languages: Vec<String>,
@@ -86,6 +90,7 @@ fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
             filter_aliases_by_date: true,
             multilingual: langs.is_multilingual(),
         },
+        allowed_sizes: config::get(ctx, config::ALLOWED_SIZES)?,
         available_languages: langs.available_languages.clone(),
         default_language: langs.default_language.clone(),
         portal_timezone: config::get(ctx, config::TIMEZONE)?,

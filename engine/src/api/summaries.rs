@@ -51,11 +51,11 @@ pub const CATALOG_FIELDS: &[&str] = &[
 /// The metadata name of an object's Markdown (Nick's catalog column; asked for by name).
 pub const MARKDOWN: &str = "markdown";
 
-/// The keys of the summaries of one answer, sorted and without repeats: for items with a
-/// workflow state, and for items without one. Computed once per answer.
+/// The keys of the summaries of one answer, sorted and without repeats. Computed once per
+/// answer. Every item has `review_state`, `null` for an object without a workflow, as Plone's
+/// catalog brains do.
 pub struct ItemKeys<'a> {
     with_state: Vec<&'a str>,
-    without_state: Vec<&'a str>,
 }
 
 impl<'a> ItemKeys<'a> {
@@ -72,16 +72,10 @@ impl<'a> ItemKeys<'a> {
                 keys.push(name);
             }
         }
-        let mut without_state = keys.clone();
-        without_state.sort_unstable();
-        without_state.dedup();
         keys.push("review_state");
         keys.sort_unstable();
         keys.dedup();
-        ItemKeys {
-            with_state: keys,
-            without_state,
-        }
+        ItemKeys { with_state: keys }
     }
 
     /// Whether the summaries show the object's Markdown (read from the object itself).
@@ -111,11 +105,7 @@ impl<'a> ItemJson<'a> {
     /// The summary of the entry `v` with `keys`.
     pub fn new(ctx: &Ctx<'_>, v: View<'a>, keys: &'a ItemKeys<'a>) -> Result<Self> {
         let ty = ctx.types()?.require(v.type_name)?;
-        let keys = if v.review_state.is_some() {
-            &keys.with_state
-        } else {
-            &keys.without_state
-        };
+        let keys = &keys.with_state;
         let markdown = if keys.contains(&MARKDOWN) {
             let rec = crate::content::tree::load(ctx, v.uid)?;
             Some(

@@ -2,7 +2,7 @@
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
-//! | GET | `/@users?query=&search=&groups_filter=` | | 200, `[user]` (managers) |
+//! | GET | `/@users?query=&search=&groups_filter=` | | 200, `{@id, items: [user], items_total}` (managers; others 401) |
 //! | GET | `/@users/<id>` | | 200, `{@id, id, username, fullname, email, description, home_page, location, portrait, roles, groups: {@id, items: [{id, title}], items_total}}` (managers, the user) |
 //! | POST | `/@users` | `{username, password?, fullname?, email?, ..., roles?, sendPasswordReset?}` | 201, the user (managers; anonymous visitors when self-registration is on) |
 //! | PATCH | `/@users/<id>` | any of the properties; `roles` as a list or `{role: bool}`; `password` (with `old_password` for one's own) | 204 (managers; the user, except roles) |
@@ -18,6 +18,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::extract::{self, Call};
+use super::query::encode_component;
 use super::router::{Carriage, RouteDef, RouteTable};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
@@ -39,7 +40,7 @@ pub fn register(r: &mut RouteTable) {
                  user (managers, the user)",
             )
             .query::<UserQuery>()
-            .answers::<UserJson>(),
+            .answers::<UserList>(),
     );
     r.route(
         RouteDef::post("@users", post)
@@ -187,19 +188,20 @@ pub struct UserJson {
     pub id: String,
     /// Login.
     pub username: String,
-    /// Full name.
-    pub fullname: String,
-    /// E-mail address.
-    pub email: String,
-    /// Description.
-    pub description: String,
-    /// Home page.
-    pub home_page: String,
-    /// Location.
-    pub location: String,
+    /// Full name; null when unset, as in Plone.
+    pub fullname: Option<String>,
+    /// E-mail address; null when unset, as in Plone.
+    pub email: Option<String>,
+    /// Description; null when unset, as in Plone.
+    pub description: Option<String>,
+    /// Home page; null when unset, as in Plone.
+    pub home_page: Option<String>,
+    /// Location; null when unset, as in Plone.
+    pub location: Option<String>,
     /// The portrait's URL (`/@portrait/<login>`), or null.
     pub portrait: Option<String>,
-    /// The user's own global roles (not those of its groups).
+    /// The user's global roles, its own and those it has through its groups, sorted (Plone's
+    /// `getRoles()`, without the implicit `Anonymous` and `Authenticated`).
     pub roles: Vec<String>,
     /// Its groups (AuthenticatedUsers first).
     pub groups: GroupList,
@@ -229,8 +231,43 @@ pub struct GroupRef {
     pub title: String,
 }
 
-/// The JSON of `u`, given every group.
-pub fn user_json(ctx: &Ctx<'_>, all_groups: &[groups::GroupRecord], u: &UserRecord) -> UserJson {
+/// The URL the request asked for, without batching parameters and with its query form-encoded:
+/// what Plone names the `groups` list of a user it serves (`@users?search=x`, `@users/noam`).
+pub fn request_url(ctx: &Ctx<'_>, call: &Call<'_>) -> String {
+    let mut path = call.route.object_path.clone();
+    if let Some(e) = &call.route.endpoint {
+        path.push_str("/@");
+        path.push_str(e);
+    }
+    for p in &call.route.params {
+        path.push('/');
+        path.push_str(p);
+    }
+    let form = |s: &str| encode_component(s).replace("%20", "+");
+    let query: Vec<String> = call
+        .route
+        .query
+        .pairs
+        .iter()
+        .filter(|(k, _)| k != "b_start" && k != "b_size")
+        .map(|(k, v)| format!("{}={}", form(k), form(v)))
+        .collect();
+    let mut url = ctx.url(&path);
+    if !query.is_empty() {
+        url.push('?');
+        url.push_str(&query.join("&"));
+    }
+    url
+}
+
+/// The JSON of `u`, given every group; `listed_at` is the URL of the request that lists it (the
+/// `@id` Plone gives the user's `groups`, [`request_url`]).
+pub fn user_json(
+    ctx: &Ctx<'_>,
+    all_groups: &[groups::GroupRecord],
+    u: &UserRecord,
+    listed_at: &str,
+) -> UserJson {
     let url = ctx.url(&format!("/@users/{}", u.login));
     let resolved = groups::resolve_with(all_groups, u);
     let items: Vec<GroupRef> = resolved
@@ -251,26 +288,71 @@ pub fn user_json(ctx: &Ctx<'_>, all_groups: &[groups::GroupRecord], u: &UserReco
         })
         .collect();
     UserJson {
-        url: url.clone(),
+        url,
         id: u.login.clone(),
         username: u.login.clone(),
-        fullname: u.fullname.clone(),
-        email: u.email.clone(),
-        description: u.description.clone(),
-        home_page: u.home_page.clone(),
-        location: u.location.clone(),
+        fullname: unset_is_null(&u.fullname),
+        email: unset_is_null(&u.email),
+        description: unset_is_null(&u.description),
+        home_page: unset_is_null(&u.home_page),
+        location: unset_is_null(&u.location),
         portrait: u
             .portrait
             .as_ref()
             .map(|_| ctx.url(&format!("/@portrait/{}", u.login))),
-        roles: u.roles.clone(),
+        roles: {
+            let mut roles: Vec<String> = resolved
+                .roles
+                .iter()
+                .filter(|r| !matches!(r.as_str(), "Anonymous" | "Authenticated"))
+                .cloned()
+                .collect();
+            roles.sort();
+            roles.dedup();
+            roles
+        },
         groups: GroupList {
-            id: url,
+            id: listed_at.to_string(),
             items_total: items.len(),
             items,
         },
-        properties: u.properties.clone(),
+        properties: u
+            .properties
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    serde_json::Value::String(s) if s.is_empty() => serde_json::Value::Null,
+                    other => other.clone(),
+                };
+                (k.clone(), v)
+            })
+            .collect(),
     }
+}
+
+/// A user property as Plone serializes it: an empty (unset) value is `null`, so that a form
+/// that sends it back unchanged does not send an empty string its validation refuses (Volto's
+/// `home_page` URL check).
+fn unset_is_null(value: &str) -> Option<String> {
+    Some(value).filter(|v| !v.is_empty()).map(str::to_string)
+}
+
+/// The list of users, as Plone answers `GET @users` (with or without a query).
+#[derive(Serialize, JsonSchema)]
+pub struct UserList {
+    /// `/@users`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The users.
+    pub items: Vec<UserJson>,
+    /// How many.
+    pub items_total: usize,
+}
+
+/// Reading users without the right is a 401 for everyone, as in Plone (whose clients treat it
+/// as "log in as someone who may"), not a 403 for the logged-in.
+fn not_authorized() -> EngineError {
+    EngineError::Unauthorized("You are not authorized to access this resource.".into())
 }
 
 fn is_manager(ctx: &Ctx<'_>, root: &ContentRecord) -> Result<bool> {
@@ -292,10 +374,11 @@ fn load(ctx: &Ctx<'_>, login: &str) -> Result<UserRecord> {
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
     let manager = is_manager(ctx, &root)?;
     let all_groups = groups::all(ctx)?;
+    let listed_at = request_url(ctx, call);
     match call.param("id") {
         None => {
             if !manager {
-                return Err(ctx.denied(Permission::ManagePortal));
+                return Err(not_authorized());
             }
             let q: UserQuery = call.query()?;
             let text = q.query.or(q.search).unwrap_or_default().to_lowercase();
@@ -313,16 +396,26 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respon
                         q.groups_filter.iter().any(|g| r.groups.contains(g))
                     }
                 })
-                .map(|u| user_json(ctx, &all_groups, u))
+                .map(|u| user_json(ctx, &all_groups, u, &listed_at))
                 .collect();
-            Ok(Response::json(200, &list))
+            Ok(Response::json(
+                200,
+                &UserList {
+                    id: ctx.url("/@users"),
+                    items_total: list.len(),
+                    items: list,
+                },
+            ))
         }
         Some(login) => {
             if !manager && ctx.principal.login() != Some(login) {
-                return Err(ctx.denied(Permission::ManagePortal));
+                return Err(not_authorized());
             }
             let u = load(ctx, login)?;
-            Ok(Response::json(200, &user_json(ctx, &all_groups, &u)))
+            Ok(Response::json(
+                200,
+                &user_json(ctx, &all_groups, &u, &listed_at),
+            ))
         }
     }
 }
@@ -409,7 +502,11 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respo
     let user = accounts::create_user(ctx, new, body.send_password_reset)?;
     let url = ctx.url(&format!("/@users/{}", user.login));
     let all_groups = groups::all(ctx)?;
-    Ok(Response::json(201, &user_json(ctx, &all_groups, &user)).with_header("Location", &url))
+    let listed_at = request_url(ctx, call);
+    Ok(
+        Response::json(201, &user_json(ctx, &all_groups, &user, &listed_at))
+            .with_header("Location", &url),
+    )
 }
 
 /// PATCH `/@users/<id>`: edit (managers, or the user without `roles`); 204.

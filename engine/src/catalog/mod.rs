@@ -442,7 +442,15 @@ impl Index {
 
     fn sort_value(self, e: &Entry) -> SortValue<'_> {
         match self.kind() {
-            IndexKind::Date => self.date(e).map_or(SortValue::Missing, SortValue::Date),
+            // As in Plone, an object without an effective date sorts as the floor (its publishing
+            // date is "always"), one without an expiry date as the ceiling ("never"); so "newest
+            // first" lists the undated last.
+            IndexKind::Date => match (self, self.date(e)) {
+                (_, Some(d)) => SortValue::Date(d),
+                (Index::Effective, None) => SortValue::Date(DateTime::<Utc>::MIN_UTC),
+                (Index::Expires, None) => SortValue::Date(DateTime::<Utc>::MAX_UTC),
+                (_, None) => SortValue::Missing,
+            },
             IndexKind::Int => SortValue::Int(e.pos as i64),
             IndexKind::Bool => SortValue::Int(i64::from(self.boolean(e))),
             IndexKind::Path => SortValue::Str(Cow::Borrowed(e.path.as_str())),
@@ -510,7 +518,8 @@ pub struct Query {
     /// Site paths to search under (`""` is the root); empty: the whole site.
     pub paths: Vec<String>,
     /// How deep below each path: `None` the path and everything below it, `Some(0)` the path
-    /// itself, `Some(n)` the objects 1 to n levels below it.
+    /// itself, `Some(1)` its children, `Some(n)` the path and the objects up to n levels below
+    /// it (Plone's path index).
     pub depth: Option<u32>,
     /// Every one must hold.
     pub criteria: Vec<Criterion>,
@@ -1104,10 +1113,13 @@ fn path_within(path: &str, q: &Query) -> bool {
         };
         let Some(rest) = rest else { return false };
         let level = rest.matches('/').count() as u32;
+        // As Plone's path index: depth 1 is the children alone, a larger depth also takes the
+        // path itself (its recorded `@search?path.query=..&path.depth=2` lists the folders).
         match q.depth {
             None => true,
             Some(0) => level == 0,
-            Some(d) => level >= 1 && level <= d,
+            Some(1) => level == 1,
+            Some(d) => level <= d,
         }
     })
 }

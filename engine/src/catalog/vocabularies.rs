@@ -87,7 +87,7 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc(
         "plone.app.vocabularies.ReallyUserFriendlyTypes",
         View,
-        types,
+        addable_types,
     ),
     voc("plone.app.vocabularies.Roles", View, roles),
     voc(
@@ -96,7 +96,11 @@ pub const VOCABULARIES: &[Vocabulary] = &[
         supported_languages,
     ),
     voc("plone.app.vocabularies.Timezones", View, timezones),
-    voc("plone.app.vocabularies.UserFriendlyTypes", View, types),
+    voc(
+        "plone.app.vocabularies.UserFriendlyTypes",
+        View,
+        addable_types,
+    ),
     voc("plone.app.vocabularies.Users", Modify, users),
     voc(
         "plone.app.vocabularies.WorkflowStates",
@@ -138,6 +142,16 @@ fn types(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
         .collect();
     out.sort_by(|a, b| a.title.cmp(&b.title));
     Ok(out)
+}
+
+/// Every type but the site root, which is never added (Plone's user-friendly type vocabularies
+/// leave it out; Nick's `types` lists it).
+fn addable_types(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<Term>> {
+    let root = crate::content::tree::root(ctx)?.type_name;
+    Ok(types(ctx, obj)?
+        .into_iter()
+        .filter(|t| t.token != root)
+        .collect())
 }
 
 /// The types that may be added inside the context (none when it is not folderish).

@@ -67,10 +67,26 @@ pub fn can_reply(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<bool> {
         && ctx.permitted(Permission::View, obj)?)
 }
 
-/// Whether the caller may edit or delete `c` (its author, or a moderator: Review permission).
-pub fn can_manage(ctx: &Ctx<'_>, obj: &ContentRecord, c: &Comment) -> Result<bool> {
+/// What the caller may do to a comment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommentAction {
+    /// Change its text.
+    Edit,
+    /// Delete it with its replies.
+    Delete,
+}
+
+/// Whether the caller may `action` `c`: a moderator (Review permission) always; its author when
+/// the discussion settings let authors (`edit_comment_enabled`, `delete_own_comment_enabled`).
+pub fn may(ctx: &Ctx<'_>, obj: &ContentRecord, c: &Comment, action: CommentAction) -> Result<bool> {
     if ctx.principal.login() == Some(c.author_username.as_str()) {
-        return Ok(true);
+        let setting = match action {
+            CommentAction::Edit => crate::site::configuration::COMMENT_EDIT_OWN,
+            CommentAction::Delete => crate::site::configuration::COMMENT_DELETE_OWN,
+        };
+        if crate::site::configuration::flag(ctx, setting)? {
+            return Ok(true);
+        }
     }
     ctx.permitted(Permission::Review, obj)
 }

@@ -312,7 +312,7 @@ fn apply_fields(
             ))
         })?;
         let value = if key == "relatedItems" {
-            normalize_related(ctx, &value)?
+            normalize_related(ctx, &value).map_err(|e| e.for_field(&key))?
         } else {
             value
         };
@@ -324,7 +324,8 @@ fn apply_fields(
                 value,
                 rec.fields.get(&key),
                 crate::content::versioning::is_versioned(ty),
-            )?
+            )
+            .map_err(|e| e.for_field(&key))?
         } else {
             value
         };
@@ -364,7 +365,8 @@ fn apply_fields(
                     return Err(EngineError::bad_request(format!(
                         "Field '{}' is required",
                         def.name
-                    )))
+                    ))
+                    .for_field(&def.name))
                 }
             }
         }

@@ -569,9 +569,16 @@ fn apply_group(
 ) -> Result<GroupRecord> {
     let before = managers(ctx)?;
     if let Some(roles) = &changes.roles {
-        check_grantable(roles)?;
+        // Every group holds `Authenticated` (its members are logged in), as Plone reports it;
+        // naming it, as Plone's clients send the roles they read back, changes nothing.
+        let roles: Vec<Role> = roles
+            .iter()
+            .copied()
+            .filter(|r| *r != Role::Authenticated)
+            .collect();
+        check_grantable(&roles)?;
         let mut out: Vec<Role> = Vec::new();
-        for r in roles {
+        for r in &roles {
             if !out.contains(r) {
                 out.push(*r);
             }

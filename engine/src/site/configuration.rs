@@ -215,6 +215,10 @@ const fn owned(
 
 /// The record that switches comments on for the whole site ([`crate::content::comments::enabled`]).
 pub const DISCUSSION_ENABLED: &str = "plone.app.discussion.globally_enabled";
+/// The record saying whether a comment's author may edit it ([`crate::content::comments`]).
+pub const COMMENT_EDIT_OWN: &str = "plone.app.discussion.edit_comment_enabled";
+/// The record saying whether a comment's author may delete it ([`crate::content::comments`]).
+pub const COMMENT_DELETE_OWN: &str = "plone.app.discussion.delete_own_comment_enabled";
 /// The record holding the site's actions ([`crate::site::actions`]).
 pub const ACTIONS: &str = "plone.actions";
 /// The record listing the image scales (`name width:height`, [`crate::content::files`]).
@@ -282,6 +286,20 @@ pub const RECORDS: &[RecordDef] = &[
         "The text formats editors may choose from.",
         Kind::TextList,
         Default::TextList(&["text/html", "text/plain", "text/x-web-markdown"]),
+    ),
+    stored(
+        COMMENT_DELETE_OWN,
+        "Enable deleting own comments",
+        "Whether the author of a comment may delete it, with its replies (moderators always may).",
+        Kind::Bool,
+        Default::Bool(true),
+    ),
+    stored(
+        COMMENT_EDIT_OWN,
+        "Enable editing of comments",
+        "Whether the author of a comment may edit it (moderators always may).",
+        Kind::Bool,
+        Default::Bool(true),
     ),
     stored(
         DISCUSSION_ENABLED,

@@ -57,7 +57,14 @@ pub const PANELS: &[PanelDef] = &[
         "discussion",
         "Discussion",
         "General",
-        &[("globally_enabled", configuration::DISCUSSION_ENABLED)],
+        &[
+            ("globally_enabled", configuration::DISCUSSION_ENABLED),
+            ("edit_comment_enabled", configuration::COMMENT_EDIT_OWN),
+            (
+                "delete_own_comment_enabled",
+                configuration::COMMENT_DELETE_OWN,
+            ),
+        ],
     ),
     panel(
         "editing",

@@ -20,21 +20,25 @@ pub const CATEGORIES: &[&str] = &[
 ];
 
 /// The actions a new site has (the default of the `plone.actions` record). Icons are the names
-/// of the icons Plone 6's toolbar uses.
+/// of the icons Plone 6's toolbar uses. Volto's "More" menu offers "Rules" for the object
+/// action `contentrules` and "URL Management" for the object button `redirection`; both need
+/// what `@content-rules` and `@aliases` need (Modify).
 pub const DEFAULT_ACTIONS: &str = r#"{
   "object": [
     {"id": "view", "title": "View", "icon": "toolbar-action/view", "permission": "View"},
     {"id": "edit", "title": "Edit", "icon": "toolbar-action/edit", "permission": "Modify portal content"},
     {"id": "folderContents", "title": "Contents", "icon": "toolbar-action/folderContents", "permission": "Modify portal content"},
     {"id": "history", "title": "History", "icon": "toolbar-action/history", "permission": "Modify portal content"},
-    {"id": "local_roles", "title": "Sharing", "icon": "toolbar-action/sharing", "permission": "Modify portal content"}
+    {"id": "local_roles", "title": "Sharing", "icon": "toolbar-action/sharing", "permission": "Modify portal content"},
+    {"id": "contentrules", "title": "Rules", "icon": "toolbar-action/contentrules", "permission": "Modify portal content"}
   ],
   "object_buttons": [
     {"id": "cut", "title": "Cut", "icon": "plone-cut", "permission": "Delete objects"},
     {"id": "copy", "title": "Copy", "icon": "plone-copy", "permission": "View", "available_to": "authenticated"},
     {"id": "paste", "title": "Paste", "icon": "plone-paste", "permission": "Add portal content"},
     {"id": "delete", "title": "Delete", "icon": "plone-delete", "permission": "Delete objects"},
-    {"id": "rename", "title": "Rename", "icon": "plone-rename", "permission": "Delete objects"}
+    {"id": "rename", "title": "Rename", "icon": "plone-rename", "permission": "Delete objects"},
+    {"id": "redirection", "title": "URL Management", "icon": "", "permission": "Modify portal content"}
   ],
   "portal_tabs": [
     {"id": "index_html", "title": "Home", "icon": "", "permission": "View"}

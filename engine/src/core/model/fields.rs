@@ -119,8 +119,9 @@ impl FieldKind {
             FieldKind::Email => Some("email"),
             FieldKind::Url => Some("url"),
             FieldKind::Richtext => Some("richtext"),
-            FieldKind::File => Some("file"),
-            FieldKind::Image => Some("image"),
+            // File and image fields name no widget, as in Plone: Volto picks its file input by
+            // the `object` type (an `image` widget would be its image picker, which uploads a
+            // separate Image and sends back a URL).
             FieldKind::Blocks | FieldKind::BlocksLayout | FieldKind::Json => Some("json"),
             _ => None,
         }
