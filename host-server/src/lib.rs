@@ -12,6 +12,7 @@ pub mod backup;
 pub mod delivery;
 pub mod error;
 pub mod llm;
+pub mod metrics;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
