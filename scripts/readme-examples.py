@@ -39,7 +39,7 @@ trap __stop EXIT
 __start() { # the server as a reader starts it: ARGS of host-server
   local listen=127.0.0.1:8080 prev=
   for a in "$@"; do [ "$prev" = --listen ] && listen=$a; prev=$a; done
-  case "${1:-}" in migrate|reindex|--help|-h|--version) "$HOST_SERVER_BIN" "$@"; return;; esac
+  case "${1:-}" in migrate|reindex|backup|restore|--help|-h|--version) "$HOST_SERVER_BIN" "$@"; return;; esac
   if command curl -s -o /dev/null "http://$listen/"; then
     echo "something already answers on $listen: stop it first" >&2; return 1
   fi

@@ -252,6 +252,22 @@ impl<S: Store> Engine<S> {
         crate::automation::jobs::next_due(&ctx)
     }
 
+    /// How many outbox deliveries are queued (at most `cap` counted; 0 when there is no site).
+    pub fn outbox_backlog(&self, cap: usize) -> Result<usize> {
+        if !self.site_exists()? {
+            return Ok(0);
+        }
+        let txn = self.store.begin_read()?;
+        let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+        crate::automation::jobs::backlog(&ctx, cap)
+    }
+
+    /// The response cache since start: how many requests it answered, how many cacheable ones
+    /// it had no answer for (a host's hit ratio; both 0 while the cache is off).
+    pub fn response_cache_lookups(&self) -> (u64, u64) {
+        self.core.responses.lookups()
+    }
+
     /// Run the scheduled jobs that are due (`crate::automation::jobs::run_due_schedules`); how many ran.
     /// A read transaction finds out first whether any is due, so an idle tick does not take the
     /// writer.
@@ -363,7 +379,12 @@ impl<S: Store> Engine<S> {
             }
         };
         let key = ResponseCache::key(req, principal.login().unwrap_or(""));
-        cache.get(None, &key, now)
+        // A miss here is looked up again in the transaction, and counted there.
+        let found = cache.get(None, &key, now);
+        if found.is_some() {
+            cache.count(true);
+        }
+        found
     }
 
     /// Up to `max` bytes of a streamed response body ([`Response::stream`]) from byte `offset`
@@ -488,6 +509,22 @@ impl<S: Store> Engine<S> {
             found,
             carriage,
             info,
+        }
+    }
+
+    /// The endpoint family (its OpenAPI tag, e.g. `content`, `search`) `routed` reaches, for a
+    /// host's per-family metrics: `options` for a bare `OPTIONS`, `none` when it reaches no
+    /// endpoint. A GET routed without the table is looked up now (no store access).
+    pub fn route_family(&self, routed: &Routed) -> &'static str {
+        let family = |e: &api::Endpoint| match e {
+            api::Endpoint::Route(def) => def.family,
+            api::Endpoint::Options => "options",
+        };
+        match &routed.found {
+            Some((_, e)) => family(e),
+            None => self
+                .lookup(&routed.request)
+                .map_or("none", |(_, e)| family(&e)),
         }
     }
 
@@ -712,7 +749,9 @@ impl<S: Store> Engine<S> {
                 cache.insert_caller(g, Core::basic_key(&login, &password), caller, now);
             }
             let key = ResponseCache::key(req, ctx.principal.login().unwrap_or(""));
-            if let Some(resp) = cache.get(Some(g), &key, now) {
+            let found = cache.get(Some(g), &key, now);
+            cache.count(found.is_some());
+            if let Some(resp) = found {
                 return Ok((resp, None));
             }
             Some((g, key, now))

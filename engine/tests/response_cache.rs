@@ -518,3 +518,21 @@ fn a_write_keeps_the_answers_it_cannot_change() {
         );
     }
 }
+
+/// `Engine::response_cache_lookups` counts each cacheable request once: a miss, then hits;
+/// nothing while the cache is off.
+#[test]
+fn lookups_count_each_request_once() {
+    let cached = engine(1 << 20);
+    let (hits, misses) = cached.response_cache_lookups();
+    for _ in 0..3 {
+        assert_eq!(send(&cached, Method::Get, "/", true, None).status, 200);
+    }
+    let (h, m) = cached.response_cache_lookups();
+    assert_eq!((h - hits, m - misses), (2, 1));
+    let off = engine(0);
+    for _ in 0..3 {
+        send(&off, Method::Get, "/", true, None);
+    }
+    assert_eq!(off.response_cache_lookups(), (0, 0));
+}

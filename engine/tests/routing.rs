@@ -260,3 +260,25 @@ fn a_body_in_pieces_becomes_one_request_per_piece_at_the_offset_reached() {
         (vec![p("10", "abcd"), p("14", "ef")], 400)
     );
 }
+
+/// `Engine::route_family`: the endpoint family a request reaches (a host's per-family
+/// metrics), for a GET routed without the table as for a write; `none` when nothing matches.
+#[test]
+fn route_family_names_the_endpoint_family() {
+    let e = engine();
+    let family = |m: Method, path: &str| e.route_family(&e.route(Request::new(m, path, BASE)));
+    assert_eq!(family(Method::Get, "/"), "content");
+    assert_eq!(family(Method::Post, "/"), "content");
+    assert_eq!(family(Method::Get, "/@search"), "search");
+    assert_eq!(family(Method::Post, "/@login"), "auth");
+    assert_eq!(family(Method::Get, "/@no-such-endpoint"), "none");
+}
+
+/// `Engine::outbox_backlog` counts queued deliveries: none on a new site.
+#[test]
+fn outbox_backlog_of_a_new_site_is_empty() {
+    let e = engine();
+    assert_eq!(e.outbox_backlog(1000).unwrap(), 0);
+    let bare = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+    assert_eq!(bare.outbox_backlog(1000).unwrap(), 0, "no site yet");
+}

@@ -242,17 +242,65 @@ where
     }
     // Request logging is at INFO; below that level the layer would only cost time (a span, a
     // clock read and a timer per request), so it is left out.
-    if tracing::level_filters::LevelFilter::current() < Level::INFO {
-        return router;
+    if tracing::level_filters::LevelFilter::current() >= Level::INFO {
+        router = router.layer(
+            TraceLayer::new_for_http()
+                // Method and path only: a query string may carry a token or a password.
+                .make_span_with(|req: &axum::http::Request<Body>| {
+                    let id = req
+                        .extensions()
+                        .get::<RequestId>()
+                        .map_or("", |r| r.0.as_str());
+                    tracing::info_span!(
+                        "request",
+                        method = %req.method(),
+                        path = %req.uri().path(),
+                        request_id = %id
+                    )
+                })
+                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+        );
     }
-    router.layer(
-        TraceLayer::new_for_http()
-            // Method and path only: a query string may carry a token or a password.
-            .make_span_with(|req: &axum::http::Request<Body>| {
-                tracing::info_span!("request", method = %req.method(), path = %req.uri().path())
-            })
-            .on_response(DefaultOnResponse::new().level(Level::INFO)),
-    )
+    router.layer(axum::middleware::from_fn(request_id))
+}
+
+/// The header that carries a request's id, in the answer (and in the request when the client
+/// or a proxy in front chose it).
+pub const REQUEST_ID_HEADER: &str = "x-request-id";
+
+/// A request's id ([`REQUEST_ID_HEADER`]), in its extensions: the one the client sent when it is
+/// sane, else a new random one. Logged with every line about the request and sent back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestId(pub String);
+
+/// Whether a client's request id can be kept: 1 to 128 characters from a safe set (it goes into
+/// logs and a response header).
+fn sane_request_id(id: &str) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.:+=/@".contains(&b))
+}
+
+/// Give the request its id ([`RequestId`]) and put it on the answer.
+async fn request_id(
+    mut req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let name = HeaderName::from_static(REQUEST_ID_HEADER);
+    let id = req
+        .headers()
+        .get(&name)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| sane_request_id(v))
+        .map_or_else(|| uuid::Uuid::new_v4().simple().to_string(), str::to_string);
+    let value = HeaderValue::from_str(&id).ok();
+    req.extensions_mut().insert(RequestId(id));
+    let mut resp = next.run(req).await;
+    if let Some(value) = value {
+        resp.headers_mut().insert(name, value);
+    }
+    resp
 }
 
 fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
@@ -299,6 +347,7 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
                 header::LOCATION,
                 header::ETAG,
                 HeaderName::from_static("idempotent-replayed"),
+                HeaderName::from_static(REQUEST_ID_HEADER),
             ]),
     )
 }
@@ -306,6 +355,25 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
 async fn handle<S>(
     State(state): State<AppState<S>>,
     req: axum::extract::Request,
+) -> axum::response::Response
+where
+    S: Store + Send + Sync + 'static,
+{
+    if !crate::metrics::enabled() {
+        return handle_request(state, req, None).await;
+    }
+    let started = std::time::Instant::now();
+    let mut family = "none";
+    let resp = handle_request(state, req, Some(&mut family)).await;
+    crate::metrics::request(family, resp.status().as_u16(), started.elapsed());
+    resp
+}
+
+/// Answer one request; `family` (with metrics on) is set to the endpoint family it reaches.
+async fn handle_request<S>(
+    state: AppState<S>,
+    req: axum::extract::Request,
+    family: Option<&mut &'static str>,
 ) -> axum::response::Response
 where
     S: Store + Send + Sync + 'static,
@@ -334,6 +402,9 @@ where
         body: Vec::new(),
         base_url,
     });
+    if let Some(family) = family {
+        *family = state.engine.route_family(&routed);
+    }
     let info = routed.info().clone();
     let limit = match info.body {
         BodyKind::Pieces { .. } => {

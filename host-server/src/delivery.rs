@@ -126,6 +126,7 @@ pub async fn run<S: Store + Send + Sync + 'static>(engine: Arc<Engine<S>>, wake:
             let engine = engine.clone();
             tasks.push(tokio::spawn(async move {
                 let outcome = perform(&engine, &http, &d).await;
+                crate::metrics::delivery(matches!(outcome, Outcome::Delivered(_)));
                 if let Outcome::Failed(why, _) = &outcome {
                     warn!(job = %d.job, attempt = d.attempt, error = %why, "outbox: delivery failed");
                 }

@@ -46,4 +46,7 @@ pub enum ServerError {
         #[source]
         source: std::io::Error,
     },
+    /// A backup or a restore failed (the message names the file and the reason).
+    #[error("{0}")]
+    Backup(String),
 }

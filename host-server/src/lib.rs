@@ -8,9 +8,11 @@
 #![warn(missing_docs)]
 
 mod app;
+pub mod backup;
 pub mod delivery;
 pub mod error;
 pub mod llm;
+pub mod metrics;
 pub mod migrate;
 pub mod postgres;
 pub mod sqlite;
@@ -137,7 +139,7 @@ fn is_store_conflict(e: &engine::EngineError) -> bool {
 /// Create `data_dir` (mode `0700`) if missing, refuse it if other users can write it, and make
 /// the database files in it private (`0600`), creating the database file so.
 #[cfg(unix)]
-fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
+pub(crate) fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
     if !data_dir.exists() {
         std::fs::DirBuilder::new()
@@ -181,7 +183,7 @@ fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
 
 /// Create `data_dir` if missing (no file modes off Unix).
 #[cfg(not(unix))]
-fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
+pub(crate) fn private_data_dir(data_dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(data_dir)
 }
 

@@ -39,7 +39,8 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
         WEBHOOK_ALLOW   Internal webhook destinations allowed (--webhook-allow).\n\n\
         OUTPUT:\n  \
         stdout carries only the generated admin password (first start only) and the line\n  \
-        `listening on http://ADDR` once the socket is bound; logs go to stderr.\n\n\
+        `listening on http://ADDR` once the socket is bound (preceded, with\n  \
+        --metrics-listen, by `metrics on http://ADDR`); logs go to stderr.\n\n\
         SIGNALS:\n  \
         SIGINT / SIGTERM stop accepting connections, let requests in flight finish (at most\n  30 s) and exit 0."
 )]
@@ -232,6 +233,27 @@ struct Cli {
     /// Log level or filter (error, warn, info, debug, trace, or e.g. `info,tower_http=debug`).
     #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "info")]
     log: String,
+
+    /// How log lines are written to stderr: `text` (for people) or `json` (one JSON object a
+    /// line, for log collectors; a request's lines carry its `request_id`, also sent back in the
+    /// `X-Request-Id` header).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+
+    /// Serve metrics in the Prometheus text format at `http://ADDR/metrics` (HOST:PORT; port 0
+    /// picks a free port, printed on stdout as `metrics on http://ADDR` before the `listening
+    /// on` line). Off by default; keep ADDR private (e.g. 127.0.0.1:9090).
+    #[arg(long, value_name = "ADDR")]
+    metrics_listen: Option<String>,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// `--webhook-allow`: the destination policy's allow-list.
@@ -357,36 +379,87 @@ fn migrate(cli: MigrateCli) -> Result<(), ServerError> {
     Ok(())
 }
 
-fn main() -> ExitCode {
-    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == "migrate") {
-        args.remove(1);
-        let cli = MigrateCli::parse_from(args);
-        init_logging(&cli.log);
-        return match migrate(cli) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                error!("{e}");
-                eprintln!("host-server: error: {e}");
-                ExitCode::FAILURE
-            }
-        };
-    }
-    if args.get(1).is_some_and(|a| a == "reindex") {
-        args.remove(1);
-        let cli = ReindexCli::parse_from(args);
-        init_logging(&cli.log);
-        return match reindex(cli) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                error!("{e}");
-                eprintln!("host-server: error: {e}");
-                ExitCode::FAILURE
-            }
-        };
-    }
-    let cli = Cli::parse();
-    init_logging(&cli.log);
+/// `host-server backup --data DIR --to FILE`: a consistent copy of a running site.
+#[derive(Parser, Debug)]
+#[command(
+    name = "host-server backup",
+    bin_name = "host-server backup",
+    about = "Write a consistent copy of the site in DIR (content, users, secrets, files: all of \
+             it) to FILE, a SQLite database; the server may keep running and writing meanwhile. \
+             For a site in PostgreSQL use pg_dump (see the README)"
+)]
+struct BackupCli {
+    /// Data directory of the site.
+    #[arg(long, value_name = "DIR", default_value = "./var")]
+    data: PathBuf,
+
+    /// The backup file to create (refused if it exists).
+    #[arg(long, value_name = "FILE")]
+    to: PathBuf,
+
+    /// Log level or filter.
+    #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "warn")]
+    log: String,
+}
+
+/// `host-server restore --from FILE --data DIR`: bring a backup back.
+#[derive(Parser, Debug)]
+#[command(
+    name = "host-server restore",
+    bin_name = "host-server restore",
+    about = "Make the backup FILE (written by `host-server backup`) the site of DIR; DIR must \
+             hold no site unless --replace, and no server may be running on it"
+)]
+struct RestoreCli {
+    /// The backup file.
+    #[arg(long, value_name = "FILE")]
+    from: PathBuf,
+
+    /// Data directory to restore into (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "./var")]
+    data: PathBuf,
+
+    /// Overwrite the site DIR already holds.
+    #[arg(long)]
+    replace: bool,
+
+    /// Log level or filter.
+    #[arg(long, value_name = "LEVEL", env = "RUST_LOG", default_value = "warn")]
+    log: String,
+}
+
+fn backup(cli: BackupCli) -> Result<(), ServerError> {
+    let r = host_server::backup::backup(&cli.data, &cli.to)?;
+    say(&format!(
+        "backed up {} keys ({:.1} MiB) to {} in {:.1} s",
+        r.keys,
+        r.bytes as f64 / (1024.0 * 1024.0),
+        cli.to.display(),
+        r.elapsed.as_secs_f64()
+    ));
+    Ok(())
+}
+
+fn restore(cli: RestoreCli) -> Result<(), ServerError> {
+    let r = host_server::backup::restore(&cli.from, &cli.data, cli.replace)?;
+    say(&format!(
+        "restored {} keys ({:.1} MiB) into {} in {:.1} s",
+        r.keys,
+        r.bytes as f64 / (1024.0 * 1024.0),
+        cli.data.display(),
+        r.elapsed.as_secs_f64()
+    ));
+    Ok(())
+}
+
+/// Run a subcommand: parse its arguments, log, map its error to exit status 1.
+fn subcommand<C: Parser>(
+    args: Vec<std::ffi::OsString>,
+    log: fn(&C) -> &str,
+    run: fn(C) -> Result<(), ServerError>,
+) -> ExitCode {
+    let cli = C::parse_from(args);
+    init_logging(log(&cli), LogFormat::Text);
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -397,16 +470,67 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging(filter: &str) {
+fn main() -> ExitCode {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == "migrate") {
+        args.remove(1);
+        let cli = MigrateCli::parse_from(args);
+        init_logging(&cli.log, LogFormat::Text);
+        return match migrate(cli) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                error!("{e}");
+                eprintln!("host-server: error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    if args.get(1).is_some_and(|a| a == "backup") {
+        args.remove(1);
+        return subcommand(args, |c: &BackupCli| &c.log, backup);
+    }
+    if args.get(1).is_some_and(|a| a == "restore") {
+        args.remove(1);
+        return subcommand(args, |c: &RestoreCli| &c.log, restore);
+    }
+    if args.get(1).is_some_and(|a| a == "reindex") {
+        args.remove(1);
+        let cli = ReindexCli::parse_from(args);
+        init_logging(&cli.log, LogFormat::Text);
+        return match reindex(cli) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                error!("{e}");
+                eprintln!("host-server: error: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let cli = Cli::parse();
+    init_logging(&cli.log, cli.log_format);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error!("{e}");
+            eprintln!("host-server: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(filter: &str, format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|e| {
         eprintln!("host-server: ignoring invalid --log filter {filter:?} ({e}); using `info`");
         tracing_subscriber::EnvFilter::new("info")
     });
-    tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+        // The request's span (method, path, request_id) rides along as `span` on each line.
+        LogFormat::Json => builder.json().with_current_span(true).init(),
+    }
 }
 
 fn run(cli: Cli) -> Result<(), ServerError> {
@@ -615,7 +739,7 @@ fn start<S: Store + Send + Sync + 'static>(
     let result = runtime.block_on(serve(
         Arc::new(engine),
         config,
-        cli.listen.clone(),
+        (cli.listen.clone(), cli.metrics_listen.clone()),
         limits,
         outbox,
     ));
@@ -633,19 +757,43 @@ fn say(line: &str) {
     }
 }
 
+/// The most queued outbox deliveries a metrics scrape counts (the backlog gauge stops there).
+const OUTBOX_BACKLOG_CAP: usize = 100_000;
+
 /// How long in-flight requests get to finish after a shutdown signal.
 const GRACE: Duration = Duration::from_secs(30);
 
 async fn serve<S: Store + Send + Sync + 'static>(
     engine: Arc<Engine<S>>,
     config: Config,
-    listen: String,
+    (listen, metrics_listen): (String, Option<String>),
     limits: Limits,
     outbox: Arc<tokio::sync::Notify>,
 ) -> Result<(), ServerError> {
     // Install the signal handlers before announcing the address, so a signal sent right after
     // the announcement is never lost.
     let signals = Signals::install()?;
+    if let Some(metrics_listen) = metrics_listen {
+        let listener = tokio::net::TcpListener::bind(&metrics_listen)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: metrics_listen.clone(),
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServerError::Io {
+            context: "cannot read the bound metrics address",
+            source,
+        })?;
+        host_server::metrics::install();
+        let sampled = engine.clone();
+        host_server::metrics::set_sampler(move || host_server::metrics::Sample {
+            cache_lookups: sampled.response_cache_lookups(),
+            outbox_backlog: sampled.outbox_backlog(OUTBOX_BACKLOG_CAP).ok(),
+        });
+        tokio::spawn(host_server::metrics::serve(listener));
+        info!(%addr, "serving metrics");
+        say(&format!("metrics on http://{addr}"));
+    }
     let listener = tokio::net::TcpListener::bind(&listen)
         .await
         .map_err(|source| ServerError::Bind {
@@ -770,8 +918,10 @@ async fn accept_loop(
         let builder = builder.clone();
         let router = router.clone();
         let stop = stop.clone();
+        host_server::metrics::connections(1);
         tokio::spawn(async move {
             serve_connection(&builder, stream, peer, router, limits, stop).await;
+            host_server::metrics::connections(-1);
             drop(from_address);
             drop(permit);
         });

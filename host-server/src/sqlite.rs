@@ -163,7 +163,9 @@ impl SqliteStore {
     }
 }
 
-fn take_lock(db: &Path) -> Result<File, StoreError> {
+/// Take the exclusive lock on `<db>.lock` that keeps a second process off the database (the
+/// server holds it while running; `restore` holds it while replacing the file).
+pub(crate) fn take_lock(db: &Path) -> Result<File, StoreError> {
     let mut name = db.as_os_str().to_owned();
     name.push(".lock");
     let lock_path = PathBuf::from(name);

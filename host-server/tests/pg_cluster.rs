@@ -751,3 +751,68 @@ fn three_servers_run_a_schedule_once_per_due_time_locked() {
 fn three_servers_run_a_schedule_once_per_due_time_optimistic() {
     schedule_runs_once_per_due_time("optimistic");
 }
+
+/// The README's PostgreSQL backup: `pg_dump --format=custom` of a database servers write to,
+/// `pg_restore --no-owner` into a new database, and a server on the restored one serves every
+/// page acknowledged before the dump started.
+#[test]
+fn pg_dump_and_pg_restore_bring_a_site_back() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(admin_url) = common::pg_url("pg_dump_and_pg_restore_bring_a_site_back") else {
+        return;
+    };
+    let source = common::PgDatabase::create(&admin_url, "dump");
+    let target = common::PgDatabase::create(&admin_url, "restored");
+    let dir = common::TempDir::new("pg-dump");
+    let admin = admin();
+    let s = start(&source.url, "locked", &dir.0.join("source.log"));
+    for n in 0..10 {
+        let (status, body) = request(
+            &s,
+            "POST",
+            "/",
+            &admin,
+            Some(json!({"@type": "Page", "id": format!("d{n}"), "title": format!("Dumped {n}")})),
+        );
+        assert_eq!(status, 201, "{body}");
+    }
+    let dump = dir.0.join("site.pgdump");
+    let out = Command::new("pg_dump")
+        .args(["--format=custom", "--file"])
+        .arg(&dump)
+        .arg(&source.url)
+        .output()
+        .expect("pg_dump (PostgreSQL's client tools) is installed");
+    assert!(
+        out.status.success(),
+        "pg_dump: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A write after the dump is not in it.
+    let (status, _) = request(
+        &s,
+        "POST",
+        "/",
+        &admin,
+        Some(json!({"@type": "Page", "id": "later", "title": "Later"})),
+    );
+    assert_eq!(status, 201);
+    drop(s);
+    let out = Command::new("pg_restore")
+        .args(["--no-owner", "--dbname", &target.url])
+        .arg(&dump)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pg_restore: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = start(&target.url, "locked", &dir.0.join("restored.log"));
+    for n in 0..10 {
+        let (status, body) = request(&s, "GET", &format!("/d{n}"), &admin, None);
+        assert_eq!(status, 200, "d{n}: {body}");
+        assert_eq!(body["title"], format!("Dumped {n}"));
+    }
+    assert_eq!(request(&s, "GET", "/later", &admin, None).0, 404);
+}

@@ -726,6 +726,15 @@ pub fn prune(ctx: &mut Ctx<'_>) -> Result<usize> {
     Ok(n)
 }
 
+/// How many deliveries are queued (due now or later, including ones being retried), counting
+/// at most `cap`: a host's outbox backlog.
+pub fn backlog(ctx: &Ctx<'_>, cap: usize) -> Result<usize> {
+    let end = keys::outbox_entry(u64::MAX, "");
+    Ok(ctx
+        .scan(keys::OUTBOX_PREFIX, &end, Direction::Forward, cap)?
+        .len())
+}
+
 /// When the next queued delivery is due (hosts sleep until then), if any is queued.
 pub fn next_due(ctx: &Ctx<'_>) -> Result<Option<i64>> {
     let first = ctx.scan(

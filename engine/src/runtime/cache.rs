@@ -37,7 +37,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::core::http::{Method, Request, Response};
@@ -437,6 +437,10 @@ pub struct ResponseCache {
     inner: Mutex<Inner>,
     /// Write transactions of this engine under way (begun and not yet published).
     writers: AtomicUsize,
+    /// Requests answered from the cache, and cacheable ones it had no answer for
+    /// ([`ResponseCache::lookups`]).
+    hits: AtomicU64,
+    misses: AtomicU64,
 }
 
 /// Marks a write under way for as long as it lives ([`ResponseCache::writing`]).
@@ -455,7 +459,19 @@ impl ResponseCache {
             max_bytes,
             inner: Mutex::new(Inner::default()),
             writers: AtomicUsize::new(0),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
         }
+    }
+
+    /// How many requests were answered from the cache and how many it had no answer for, since
+    /// the engine started ([`Self::count`]; both stay 0 while the cache is off): a host's hit
+    /// ratio.
+    pub fn lookups(&self) -> (u64, u64) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
     }
 
     /// How many responses it holds, their bytes (with what they and the answers dropped since
@@ -567,6 +583,16 @@ impl ResponseCache {
         match inner.get(snapshot, key, now)? {
             Value::Answer(r) => Some(r.clone()),
             Value::Caller(_) => None,
+        }
+    }
+
+    /// Count one request the cache answered (`hit`) or had no answer for ([`Self::lookups`]);
+    /// the engine counts each request once, where it settles (a request may be looked up twice:
+    /// first without a transaction, then in one).
+    pub fn count(&self, hit: bool) {
+        if self.enabled() {
+            let counter = if hit { &self.hits } else { &self.misses };
+            counter.fetch_add(1, Ordering::Relaxed);
         }
     }
 

@@ -44,7 +44,9 @@ impl GroupCommitter {
     /// committed).
     pub async fn submit(&self, req: Routed) -> Handled {
         let (tx, rx) = oneshot::channel();
+        crate::metrics::writer_queue(1);
         if self.tx.send((req, tx)).is_err() {
+            crate::metrics::writer_queue(-1);
             return internal("the writer is not running");
         }
         match rx.await {
@@ -81,6 +83,8 @@ fn writer_loop<S: Store>(engine: &Engine<S>, rx: &mpsc::Receiver<Job>) {
                 Err(_) => break,
             }
         }
+        crate::metrics::writer_queue(-i64::try_from(reqs.len()).unwrap_or(0));
+        let started = std::time::Instant::now();
         // A panic inside the engine unwinds through the store's write transaction, which rolls
         // back; the group then answers 500 and the writer carries on.
         let answers = catch_unwind(AssertUnwindSafe(|| engine.handle_routed_group(&reqs)))
@@ -88,6 +92,7 @@ fn writer_loop<S: Store>(engine: &Engine<S>, rx: &mpsc::Receiver<Job>) {
                 tracing::error!(requests = reqs.len(), "a write group panicked; rolled back");
                 reqs.iter().map(|_| failed()).collect()
             });
+        crate::metrics::group_committed(reqs.len(), started.elapsed());
         tracing::trace!(requests = reqs.len(), "group committed");
         for (reply, answer) in replies.into_iter().zip(answers) {
             // The client may have gone away; its write stands (it was committed).

@@ -158,6 +158,7 @@ impl StreamBudget {
         };
         counts.total += 1;
         counts.anonymous += usize::from(anonymous);
+        crate::metrics::streams(1);
         Ok(StreamPermit {
             budget: self.clone(),
             anonymous,
@@ -174,6 +175,7 @@ impl Drop for StreamPermit {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         counts.total = counts.total.saturating_sub(1);
+        crate::metrics::streams(-1);
         if self.anonymous {
             counts.anonymous = counts.anonymous.saturating_sub(1);
         }
