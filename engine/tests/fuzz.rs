@@ -435,7 +435,8 @@ fn request(g: &mut Gen, doc: &Value, op: &Operation) -> Request {
     ];
     for (name, values) in headers {
         if g.chance(12) {
-            req = req.header(name, g.pick(values));
+            let value: &&str = g.pick(values);
+            req = req.header(name, value);
         }
     }
     match (&op.body, g.below(16)) {
@@ -449,10 +450,9 @@ fn request(g: &mut Gen, doc: &Value, op: &Operation) -> Request {
         }
         (_, 2) => {
             req.body = b"a,b\n1,2\n".to_vec();
-            req = req.header(
-                "Content-Type",
-                g.pick(&["text/csv", "multipart/form-data; boundary=X", "text/plain"]),
-            );
+            let media: &&str =
+                g.pick(&["text/csv", "multipart/form-data; boundary=X", "text/plain"]);
+            req = req.header("Content-Type", media);
         }
         (_, 3) => req = req.json(&wild(g, 0)),
         (Some(schema), _) => req = req.json(&value(g, doc, schema, 0)),
