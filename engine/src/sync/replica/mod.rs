@@ -14,8 +14,13 @@
 //! `If-Match` naming the server version it was based on and its own `Idempotency-Key`); a full
 //! download when the replica is new or its cursor expired (take the change cursor with
 //! `GET /@changes`, list everything with `@search`, fetch what differs, remove what the server no
-//! longer lists); fetch the objects queued; then follow `GET /@changes?since=` once. A server
-//! without a change feed (404 on `@changes`) is followed by a full listing each round instead.
+//! longer lists); fetch the objects queued; then follow `GET /@changes?since=` once; then check
+//! visibility: list what the user may view now (`@search`, `UID`/`modified`/`review_state` only,
+//! one request per [`PAGE`] objects) and remove what is no longer listed. The feed reports what
+//! happened to objects, not that the user lost a group or a role, so each round re-checks rather
+//! than trusting the feed alone. A server without a change feed (404 on `@changes`) is followed
+//! by that full listing each round instead. [`Sync::purged`] tells the host that a round removed
+//! something, so it drops the older states it keeps (the browser's change-set log).
 //!
 //! Local writes: [`prepare_write`] before the local engine runs an unsafe request, and
 //! [`record_write`] after it succeeded, record a [`PendingWrite`]; the host persists both in one
@@ -563,7 +568,14 @@ pub struct Sync {
     /// The server password, when the host was given one (never stored).
     pub password: Option<String>,
     polled: bool,
+    /// The visibility check of this round ran (or a full listing made it needless).
+    verified: bool,
+    /// The listing under way is the visibility check (not a download).
+    verifying: bool,
     stopped: bool,
+    /// Something was removed from the local copy in this round: the host must also forget it
+    /// wherever it keeps older states (change-set logs, snapshots).
+    purged: bool,
 }
 
 impl Sync {
@@ -578,7 +590,25 @@ impl Sync {
     /// Start a round: the feed is followed once more, and a round stopped by a failure goes on.
     pub fn begin_round(&mut self) {
         self.polled = false;
+        self.verified = false;
+        self.verifying = false;
         self.stopped = false;
+        self.purged = false;
+    }
+
+    /// Whether this round removed objects from the local copy (gone on the server, or no longer
+    /// visible to the user). The host then drops every older state it keeps of the site (the
+    /// browser host: its change-set log and snapshot), so what the user lost access to is gone
+    /// from every local store, not only from the current keyspace.
+    pub fn purged(&self) -> bool {
+        self.purged
+    }
+
+    fn remove(&mut self, ctx: &mut Ctx<'_>, local_uid: &str) -> Result<()> {
+        if import::remove(ctx, local_uid)? {
+            self.purged = true;
+        }
+        Ok(())
     }
 
     /// Whether the round stopped early (no answer, a 5xx, the credentials refused).
@@ -750,6 +780,20 @@ impl Sync {
                 ),
             )));
         }
+        // 6. re-check visibility once per round: list what the user may view now and remove the
+        // rest. The change feed reports what happened to objects (retracted, unshared, deleted),
+        // not what happened to the user (a group or a role lost), which changes what the user
+        // may view without any object changing.
+        if !self.verified {
+            self.verified = true;
+            self.verifying = true;
+            st.phase = Phase::Listing {
+                b_start: 0,
+                cursor: st.cursor.clone(),
+            };
+            save_state(ctx, &st)?;
+            return self.next_request(ctx, now_ms);
+        }
         if st.last_error.is_some() {
             st.last_error = None;
             save_state(ctx, &st)?;
@@ -897,7 +941,7 @@ impl Sync {
                 } else if let Some(rec) = tree::at_path(ctx, path)? {
                     // gone, or no longer visible to us
                     if !busy.contains(&rec.uid) {
-                        import::remove(ctx, &rec.uid)?;
+                        self.remove(ctx, &rec.uid)?;
                     }
                 }
             }
@@ -928,7 +972,7 @@ impl Sync {
                     let luid = import::local_uid(ctx, suid)?;
                     if ch.get("action").and_then(Value::as_str) == Some("removed") {
                         if !busy.contains(&luid) {
-                            import::remove(ctx, &luid)?;
+                            self.remove(ctx, &luid)?;
                         }
                         continue;
                     }
@@ -1072,11 +1116,14 @@ impl Sync {
             }
         }
         for uid in gone {
-            import::remove(ctx, &uid)?; // a removed ancestor took it already: a no-op
+            self.remove(ctx, &uid)?; // a removed ancestor took it already: a no-op
         }
         ctx.delete_prefix(keys::REPLICA_LISTED)?;
-        // the root's own representation (title, ...) is not in a search result
-        ctx.put(&keys::replica_fetch(""), b"")?;
+        // the root's own representation (title, ...) is not in a search result; a visibility
+        // check leaves it to the feed
+        if !std::mem::take(&mut self.verifying) {
+            ctx.put(&keys::replica_fetch(""), b"")?;
+        }
         if st.feed == Some(true) {
             if let Some(c) = cursor {
                 st.cursor = Some(c);
@@ -1084,6 +1131,7 @@ impl Sync {
         }
         st.phase = Phase::Following;
         self.polled = true;
+        self.verified = true;
         save_state(ctx, &st)
     }
 }
@@ -1819,6 +1867,7 @@ mod tests {
             "/news/hello",
             Some(json!({"title": "Via the feed"})),
         );
+        server_call(&net.server, "DELETE", "/news/old", None);
         let version = net
             .get("/news/hello")
             .header_value("etag")
@@ -1850,10 +1899,13 @@ mod tests {
         ));
         net.sent.clear();
         rep.round(&mut net);
-        assert!(!net
-            .sent
-            .iter()
-            .any(|o| matches!(o.step, Step::Fetch { .. })));
+        assert!(
+            !net.sent
+                .iter()
+                .any(|o| matches!(o.step, Step::Fetch { ref path } if path == "/news/hello")),
+            "{:?}",
+            net.sent
+        );
         // 410: everything again, from a new cursor
         net.feed
             .push((410, json!({"type": "CursorExpired", "message": "too old"})));
@@ -1905,7 +1957,8 @@ mod tests {
         net.sent.clear();
         rep.round(&mut net);
         assert!(net.sent.iter().any(|o| o.url.contains("/@changes?since=")));
-        assert!(!net.sent.iter().any(|o| matches!(o.step, Step::List { .. })));
+        // followed, not downloaded again (the listing of the round is the visibility check)
+        assert!(!net.sent.iter().any(|o| matches!(o.step, Step::Cursor)));
         assert_eq!(title(&rep.call("GET", "/news/hello", None)), "Same second");
         assert_eq!(rep.call("GET", "/news/old", None).status, 404);
         // our own replayed write comes back through the feed with the version we hold
@@ -1925,6 +1978,143 @@ mod tests {
             "{:?}",
             net.sent
         );
+    }
+
+    /// Every key and value of the replica's store that mentions `marker` (case-insensitive).
+    fn mentions(rep: &Replica, marker: &str) -> Vec<String> {
+        let marker = marker.to_lowercase();
+        rep.engine
+            .with_write(|ctx| ctx.scan(b"", &[0xff; 8], Direction::Forward, usize::MAX))
+            .unwrap()
+            .into_iter()
+            .filter_map(|(k, v)| {
+                let text = format!(
+                    "{} = {}",
+                    String::from_utf8_lossy(&k),
+                    String::from_utf8_lossy(&v)
+                );
+                text.to_lowercase().contains(&marker).then_some(text)
+            })
+            .collect()
+    }
+
+    /// A server with member `mary`, who may view the private page `/news/zebra` only through
+    /// `grant` (a group's role or her own role), and her replica after its first round.
+    fn member_replica(grant: &str) -> (Net, Replica) {
+        let mut net = Net::new();
+        net.real_feed = true;
+        let roles = if grant == "role" {
+            json!(["Member", "Editor"])
+        } else {
+            json!(["Member"])
+        };
+        let r = server_call(
+            &net.server,
+            "POST",
+            "/@users",
+            Some(json!({"username": "mary", "password": "mary-password-1",
+                "email": "mary@example.com", "roles": roles})),
+        );
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        if grant == "group" {
+            let r = server_call(
+                &net.server,
+                "POST",
+                "/@groups",
+                Some(json!({"groupname": "staff", "roles": ["Reader"], "users": ["mary"]})),
+            );
+            assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        }
+        let r = server_call(&net.server, "POST", "/news/@workflow/publish", None);
+        assert_eq!(r.status, 200);
+        let r = server_call(
+            &net.server,
+            "POST",
+            "/news",
+            Some(json!({"@type": "Page", "title": "Zebra plans",
+                "description": "quagga notes"})),
+        );
+        assert_eq!(r.status, 201);
+        let mut rep = Replica::new();
+        rep.engine
+            .with_write(|ctx| {
+                set_config(
+                    ctx,
+                    &Config {
+                        server: SERVER.into(),
+                        login: "mary".into(),
+                        token: None,
+                    },
+                )
+            })
+            .unwrap();
+        rep.sync = Sync::new(Some("mary-password-1".into()));
+        rep.round(&mut net);
+        assert!(rep.status().downloaded, "{:?}", rep.status());
+        if grant != "none" {
+            assert_eq!(rep.call("GET", "/news/zebra-plans", None).status, 200);
+            assert!(!mentions(&rep, "quagga").is_empty());
+        }
+        (net, rep)
+    }
+
+    #[test]
+    fn leaving_the_group_that_granted_view_purges_the_object_at_the_next_round() {
+        let (mut net, mut rep) = member_replica("group");
+        let r = server_call(
+            &net.server,
+            "PATCH",
+            "/@groups/staff",
+            Some(json!({"users": {"mary": false}})),
+        );
+        assert_eq!(r.status, 204, "{}", String::from_utf8_lossy(&r.body));
+        rep.round(&mut net);
+        assert!(rep.sync.purged());
+        assert_eq!(rep.call("GET", "/news/zebra-plans", None).status, 404);
+        assert_eq!(mentions(&rep, "quagga"), Vec::<String>::new());
+        // the local change feed keeps the uid and path of the removal (for 30 days), not the title
+        assert_eq!(mentions(&rep, "Zebra plans"), Vec::<String>::new());
+        // what she still may view stays
+        assert_eq!(rep.call("GET", "/news/hello", None).status, 200);
+        // a round with nothing lost purges nothing
+        rep.round(&mut net);
+        assert!(!rep.sync.purged());
+    }
+
+    #[test]
+    fn losing_the_role_that_granted_view_purges_the_object_at_the_next_round() {
+        let (mut net, mut rep) = member_replica("role");
+        let r = server_call(
+            &net.server,
+            "PATCH",
+            "/@users/mary",
+            Some(json!({"roles": ["Member"]})),
+        );
+        assert!(r.status < 300, "{}", String::from_utf8_lossy(&r.body));
+        rep.round(&mut net);
+        assert!(rep.sync.purged());
+        assert_eq!(rep.call("GET", "/news/zebra-plans", None).status, 404);
+        assert_eq!(mentions(&rep, "quagga"), Vec::<String>::new());
+        assert_eq!(rep.call("GET", "/news/hello", None).status, 200);
+    }
+
+    #[test]
+    fn a_retracted_page_is_purged_with_its_history() {
+        let (mut net, mut rep) = member_replica("none");
+        server_call(
+            &net.server,
+            "PATCH",
+            "/news/hello",
+            Some(json!({"description": "okapi"})),
+        );
+        rep.round(&mut net);
+        assert!(!mentions(&rep, "okapi").is_empty());
+        let r = server_call(&net.server, "POST", "/news/hello/@workflow/retract", None);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        rep.round(&mut net);
+        assert!(rep.sync.purged());
+        assert_eq!(rep.call("GET", "/news/hello", None).status, 404);
+        assert_eq!(mentions(&rep, "okapi"), Vec::<String>::new());
     }
 
     #[test]
