@@ -935,6 +935,22 @@ impl SiteInner {
         }
     }
 
+    /// Drop every older state of the site from IndexedDB (the change-set log, and a snapshot
+    /// rewritten from memory), after a replica round removed what its user may no longer see.
+    /// Call with the queue held and memory equal to IndexedDB at `version`.
+    async fn forget_history(&self) -> Result<(), StoreError> {
+        let Some(db) = &self.db else { return Ok(()) };
+        let version = self.version.get();
+        let rows = self
+            .store
+            .begin_read()
+            .and_then(|t| t.scan(b"", b"", Direction::Forward, usize::MAX))?;
+        let data = idb::encode_snapshot(rows.iter().map(|(k, v)| (k.as_slice(), v.as_slice())));
+        idb::forget_history(db, version, &data).await?;
+        self.snapshot_version.set(version);
+        Ok(())
+    }
+
     /// Write what the last engine call committed. On failure memory is rolled back.
     async fn persist(&self) -> Result<(), idb::WriteError> {
         if self.bulk.get() {

@@ -196,6 +196,18 @@ impl Site {
                 }
             }
         }
+        if r.sync.borrow().purged() {
+            // what the user lost access to must not survive in the change-set log or snapshot
+            let _turn = self.inner.queue.acquire().await;
+            self.inner
+                .catch_up()
+                .await
+                .map_err(|e| js_err(format!("sync: {e}")))?;
+            self.inner
+                .forget_history()
+                .await
+                .map_err(|e| js_err(format!("sync: cannot purge the local history: {e}")))?;
+        }
         let stopped = r.sync.borrow().stopped();
         r.reached
             .set(reached && (!stopped || self.last_error_is_http()));

@@ -1,0 +1,172 @@
+//! A replica site in headless Chromium, syncing with a second site that plays the server (the
+//! global `fetch` answered by that site): what its user lost access to must leave every
+//! IndexedDB store, the change-set log included.
+
+mod common;
+
+use common::{call, open, options, unique, BASE};
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Answer the global `fetch` with `server` (requests to `BASE`).
+fn serve_fetch_with(server: host_wasm::Site) {
+    let server: &'static host_wasm::Site = Box::leak(Box::new(server));
+    let f = Closure::<dyn Fn(JsValue, JsValue) -> js_sys::Promise>::new(
+        move |input: JsValue, init: JsValue| {
+            let init = (!init.is_undefined() && !init.is_null()).then_some(init);
+            server.fetch(input, init)
+        },
+    );
+    js_sys::Reflect::set(&js_sys::global(), &"fetch".into(), f.as_ref()).expect("set fetch");
+    f.forget();
+}
+
+/// Every byte string of `v` (Uint8Arrays, nested arrays, strings), joined as lossy text.
+fn text_of(v: &JsValue, out: &mut String) {
+    if let Some(a) = v.dyn_ref::<js_sys::Uint8Array>() {
+        out.push_str(&String::from_utf8_lossy(&a.to_vec()));
+        out.push('\n');
+    } else if let Some(a) = v.dyn_ref::<js_sys::Array>() {
+        for x in a.iter() {
+            text_of(&x, out);
+        }
+    } else if let Some(s) = v.as_string() {
+        out.push_str(&s);
+        out.push('\n');
+    }
+}
+
+/// The text of every record of `store` in database `name`.
+async fn dump(name: &str, store: &str) -> String {
+    let db = host_wasm::idb::open_db(name).await.expect("open db");
+    let tx = db.transaction_with_str(store).expect("tx");
+    let req = tx
+        .object_store(store)
+        .expect("store")
+        .get_all()
+        .expect("getAll");
+    let all = host_wasm::idb::await_request(&req).await.expect("getAll");
+    db.close();
+    let mut out = String::new();
+    text_of(&all, &mut out);
+    out
+}
+
+async fn everywhere(name: &str, marker: &str) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for store in ["kv", "log", "snapshot"] {
+        if dump(name, store).await.contains(marker) {
+            found.push(store);
+        }
+    }
+    found
+}
+
+#[wasm_bindgen_test]
+async fn what_the_user_lost_access_to_leaves_every_store_including_the_log() {
+    let server = open(&unique("server"), options("memory")).await;
+    for (method, path, body) in [
+        (
+            "POST",
+            "/@users",
+            json!({"username": "mary", "password": "mary-password-1", "email": "m@example.com",
+                   "roles": ["Member"]}),
+        ),
+        (
+            "POST",
+            "/@groups",
+            json!({"groupname": "staff", "roles": ["Reader", "Editor"], "users": ["mary"]}),
+        ),
+        (
+            "POST",
+            "/",
+            json!({"@type": "Page", "title": "Okapi memo", "description": "quagga-text"}),
+        ),
+        (
+            "POST",
+            "/",
+            json!({"@type": "Page", "title": "Public page"}),
+        ),
+        ("POST", "/public-page/@workflow/publish", json!({})),
+    ] {
+        let r = call(&server, method, path, Some(body), true).await;
+        assert!(r.status < 300, "{method} {path}: {} {}", r.status, r.body);
+    }
+    serve_fetch_with(server);
+    let name = unique("replica");
+    let mut opts = options("indexeddb");
+    opts.deterministic = false;
+    opts.base_url = Some("http://replica.test".into());
+    opts.server = Some(BASE.into());
+    opts.credentials = Some(host_wasm::replica::Credentials {
+        login: Some("mary".into()),
+        password: Some("mary-password-1".into()),
+        token: None,
+    });
+    let replica = open(&name, opts).await;
+    // the first round (at open) brought the memo; an edit on the replica writes more change sets
+    let r = call(
+        &replica,
+        "PATCH",
+        "/okapi-memo",
+        Some(json!({"description": "quagga-edit"})),
+        false,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&JsValue::NULL))
+        .await
+        .unwrap();
+    replica.sync().await.expect("sync");
+    assert!(!everywhere(&name, "quagga-text").await.is_empty());
+    assert!(dump(&name, "log").await.contains("quagga"));
+    // mary leaves the group: the memo is no longer hers to see
+    // (the server is reached through the stubbed fetch, as admin)
+    let leave = js_sys::Reflect::get(&js_sys::global(), &"fetch".into()).unwrap();
+    let leave: js_sys::Function = leave.dyn_into().unwrap();
+    let init = js_sys::JSON::parse(
+        &json!({"method": "PATCH", "headers": {"Authorization": common::ADMIN,
+            "Content-Type": "application/json"}, "body": json!({"users": {"mary": false}}).to_string()})
+            .to_string(),
+    )
+    .unwrap();
+    let resp = wasm_bindgen_futures::JsFuture::from(
+        leave
+            .call2(
+                &JsValue::NULL,
+                &format!("{BASE}/@groups/staff").into(),
+                &init,
+            )
+            .unwrap()
+            .dyn_into::<js_sys::Promise>()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resp.dyn_into::<web_sys::Response>().unwrap().status(), 204);
+    replica.sync().await.expect("sync");
+    let r = call(&replica, "GET", "/okapi-memo", None, false).await;
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(everywhere(&name, "quagga").await, Vec::<&str>::new());
+    assert_eq!(everywhere(&name, "Okapi memo").await, Vec::<&str>::new());
+    // what she may still see stays, and the site reopens from what is left
+    drop(replica);
+    let mut again = options("indexeddb");
+    again.deterministic = false;
+    again.admin_password = None;
+    again.base_url = Some("http://replica.test".into());
+    again.server = Some(BASE.into());
+    let replica = open(&name, again).await;
+    let r = call(&replica, "GET", "/public-page", None, false).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        call(&replica, "GET", "/okapi-memo", None, false)
+            .await
+            .status,
+        404
+    );
+}
