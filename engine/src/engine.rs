@@ -1035,6 +1035,11 @@ impl<S: Store> Engine<S> {
         self.write(|ctx| crate::sync::replica::status(ctx))
     }
 
+    /// The request ending the replica's server token (see [`crate::sync::replica::logout_request`]).
+    pub fn replica_logout_request(&self) -> Result<Option<crate::sync::replica::Outgoing>> {
+        self.write(|ctx| crate::sync::replica::logout_request(ctx))
+    }
+
     /// The writes waiting to be sent, oldest first.
     pub fn replica_pending(&self) -> Result<Vec<crate::sync::replica::PendingWrite>> {
         self.write(|ctx| crate::sync::replica::pending(ctx))

@@ -366,6 +366,37 @@ impl Site {
         Ok(())
     }
 
+    /// Log the user out and wipe the replica: end its server token (`POST /@logout`, best
+    /// effort: offline, the token stays valid on the server until it expires), close this handle
+    /// and delete the site's IndexedDB database (content, pending writes, conflicts, the token
+    /// and the local admin's password), so the next user of this browser profile finds nothing
+    /// and must give credentials to open a replica again. Refused while writes wait to be sent,
+    /// unless `discardPending` is true.
+    pub async fn logout(&self, discard_pending: Option<bool>) -> Result<(), JsValue> {
+        self.replica()?;
+        let engine = &self.inner.engine;
+        let pending = engine
+            .replica_pending()
+            .map_err(|e| js_err(e.to_string()))?
+            .len();
+        if pending > 0 && !discard_pending.unwrap_or(false) {
+            return Err(js_err(format!(
+                "logout: {pending} write(s) are not on the server yet: sync first, or call logout(true) to discard them"
+            )));
+        }
+        if let Ok(Some(out)) = engine.replica_logout_request() {
+            let _ = perform(&out).await; // offline: the token expires on its own
+        }
+        let _turn = self.inner.queue.acquire().await;
+        self.inner.close();
+        crate::idb::delete_db(&self.inner.name).await.map_err(|e| {
+            js_err(format!(
+                "logout: cannot delete the local copy: {}",
+                crate::idb::js_error_text(&e)
+            ))
+        })
+    }
+
     /// Called with the status after each sync round.
     #[wasm_bindgen(setter)]
     pub fn set_onsync(&self, f: Option<Function>) -> Result<(), JsValue> {

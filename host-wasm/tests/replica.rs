@@ -170,3 +170,103 @@ async fn what_the_user_lost_access_to_leaves_every_store_including_the_log() {
         404
     );
 }
+
+/// The server's status for `GET path` with `Bearer token` (through the stubbed `fetch`).
+async fn get_with_token(token: &str, path: &str) -> u16 {
+    let fetch: js_sys::Function = js_sys::Reflect::get(&js_sys::global(), &"fetch".into())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let init = js_sys::JSON::parse(
+        &json!({"headers": {"Authorization": format!("Bearer {token}"),
+            "Accept": "application/json"}})
+        .to_string(),
+    )
+    .unwrap();
+    let resp = wasm_bindgen_futures::JsFuture::from(
+        fetch
+            .call2(&JsValue::NULL, &format!("{BASE}{path}").into(), &init)
+            .unwrap()
+            .dyn_into::<js_sys::Promise>()
+            .unwrap(),
+    )
+    .await
+    .unwrap();
+    resp.dyn_into::<web_sys::Response>().unwrap().status()
+}
+
+#[wasm_bindgen_test]
+async fn logout_wipes_the_replica_and_ends_its_server_token() {
+    let server = open(&unique("server"), options("memory")).await;
+    for (method, path, body) in [
+        (
+            "POST",
+            "/@users",
+            json!({"username": "ann", "password": "ann-password-1", "email": "a@example.com",
+                   "roles": ["Member", "Reader"]}),
+        ),
+        (
+            "POST",
+            "/",
+            json!({"@type": "Page", "title": "Private notes", "description": "ocelot"}),
+        ),
+    ] {
+        let r = call(&server, method, path, Some(body), true).await;
+        assert!(r.status < 300, "{method} {path}: {} {}", r.status, r.body);
+    }
+    serve_fetch_with(server);
+    let name = unique("replica");
+    let replica_opts = |creds: bool| {
+        let mut opts = options("indexeddb");
+        opts.deterministic = false;
+        opts.admin_password = None;
+        opts.base_url = Some("http://replica.test".into());
+        opts.server = Some(BASE.into());
+        opts.credentials = creds.then(|| host_wasm::replica::Credentials {
+            login: Some("ann".into()),
+            password: Some("ann-password-1".into()),
+            token: None,
+        });
+        opts
+    };
+    let replica = open(&name, replica_opts(true)).await;
+    assert_eq!(
+        call(&replica, "GET", "/private-notes", None, false)
+            .await
+            .status,
+        200
+    );
+    assert!(everywhere(&name, "ocelot").await.contains(&"kv"));
+    let config = dump(&name, "kv").await;
+    let token = config
+        .split("\"token\":\"")
+        .nth(1)
+        .and_then(|t| t.split('"').next())
+        .expect("the stored token")
+        .to_string();
+    assert_eq!(get_with_token(&token, "/private-notes").await, 200);
+    // a write waiting to be sent holds the logout back unless discarded
+    let r = call(
+        &replica,
+        "PATCH",
+        "/private-notes",
+        Some(json!({"title": "Edited"})),
+        false,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    replica.set_online(false).unwrap();
+    let refused = replica.logout(None).await.expect_err("pending writes");
+    assert!(host_wasm::idb::js_error_text(&refused).contains("not on the server yet"));
+    replica.logout(Some(true)).await.expect("logout");
+    // nothing left in the browser profile: no content, no token, no local password
+    for store in ["kv", "log", "snapshot"] {
+        assert_eq!(dump(&name, store).await, "", "{store}");
+    }
+    // the next user of the profile cannot open it without credentials
+    let next = host_wasm::Site::open(name.clone(), replica_opts(false)).await;
+    let err = next.err().expect("no replica without credentials");
+    assert!(host_wasm::idb::js_error_text(&err).contains("needs credentials"));
+    // and the token no longer works on the server
+    assert_eq!(get_with_token(&token, "/private-notes").await, 401);
+}

@@ -184,6 +184,26 @@ pub enum Step {
         /// The conflict.
         id: u64,
     },
+    /// `POST /@logout`: the user leaves; the server ends the replica's token.
+    Logout,
+}
+
+/// The request that ends the replica's server token (`None`: not a replica, or no token), for a
+/// host logging its user out before it wipes the local copy.
+pub fn logout_request(ctx: &Ctx<'_>) -> Result<Option<Outgoing>> {
+    let Some(cfg) = config(ctx)? else {
+        return Ok(None);
+    };
+    let Some(token) = cfg.token.as_deref() else {
+        return Ok(None);
+    };
+    Ok(Some(Outgoing {
+        step: Step::Logout,
+        method: "POST".into(),
+        url: format!("{}/@logout", cfg.server.trim_end_matches('/')),
+        headers: json_headers(Some(token)),
+        body: None,
+    }))
 }
 
 /// An HTTP request the host must make for the replica.
@@ -1029,6 +1049,10 @@ impl Sync {
                         },
                     )?;
                 }
+            }
+            Step::Logout => {
+                cfg.token = None;
+                set_config(ctx, &cfg)?;
             }
             Step::ConflictServer { id } => {
                 if let Some(mut c) = ctx.get_json::<Conflict>(&keys::replica_conflict(*id))? {
@@ -2056,6 +2080,47 @@ mod tests {
             assert!(!mentions(&rep, "quagga").is_empty());
         }
         (net, rep)
+    }
+
+    #[test]
+    fn logging_out_ends_the_server_token_and_forgets_it() {
+        let (mut net, mut rep) = downloaded();
+        let out = rep
+            .engine
+            .with_write(|ctx| logout_request(ctx))
+            .unwrap()
+            .expect("a token to end");
+        assert_eq!(out.step, Step::Logout);
+        assert_eq!(out.url, format!("{SERVER}/@logout"));
+        let bearer = out
+            .headers
+            .iter()
+            .find(|(k, _)| k == "Authorization")
+            .map(|(_, v)| v.clone())
+            .unwrap();
+        let inc = net.perform(&out).unwrap();
+        assert!(inc.status < 300, "{}", String::from_utf8_lossy(&inc.body));
+        rep.engine
+            .with_write(|ctx| rep.sync.receive(ctx, &out, &inc, 0))
+            .unwrap();
+        assert_eq!(
+            rep.engine
+                .with_write(|ctx| config(ctx))
+                .unwrap()
+                .unwrap()
+                .token,
+            None
+        );
+        assert!(rep
+            .engine
+            .with_write(|ctx| logout_request(ctx))
+            .unwrap()
+            .is_none());
+        // the server no longer takes the token
+        let r = net.server.handle(
+            Request::new(Method::parse("GET"), "/news", SERVER).header("Authorization", &bearer),
+        );
+        assert_eq!(r.status, 401);
     }
 
     #[test]
