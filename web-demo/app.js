@@ -1242,6 +1242,16 @@ async function renderConflicts() {
   }
 }
 
+/** Log out: the server token ends and the local copy is deleted from this browser profile
+ *  (writes not sent yet are lost, after a confirmation). */
+async function logout() {
+  const pending = site.pending();
+  if (pending > 0 && !confirm(`${pending} write(s) are not on the server yet. Log out and discard them?`)) return;
+  await site.logout(pending > 0);
+  sessionStorage.removeItem(`password:${SERVER}:${SERVER_LOGIN}`);
+  location.search = params.has("nosw") ? "?nosw" : "";
+}
+
 function setupConnectForm() {
   $("#connect-server").value = SERVER || "";
   $("#connect-login").value = SERVER_LOGIN;
@@ -1314,6 +1324,7 @@ async function main() {
       if (!e.target.checked) scheduleSync();
       else renderSync().catch(() => {});
     });
+    $("#sync-logout").addEventListener("click", action(logout));
     setInterval(() => syncNow().catch(() => {}), 5000);
     await renderSync();
   }

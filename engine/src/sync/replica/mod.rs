@@ -289,27 +289,28 @@ pub fn set_config(ctx: &mut Ctx<'_>, config: &Config) -> Result<()> {
     ctx.put_json(keys::REPLICA_CONFIG, config)
 }
 
-/// The password of the replica's local admin, if one was stored.
-pub fn local_password(ctx: &Ctx<'_>) -> Result<Option<String>> {
-    Ok(ctx
-        .get(keys::REPLICA_LOCAL)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned()))
-}
-
-/// Store the password of the replica's local admin.
-pub fn set_local_password(ctx: &mut Ctx<'_>, password: &str) -> Result<()> {
-    ctx.put(keys::REPLICA_LOCAL, password.as_bytes())
+/// A token of the replica's local admin (the user the replica acts as locally), issued without
+/// a password: the host is the only caller of the local engine, so it needs no stored secret to
+/// log in, and no password of the local admin is kept anywhere in plain text (its user record
+/// holds a hash, as every user's). `None` when the site is not a replica or has no such user.
+pub fn local_token(ctx: &Ctx<'_>) -> Result<Option<String>> {
+    let Some(cfg) = config(ctx)? else {
+        return Ok(None);
+    };
+    match crate::people::auth::users::get(ctx, &cfg.login)? {
+        Some(user) => crate::people::auth::issue_token(ctx, &user).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Make this site a replica of `server`, or update the replica's settings: a change of server or
-/// of login drops the stored token, a `token` given replaces it, and `new_password` becomes the
-/// local admin's password when none is stored yet. The login the replica syncs as.
+/// of login drops the stored token, and a `token` given replaces it. The login the replica syncs
+/// as. No password is stored ([`local_token`] logs the host in).
 pub fn open(
     ctx: &mut Ctx<'_>,
     server: &str,
     login: Option<&str>,
     token: Option<&str>,
-    new_password: Option<&str>,
 ) -> Result<String> {
     let mut cfg = config(ctx)?.unwrap_or_else(|| Config {
         server: server.to_string(),
@@ -330,11 +331,8 @@ pub fn open(
         cfg.token = Some(t.to_string());
     }
     set_config(ctx, &cfg)?;
-    if local_password(ctx)?.is_none() {
-        if let Some(p) = new_password {
-            set_local_password(ctx, p)?;
-        }
-    }
+    // earlier versions stored the local admin's password here in plain text
+    ctx.delete(keys::REPLICA_LOCAL)?;
     Ok(cfg.login)
 }
 
@@ -2080,6 +2078,35 @@ mod tests {
             assert!(!mentions(&rep, "quagga").is_empty());
         }
         (net, rep)
+    }
+
+    #[test]
+    fn no_local_password_is_stored_and_the_host_logs_in_with_an_issued_token() {
+        let rep = Replica::new();
+        // a replica made by an earlier version kept its local admin's password in plain text
+        rep.engine
+            .with_write(|ctx| ctx.put(keys::REPLICA_LOCAL, b"plain-secret"))
+            .unwrap();
+        rep.engine
+            .with_write(|ctx| open(ctx, SERVER, Some("admin"), None))
+            .unwrap();
+        assert_eq!(
+            rep.engine
+                .with_write(|ctx| ctx.get(keys::REPLICA_LOCAL))
+                .unwrap(),
+            None
+        );
+        assert!(mentions(&rep, "plain-secret").is_empty());
+        let token = rep
+            .engine
+            .with_write(|ctx| local_token(ctx))
+            .unwrap()
+            .expect("a local token");
+        let r = rep.engine.handle(
+            Request::new(Method::parse("GET"), "/@users/admin", LOCAL)
+                .header("Authorization", &format!("Bearer {token}")),
+        );
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     }
 
     #[test]
