@@ -1028,6 +1028,11 @@ impl<S: Store> Engine<S> {
         self.write(|ctx| crate::sync::replica::local_token(ctx))
     }
 
+    /// "Work offline" for every tab of the replica (see [`crate::sync::replica::set_held`]).
+    pub fn replica_set_held(&self, held: bool) -> Result<()> {
+        self.write(|ctx| crate::sync::replica::set_held(ctx, held))
+    }
+
     /// The replica's state as a host shows it (`None`: not a replica).
     pub fn replica_status(&self) -> Result<Option<crate::sync::replica::Status>> {
         self.write(|ctx| crate::sync::replica::status(ctx))

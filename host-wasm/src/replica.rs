@@ -23,8 +23,10 @@ export interface SyncStatus {
   conflicts: number;
   /** whether the first full download finished */
   downloaded: boolean;
-  /** whether the last round reached the server (and `setOnline(false)` was not called) */
+  /** whether the last round reached the server (and "work offline" does not hold) */
   online: boolean;
+  /** "work offline" holds every tab of this replica back (`setOnline(false)` in any tab) */
+  held: boolean;
   lastError: string | null;
 }
 "#;
@@ -67,6 +69,7 @@ struct JsStatus {
     conflicts: usize,
     downloaded: bool,
     online: bool,
+    held: bool,
     last_error: Option<String>,
 }
 
@@ -142,7 +145,8 @@ impl Site {
             pending: st.pending,
             conflicts: st.conflicts,
             downloaded: st.downloaded,
-            online: !r.forced_offline.get() && r.reached.get(),
+            online: !r.forced_offline.get() && !st.held && r.reached.get(),
+            held: st.held,
             last_error: st.last_error,
         })
     }
@@ -253,17 +257,26 @@ impl Site {
     /// Whether the last round reached the server and `setOnline(false)` does not hold.
     #[wasm_bindgen(getter)]
     pub fn online(&self) -> bool {
+        let held = self
+            .inner
+            .engine
+            .replica_status()
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.held);
         self.replica()
-            .map(|r| !r.forced_offline.get() && r.reached.get())
+            .map(|r| !r.forced_offline.get() && !held && r.reached.get())
             .unwrap_or(false)
     }
 
-    /// `false`: stop talking to the server (writes keep being recorded); `true`: allowed again
-    /// (call `sync()` to go on).
+    /// `false`: "work offline": stop talking to the server (writes keep being recorded). The
+    /// choice is stored with the replica, so it holds back the rounds of every tab of it, and
+    /// stays after a reload; `true`: allowed again (call `sync()` to go on).
     #[wasm_bindgen(js_name = setOnline)]
-    pub fn set_online(&self, online: bool) -> Result<(), JsValue> {
+    pub async fn set_online(&self, online: bool) -> Result<(), JsValue> {
         self.replica()?.forced_offline.set(!online);
-        Ok(())
+        self.write_op("setOnline", |e| e.replica_set_held(!online))
+            .await
     }
 
     /// How many writes wait to be sent.

@@ -260,7 +260,7 @@ async fn logout_wipes_the_replica_and_ends_its_server_token() {
     )
     .await;
     assert_eq!(r.status, 204, "{}", r.body);
-    replica.set_online(false).unwrap();
+    replica.set_online(false).await.unwrap();
     let refused = replica.logout(None).await.expect_err("pending writes");
     assert!(host_wasm::idb::js_error_text(&refused).contains("not on the server yet"));
     replica.logout(Some(true)).await.expect("logout");
@@ -274,4 +274,95 @@ async fn logout_wipes_the_replica_and_ends_its_server_token() {
     assert!(host_wasm::idb::js_error_text(&err).contains("needs credentials"));
     // and the token no longer works on the server
     assert_eq!(get_with_token(&token, "/private-notes").await, 401);
+}
+
+#[wasm_bindgen_test]
+async fn work_offline_in_one_tab_holds_back_the_writes_of_every_tab() {
+    let server = open(&unique("server"), options("memory")).await;
+    for (method, path, body) in [
+        (
+            "POST",
+            "/@users",
+            json!({"username": "tom", "password": "tom-password-1", "email": "t@example.com",
+                   "roles": ["Member", "Editor"]}),
+        ),
+        ("POST", "/", json!({"@type": "Page", "title": "Shared"})),
+    ] {
+        let r = call(&server, method, path, Some(body), true).await;
+        assert!(r.status < 300, "{method} {path}: {} {}", r.status, r.body);
+    }
+    serve_fetch_with(server);
+    let name = unique("replica");
+    let tab = |creds: bool| {
+        let mut opts = options("indexeddb");
+        opts.deterministic = false;
+        opts.admin_password = None;
+        opts.base_url = Some("http://replica.test".into());
+        opts.server = Some(BASE.into());
+        opts.credentials = creds.then(|| host_wasm::replica::Credentials {
+            login: Some("tom".into()),
+            password: Some("tom-password-1".into()),
+            token: None,
+        });
+        opts
+    };
+    let a = open(&name, tab(true)).await;
+    let b = open(&name, tab(true)).await;
+    a.set_online(false).await.expect("work offline");
+    // tab B writes and syncs: nothing leaves, the write waits
+    let r = call(
+        &b,
+        "PATCH",
+        "/shared",
+        Some(json!({"title": "From B"})),
+        false,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    b.sync().await.expect("sync");
+    assert_eq!(b.pending().unwrap(), 1);
+    assert!(!b.online());
+    assert_eq!(get_with_token_title("/shared").await, "Shared");
+    // a reopened tab is still held
+    drop(a);
+    let c = open(&name, tab(false)).await;
+    assert_eq!(c.pending().unwrap(), 1);
+    // back online in any tab: the next round sends it
+    c.set_online(true).await.expect("online");
+    b.sync().await.expect("sync");
+    assert_eq!(b.pending().unwrap(), 0);
+    assert_eq!(get_with_token_title("/shared").await, "From B");
+}
+
+/// The server's title of `path`, read as admin through the stubbed `fetch`.
+async fn get_with_token_title(path: &str) -> String {
+    let fetch: js_sys::Function = js_sys::Reflect::get(&js_sys::global(), &"fetch".into())
+        .unwrap()
+        .dyn_into()
+        .unwrap();
+    let init = js_sys::JSON::parse(
+        &json!({"headers": {"Authorization": common::ADMIN, "Accept": "application/json"}})
+            .to_string(),
+    )
+    .unwrap();
+    let resp: web_sys::Response = wasm_bindgen_futures::JsFuture::from(
+        fetch
+            .call2(&JsValue::NULL, &format!("{BASE}{path}").into(), &init)
+            .unwrap()
+            .dyn_into::<js_sys::Promise>()
+            .unwrap(),
+    )
+    .await
+    .unwrap()
+    .dyn_into()
+    .unwrap();
+    let text = wasm_bindgen_futures::JsFuture::from(resp.text().unwrap())
+        .await
+        .unwrap()
+        .as_string()
+        .unwrap();
+    serde_json::from_str::<serde_json::Value>(&text).unwrap()["title"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }

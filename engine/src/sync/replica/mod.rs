@@ -85,6 +85,10 @@ pub struct SyncState {
     pub feed: Option<bool>,
     /// Why the last round stopped early, if it did.
     pub last_error: Option<String>,
+    /// "Work offline": set by one tab, it holds back the rounds of every tab of this replica
+    /// (it is stored with the replica, not kept in one tab's memory).
+    #[serde(default)]
+    pub held: bool,
 }
 
 /// A write made on the replica, waiting to be sent to the server (`H:w:<seq>`).
@@ -277,6 +281,19 @@ pub struct Status {
     pub downloaded: bool,
     /// Why the last round stopped early, if it did.
     pub last_error: Option<String>,
+    /// Whether "work offline" holds the rounds back ([`set_held`]).
+    pub held: bool,
+}
+
+/// "Work offline" (`true`) or not: while held, no round of any tab of the replica talks to the
+/// server (writes keep being recorded and wait).
+pub fn set_held(ctx: &mut Ctx<'_>, held: bool) -> Result<()> {
+    let mut s = state(ctx)?;
+    if s.held != held {
+        s.held = held;
+        save_state(ctx, &s)?;
+    }
+    Ok(())
 }
 
 /// The replica's configuration, if this site is a replica.
@@ -357,6 +374,7 @@ pub fn status(ctx: &Ctx<'_>) -> Result<Option<Status>> {
         conflicts: ctx.scan_prefix(keys::REPLICA_CONFLICTS)?.len(),
         downloaded: s.phase == Phase::Following,
         last_error: s.last_error,
+        held: s.held,
     }))
 }
 
@@ -643,6 +661,9 @@ impl Sync {
         let Some(cfg) = config(ctx)? else {
             return Ok(None);
         };
+        if state(ctx)?.held {
+            return Ok(None); // "work offline", possibly set by another tab
+        }
         let server = cfg.server.trim_end_matches('/').to_string();
         let Some(token) = cfg.token.clone() else {
             if let Some(pw) = &self.password {
@@ -2078,6 +2099,24 @@ mod tests {
             assert!(!mentions(&rep, "quagga").is_empty());
         }
         (net, rep)
+    }
+
+    #[test]
+    fn working_offline_is_stored_and_holds_back_every_round() {
+        let (mut net, mut rep) = downloaded();
+        rep.engine.with_write(|ctx| set_held(ctx, true)).unwrap();
+        rep.call("PATCH", "/news/hello", Some(json!({"title": "Held"})));
+        // another tab: its own session, the same store
+        rep.sync = Sync::new(None);
+        net.sent.clear();
+        assert_eq!(rep.round(&mut net), 0);
+        assert!(rep.status().held);
+        assert_eq!(rep.status().pending, 1);
+        assert_eq!(title(&net.get("/news/hello")), "Hello");
+        rep.engine.with_write(|ctx| set_held(ctx, false)).unwrap();
+        rep.round(&mut net);
+        assert_eq!(rep.status().pending, 0);
+        assert_eq!(title(&net.get("/news/hello")), "Held");
     }
 
     #[test]
