@@ -51,6 +51,7 @@ async function api(method, path, body, opts = {}) {
   const headers = SERVER ? { Accept: "application/json" } : { Accept: "application/json", Authorization: AUTH };
   const token = locks.get(opts.lockFor || objectPathOf(path));
   if (token) headers["Lock-Token"] = token;
+  if (opts.ifMatch) headers["If-Match"] = opts.ifMatch;
   const init = { method, headers };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
@@ -65,13 +66,21 @@ async function api(method, path, body, opts = {}) {
     /* not JSON */
   }
   if (SERVER && method !== "GET" && resp.ok) scheduleSync();
+  // this page's own write moves the version its open form is based on
+  const etag = resp.headers.get("ETag");
+  if (method === "PATCH" && resp.ok && etag && editedVersion.has(objectPathOf(path))) editedVersion.set(objectPathOf(path), etag);
   if (!resp.ok) {
     const msg = json && json.message ? `${json.type || "Error"}: ${json.message}` : text;
     showError(`${method} ${path.split("?")[0]} failed (${resp.status}) — ${msg}`);
     throw Object.assign(new Error(msg), { status: resp.status, body: json });
   }
-  return { status: resp.status, body: json };
+  return { status: resp.status, body: json, etag: resp.headers.get("ETag") };
 }
+
+/** The version (ETag) of each object whose edit form this page shows, as it was when the form
+ *  loaded: saves send it as If-Match, so a save based on a version another tab has changed since
+ *  is refused (412) instead of overwriting that tab's edit. */
+const editedVersion = new Map();
 
 function showError(msg) {
   const el = $("#error");
@@ -225,7 +234,10 @@ async function switchLanguage(code) {
 
 async function select(path) {
   clearError();
-  const obj = (await api("GET", path)).body;
+  const got = await api("GET", path);
+  const obj = got.body;
+  editedVersion.clear();
+  if (got.etag) editedVersion.set(path, got.etag);
   selected = { path, type: obj["@type"], folderish: obj.is_folderish, obj };
   if (path === "/") siteTitle = obj.title || siteTitle;
   // A lock this page took but which is gone (expired, or removed elsewhere): forget its token.
@@ -584,7 +596,7 @@ async function save(obj, path, schema) {
   }
   const note = $("#f-changenote")?.value.trim();
   if (note) patch.changeNote = note;
-  await api("PATCH", path, patch);
+  await api("PATCH", path, patch, { ifMatch: editedVersion.get(path) });
   await refresh({ tree: true });
   $("#saved").textContent = "Saved.";
 }
@@ -1194,6 +1206,7 @@ async function renderSync(st = site.syncStatus()) {
   online.textContent = st.online ? "online" : "offline";
   online.className = `badge ${st.online ? "online" : "offline"}`;
   $("#sync-pending").textContent = `${st.pending} write${st.pending === 1 ? "" : "s"} waiting`;
+  $("#sync-offline").checked = st.held; // "work offline" may have been set in another tab
   $("#sync-error").textContent = st.lastError ? `(${st.lastError})` : "";
   await renderConflicts();
 }
@@ -1240,6 +1253,16 @@ async function renderConflicts() {
     article.dataset.id = String(c.id);
     box.append(article);
   }
+}
+
+/** Log out: the server token ends and the local copy is deleted from this browser profile
+ *  (writes not sent yet are lost, after a confirmation). */
+async function logout() {
+  const pending = site.pending();
+  if (pending > 0 && !confirm(`${pending} write(s) are not on the server yet. Log out and discard them?`)) return;
+  await site.logout(pending > 0);
+  sessionStorage.removeItem(`password:${SERVER}:${SERVER_LOGIN}`);
+  location.search = params.has("nosw") ? "?nosw" : "";
 }
 
 function setupConnectForm() {
@@ -1309,11 +1332,12 @@ async function main() {
     window.site = site; // for the console and the end-to-end test
     site.onsync = () => renderTree().catch(() => {});
     $("#sync-now").addEventListener("click", action(syncNow));
-    $("#sync-offline").addEventListener("change", (e) => {
-      site.setOnline(!e.target.checked);
+    $("#sync-offline").addEventListener("change", async (e) => {
+      await site.setOnline(!e.target.checked).catch((err) => showError(err.message || String(err)));
       if (!e.target.checked) scheduleSync();
       else renderSync().catch(() => {});
     });
+    $("#sync-logout").addEventListener("click", action(logout));
     setInterval(() => syncNow().catch(() => {}), 5000);
     await renderSync();
   }

@@ -1047,16 +1047,14 @@ impl<S: Store> Engine<S> {
 
     /// Make this site a replica of `server` (or update the replica's settings): the login and
     /// token the host was given replace the stored ones (a change of server or login drops the
-    /// stored token), and `new_password` becomes the local password when there is none yet.
-    /// The login the replica syncs as.
+    /// stored token). The login the replica syncs as.
     pub fn replica_open(
         &self,
         server: &str,
         login: Option<&str>,
         token: Option<&str>,
-        new_password: Option<&str>,
     ) -> Result<String> {
-        self.write(|ctx| crate::sync::replica::open(ctx, server, login, token, new_password))
+        self.write(|ctx| crate::sync::replica::open(ctx, server, login, token))
     }
 
     /// The replica's configuration, if this site is a replica.
@@ -1064,14 +1062,24 @@ impl<S: Store> Engine<S> {
         self.write(|ctx| crate::sync::replica::config(ctx))
     }
 
-    /// The local password of the replica's own admin, if one was set.
-    pub fn replica_local_password(&self) -> Result<Option<String>> {
-        self.write(|ctx| crate::sync::replica::local_password(ctx))
+    /// A token of the replica's own admin, for the host's local requests (no password stored).
+    pub fn replica_local_token(&self) -> Result<Option<String>> {
+        self.write(|ctx| crate::sync::replica::local_token(ctx))
+    }
+
+    /// "Work offline" for every tab of the replica (see [`crate::sync::replica::set_held`]).
+    pub fn replica_set_held(&self, held: bool) -> Result<()> {
+        self.write(|ctx| crate::sync::replica::set_held(ctx, held))
     }
 
     /// The replica's state as a host shows it (`None`: not a replica).
     pub fn replica_status(&self) -> Result<Option<crate::sync::replica::Status>> {
         self.write(|ctx| crate::sync::replica::status(ctx))
+    }
+
+    /// The request ending the replica's server token (see [`crate::sync::replica::logout_request`]).
+    pub fn replica_logout_request(&self) -> Result<Option<crate::sync::replica::Outgoing>> {
+        self.write(|ctx| crate::sync::replica::logout_request(ctx))
     }
 
     /// The writes waiting to be sent, oldest first.

@@ -415,6 +415,24 @@ pub async fn write_snapshot_in_chunks(
     data: &[u8],
     chunk_bytes: usize,
 ) -> Result<(), StoreError> {
+    snapshot_tx(db, version, data, chunk_bytes, false).await
+}
+
+/// Forget every older state of the site: empty the `log` store (its change sets hold earlier
+/// values, such as the title and text of an object the user may no longer see) and rewrite the
+/// snapshot as `data` at `version`, in one transaction. Another tab behind `version` then finds
+/// the log too short and reloads everything ([`CatchUp::Reload`]).
+pub async fn forget_history(db: &IdbDatabase, version: f64, data: &[u8]) -> Result<(), StoreError> {
+    snapshot_tx(db, version, data, SNAPSHOT_CHUNK_BYTES, true).await
+}
+
+async fn snapshot_tx(
+    db: &IdbDatabase,
+    version: f64,
+    data: &[u8],
+    chunk_bytes: usize,
+    clear_log: bool,
+) -> Result<(), StoreError> {
     let run = async {
         let parts: Vec<&[u8]> = if data.is_empty() {
             vec![data]
@@ -424,8 +442,22 @@ pub async fn write_snapshot_in_chunks(
         if parts.len() > SNAPSHOT_MAX_CHUNKS as usize {
             return Err(JsValue::from_str("the snapshot is too large"));
         }
-        let tx = db.transaction_with_str_and_mode(SNAPSHOT, IdbTransactionMode::Readwrite)?;
+        let tx = if clear_log {
+            let stores = Array::of2(&LOG.into(), &SNAPSHOT.into());
+            let tx =
+                db.transaction_with_str_sequence_and_mode(&stores, IdbTransactionMode::Readwrite)?;
+            tx.object_store(LOG)?.clear()?;
+            tx
+        } else {
+            db.transaction_with_str_and_mode(SNAPSHOT, IdbTransactionMode::Readwrite)?
+        };
         let store = tx.object_store(SNAPSHOT)?;
+        // chunks of an earlier, longer snapshot hold older states too
+        if clear_log {
+            for i in parts.len() as u32..SNAPSHOT_MAX_CHUNKS {
+                store.delete(&chunk_key(i))?;
+            }
+        }
         for (i, part) in parts.iter().enumerate() {
             store.put_with_key(&Uint8Array::from(*part), &chunk_key(i as u32))?;
         }

@@ -589,36 +589,19 @@ impl Site {
             )));
         }
         let creds = opts.credentials.clone().unwrap_or_default();
-        let new_password = opts.admin_password.clone();
-        let login = self
-            .write_op("openSite", |e| {
-                e.replica_open(
-                    &server,
-                    creds.login.as_deref(),
-                    creds.token.as_deref(),
-                    new_password.as_deref(),
-                )
-            })
+        self.write_op("openSite", |e| {
+            e.replica_open(&server, creds.login.as_deref(), creds.token.as_deref())
+        })
+        .await?;
+        // the local admin's token, issued without a password: none is stored
+        let token = self
+            .write_op("openSite", |e| e.replica_local_token())
             .await?;
-        let password = self
-            .inner
-            .engine
-            .replica_local_password()
-            .map_err(|e| js_err(format!("openSite: {e}")))?;
-        if let (Some(rep), Some(pw)) = (&self.inner.replica, password) {
-            let req = engine::Request::new(
-                engine::Method::parse("POST"),
-                "/@login",
-                &self.inner.base_url,
-            )
-            .json(&serde_json::json!({"login": login, "password": pw}));
-            let resp = self.handle(req).await;
-            let token = resp.json_body()["token"].as_str().map(str::to_string);
+        if let Some(rep) = &self.inner.replica {
             if token.is_none() {
-                return Err(js_err(format!(
-                    "openSite: cannot log in to the local replica: {}",
-                    String::from_utf8_lossy(&resp.body)
-                )));
+                return Err(js_err(
+                    "openSite: cannot log in to the local replica: its local user is missing",
+                ));
             }
             *rep.local_auth.borrow_mut() = token;
             *rep.sync.borrow_mut() = engine::replica::Sync::new(creds.password.clone());
@@ -933,6 +916,22 @@ impl SiteInner {
         if idb::write_snapshot(db, version, &data).await.is_ok() {
             self.snapshot_version.set(version);
         }
+    }
+
+    /// Drop every older state of the site from IndexedDB (the change-set log, and a snapshot
+    /// rewritten from memory), after a replica round removed what its user may no longer see.
+    /// Call with the queue held and memory equal to IndexedDB at `version`.
+    async fn forget_history(&self) -> Result<(), StoreError> {
+        let Some(db) = &self.db else { return Ok(()) };
+        let version = self.version.get();
+        let rows = self
+            .store
+            .begin_read()
+            .and_then(|t| t.scan(b"", b"", Direction::Forward, usize::MAX))?;
+        let data = idb::encode_snapshot(rows.iter().map(|(k, v)| (k.as_slice(), v.as_slice())));
+        idb::forget_history(db, version, &data).await?;
+        self.snapshot_version.set(version);
+        Ok(())
     }
 
     /// Write what the last engine call committed. On failure memory is rolled back.

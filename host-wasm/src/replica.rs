@@ -23,8 +23,10 @@ export interface SyncStatus {
   conflicts: number;
   /** whether the first full download finished */
   downloaded: boolean;
-  /** whether the last round reached the server (and `setOnline(false)` was not called) */
+  /** whether the last round reached the server (and "work offline" does not hold) */
   online: boolean;
+  /** "work offline" holds every tab of this replica back (`setOnline(false)` in any tab) */
+  held: boolean;
   lastError: string | null;
 }
 "#;
@@ -67,6 +69,7 @@ struct JsStatus {
     conflicts: usize,
     downloaded: bool,
     online: bool,
+    held: bool,
     last_error: Option<String>,
 }
 
@@ -142,7 +145,8 @@ impl Site {
             pending: st.pending,
             conflicts: st.conflicts,
             downloaded: st.downloaded,
-            online: !r.forced_offline.get() && r.reached.get(),
+            online: !r.forced_offline.get() && !st.held && r.reached.get(),
+            held: st.held,
             last_error: st.last_error,
         })
     }
@@ -196,6 +200,18 @@ impl Site {
                 }
             }
         }
+        if r.sync.borrow().purged() {
+            // what the user lost access to must not survive in the change-set log or snapshot
+            let _turn = self.inner.queue.acquire().await;
+            self.inner
+                .catch_up()
+                .await
+                .map_err(|e| js_err(format!("sync: {e}")))?;
+            self.inner
+                .forget_history()
+                .await
+                .map_err(|e| js_err(format!("sync: cannot purge the local history: {e}")))?;
+        }
         let stopped = r.sync.borrow().stopped();
         r.reached
             .set(reached && (!stopped || self.last_error_is_http()));
@@ -241,17 +257,26 @@ impl Site {
     /// Whether the last round reached the server and `setOnline(false)` does not hold.
     #[wasm_bindgen(getter)]
     pub fn online(&self) -> bool {
+        let held = self
+            .inner
+            .engine
+            .replica_status()
+            .ok()
+            .flatten()
+            .is_some_and(|s| s.held);
         self.replica()
-            .map(|r| !r.forced_offline.get() && r.reached.get())
+            .map(|r| !r.forced_offline.get() && !held && r.reached.get())
             .unwrap_or(false)
     }
 
-    /// `false`: stop talking to the server (writes keep being recorded); `true`: allowed again
-    /// (call `sync()` to go on).
+    /// `false`: "work offline": stop talking to the server (writes keep being recorded). The
+    /// choice is stored with the replica, so it holds back the rounds of every tab of it, and
+    /// stays after a reload; `true`: allowed again (call `sync()` to go on).
     #[wasm_bindgen(js_name = setOnline)]
-    pub fn set_online(&self, online: bool) -> Result<(), JsValue> {
+    pub async fn set_online(&self, online: bool) -> Result<(), JsValue> {
         self.replica()?.forced_offline.set(!online);
-        Ok(())
+        self.write_op("setOnline", |e| e.replica_set_held(!online))
+            .await
     }
 
     /// How many writes wait to be sent.
@@ -352,6 +377,37 @@ impl Site {
             }
         }
         Ok(())
+    }
+
+    /// Log the user out and wipe the replica: end its server token (`POST /@logout`, best
+    /// effort: offline, the token stays valid on the server until it expires), close this handle
+    /// and delete the site's IndexedDB database (content, pending writes, conflicts, the token
+    /// and the local admin's password), so the next user of this browser profile finds nothing
+    /// and must give credentials to open a replica again. Refused while writes wait to be sent,
+    /// unless `discardPending` is true.
+    pub async fn logout(&self, discard_pending: Option<bool>) -> Result<(), JsValue> {
+        self.replica()?;
+        let engine = &self.inner.engine;
+        let pending = engine
+            .replica_pending()
+            .map_err(|e| js_err(e.to_string()))?
+            .len();
+        if pending > 0 && !discard_pending.unwrap_or(false) {
+            return Err(js_err(format!(
+                "logout: {pending} write(s) are not on the server yet: sync first, or call logout(true) to discard them"
+            )));
+        }
+        if let Ok(Some(out)) = engine.replica_logout_request() {
+            let _ = perform(&out).await; // offline: the token expires on its own
+        }
+        let _turn = self.inner.queue.acquire().await;
+        self.inner.close();
+        crate::idb::delete_db(&self.inner.name).await.map_err(|e| {
+            js_err(format!(
+                "logout: cannot delete the local copy: {}",
+                crate::idb::js_error_text(&e)
+            ))
+        })
     }
 
     /// Called with the status after each sync round.

@@ -14,8 +14,13 @@
 //! `If-Match` naming the server version it was based on and its own `Idempotency-Key`); a full
 //! download when the replica is new or its cursor expired (take the change cursor with
 //! `GET /@changes`, list everything with `@search`, fetch what differs, remove what the server no
-//! longer lists); fetch the objects queued; then follow `GET /@changes?since=` once. A server
-//! without a change feed (404 on `@changes`) is followed by a full listing each round instead.
+//! longer lists); fetch the objects queued; then follow `GET /@changes?since=` once; then check
+//! visibility: list what the user may view now (`@search`, `UID`/`modified`/`review_state` only,
+//! one request per [`PAGE`] objects) and remove what is no longer listed. The feed reports what
+//! happened to objects, not that the user lost a group or a role, so each round re-checks rather
+//! than trusting the feed alone. A server without a change feed (404 on `@changes`) is followed
+//! by that full listing each round instead. [`Sync::purged`] tells the host that a round removed
+//! something, so it drops the older states it keeps (the browser's change-set log).
 //!
 //! Local writes: [`prepare_write`] before the local engine runs an unsafe request, and
 //! [`record_write`] after it succeeded, record a [`PendingWrite`]; the host persists both in one
@@ -80,6 +85,10 @@ pub struct SyncState {
     pub feed: Option<bool>,
     /// Why the last round stopped early, if it did.
     pub last_error: Option<String>,
+    /// "Work offline": set by one tab, it holds back the rounds of every tab of this replica
+    /// (it is stored with the replica, not kept in one tab's memory).
+    #[serde(default)]
+    pub held: bool,
 }
 
 /// A write made on the replica, waiting to be sent to the server (`H:w:<seq>`).
@@ -179,6 +188,26 @@ pub enum Step {
         /// The conflict.
         id: u64,
     },
+    /// `POST /@logout`: the user leaves; the server ends the replica's token.
+    Logout,
+}
+
+/// The request that ends the replica's server token (`None`: not a replica, or no token), for a
+/// host logging its user out before it wipes the local copy.
+pub fn logout_request(ctx: &Ctx<'_>) -> Result<Option<Outgoing>> {
+    let Some(cfg) = config(ctx)? else {
+        return Ok(None);
+    };
+    let Some(token) = cfg.token.as_deref() else {
+        return Ok(None);
+    };
+    Ok(Some(Outgoing {
+        step: Step::Logout,
+        method: "POST".into(),
+        url: format!("{}/@logout", cfg.server.trim_end_matches('/')),
+        headers: json_headers(Some(token)),
+        body: None,
+    }))
 }
 
 /// An HTTP request the host must make for the replica.
@@ -252,6 +281,19 @@ pub struct Status {
     pub downloaded: bool,
     /// Why the last round stopped early, if it did.
     pub last_error: Option<String>,
+    /// Whether "work offline" holds the rounds back ([`set_held`]).
+    pub held: bool,
+}
+
+/// "Work offline" (`true`) or not: while held, no round of any tab of the replica talks to the
+/// server (writes keep being recorded and wait).
+pub fn set_held(ctx: &mut Ctx<'_>, held: bool) -> Result<()> {
+    let mut s = state(ctx)?;
+    if s.held != held {
+        s.held = held;
+        save_state(ctx, &s)?;
+    }
+    Ok(())
 }
 
 /// The replica's configuration, if this site is a replica.
@@ -264,27 +306,28 @@ pub fn set_config(ctx: &mut Ctx<'_>, config: &Config) -> Result<()> {
     ctx.put_json(keys::REPLICA_CONFIG, config)
 }
 
-/// The password of the replica's local admin, if one was stored.
-pub fn local_password(ctx: &Ctx<'_>) -> Result<Option<String>> {
-    Ok(ctx
-        .get(keys::REPLICA_LOCAL)?
-        .map(|b| String::from_utf8_lossy(&b).into_owned()))
-}
-
-/// Store the password of the replica's local admin.
-pub fn set_local_password(ctx: &mut Ctx<'_>, password: &str) -> Result<()> {
-    ctx.put(keys::REPLICA_LOCAL, password.as_bytes())
+/// A token of the replica's local admin (the user the replica acts as locally), issued without
+/// a password: the host is the only caller of the local engine, so it needs no stored secret to
+/// log in, and no password of the local admin is kept anywhere in plain text (its user record
+/// holds a hash, as every user's). `None` when the site is not a replica or has no such user.
+pub fn local_token(ctx: &Ctx<'_>) -> Result<Option<String>> {
+    let Some(cfg) = config(ctx)? else {
+        return Ok(None);
+    };
+    match crate::people::auth::users::get(ctx, &cfg.login)? {
+        Some(user) => crate::people::auth::issue_token(ctx, &user).map(Some),
+        None => Ok(None),
+    }
 }
 
 /// Make this site a replica of `server`, or update the replica's settings: a change of server or
-/// of login drops the stored token, a `token` given replaces it, and `new_password` becomes the
-/// local admin's password when none is stored yet. The login the replica syncs as.
+/// of login drops the stored token, and a `token` given replaces it. The login the replica syncs
+/// as. No password is stored ([`local_token`] logs the host in).
 pub fn open(
     ctx: &mut Ctx<'_>,
     server: &str,
     login: Option<&str>,
     token: Option<&str>,
-    new_password: Option<&str>,
 ) -> Result<String> {
     let mut cfg = config(ctx)?.unwrap_or_else(|| Config {
         server: server.to_string(),
@@ -305,11 +348,8 @@ pub fn open(
         cfg.token = Some(t.to_string());
     }
     set_config(ctx, &cfg)?;
-    if local_password(ctx)?.is_none() {
-        if let Some(p) = new_password {
-            set_local_password(ctx, p)?;
-        }
-    }
+    // earlier versions stored the local admin's password here in plain text
+    ctx.delete(keys::REPLICA_LOCAL)?;
     Ok(cfg.login)
 }
 
@@ -334,6 +374,7 @@ pub fn status(ctx: &Ctx<'_>) -> Result<Option<Status>> {
         conflicts: ctx.scan_prefix(keys::REPLICA_CONFLICTS)?.len(),
         downloaded: s.phase == Phase::Following,
         last_error: s.last_error,
+        held: s.held,
     }))
 }
 
@@ -563,7 +604,14 @@ pub struct Sync {
     /// The server password, when the host was given one (never stored).
     pub password: Option<String>,
     polled: bool,
+    /// The visibility check of this round ran (or a full listing made it needless).
+    verified: bool,
+    /// The listing under way is the visibility check (not a download).
+    verifying: bool,
     stopped: bool,
+    /// Something was removed from the local copy in this round: the host must also forget it
+    /// wherever it keeps older states (change-set logs, snapshots).
+    purged: bool,
 }
 
 impl Sync {
@@ -578,7 +626,25 @@ impl Sync {
     /// Start a round: the feed is followed once more, and a round stopped by a failure goes on.
     pub fn begin_round(&mut self) {
         self.polled = false;
+        self.verified = false;
+        self.verifying = false;
         self.stopped = false;
+        self.purged = false;
+    }
+
+    /// Whether this round removed objects from the local copy (gone on the server, or no longer
+    /// visible to the user). The host then drops every older state it keeps of the site (the
+    /// browser host: its change-set log and snapshot), so what the user lost access to is gone
+    /// from every local store, not only from the current keyspace.
+    pub fn purged(&self) -> bool {
+        self.purged
+    }
+
+    fn remove(&mut self, ctx: &mut Ctx<'_>, local_uid: &str) -> Result<()> {
+        if import::remove(ctx, local_uid)? {
+            self.purged = true;
+        }
+        Ok(())
     }
 
     /// Whether the round stopped early (no answer, a 5xx, the credentials refused).
@@ -595,6 +661,9 @@ impl Sync {
         let Some(cfg) = config(ctx)? else {
             return Ok(None);
         };
+        if state(ctx)?.held {
+            return Ok(None); // "work offline", possibly set by another tab
+        }
         let server = cfg.server.trim_end_matches('/').to_string();
         let Some(token) = cfg.token.clone() else {
             if let Some(pw) = &self.password {
@@ -750,6 +819,20 @@ impl Sync {
                 ),
             )));
         }
+        // 6. re-check visibility once per round: list what the user may view now and remove the
+        // rest. The change feed reports what happened to objects (retracted, unshared, deleted),
+        // not what happened to the user (a group or a role lost), which changes what the user
+        // may view without any object changing.
+        if !self.verified {
+            self.verified = true;
+            self.verifying = true;
+            st.phase = Phase::Listing {
+                b_start: 0,
+                cursor: st.cursor.clone(),
+            };
+            save_state(ctx, &st)?;
+            return self.next_request(ctx, now_ms);
+        }
         if st.last_error.is_some() {
             st.last_error = None;
             save_state(ctx, &st)?;
@@ -897,7 +980,7 @@ impl Sync {
                 } else if let Some(rec) = tree::at_path(ctx, path)? {
                     // gone, or no longer visible to us
                     if !busy.contains(&rec.uid) {
-                        import::remove(ctx, &rec.uid)?;
+                        self.remove(ctx, &rec.uid)?;
                     }
                 }
             }
@@ -928,7 +1011,7 @@ impl Sync {
                     let luid = import::local_uid(ctx, suid)?;
                     if ch.get("action").and_then(Value::as_str) == Some("removed") {
                         if !busy.contains(&luid) {
-                            import::remove(ctx, &luid)?;
+                            self.remove(ctx, &luid)?;
                         }
                         continue;
                     }
@@ -985,6 +1068,10 @@ impl Sync {
                         },
                     )?;
                 }
+            }
+            Step::Logout => {
+                cfg.token = None;
+                set_config(ctx, &cfg)?;
             }
             Step::ConflictServer { id } => {
                 if let Some(mut c) = ctx.get_json::<Conflict>(&keys::replica_conflict(*id))? {
@@ -1072,11 +1159,14 @@ impl Sync {
             }
         }
         for uid in gone {
-            import::remove(ctx, &uid)?; // a removed ancestor took it already: a no-op
+            self.remove(ctx, &uid)?; // a removed ancestor took it already: a no-op
         }
         ctx.delete_prefix(keys::REPLICA_LISTED)?;
-        // the root's own representation (title, ...) is not in a search result
-        ctx.put(&keys::replica_fetch(""), b"")?;
+        // the root's own representation (title, ...) is not in a search result; a visibility
+        // check leaves it to the feed
+        if !std::mem::take(&mut self.verifying) {
+            ctx.put(&keys::replica_fetch(""), b"")?;
+        }
         if st.feed == Some(true) {
             if let Some(c) = cursor {
                 st.cursor = Some(c);
@@ -1084,6 +1174,7 @@ impl Sync {
         }
         st.phase = Phase::Following;
         self.polled = true;
+        self.verified = true;
         save_state(ctx, &st)
     }
 }
@@ -1819,6 +1910,7 @@ mod tests {
             "/news/hello",
             Some(json!({"title": "Via the feed"})),
         );
+        server_call(&net.server, "DELETE", "/news/old", None);
         let version = net
             .get("/news/hello")
             .header_value("etag")
@@ -1850,10 +1942,13 @@ mod tests {
         ));
         net.sent.clear();
         rep.round(&mut net);
-        assert!(!net
-            .sent
-            .iter()
-            .any(|o| matches!(o.step, Step::Fetch { .. })));
+        assert!(
+            !net.sent
+                .iter()
+                .any(|o| matches!(o.step, Step::Fetch { ref path } if path == "/news/hello")),
+            "{:?}",
+            net.sent
+        );
         // 410: everything again, from a new cursor
         net.feed
             .push((410, json!({"type": "CursorExpired", "message": "too old"})));
@@ -1905,7 +2000,8 @@ mod tests {
         net.sent.clear();
         rep.round(&mut net);
         assert!(net.sent.iter().any(|o| o.url.contains("/@changes?since=")));
-        assert!(!net.sent.iter().any(|o| matches!(o.step, Step::List { .. })));
+        // followed, not downloaded again (the listing of the round is the visibility check)
+        assert!(!net.sent.iter().any(|o| matches!(o.step, Step::Cursor)));
         assert_eq!(title(&rep.call("GET", "/news/hello", None)), "Same second");
         assert_eq!(rep.call("GET", "/news/old", None).status, 404);
         // our own replayed write comes back through the feed with the version we hold
@@ -1925,6 +2021,231 @@ mod tests {
             "{:?}",
             net.sent
         );
+    }
+
+    /// Every key and value of the replica's store that mentions `marker` (case-insensitive).
+    fn mentions(rep: &Replica, marker: &str) -> Vec<String> {
+        let marker = marker.to_lowercase();
+        rep.engine
+            .with_write(|ctx| ctx.scan(b"", &[0xff; 8], Direction::Forward, usize::MAX))
+            .unwrap()
+            .into_iter()
+            .filter_map(|(k, v)| {
+                let text = format!(
+                    "{} = {}",
+                    String::from_utf8_lossy(&k),
+                    String::from_utf8_lossy(&v)
+                );
+                text.to_lowercase().contains(&marker).then_some(text)
+            })
+            .collect()
+    }
+
+    /// A server with member `mary`, who may view the private page `/news/zebra` only through
+    /// `grant` (a group's role or her own role), and her replica after its first round.
+    fn member_replica(grant: &str) -> (Net, Replica) {
+        let mut net = Net::new();
+        net.real_feed = true;
+        let roles = if grant == "role" {
+            json!(["Member", "Editor"])
+        } else {
+            json!(["Member"])
+        };
+        let r = server_call(
+            &net.server,
+            "POST",
+            "/@users",
+            Some(json!({"username": "mary", "password": "mary-password-1",
+                "email": "mary@example.com", "roles": roles})),
+        );
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        if grant == "group" {
+            let r = server_call(
+                &net.server,
+                "POST",
+                "/@groups",
+                Some(json!({"groupname": "staff", "roles": ["Reader"], "users": ["mary"]})),
+            );
+            assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        }
+        let r = server_call(&net.server, "POST", "/news/@workflow/publish", None);
+        assert_eq!(r.status, 200);
+        let r = server_call(
+            &net.server,
+            "POST",
+            "/news",
+            Some(json!({"@type": "Page", "title": "Zebra plans",
+                "description": "quagga notes"})),
+        );
+        assert_eq!(r.status, 201);
+        let mut rep = Replica::new();
+        rep.engine
+            .with_write(|ctx| {
+                set_config(
+                    ctx,
+                    &Config {
+                        server: SERVER.into(),
+                        login: "mary".into(),
+                        token: None,
+                    },
+                )
+            })
+            .unwrap();
+        rep.sync = Sync::new(Some("mary-password-1".into()));
+        rep.round(&mut net);
+        assert!(rep.status().downloaded, "{:?}", rep.status());
+        if grant != "none" {
+            assert_eq!(rep.call("GET", "/news/zebra-plans", None).status, 200);
+            assert!(!mentions(&rep, "quagga").is_empty());
+        }
+        (net, rep)
+    }
+
+    #[test]
+    fn working_offline_is_stored_and_holds_back_every_round() {
+        let (mut net, mut rep) = downloaded();
+        rep.engine.with_write(|ctx| set_held(ctx, true)).unwrap();
+        rep.call("PATCH", "/news/hello", Some(json!({"title": "Held"})));
+        // another tab: its own session, the same store
+        rep.sync = Sync::new(None);
+        net.sent.clear();
+        assert_eq!(rep.round(&mut net), 0);
+        assert!(rep.status().held);
+        assert_eq!(rep.status().pending, 1);
+        assert_eq!(title(&net.get("/news/hello")), "Hello");
+        rep.engine.with_write(|ctx| set_held(ctx, false)).unwrap();
+        rep.round(&mut net);
+        assert_eq!(rep.status().pending, 0);
+        assert_eq!(title(&net.get("/news/hello")), "Held");
+    }
+
+    #[test]
+    fn no_local_password_is_stored_and_the_host_logs_in_with_an_issued_token() {
+        let rep = Replica::new();
+        // a replica made by an earlier version kept its local admin's password in plain text
+        rep.engine
+            .with_write(|ctx| ctx.put(keys::REPLICA_LOCAL, b"plain-secret"))
+            .unwrap();
+        rep.engine
+            .with_write(|ctx| open(ctx, SERVER, Some("admin"), None))
+            .unwrap();
+        assert_eq!(
+            rep.engine
+                .with_write(|ctx| ctx.get(keys::REPLICA_LOCAL))
+                .unwrap(),
+            None
+        );
+        assert!(mentions(&rep, "plain-secret").is_empty());
+        let token = rep
+            .engine
+            .with_write(|ctx| local_token(ctx))
+            .unwrap()
+            .expect("a local token");
+        let r = rep.engine.handle(
+            Request::new(Method::parse("GET"), "/@users/admin", LOCAL)
+                .header("Authorization", &format!("Bearer {token}")),
+        );
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    }
+
+    #[test]
+    fn logging_out_ends_the_server_token_and_forgets_it() {
+        let (mut net, mut rep) = downloaded();
+        let out = rep
+            .engine
+            .with_write(|ctx| logout_request(ctx))
+            .unwrap()
+            .expect("a token to end");
+        assert_eq!(out.step, Step::Logout);
+        assert_eq!(out.url, format!("{SERVER}/@logout"));
+        let bearer = out
+            .headers
+            .iter()
+            .find(|(k, _)| k == "Authorization")
+            .map(|(_, v)| v.clone())
+            .unwrap();
+        let inc = net.perform(&out).unwrap();
+        assert!(inc.status < 300, "{}", String::from_utf8_lossy(&inc.body));
+        rep.engine
+            .with_write(|ctx| rep.sync.receive(ctx, &out, &inc, 0))
+            .unwrap();
+        assert_eq!(
+            rep.engine
+                .with_write(|ctx| config(ctx))
+                .unwrap()
+                .unwrap()
+                .token,
+            None
+        );
+        assert!(rep
+            .engine
+            .with_write(|ctx| logout_request(ctx))
+            .unwrap()
+            .is_none());
+        // the server no longer takes the token
+        let r = net.server.handle(
+            Request::new(Method::parse("GET"), "/news", SERVER).header("Authorization", &bearer),
+        );
+        assert_eq!(r.status, 401);
+    }
+
+    #[test]
+    fn leaving_the_group_that_granted_view_purges_the_object_at_the_next_round() {
+        let (mut net, mut rep) = member_replica("group");
+        let r = server_call(
+            &net.server,
+            "PATCH",
+            "/@groups/staff",
+            Some(json!({"users": {"mary": false}})),
+        );
+        assert_eq!(r.status, 204, "{}", String::from_utf8_lossy(&r.body));
+        rep.round(&mut net);
+        assert!(rep.sync.purged());
+        assert_eq!(rep.call("GET", "/news/zebra-plans", None).status, 404);
+        assert_eq!(mentions(&rep, "quagga"), Vec::<String>::new());
+        // the local change feed keeps the uid and path of the removal (for 30 days), not the title
+        assert_eq!(mentions(&rep, "Zebra plans"), Vec::<String>::new());
+        // what she still may view stays
+        assert_eq!(rep.call("GET", "/news/hello", None).status, 200);
+        // a round with nothing lost purges nothing
+        rep.round(&mut net);
+        assert!(!rep.sync.purged());
+    }
+
+    #[test]
+    fn losing_the_role_that_granted_view_purges_the_object_at_the_next_round() {
+        let (mut net, mut rep) = member_replica("role");
+        let r = server_call(
+            &net.server,
+            "PATCH",
+            "/@users/mary",
+            Some(json!({"roles": ["Member"]})),
+        );
+        assert!(r.status < 300, "{}", String::from_utf8_lossy(&r.body));
+        rep.round(&mut net);
+        assert!(rep.sync.purged());
+        assert_eq!(rep.call("GET", "/news/zebra-plans", None).status, 404);
+        assert_eq!(mentions(&rep, "quagga"), Vec::<String>::new());
+        assert_eq!(rep.call("GET", "/news/hello", None).status, 200);
+    }
+
+    #[test]
+    fn a_retracted_page_is_purged_with_its_history() {
+        let (mut net, mut rep) = member_replica("none");
+        server_call(
+            &net.server,
+            "PATCH",
+            "/news/hello",
+            Some(json!({"description": "okapi"})),
+        );
+        rep.round(&mut net);
+        assert!(!mentions(&rep, "okapi").is_empty());
+        let r = server_call(&net.server, "POST", "/news/hello/@workflow/retract", None);
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        rep.round(&mut net);
+        assert!(rep.sync.purged());
+        assert_eq!(rep.call("GET", "/news/hello", None).status, 404);
+        assert_eq!(mentions(&rep, "okapi"), Vec::<String>::new());
     }
 
     #[test]
