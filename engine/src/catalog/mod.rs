@@ -1090,6 +1090,30 @@ fn eval_and(
         if acc.is_empty() {
             break;
         }
+        if let TextQuery::Word(w) = q {
+            // A word with more postings than there are matches is checked per match.
+            match word_postings(ctx, w, acc.len())? {
+                Some(found) => {
+                    let mut found = found.into_iter().map(|p| p.0).peekable();
+                    acc.retain(|(uid, _)| {
+                        while found.peek().is_some_and(|u| u < uid) {
+                            found.next();
+                        }
+                        found.peek() != Some(uid)
+                    });
+                }
+                None => {
+                    let mut keep = Vec::with_capacity(acc.len());
+                    for (uid, hit) in acc {
+                        if word_frequency(ctx, w, &uid)? == 0 {
+                            keep.push((uid, hit));
+                        }
+                    }
+                    acc = keep;
+                }
+            }
+            continue;
+        }
         let out = eval_text(ctx, q)?;
         acc = minus_hits(acc, &out);
     }
