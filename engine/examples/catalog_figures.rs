@@ -4,14 +4,15 @@
 //! cargo run --release -p engine --example catalog_figures [-- --shape 5,5,4,100 --creates 1000 --repeat 200]
 //! ```
 //!
-//! `--only fc|word|and|prefix|queries` runs only that query (or only the queries) and no creates,
+//! `--only fc|word|and|prefix|phrase|phrase2|or|not|group|queries` runs only that query (or only the queries) and no creates,
 //! for profiling one of them. `PHASES=<runs>` also times `catalog::search_page` alone for the
 //! folder contents query.
 //!
 //! - the catalog's bytes per object (keys and values under `x:`), next to all the bytes per object;
 //! - the time of the catalog queries the benchmark runs over HTTP: Volto's folder contents query
 //!   (`path.depth=1`, by position, `metadata_fields=_all`, batch 50) on a folder of 100, and
-//!   `SearchableText` with one word, two words (AND) and a prefix (p50 and p99 of `--repeat` runs);
+//!   `SearchableText` with one word, two words (AND), a prefix, phrases, `OR`, `AND NOT` and a
+//!   group (p50 and p99 of `--repeat` runs);
 //! - the CPU a create costs with the catalog and without it (the same engine with the `catalog`
 //!   subscriber removed): `--creates` POSTs of a page into a folder already holding 1,000 pages,
 //!   as the admin with a Bearer token; CPU from `/proc/self/stat` (user + system), wall time too.
@@ -261,6 +262,11 @@ fn main() {
         ("word", "SearchableText one word (42)", "/@search?SearchableText=42".to_string()),
         ("and", "SearchableText two words AND (page 42)", "/@search?SearchableText=page%2042".to_string()),
         ("prefix", "SearchableText prefix (4*)", "/@search?SearchableText=4*".to_string()),
+        ("phrase", "SearchableText phrase (\"page 42\")", "/@search?SearchableText=%22page%2042%22".to_string()),
+        ("phrase2", "SearchableText phrase of frequent words (\"of the benchmark\")", "/@search?SearchableText=%22of%20the%20benchmark%22".to_string()),
+        ("or", "SearchableText OR (42 OR 43)", "/@search?SearchableText=42%20OR%2043".to_string()),
+        ("not", "SearchableText AND NOT (42 AND NOT description)", "/@search?SearchableText=42%20AND%20NOT%20description".to_string()),
+        ("group", "SearchableText group ((42 OR 43) AND page)", "/@search?SearchableText=%2842%20OR%2043%29%20AND%20page".to_string()),
     ] {
         if only.as_deref().is_some_and(|o| o != key && o != "queries") {
             continue;

@@ -21,6 +21,7 @@ pub mod codec;
 pub mod postings;
 pub mod querystring;
 pub mod text;
+pub mod textquery;
 pub mod vocabularies;
 
 use std::borrow::Cow;
@@ -1020,27 +1021,212 @@ fn add_word(acc: Option<Vec<(String, Hit)>>, found: Vec<Posting>) -> Vec<(String
     }
 }
 
-/// The objects whose full text matches `query` (every word; `word*` prefixes), with their
-/// relevance. The rare words give the candidates (their postings intersected); the frequent
-/// ones are checked on those candidates only, so a common word in an AND query costs no scan of
-/// its postings (it is weighed as if found `cap` times).
+/// The objects whose full text matches `query` ([`textquery`]: words, phrases, `AND`, `OR`,
+/// `NOT`, groups, `word*` prefixes), with their relevance (the weights of the matched words
+/// added up). A query that does not parse matches nothing, as in Plone.
 fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result<Hits> {
-    let words = analyzer.query(query);
-    if words.is_empty() {
-        return Ok(Hits::default());
+    match textquery::parse(analyzer, query) {
+        Ok(Some(tree)) => Ok(Hits(eval_text(ctx, &tree)?)),
+        Ok(None) | Err(_) => Ok(Hits::default()),
     }
-    let mut acc: Option<Vec<(String, Hit)>> = None;
+}
+
+/// The matches of one node of a full-text query, by uid.
+fn eval_text(ctx: &Ctx<'_>, q: &textquery::TextQuery) -> Result<Vec<(String, Hit)>> {
+    use textquery::TextQuery;
+    match q {
+        TextQuery::Word(w) => Ok(match word_postings(ctx, w, usize::MAX)? {
+            Some(found) => add_word(None, found),
+            None => Vec::new(),
+        }),
+        TextQuery::Phrase(ws) => eval_and(ctx, std::slice::from_ref(q), &[], ws.len()),
+        TextQuery::And { all, none } => eval_and(ctx, all, none, all.len()),
+        TextQuery::Or(any) => {
+            let mut acc: Vec<(String, Hit)> = Vec::new();
+            for q in any {
+                acc = union_hits(acc, eval_text(ctx, q)?);
+            }
+            Ok(acc)
+        }
+    }
+}
+
+/// The matches of every one of `all` and none of `none`. The words of `all` (and of its
+/// phrases) are matched together, rare ones first ([`and_words`]), on the matches of its
+/// groups; phrases are then checked against the text of each remaining object, and what
+/// `none` matches is taken out.
+fn eval_and(
+    ctx: &Ctx<'_>,
+    all: &[textquery::TextQuery],
+    none: &[textquery::TextQuery],
+    hint: usize,
+) -> Result<Vec<(String, Hit)>> {
+    use textquery::TextQuery;
+    let mut words: Vec<&text::QueryWord> = Vec::with_capacity(hint);
+    let mut phrases: Vec<&[text::QueryWord]> = Vec::new();
+    let mut seed: Option<Vec<(String, Hit)>> = None;
+    for q in all {
+        match q {
+            TextQuery::Word(w) => words.push(w),
+            TextQuery::Phrase(ws) => {
+                words.extend(ws.iter());
+                phrases.push(ws);
+            }
+            group => {
+                let found = eval_text(ctx, group)?;
+                let s = match seed.take() {
+                    Some(s) => intersect_hits(s, found),
+                    None => found,
+                };
+                if s.is_empty() {
+                    return Ok(s);
+                }
+                seed = Some(s);
+            }
+        }
+    }
+    let mut acc = and_words(ctx, &words, seed)?;
+    if !phrases.is_empty() && !acc.is_empty() {
+        let mut keep = Vec::with_capacity(acc.len());
+        for (uid, hit) in acc {
+            if has_phrases(ctx, &uid, &phrases)? {
+                keep.push((uid, hit));
+            }
+        }
+        acc = keep;
+    }
+    for q in none {
+        if acc.is_empty() {
+            break;
+        }
+        if let TextQuery::Word(w) = q {
+            // A word with more postings than there are matches is checked per match.
+            match word_postings(ctx, w, acc.len())? {
+                Some(found) => {
+                    let mut found = found.into_iter().map(|p| p.0).peekable();
+                    acc.retain(|(uid, _)| {
+                        while found.peek().is_some_and(|u| u < uid) {
+                            found.next();
+                        }
+                        found.peek() != Some(uid)
+                    });
+                }
+                None => {
+                    let mut keep = Vec::with_capacity(acc.len());
+                    for (uid, hit) in acc {
+                        if word_frequency(ctx, w, &uid)? == 0 {
+                            keep.push((uid, hit));
+                        }
+                    }
+                    acc = keep;
+                }
+            }
+            continue;
+        }
+        let out = eval_text(ctx, q)?;
+        acc = minus_hits(acc, &out);
+    }
+    Ok(acc)
+}
+
+/// Whether the text of `uid` holds every one of `phrases` (its words analysed as when it was
+/// indexed: [`object_analyzer`]).
+fn has_phrases(ctx: &Ctx<'_>, uid: &str, phrases: &[&[text::QueryWord]]) -> Result<bool> {
+    let Some(obj) = tree::load(ctx, uid)? else {
+        return Ok(false);
+    };
+    let positions = object_analyzer(ctx, &obj)?.positions(&searchable_text(&obj));
+    Ok(phrases
+        .iter()
+        .all(|ws| textquery::phrase_at(ws, &positions)))
+}
+
+/// The uids in both lists, their scores added up.
+fn intersect_hits(a: Vec<(String, Hit)>, b: Vec<(String, Hit)>) -> Vec<(String, Hit)> {
+    let mut out = Vec::with_capacity(a.len().min(b.len()));
+    let mut b = b.into_iter().peekable();
+    for (uid, mut hit) in a {
+        while b.peek().is_some_and(|p| p.0 < uid) {
+            b.next();
+        }
+        if let Some(p) = b.peek() {
+            if p.0 == uid {
+                hit.score += p.1.score;
+                out.push((uid, hit));
+            }
+        }
+    }
+    out
+}
+
+/// The uids in either list, the scores of those in both added up.
+fn union_hits(a: Vec<(String, Hit)>, b: Vec<(String, Hit)>) -> Vec<(String, Hit)> {
+    let mut out = Vec::with_capacity(a.len().max(b.len()));
+    let mut a = a.into_iter().peekable();
+    let mut b = b.into_iter().peekable();
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) => match x.0.cmp(&y.0) {
+                Ordering::Less => a.next(),
+                Ordering::Greater => b.next(),
+                Ordering::Equal => {
+                    let (uid, mut hit) = a.next().expect("peeked");
+                    let (_, other) = b.next().expect("peeked");
+                    hit.score += other.score;
+                    hit.meta = hit.meta.or(other.meta);
+                    Some((uid, hit))
+                }
+            },
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => None,
+        };
+        match next {
+            Some(h) => out.push(h),
+            None => return out,
+        }
+    }
+}
+
+/// The uids of `a` not in `b`.
+fn minus_hits(a: Vec<(String, Hit)>, b: &[(String, Hit)]) -> Vec<(String, Hit)> {
+    let mut b = b.iter().peekable();
+    let mut out = Vec::with_capacity(a.len());
+    for (uid, hit) in a {
+        while b.peek().is_some_and(|p| p.0 < uid) {
+            b.next();
+        }
+        if b.peek().is_none_or(|p| p.0 != uid) {
+            out.push((uid, hit));
+        }
+    }
+    out
+}
+
+/// The objects having every one of `words` (among `seed` when given), with their relevance.
+/// The rare words give the candidates (their postings intersected); the frequent ones are
+/// checked on those candidates only, so a common word in an AND query costs no scan of its
+/// postings (it is weighed as if found `cap` times).
+fn and_words(
+    ctx: &Ctx<'_>,
+    words: &[&text::QueryWord],
+    seed: Option<Vec<(String, Hit)>>,
+) -> Result<Vec<(String, Hit)>> {
+    if words.is_empty() {
+        return Ok(seed.unwrap_or_default());
+    }
+    let mut acc: Option<Vec<(String, Hit)>> = seed;
     let mut frequent = Vec::new();
-    for w in &words {
+    for w in words {
         match word_postings(ctx, w, FREQUENT)? {
             Some(found) => {
                 let a = add_word(acc.take(), found);
                 if a.is_empty() {
-                    return Ok(Hits(a));
+                    return Ok(a);
                 }
                 acc = Some(a);
             }
-            None => frequent.push(w),
+            None => frequent.push(*w),
         }
     }
     let mut cap = FREQUENT;
@@ -1077,7 +1263,7 @@ fn text_matches(ctx: &Ctx<'_>, analyzer: &text::Analyzer, query: &str) -> Result
         }
         acc = keep;
     }
-    Ok(Hits(acc))
+    Ok(acc)
 }
 
 /// Relevance order: the higher score first, then the newer object, then by uid (the same order
@@ -1171,14 +1357,12 @@ fn matches(analyzer: &text::Analyzer, hits: Option<&Hits>, e: &Entry, c: &Criter
                 Index::Title => e.title(),
                 _ => e.str_field("description"),
             };
-            let mut have = BTreeSet::new();
-            analyzer.terms(field, &mut have);
-            analyzer.query(t).iter().all(|w| match w {
-                text::QueryWord::Exact(alts) => alts.iter().any(|a| have.contains(a)),
-                text::QueryWord::Prefix(ps) => ps
-                    .iter()
-                    .any(|p| have.iter().any(|h| h.starts_with(p.as_str()))),
-            })
+            // A query that does not parse matches nothing; one without words, everything.
+            match textquery::parse(analyzer, t) {
+                Ok(Some(q)) => q.matches(&analyzer.positions(field)),
+                Ok(None) => true,
+                Err(_) => false,
+            }
         }
     }
 }

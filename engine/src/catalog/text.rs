@@ -91,6 +91,7 @@ impl Analyzer {
     }
 
     /// Every index term of `text`.
+    #[cfg(test)]
     pub fn terms(&self, text: &str, out: &mut BTreeSet<String>) {
         for w in text.unicode_words() {
             let f = fold(w);
@@ -118,34 +119,57 @@ impl Analyzer {
     /// Parse a full-text query: every word must match (AND); a word ending in `*` matches every
     /// term it prefixes. Each word is given as the alternatives any of which may match (its stems
     /// in the site's languages), or as the prefixes to scan.
+    #[cfg(test)]
     pub fn query(&self, text: &str) -> Vec<QueryWord> {
         let mut out = Vec::new();
         for chunk in text.split_whitespace() {
-            let prefix = chunk.ends_with('*');
-            let words: Vec<&str> = chunk.unicode_words().collect();
-            for (i, w) in words.iter().enumerate() {
-                let f = fold(w);
-                if f.is_empty() {
-                    continue;
-                }
-                if prefix && i + 1 == words.len() {
-                    // The stem of a partial word may be shorter than the word ("runn" → "run"):
-                    // scan the common prefix of the word and each stem.
-                    let prefixes = self
-                        .stems(&f)
-                        .into_iter()
-                        .map(|s| common_prefix(&f, &s).to_string())
-                        .filter(|p| !p.is_empty())
-                        .collect();
-                    out.push(QueryWord::Prefix(prefixes));
-                } else if f.len() <= MAX_TERM_LEN {
-                    out.push(QueryWord::Exact(self.stems(&f)));
-                } else {
-                    out.push(QueryWord::Exact(BTreeSet::new()));
-                }
-            }
+            self.chunk_words(chunk, &mut out);
         }
         out
+    }
+
+    /// The query words of one whitespace-free chunk of a query: its Unicode words, the last
+    /// one a prefix when the chunk ends with `*`.
+    pub fn chunk_words(&self, chunk: &str, out: &mut Vec<QueryWord>) {
+        let prefix = chunk.ends_with('*');
+        let words: Vec<&str> = chunk.unicode_words().collect();
+        for (i, w) in words.iter().enumerate() {
+            let f = fold(w);
+            if f.is_empty() {
+                continue;
+            }
+            if prefix && i + 1 == words.len() {
+                // The stem of a partial word may be shorter than the word ("runn" → "run"):
+                // scan the common prefix of the word and each stem.
+                let prefixes = self
+                    .stems(&f)
+                    .into_iter()
+                    .map(|s| common_prefix(&f, &s).to_string())
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                out.push(QueryWord::Prefix(prefixes));
+            } else if f.len() <= MAX_TERM_LEN {
+                out.push(QueryWord::Exact(self.stems(&f)));
+            } else {
+                out.push(QueryWord::Exact(BTreeSet::new()));
+            }
+        }
+    }
+
+    /// The terms of each word of `text` in order, one set per word (empty for a word the index
+    /// skips, so that the words around it are not taken as adjacent): what a phrase is checked
+    /// against.
+    pub fn positions(&self, text: &str) -> Vec<BTreeSet<String>> {
+        text.unicode_words()
+            .map(|w| {
+                let f = fold(w);
+                if f.is_empty() || f.len() > MAX_TERM_LEN {
+                    BTreeSet::new()
+                } else {
+                    self.stems(&f)
+                }
+            })
+            .collect()
     }
 }
 
@@ -156,6 +180,18 @@ pub enum QueryWord {
     Exact(BTreeSet<String>),
     /// Matches an object having a term starting with any of these.
     Prefix(BTreeSet<String>),
+}
+
+impl QueryWord {
+    /// Whether a word indexed under `terms` is this query word.
+    pub fn matches(&self, terms: &BTreeSet<String>) -> bool {
+        match self {
+            QueryWord::Exact(alts) => alts.iter().any(|a| terms.contains(a)),
+            QueryWord::Prefix(ps) => ps
+                .iter()
+                .any(|p| terms.iter().any(|t| t.starts_with(p.as_str()))),
+        }
+    }
 }
 
 fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
