@@ -304,7 +304,7 @@ function fieldInput(name, prop, value, required) {
   if (prop.widget === "richtext" || prop.type === "dict") return null;
   if (isFileField(prop)) {
     // Uploaded as base64 in the JSON body; on an edit form, empty keeps the stored file.
-    input = el("input", { id, type: "file", accept: prop.widget === "image" ? "image/*" : "" });
+    input = el("input", { id, type: "file", accept: isImageField(prop) ? "image/*" : "" });
     const current = value?.filename ? el("small", { className: "help current-file" }, `Now: ${value.filename} (${fmtSize(value.size)}); choose a file to replace it.`) : null;
     if (required && !value) input.setAttribute("aria-required", "true");
     return el("div", { className: "field" }, label, input, current, help);
@@ -347,8 +347,10 @@ async function fieldValue(name, prop) {
   return input.value;
 }
 
-/** Whether a schema property is a file or image field (`widget: "file" | "image"`). */
-const isFileField = (prop) => prop.widget === "file" || prop.widget === "image";
+/** Whether a schema property is a file or image field: its factory (`File Upload`, `Image`), as in
+ * Plone's schemas, which name no widget for them. */
+const isImageField = (prop) => prop.factory === "Image" || prop.widget === "image";
+const isFileField = (prop) => prop.factory === "File Upload" || isImageField(prop) || prop.widget === "file";
 
 /** A byte count for people: "93 B", "1.2 KB", "3.4 MB". */
 function fmtSize(n) {
