@@ -73,19 +73,23 @@ pub struct Entry {
 pub const MAX_SEEN_PATHS: usize = 16;
 
 impl Entry {
-    /// Whether the caller of `ctx` could see the object in `context` in a state the log
-    /// recorded (entries without history: any logged-in caller).
-    fn seen_by_caller(&self, ctx: &Ctx<'_>, context: &ContentRecord) -> bool {
+    /// Whether a caller with search `tokens` could see the object in `context` in a state the
+    /// log recorded (entries without history: any logged-in caller).
+    fn seen_by_caller(&self, tokens: &[String], anonymous: bool, context: &ContentRecord) -> bool {
         if self.seen_by.is_empty() && self.seen_at.is_empty() {
-            return !ctx.principal.is_anonymous();
+            return !anonymous;
         }
-        let within = self.seen_at.iter().any(|p| {
-            context.path.is_empty()
-                || *p == context.path
-                || p.starts_with(&format!("{}/", context.path))
-        });
-        let tokens = ctx.principal.search_tokens();
-        within && self.seen_by.iter().any(|t| tokens.contains(t))
+        self.within(context) && self.seen_by.iter().any(|t| tokens.contains(t))
+    }
+
+    /// Whether one of the recorded paths is `context` or below it.
+    fn within(&self, context: &ContentRecord) -> bool {
+        let base = &context.path;
+        self.seen_at.iter().any(|p| {
+            base.is_empty()
+                || p.strip_prefix(base.as_str())
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
     }
 }
 
@@ -198,6 +202,9 @@ pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord
     let more = rows.len() > limit;
     let mut entries = Vec::with_capacity(rows.len().min(limit));
     let mut last = since.seq;
+    // the caller's tokens, for the removals they may be told of (once per page)
+    let tokens = ctx.principal.search_tokens();
+    let anonymous = ctx.principal.is_anonymous();
     for (k, v) in rows.into_iter().take(limit) {
         let seq = k
             .get(keys::CHANGES_ENTRY_PREFIX.len()..)
@@ -214,7 +221,7 @@ pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord
             }
             _ => None,
         };
-        if object.is_none() && !entry.seen_by_caller(ctx, context) {
+        if object.is_none() && !entry.seen_by_caller(&tokens, anonymous, context) {
             // never visible to this caller here: not even its uid is listed
             continue;
         }
