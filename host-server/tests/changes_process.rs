@@ -41,6 +41,7 @@ fn start(data: &Path, log: &Path) -> Server {
         child,
         stdout,
         base,
+        ..
     } = common::spawn_listening(
         Command::new(BIN)
             .args(["--listen", "127.0.0.1:0", "--log", "info", "--data"])

@@ -42,6 +42,7 @@ fn start(data: &Path, log: &Path, extra: &[&str]) -> Server {
         child,
         stdout,
         base,
+        ..
     } = common::spawn_listening(
         Command::new(BIN)
             .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])

@@ -4,10 +4,10 @@
 #![cfg(unix)]
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdout, Command};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -37,37 +37,26 @@ impl Drop for Server {
 /// Start the binary with `extra` arguments; read its `metrics on` (if any) and `listening on`
 /// lines.
 fn start(data: &Path, log: &Path, extra: &[&str]) -> Server {
-    let mut child = Command::new(BIN)
-        .args(["--listen", "127.0.0.1:0", "--data"])
-        .arg(data)
-        .args(extra)
-        .env("ADMIN_PASSWORD", PASSWORD)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(std::fs::File::create(log).unwrap()))
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let common::Listening {
+        child,
+        stdout,
+        base,
+        before,
+    } = common::spawn_listening(
+        Command::new(BIN)
+            .args(["--listen", "127.0.0.1:0", "--data"])
+            .arg(data)
+            .args(extra)
+            .env("ADMIN_PASSWORD", PASSWORD),
+        log,
+    );
     let mut metrics = None;
-    let base = loop {
-        let mut line = String::new();
-        if stdout.read_line(&mut line).unwrap() == 0 {
-            let status = child.wait().unwrap();
-            panic!(
-                "server exited ({status}) before listening; log:\n{}",
-                std::fs::read_to_string(log).unwrap_or_default()
-            );
+    for line in &before {
+        match line.strip_prefix("metrics on ") {
+            Some(addr) => metrics = Some(addr.to_string()),
+            None => panic!("unexpected line on stdout: {line:?}"),
         }
-        let line = line.trim_end();
-        if let Some(addr) = line.strip_prefix("metrics on ") {
-            metrics = Some(addr.to_string());
-        } else if let Some(addr) = line.strip_prefix("listening on ") {
-            break addr.to_string();
-        } else {
-            panic!("unexpected line on stdout: {line:?}");
-        }
-    };
+    }
     Server {
         child,
         _stdout: stdout,

@@ -52,6 +52,8 @@ pub struct Listening {
     pub stdout: BufReader<ChildStdout>,
     /// The base URL it printed (`http://127.0.0.1:<port>`).
     pub base: String,
+    /// The lines it printed on standard output before that one.
+    pub before: Vec<String>,
 }
 
 /// Start `cmd` (the server binary with its arguments and environment) with `RUST_LOG` unset, its
@@ -66,6 +68,7 @@ pub fn spawn_listening(cmd: &mut Command, log: &Path) -> Listening {
         .spawn()
         .unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut before = Vec::new();
     let base = loop {
         let mut line = String::new();
         if stdout.read_line(&mut line).unwrap() == 0 {
@@ -75,14 +78,17 @@ pub fn spawn_listening(cmd: &mut Command, log: &Path) -> Listening {
                 std::fs::read_to_string(log).unwrap_or_default()
             );
         }
-        if let Some(addr) = line.trim_end().strip_prefix("listening on ") {
+        let line = line.trim_end();
+        if let Some(addr) = line.strip_prefix("listening on ") {
             break addr.to_string();
         }
+        before.push(line.to_string());
     };
     Listening {
         child,
         stdout,
         base,
+        before,
     }
 }
 
