@@ -322,10 +322,21 @@ impl<S: Store> Engine<S> {
     /// Configure the languages and install profiles on an existing site, in one transaction (see
     /// `crate::content::multilingual::profiles::configure`): what a host does for `--profile` / `--languages` when
     /// the site already exists.
+    /// A site profile among `profiles` (`nick`) is not installed: it must be the one the site
+    /// was created with ([`crate::site::profile`]), else the call fails with a conflict.
     pub fn configure_languages(&self, profiles: &[String], languages: &[String]) -> Result<()> {
         self.write(|ctx| {
-            crate::content::multilingual::profiles::configure(ctx, profiles, languages)
+            crate::site::profile::check_matches(ctx, profiles)?;
+            let installable = crate::site::setup::installable(profiles);
+            crate::content::multilingual::profiles::configure(ctx, &installable, languages)
         })
+    }
+
+    /// The site profile the site was created with ([`crate::site::profile`]).
+    pub fn site_profile(&self) -> Result<crate::site::profile::SiteProfile> {
+        let txn = self.store.begin_read()?;
+        let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
+        crate::site::profile::stored(&ctx)
     }
 
     /// Drop the cached answers a commit's writes change ([`Core::publish`]); wake the host's

@@ -41,6 +41,7 @@ pub use crate::core::store::{
 pub use crate::engine::{Engine, Handled, Routed};
 pub use crate::runtime::state::{EngineOptions, ErrorLog};
 pub use crate::site::migrations::Report as MigrationReport;
+pub use crate::site::profile::{is_site_profile, SiteProfile};
 pub use crate::site::setup::SiteSetup;
 
 /// The store conformance suite: the properties every [`Store`] backend must have, for the tests

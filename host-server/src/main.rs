@@ -110,11 +110,13 @@ struct Cli {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = SyncMode::Full)]
     sync: SyncMode,
 
-    /// Install a profile: `multilingual` (translations between the site's languages) or
+    /// A profile. `nick`: the site answers as Nick 2.8 does where Nick and Plone differ (chosen
+    /// when the site is created and stored with it; refused on an existing site created
+    /// without it). Installable: `multilingual` (translations between the site's languages) or
     /// `multilingual-content` (the same, plus one language root folder `/<code>/` per language,
-    /// each a navigation root). Repeatable. Applied when the site is created and, on an existing
-    /// site, at every start (installing is idempotent), so adding the flag later enables it.
-    #[arg(long = "profile", value_name = "PROFILE", value_parser = ["multilingual", "multilingual-content"])]
+    /// each a navigation root), applied when the site is created and, on an existing site, at
+    /// every start (installing is idempotent), so adding the flag later enables it. Repeatable.
+    #[arg(long = "profile", value_name = "PROFILE", value_parser = ["nick", "multilingual", "multilingual-content"])]
     profiles: Vec<String>,
 
     /// The site's languages, comma-separated, the first being the default (e.g. `en,de`). Used

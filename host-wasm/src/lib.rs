@@ -84,10 +84,12 @@ export interface OpenSiteOptions {
   language?: string;
   /** Fixed clock, seeded ids, cheap password hashing: byte-identical answers for tests. Default false. */
   deterministic?: boolean;
-  /** Profiles to install: `"multilingual"` (translations between the site's languages) or
-   *  `"multilingual-content"` (the same plus one language root folder `/<code>/` per language).
-   *  Applied when the site is created and, on an existing site, at every open (idempotent). */
-  profiles?: ("multilingual" | "multilingual-content")[];
+  /** Profiles: `"nick"` (the site answers as Nick 2.8 does where Nick and Plone differ; chosen
+   *  when the site is created, refused on an existing site created without it), and profiles to
+   *  install: `"multilingual"` (translations between the site's languages) or
+   *  `"multilingual-content"` (the same plus one language root folder `/<code>/` per language),
+   *  applied when the site is created and, on an existing site, at every open (idempotent). */
+  profiles?: ("nick" | "multilingual" | "multilingual-content")[];
   /** The site's languages, the first being the default (e.g. `["en", "de"]`); used with `profiles`. */
   languages?: string[];
   /** `"indexeddb"` (default) persists; `"memory"` keeps everything in memory (tests, Node). */
@@ -122,7 +124,7 @@ pub struct OpenOptions {
     pub language: Option<String>,
     /// Deterministic engine options (tests).
     pub deterministic: bool,
-    /// Profiles to install (`multilingual`, `multilingual-content`).
+    /// The site profile (`nick`) and profiles to install (`multilingual`, `multilingual-content`).
     pub profiles: Vec<String>,
     /// The site's languages, the first being the default.
     pub languages: Vec<String>,
@@ -319,10 +321,10 @@ impl Site {
         if let Some(p) = opts
             .profiles
             .iter()
-            .find(|p| !engine::is_language_profile(p))
+            .find(|p| !engine::is_language_profile(p) && !engine::is_site_profile(p))
         {
             return Err(js_err(format!(
-                "openSite: unknown profile {p:?} (use \"multilingual\" or \"multilingual-content\")"
+                "openSite: unknown profile {p:?} (use \"nick\", \"multilingual\" or \"multilingual-content\")"
             )));
         }
         let persistent = match opts.storage.as_deref() {

@@ -76,7 +76,9 @@ async fn every_scenario_passes_on_indexeddb() {
     let mut tally = Tally::new("wasm/IndexedDB");
     for s in tally.select(None) {
         let name = common::unique(&format!("contract-{}", s.name));
-        let site = common::open(&name, common::options("indexeddb")).await;
+        let mut opts = common::options("indexeddb");
+        opts.profiles = s.profiles.clone();
+        let site = common::open(&name, opts).await;
         let mut target = Browser {
             site,
             name: name.clone(),

@@ -13,6 +13,10 @@ pub struct Scenario {
     pub name: String,
     /// What situation the scenario pins, and why.
     pub description: String,
+    /// Profiles the fresh site is created with (`["nick"]` for Nick's answers); none: a
+    /// default (Plone) site.
+    #[serde(default)]
+    pub profiles: Vec<String>,
     /// The steps, run in order; the first failing step ends the scenario.
     pub steps: Vec<Step>,
 }

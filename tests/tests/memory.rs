@@ -12,11 +12,11 @@ const BASE: &str = "http://localhost:8080";
 struct Memory(Engine<MemStore>);
 
 impl Memory {
-    fn new() -> Self {
+    fn new(profiles: &[String]) -> Self {
         let engine = Engine::new(MemStore::new(), EngineOptions::for_tests()).expect("engine");
-        engine
-            .create_site(&SiteSetup::new("secret"))
-            .expect("create site");
+        let mut setup = SiteSetup::new("secret");
+        setup.profiles = profiles.to_vec();
+        engine.create_site(&setup).expect("create site");
         Memory(engine)
     }
 
@@ -60,7 +60,7 @@ fn every_scenario_passes_in_memory() {
     let mut tally = Tally::new("memory");
     let only = std::env::var("SCENARIO").ok();
     for s in tally.select(only.as_deref()) {
-        let outcome = pollster::block_on(run_scenario(&mut Memory::new(), &s));
+        let outcome = pollster::block_on(run_scenario(&mut Memory::new(&s.profiles), &s));
         tally.record(outcome.map_err(|f| f.to_string()));
     }
     eprintln!("{}", tally.summary());
@@ -73,7 +73,7 @@ fn every_scenario_passes_in_memory() {
 fn every_scenario_passes_on_a_migrated_schema_1_site() {
     let mut tally = Tally::new("memory (migrated schema-1 site)");
     let only = std::env::var("SCENARIO").ok();
-    for s in tally.select(only.as_deref()) {
+    for s in tally.select_for_existing_site(only.as_deref()) {
         let outcome = pollster::block_on(run_scenario(&mut Memory::migrated(), &s));
         tally.record(outcome.map_err(|f| f.to_string()));
     }

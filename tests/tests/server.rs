@@ -132,7 +132,7 @@ struct Server {
 
 impl Server {
     /// Start on a fresh data directory or PostgreSQL schema.
-    fn start(bin: &PathBuf, scenario: &str, backend: Backend<'_>) -> Server {
+    fn start(bin: &PathBuf, scenario: &str, profiles: &[String], backend: Backend<'_>) -> Server {
         let seed = match backend {
             Backend::Sqlite(seed) => seed,
             Backend::Postgres(_) => None,
@@ -157,6 +157,9 @@ impl Server {
         command
             .args(["--deterministic", "--embedding-model", "test"])
             .args(["--listen", "127.0.0.1:0"]);
+        for p in profiles {
+            command.arg("--profile").arg(p);
+        }
         match &schema {
             Some(s) => command.arg("--database").arg(s.url()),
             None => command.arg("--data").arg(&data),
@@ -333,8 +336,12 @@ fn run_all(host: &'static str, backend: Backend<'_>) {
     );
     let mut tally = Tally::new(host);
     let only = std::env::var("SCENARIO").ok();
-    for s in tally.select(only.as_deref()) {
-        let mut server = Server::start(&bin, &s.name, backend);
+    let scenarios = match seed {
+        Some(_) => tally.select_for_existing_site(only.as_deref()),
+        None => tally.select(only.as_deref()),
+    };
+    for s in scenarios {
+        let mut server = Server::start(&bin, &s.name, &s.profiles, backend);
         let result = pollster::block_on(run_scenario(&mut server, &s));
         let stderr = server.stop();
         let result = result.map_err(|f| f.to_string()).and_then(|()| {

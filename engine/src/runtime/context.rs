@@ -64,6 +64,8 @@ pub struct Ctx<'a> {
     /// subscribers do, right after a create) then skips decoding it. Any other write or delete
     /// of an `o:` key forgets the record.
     saved: HashMap<String, ContentRecord>,
+    /// The site profile ([`Ctx::profile`]), once read.
+    profile: OnceCell<crate::site::profile::SiteProfile>,
     /// The type registry this request reads ([`Ctx::types`]), once read.
     types: OnceCell<Arc<TypeRegistry>>,
     /// Set when this request wrote the registry: it is then read from the transaction, not the
@@ -94,6 +96,7 @@ impl<'a> Ctx<'a> {
             delivered: Vec::new(),
             dirty: false,
             saved: HashMap::new(),
+            profile: OnceCell::new(),
             types: OnceCell::new(),
             types_written: false,
             reads: None,
@@ -343,6 +346,14 @@ impl<'a> Ctx<'a> {
     /// The type of `obj`.
     pub fn type_of(&self, obj: &ContentRecord) -> Result<Arc<ContentType>> {
         self.types()?.require(&obj.type_name)
+    }
+
+    /// The site profile ([`crate::site::profile`]): whose answers the site gives where Plone and
+    /// Nick differ. Read once per request; a site without settings yet (being created) is Plone's.
+    pub fn profile(&self) -> crate::site::profile::SiteProfile {
+        *self
+            .profile
+            .get_or_init(|| crate::site::profile::stored(self).unwrap_or_default())
     }
 
     /// The type registry as stored (`y:` keys), read through the engine's cache keyed on the

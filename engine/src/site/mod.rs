@@ -1,5 +1,5 @@
 //! The site as a whole: creating it (`setup`), its settings, the configuration registry and
-//! control panels, actions, translated messages, health, keyspace figures, schema migrations, and
+//! control panels, actions, translated messages, the site profile (Plone's or Nick's answers), health, keyspace figures, schema migrations, and
 //! the wiring of the event subscribers (`registry`).
 
 pub mod actions;
@@ -8,6 +8,7 @@ pub mod controlpanels;
 pub mod health;
 pub mod i18n;
 pub mod migrations;
+pub mod profile;
 pub mod registry;
 pub mod settings;
 pub mod setup;

@@ -17,6 +17,10 @@ pub struct SiteSettings {
     pub secret: String,
     /// Default language code.
     pub default_language: String,
+    /// Whose answers the site gives ([`crate::site::profile`]); chosen at creation. Sites
+    /// created before profiles existed are Plone's.
+    #[serde(default)]
+    pub profile: crate::site::profile::SiteProfile,
 }
 
 /// The site settings.

@@ -11,6 +11,7 @@ use crate::core::keys;
 use crate::core::model::ContentRecord;
 use crate::people::auth::{password, users};
 use crate::runtime::context::Ctx;
+use crate::site::profile::{self, SiteProfile};
 use crate::site::settings::{self, SiteSettings};
 
 /// What a new site starts with.
@@ -24,8 +25,10 @@ pub struct SiteSetup {
     pub title: String,
     /// The default language code (used when `languages` is empty).
     pub language: String,
-    /// Profiles to install (see `crate::content::multilingual::PROFILES`: `multilingual`,
-    /// `multilingual-content`); none by default, so multilingual support is off.
+    /// Profiles: the site profile `nick` ([`crate::site::profile`]: answer as Nick does; Plone's
+    /// answers without it) and those to install (see `crate::content::multilingual::PROFILES`:
+    /// `multilingual`, `multilingual-content`); none by default, so the site answers as Plone
+    /// and multilingual support is off.
     pub profiles: Vec<String>,
     /// The site's languages, the first being the default; empty means just `language`.
     pub languages: Vec<String>,
@@ -71,6 +74,7 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
     let settings = SiteSettings {
         secret: B64.encode(secret),
         default_language: language.clone(),
+        profile: SiteProfile::from_profiles(&setup.profiles),
     };
     settings::save_settings(ctx, &settings)?;
 
@@ -124,5 +128,19 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
     };
     tree::insert_root(ctx, &mut root)?;
     crate::site::configuration::seed(ctx)?;
-    crate::content::multilingual::profiles::configure(ctx, &setup.profiles, &setup.languages)
+    crate::content::multilingual::profiles::configure(
+        ctx,
+        &installable(&setup.profiles),
+        &setup.languages,
+    )
+}
+
+/// The installable profiles among `profiles` (the site profile is not installed: it is stored
+/// with the site settings).
+pub(crate) fn installable(profiles: &[String]) -> Vec<String> {
+    profiles
+        .iter()
+        .filter(|p| !profile::is_site_profile(p))
+        .cloned()
+        .collect()
 }
