@@ -24,6 +24,9 @@ PASSWORD=${ADMIN_PASSWORD:-bench-secret}
 export ADMIN_PASSWORD=$PASSWORD
 
 log() { echo "[bench $(date +%H:%M:%S)] $*" >&2; }
+# The load generator's threads: BENCH_WRK_THREADS, else half the cores (at least 2), so that the
+# same command gives comparable figures on 2 and on 16 cores.
+WRK_THREADS=${BENCH_WRK_THREADS:-$(( $(nproc) / 2 > 2 ? $(nproc) / 2 : 2 ))}
 
 # --- tools -------------------------------------------------------------------------------------
 if ! command -v wrk >/dev/null; then
@@ -87,7 +90,8 @@ lua() { { echo "$2"; cat "$WORK/lua/done.lua"; } > "$WORK/lua/$1.lua"; }
 # bench ROUND SCENARIO CONNS PID URL SCRIPT : one wrk run; appends a row to $ROWS
 bench() {
     local round=$1 scenario=$2 conns=$3 pid=$4 url=$5 script=$6
-    local threads=2; [ "$conns" -lt 2 ] && threads=1
+    # wrk's threads follow the machine (WRK_THREADS), never more than the connections.
+    local threads=$WRK_THREADS; [ "$conns" -lt "$threads" ] && threads=$conns
     local peak=$WORK/peak.$$; echo 0 > "$peak"
     ( max=0; while kill -0 "$pid" 2>/dev/null; do
         r=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
@@ -275,6 +279,11 @@ SMALL=$WORK/site-10k
 N_SMALL=$(objects_of "$SHAPE")
 log "seeding $N_SMALL objects (shape $SHAPE)"
 echo "seed 10k site ($SHAPE, $N_SMALL objects): $(seed "$SMALL" "$SHAPE")" >> "$NOTES"
+# The editor's session publishes and retracts pages: it runs last, on its own copy of the freshly
+# seeded site, so that it neither changes what the read rows read nor works on a site the write
+# rows have filled.
+SESSION_SITE=$WORK/site-10k-session
+cp -a "$SMALL" "$SESSION_SITE"
 
 start yard "$YARD" 127.0.0.1:0
 start srv "$SERVER" --listen 127.0.0.1:0 --data "$SMALL" --log warn
@@ -285,16 +294,22 @@ for round in $(seq 1 "$REPEAT"); do
     log "round $round/$REPEAT (10k site)"
     scenarios "$round" "" "$PID_srv" "$URL_srv"
 done
-# An editor's session: 50 requests as Volto sends them (host-server/examples/editor_session.rs).
-for round in $(seq 1 "$REPEAT"); do
-    echo "round $round: $("$SESSION" --url "$URL_srv" --password "$PASSWORD" --editors 8 --seconds "$DURATION" --shape "$SHAPE" | head -1)" >> "$NOTES"
-done
 echo "server RSS after the 10k runs: $(rss_mb "$PID_srv") MB" >> "$NOTES"
 stop "$PID_srv"
 start srv "$SERVER" --listen 127.0.0.1:0 --data "$SMALL" --log warn --response-cache-mb 0
 for round in $(seq 1 "$REPEAT"); do
     log "round $round/$REPEAT (10k site, response cache off)"
     uncached "$round" "" "$PID_srv" "$URL_srv"
+done
+stop "$PID_srv"
+# An editor's session: 50 requests as Volto sends them (host-server/examples/editor_session.rs),
+# on its own copy of the fresh site (above). Its line goes into the rows file as well, so that a
+# session with errors is reported as a failed row.
+start srv "$SERVER" --listen 127.0.0.1:0 --data "$SESSION_SITE" --log warn
+for round in $(seq 1 "$REPEAT"); do
+    line=$("$SESSION" --url "$URL_srv" --password "$PASSWORD" --editors 8 --seconds "$DURATION" --shape "$SHAPE" | head -1)
+    echo "round $round: $line" >> "$NOTES"
+    printf 'SESSION\t%s\t%s\n' "$round" "$line" >> "$ROWS"
 done
 stop "$PID_srv"
 
