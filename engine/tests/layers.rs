@@ -49,6 +49,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "people::permissions",
             "site::settings",
+            "site::profile",
             "people::auth::users",
             "people::auth::groups",
             "content::counters",

@@ -65,7 +65,7 @@ pub struct Ctx<'a> {
     /// of an `o:` key forgets the record.
     saved: HashMap<String, ContentRecord>,
     /// The site profile ([`Ctx::profile`]), once read.
-    profile: OnceCell<crate::site::profile::SiteProfile>,
+    profile: OnceCell<crate::core::model::profile::SiteProfile>,
     /// The type registry this request reads ([`Ctx::types`]), once read.
     types: OnceCell<Arc<TypeRegistry>>,
     /// Set when this request wrote the registry: it is then read from the transaction, not the
@@ -348,12 +348,22 @@ impl<'a> Ctx<'a> {
         self.types()?.require(&obj.type_name)
     }
 
-    /// The site profile ([`crate::site::profile`]): whose answers the site gives where Plone and
+    /// The site profile (`crate::site::profile`): whose answers the site gives where Plone and
     /// Nick differ. Read once per request; a site without settings yet (being created) is Plone's.
-    pub fn profile(&self) -> crate::site::profile::SiteProfile {
-        *self
-            .profile
-            .get_or_init(|| crate::site::profile::stored(self).unwrap_or_default())
+    pub fn profile(&self) -> crate::core::model::profile::SiteProfile {
+        /// The one field of the site settings (`s:site`, `crate::site::settings`) read here.
+        #[derive(serde::Deserialize)]
+        struct Stored {
+            #[serde(default)]
+            profile: crate::core::model::profile::SiteProfile,
+        }
+        *self.profile.get_or_init(|| {
+            self.get_json::<Stored>(keys::SITE)
+                .ok()
+                .flatten()
+                .map(|s| s.profile)
+                .unwrap_or_default()
+        })
     }
 
     /// The type registry as stored (`y:` keys), read through the engine's cache keyed on the

@@ -20,7 +20,7 @@ pub struct SiteSettings {
     /// Whose answers the site gives ([`crate::site::profile`]); chosen at creation. Sites
     /// created before profiles existed are Plone's.
     #[serde(default)]
-    pub profile: crate::site::profile::SiteProfile,
+    pub profile: crate::core::model::profile::SiteProfile,
 }
 
 /// The site settings.

@@ -1,11 +1,12 @@
-//! The content model: the stored record of a content object, the type registry, ids, blocks and
-//! languages.
+//! The content model: the stored record of a content object, the type registry, ids, blocks,
+//! languages and the site profile.
 
 pub mod actions;
 pub mod blocks;
 pub mod fields;
 pub mod ids;
 pub mod language;
+pub mod profile;
 pub mod types;
 pub mod workflows;
 
