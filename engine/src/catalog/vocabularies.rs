@@ -9,7 +9,7 @@
 
 use crate::core::error::Result;
 use crate::core::model::{language, ContentRecord};
-use crate::core::security::{Permission, ROLES};
+use crate::core::security::Permission;
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 use crate::site::configuration;
@@ -230,8 +230,11 @@ fn permissions(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     .collect())
 }
 
-fn roles(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
-    Ok(ROLES.iter().map(|r| term(*r, *r)).collect())
+fn roles(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::people::roles::vocabulary(ctx.profile())
+        .into_iter()
+        .map(|r| term(r, r))
+        .collect())
 }
 
 fn supported_languages(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
@@ -289,7 +292,7 @@ fn keywords(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
 
 /// Every group (the built-in ones too), by id, titled by its title.
 fn groups(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
-    Ok(crate::people::auth::groups::all(ctx)?
+    Ok(crate::people::auth::groups::listed(ctx)?
         .into_iter()
         .map(|g| principal_term(g.id, g.title))
         .collect())

@@ -48,8 +48,13 @@ fn flag(v: Option<&Value>) -> bool {
     v.and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// Whether `obj` takes comments (site, type and object all allow it).
+/// Whether `obj` takes comments: on a Plone site when the site, the type and the object all
+/// allow it; on a Nick site (which has no discussion settings: every object takes comments)
+/// unless the object itself says `allow_discussion: false`.
 pub fn enabled(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<bool> {
+    if ctx.profile().is_nick() {
+        return Ok(obj.fields.get("allow_discussion").and_then(Value::as_bool) != Some(false));
+    }
     let ty = ctx.type_of(obj)?;
     if !ty.allow_discussion {
         return Ok(false);
