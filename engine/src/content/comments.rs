@@ -4,7 +4,8 @@
 //! Discussion is off by default. It is on for an object when it is enabled for the site (the
 //! discussion control panel's `globally_enabled`, the configuration record
 //! [`crate::site::configuration::DISCUSSION_ENABLED`]), for the object's type (`allow_discussion` in the type registry) and
-//! for the object itself (its `allow_discussion` field). Comment text is plain text only, so nothing
+//! for the object itself (its `allow_discussion` field). A Nick site has no discussion settings:
+//! every object takes comments unless it says `allow_discussion: false`. Comment text is plain text only, so nothing
 //! a client sends is ever stored or served as markup.
 
 use chrono::{DateTime, Utc};
