@@ -9,7 +9,7 @@
 
 use crate::core::error::Result;
 use crate::core::model::{language, ContentRecord};
-use crate::core::security::Permission;
+use crate::core::security::{Permission, ROLES};
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 use crate::site::configuration;
@@ -231,10 +231,12 @@ fn permissions(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
 }
 
 fn roles(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
-    Ok(crate::people::roles::vocabulary(ctx.profile())
-        .into_iter()
-        .map(|r| term(r, r))
-        .collect())
+    if ctx.profile().is_nick() {
+        // Nick's eight roles by title ([`crate::people::roles`]).
+        let names = crate::people::roles::vocabulary(ctx.profile());
+        return Ok(names.into_iter().map(|r| term(r, r)).collect());
+    }
+    Ok(ROLES.iter().map(|r| term(*r, *r)).collect())
 }
 
 fn supported_languages(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
