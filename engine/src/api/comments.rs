@@ -239,8 +239,13 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
 
 fn require_reply(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<()> {
     if !comments::enabled(ctx, obj)? {
+        let why = if ctx.profile().is_nick() {
+            "the object says allow_discussion: false"
+        } else {
+            "it needs comments enabled for the site in the discussion control panel, and allow_discussion on the type and the object"
+        };
         return Err(EngineError::Forbidden(format!(
-            "Discussion is not enabled for '{}' (it needs comments enabled for the site in the discussion control panel, and allow_discussion on the type and the object)",
+            "Discussion is not enabled for '{}' ({why})",
             ctx.url(&obj.path)
         )));
     }

@@ -25,6 +25,7 @@ use crate::core::model::ContentRecord;
 use crate::core::security::{Permission, Role};
 use crate::people::accounts::{self, GroupChanges};
 use crate::people::auth::groups::{self, GroupRecord};
+use crate::people::roles;
 use crate::runtime::context::Ctx;
 
 /// Register the group routes.
@@ -126,8 +127,9 @@ pub struct GroupJson {
     pub id: String,
     /// Its direct members (users and groups).
     pub members: Members,
-    /// Global roles of its members, and `Authenticated` (which every group holds).
-    pub roles: Vec<Role>,
+    /// Global roles of its members, and `Authenticated` (which every group holds); on a Nick
+    /// site Nick's names, without the implicit `Authenticated` ([`crate::people::roles`]).
+    pub roles: Vec<String>,
     /// Title.
     pub title: String,
 }
@@ -148,10 +150,12 @@ pub struct Members {
 /// the group's `members`, [`super::users::request_url`]).
 pub fn group_json(ctx: &Ctx<'_>, g: &GroupRecord, listed_at: &str) -> GroupJson {
     let url = ctx.url(&format!("/@groups/{}", g.id));
+    let profile = ctx.profile();
     let mut roles = g.roles.clone();
-    if !roles.contains(&Role::Authenticated) {
+    if !profile.is_nick() && !roles.contains(&Role::Authenticated) {
         roles.push(Role::Authenticated);
     }
+    let roles = roles::shown_list(profile, roles.iter().map(|r| r.name()));
     GroupJson {
         url,
         description: g.description.clone(),
@@ -186,7 +190,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response>
         None => {
             let q: GroupQuery = call.query()?;
             let needle = q.query.unwrap_or_default().to_lowercase();
-            let list: Vec<GroupJson> = groups::all(ctx)?
+            let list: Vec<GroupJson> = groups::listed(ctx)?
                 .iter()
                 .filter(|g| {
                     g.id.to_lowercase().contains(&needle)
@@ -243,7 +247,13 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response
     let g = accounts::create_group(ctx, &id, changes)?;
     let url = ctx.url(&format!("/@groups/{id}"));
     let listed_at = super::users::request_url(ctx, call);
-    Ok(Response::json(201, &group_json(ctx, &g, &listed_at)).with_header("Location", &url))
+    let mut answer = group_json(ctx, &g, &listed_at);
+    if ctx.profile().is_nick() {
+        // Nick answers the group record it inserted, before its roles are attached (its
+        // documented `POST /@groups` answer lists none); `GET` shows them.
+        answer.roles.clear();
+    }
+    Ok(Response::json(201, &answer).with_header("Location", &url))
 }
 
 /// PATCH `/@groups/<id>`: 204.

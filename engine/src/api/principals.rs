@@ -15,7 +15,6 @@ use super::users::{user_json, UserJson};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
-use crate::core::security::Role;
 use crate::people::auth::groups;
 use crate::people::sharing;
 use crate::runtime::context::Ctx;
@@ -109,14 +108,17 @@ fn principals(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Re
 /// GET `/@roles`.
 fn roles(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
     logged_in(ctx)?;
-    let list: Vec<RoleJson> = Role::ALL
+    let profile = ctx.profile();
+    let list: Vec<RoleJson> = crate::people::roles::listed(profile)
         .into_iter()
-        .filter(|r| r.grantable())
-        .map(|r| RoleJson {
-            url: ctx.url(&format!("/@roles/{}", r.name())),
-            kind: "role",
-            id: r.name(),
-            title: r.name(),
+        .map(|r| {
+            let name = crate::people::roles::shown(profile, r);
+            RoleJson {
+                url: ctx.url(&format!("/@roles/{name}")),
+                kind: "role",
+                id: name,
+                title: name,
+            }
         })
         .collect();
     Ok(Response::json(200, &list))

@@ -124,6 +124,7 @@ pub struct UserGroupPatch {
 
 fn field(title: &str, description: &str, kind: &str) -> Property {
     Property {
+        behavior: None,
         default: None,
         description: description.into(),
         factory: Some(

@@ -584,9 +584,10 @@ pub struct LockInfo {
     pub name: Option<&'static str>,
     /// Whether others with edit rights may break it.
     pub stealable: bool,
-    /// When it was taken, in seconds since the epoch.
+    /// When it was taken: seconds since the epoch (Plone), or an ISO timestamp (Nick, and the
+    /// spec's Lock table).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub time: Option<f64>,
+    pub time: Option<LockTime>,
     /// Seconds it lasts from `created`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout: Option<u64>,
@@ -595,8 +596,20 @@ pub struct LockInfo {
     pub token: Option<String>,
 }
 
+/// The `time` of a lock as the site's profile shows it.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum LockTime {
+    /// Seconds since the epoch (Plone's `time`).
+    Seconds(f64),
+    /// An ISO timestamp (Nick's `time`).
+    Iso(String),
+}
+
 impl LockInfo {
-    /// What the caller of `ctx` may see of `lock`.
+    /// What the caller of `ctx` may see of `lock`. A Nick site links its owner as
+    /// `<site>/@users/<login>` and gives `time` as an ISO timestamp; Plone links the author
+    /// page and counts seconds.
     pub fn new(ctx: &Ctx<'_>, lock: Option<&crate::content::locking::Lock>) -> Self {
         let Some(l) = lock else {
             return LockInfo {
@@ -617,15 +630,26 @@ impl LockInfo {
         } else {
             &l.creator_name
         };
+        let (creator_url, time) = if ctx.profile().is_nick() {
+            (
+                ctx.url(&format!("/@users/{}", l.creator)),
+                LockTime::Iso(iso(&l.created)),
+            )
+        } else {
+            (
+                ctx.url(&format!("/author/{}", l.creator)),
+                LockTime::Seconds(l.created.timestamp_millis() as f64 / 1000.0),
+            )
+        };
         LockInfo {
             created: Some(iso(&l.created)),
             creator: Some(l.creator.clone()),
             creator_name: Some(name.clone()),
-            creator_url: Some(ctx.url(&format!("/author/{}", l.creator))),
+            creator_url: Some(creator_url),
             locked: true,
             name: Some("plone.locking.stealable"),
             stealable: l.stealable,
-            time: Some(l.created.timestamp_millis() as f64 / 1000.0),
+            time: Some(time),
             timeout: Some(l.timeout),
             token: (ctx.principal.login() == Some(l.creator.as_str())).then(|| l.token.clone()),
         }

@@ -20,6 +20,7 @@ use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::{Permission, Role};
+use crate::people::roles;
 use crate::people::sharing::{self, Grant, Kind, RoleState};
 use crate::runtime::context::Ctx;
 
@@ -150,11 +151,12 @@ pub enum EntryKind {
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let q: SharingQuery = call.query()?;
     let entries = sharing::entries(ctx, &obj, q.search.as_deref())?;
+    let profile = ctx.profile();
     let answer = SharingJson {
-        available_roles: Role::SHARABLE
-            .iter()
+        available_roles: roles::sharing(profile)
+            .into_iter()
             .map(|(r, title)| RoleTitle {
-                id: r.name(),
+                id: roles::shown(profile, r),
                 title,
             })
             .collect(),
@@ -173,7 +175,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
                             RoleState::Acquired => RoleValue::From("acquired".into()),
                             RoleState::Global => RoleValue::From("global".into()),
                         };
-                        (r.name(), v)
+                        (roles::shown(profile, *r), v)
                     })
                     .collect(),
                 id: e.id,

@@ -203,11 +203,22 @@ pub struct UserJson {
     /// The user's global roles, its own and those it has through its groups, sorted (Plone's
     /// `getRoles()`, without the implicit `Anonymous` and `Authenticated`).
     pub roles: Vec<String>,
-    /// Its groups (AuthenticatedUsers first).
-    pub groups: GroupList,
+    /// Its groups (AuthenticatedUsers first); on a Nick site the ids of the groups it is a
+    /// member of, as Nick lists them.
+    pub groups: UserGroups,
     /// The values of the user schema's further fields (`engine/src/people/userschema.json`).
     #[serde(flatten)]
     pub properties: BTreeMap<String, serde_json::Value>,
+}
+
+/// The groups of a user as the site's profile shows them.
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum UserGroups {
+    /// Plone's list object.
+    Listed(GroupList),
+    /// Nick's array of group ids.
+    Ids(Vec<String>),
 }
 
 /// The groups of a user.
@@ -269,6 +280,7 @@ pub fn user_json(
     listed_at: &str,
 ) -> UserJson {
     let url = ctx.url(&format!("/@users/{}", u.login));
+    let profile = ctx.profile();
     let resolved = groups::resolve_with(all_groups, u);
     let items: Vec<GroupRef> = resolved
         .groups
@@ -309,12 +321,22 @@ pub fn user_json(
                 .collect();
             roles.sort();
             roles.dedup();
-            roles
+            crate::people::roles::shown_list(profile, roles.iter().map(String::as_str))
         },
-        groups: GroupList {
-            id: listed_at.to_string(),
-            items_total: items.len(),
-            items,
+        groups: if profile.is_nick() {
+            UserGroups::Ids(
+                items
+                    .into_iter()
+                    .map(|g| g.id)
+                    .filter(|id| id != AUTHENTICATED_USERS)
+                    .collect(),
+            )
+        } else {
+            UserGroups::Listed(GroupList {
+                id: listed_at.to_string(),
+                items_total: items.len(),
+                items,
+            })
         },
         properties: u
             .properties
@@ -398,6 +420,12 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respon
                 })
                 .map(|u| user_json(ctx, &all_groups, u, &listed_at))
                 .collect();
+            if ctx.profile().is_nick() {
+                // Nick answers the bare array, ordered by full name.
+                let mut list = list;
+                list.sort_by(|a, b| (&a.fullname, &a.id).cmp(&(&b.fullname, &b.id)));
+                return Ok(Response::json(200, &list));
+            }
             Ok(Response::json(
                 200,
                 &UserList {
@@ -409,6 +437,11 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respon
         }
         Some(login) => {
             if !manager && ctx.principal.login() != Some(login) {
+                if ctx.profile().is_nick() {
+                    return Err(EngineError::Unauthorized(
+                        "You don’t have permissions to view this user.".into(),
+                    ));
+                }
                 return Err(not_authorized());
             }
             let u = load(ctx, login)?;
@@ -503,10 +536,13 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respo
     let url = ctx.url(&format!("/@users/{}", user.login));
     let all_groups = groups::all(ctx)?;
     let listed_at = request_url(ctx, call);
-    Ok(
-        Response::json(201, &user_json(ctx, &all_groups, &user, &listed_at))
-            .with_header("Location", &url),
-    )
+    let mut answer = user_json(ctx, &all_groups, &user, &listed_at);
+    if ctx.profile().is_nick() {
+        // Nick answers the account record it inserted, before its roles are attached (its
+        // documented `POST /@users` answer lists none); `GET` shows them.
+        answer.roles.clear();
+    }
+    Ok(Response::json(201, &answer).with_header("Location", &url))
 }
 
 /// PATCH `/@users/<id>`: edit (managers, or the user without `roles`); 204.
@@ -602,7 +638,7 @@ pub struct ResetBody {
 }
 
 /// POST `/@users/<id>/reset-password`: 200.
-fn reset_password(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
+fn reset_password(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
     let login = call.param("id").unwrap_or_default().to_string();
     let body: ResetBody = call.body()?;
     let asks_for_mail = matches!(
@@ -617,7 +653,8 @@ fn reset_password(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Resul
         (None, None, None) => accounts::request_reset(ctx, &login)?,
         (Some(token), None, Some(new)) => accounts::reset_with_token(ctx, &login, &token, &new)?,
         (None, Some(old), Some(new)) => {
-            if ctx.principal.login() != Some(login.as_str()) {
+            let manager = is_manager(ctx, &root)?;
+            if !accounts::may_change_with_old_password(ctx, &login, manager) {
                 return Err(match ctx.principal {
                     Principal::Anonymous => EngineError::Unauthorized(
                         "Log in as the user to change its password with 'old_password'".into(),

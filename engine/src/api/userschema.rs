@@ -95,7 +95,7 @@ pub struct UserSchema {
 /// A group of fields.
 #[derive(Serialize, JsonSchema)]
 pub struct Fieldset {
-    /// Always `plone`.
+    /// `plone` (Nick: `default`).
     pub behavior: &'static str,
     /// The field names in form order.
     pub fields: Vec<String>,
@@ -108,6 +108,10 @@ pub struct Fieldset {
 /// One field.
 #[derive(Serialize, JsonSchema)]
 pub struct Property {
+    /// Nick only: `default` for the properties its user records hold as columns (full name,
+    /// e-mail), `custom` for the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub behavior: Option<&'static str>,
     /// The default value.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<Value>,
@@ -128,9 +132,17 @@ pub struct Property {
 
 fn schema(ctx: &Ctx<'_>, form: UserForm) -> Result<UserSchema> {
     let fields = accounts::user_fields(ctx, form)?;
+    let nick = ctx.profile().is_nick();
+    // Nick marks the profile form's fields by where they are stored; its registration form
+    // shows no behaviors.
+    let behavior = |name: &str| match (nick, form) {
+        (true, UserForm::Profile) if matches!(name, "fullname" | "email") => Some("default"),
+        (true, UserForm::Profile) => Some("custom"),
+        _ => None,
+    };
     Ok(UserSchema {
         fieldsets: vec![Fieldset {
-            behavior: "plone",
+            behavior: if nick { "default" } else { "plone" },
             fields: fields.iter().map(|f| f.name.clone()).collect(),
             id: "default",
             title: "Default",
@@ -143,9 +155,11 @@ fn schema(ctx: &Ctx<'_>, form: UserForm) -> Result<UserSchema> {
         properties: fields
             .into_iter()
             .map(|f| {
+                let behavior = behavior(&f.name);
                 (
                     f.name,
                     Property {
+                        behavior,
                         default: f.default,
                         description: f.description,
                         factory: f.factory,

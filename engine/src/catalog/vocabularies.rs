@@ -230,7 +230,12 @@ fn permissions(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     .collect())
 }
 
-fn roles(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+fn roles(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    if ctx.profile().is_nick() {
+        // Nick's eight roles by title ([`crate::people::roles`]).
+        let names = crate::people::roles::vocabulary(ctx.profile());
+        return Ok(names.into_iter().map(|r| term(r, r)).collect());
+    }
     Ok(ROLES.iter().map(|r| term(*r, *r)).collect())
 }
 
@@ -289,7 +294,7 @@ fn keywords(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
 
 /// Every group (the built-in ones too), by id, titled by its title.
 fn groups(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
-    Ok(crate::people::auth::groups::all(ctx)?
+    Ok(crate::people::auth::groups::listed(ctx)?
         .into_iter()
         .map(|g| principal_term(g.id, g.title))
         .collect())

@@ -4,7 +4,8 @@
 //! Discussion is off by default. It is on for an object when it is enabled for the site (the
 //! discussion control panel's `globally_enabled`, the configuration record
 //! [`crate::site::configuration::DISCUSSION_ENABLED`]), for the object's type (`allow_discussion` in the type registry) and
-//! for the object itself (its `allow_discussion` field). Comment text is plain text only, so nothing
+//! for the object itself (its `allow_discussion` field). A Nick site has no discussion settings:
+//! every object takes comments unless it says `allow_discussion: false`. Comment text is plain text only, so nothing
 //! a client sends is ever stored or served as markup.
 
 use chrono::{DateTime, Utc};
@@ -48,8 +49,13 @@ fn flag(v: Option<&Value>) -> bool {
     v.and_then(Value::as_bool).unwrap_or(false)
 }
 
-/// Whether `obj` takes comments (site, type and object all allow it).
+/// Whether `obj` takes comments: on a Plone site when the site, the type and the object all
+/// allow it; on a Nick site (which has no discussion settings: every object takes comments)
+/// unless the object itself says `allow_discussion: false`.
 pub fn enabled(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<bool> {
+    if ctx.profile().is_nick() {
+        return Ok(obj.fields.get("allow_discussion").and_then(Value::as_bool) != Some(false));
+    }
     let ty = ctx.type_of(obj)?;
     if !ty.allow_discussion {
         return Ok(false);

@@ -118,7 +118,9 @@ pub enum Role {
     /// Administers the site, short of its code.
     #[serde(rename = "Site Administrator")]
     SiteAdministrator,
-    /// May do everything.
+    /// May do everything. Nick calls it `Administrator`: that name is accepted as this role on
+    /// every site ([`crate::people::roles`] shows it under Nick's name on a Nick site).
+    #[serde(alias = "Administrator")]
     Manager,
 }
 
@@ -163,6 +165,9 @@ impl Role {
 
     /// The role called `name`.
     pub fn from_name(name: &str) -> Option<Role> {
+        if name == "Administrator" {
+            return Some(Role::Manager);
+        }
         Role::ALL.into_iter().find(|r| r.name() == name)
     }
 

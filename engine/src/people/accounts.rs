@@ -34,6 +34,7 @@ use crate::people::auth::password;
 use crate::people::auth::users::{self, Portrait, UserRecord};
 use crate::runtime::context::Ctx;
 use crate::runtime::state::Mail;
+use crate::site::profile::SiteProfile;
 
 /// The security settings (`s:security`; the `security` control panel).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -374,6 +375,7 @@ pub const BUILT_IN_USER_FIELDS: &[&str] = &[
     "description",
     "home_page",
     "location",
+    "portrait",
 ];
 
 /// Whether `name` is a field the site added to the user schema: such values are stored in
@@ -779,6 +781,13 @@ pub fn check_old_password(user: &UserRecord, old: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether the caller may change `login`'s password by giving its current one
+/// ([`change_own_password`]): the user itself; on a Nick site also a manager (`manager`: the
+/// caller may manage the portal), as Nick lets whoever knows the old password set a new one.
+pub fn may_change_with_old_password(ctx: &Ctx<'_>, login: &str, manager: bool) -> bool {
+    ctx.principal.login() == Some(login) || (manager && ctx.profile().is_nick())
+}
+
 /// Change one's own password, given the current one.
 pub fn change_own_password(ctx: &mut Ctx<'_>, login: &str, old: &str, new: &str) -> Result<()> {
     let user = users::get(ctx, login)?
@@ -843,9 +852,16 @@ struct UserSchemaData {
     fields: Vec<UserField>,
 }
 
-fn builtin_user_fields() -> Result<Vec<UserField>> {
-    let data: UserSchemaData = serde_json::from_str(include_str!("userschema.json"))
-        .map_err(|e| EngineError::Internal(format!("userschema.json: {e}")))?;
+/// The built-in user fields as `profile` describes them: Plone's texts
+/// (`engine/src/people/userschema.json`), or Nick's (`userschema_nick.json`: its titles, help
+/// texts and order, and the portrait in the profile form). Both describe the same properties.
+fn builtin_user_fields(profile: SiteProfile) -> Result<Vec<UserField>> {
+    let (name, text) = match profile {
+        SiteProfile::Plone => ("userschema.json", include_str!("userschema.json")),
+        SiteProfile::Nick => ("userschema_nick.json", include_str!("userschema_nick.json")),
+    };
+    let data: UserSchemaData =
+        serde_json::from_str(text).map_err(|e| EngineError::Internal(format!("{name}: {e}")))?;
     Ok(data.fields)
 }
 
@@ -859,7 +875,8 @@ pub fn custom_user_fields(ctx: &Ctx<'_>) -> Result<Vec<UserField>> {
 /// type, a field in no form. Values users already have for fields taken away stay stored (and
 /// come back with the field).
 pub fn save_custom_user_fields(ctx: &mut Ctx<'_>, fields: &[UserField]) -> Result<()> {
-    let builtin = builtin_user_fields()?;
+    let mut builtin = builtin_user_fields(SiteProfile::Plone)?;
+    builtin.extend(builtin_user_fields(SiteProfile::Nick)?);
     for (i, f) in fields.iter().enumerate() {
         let bad = |why: &str| {
             Err(EngineError::bad_request(format!(
@@ -898,7 +915,7 @@ pub fn save_custom_user_fields(ctx: &mut Ctx<'_>, fields: &[UserField]) -> Resul
 
 /// The fields of `form`: the built-in ones in the data file's order, then the site's own.
 pub fn user_fields(ctx: &Ctx<'_>, form: UserForm) -> Result<Vec<UserField>> {
-    let mut all = builtin_user_fields()?;
+    let mut all = builtin_user_fields(ctx.profile())?;
     all.extend(custom_user_fields(ctx)?);
     Ok(all
         .into_iter()
@@ -991,7 +1008,27 @@ mod tests {
 
     #[test]
     fn the_user_schema_data_reads() {
-        let fields = builtin_user_fields().unwrap();
+        let nick = builtin_user_fields(SiteProfile::Nick).unwrap();
+        let nick_profile: Vec<&str> = nick
+            .iter()
+            .filter(|f| f.forms.contains(&UserForm::Profile))
+            .map(|f| f.name.as_str())
+            .collect();
+        assert_eq!(
+            nick_profile,
+            [
+                "fullname",
+                "email",
+                "description",
+                "home_page",
+                "location",
+                "portrait"
+            ]
+        );
+        assert!(nick
+            .iter()
+            .all(|f| BUILT_IN_USER_FIELDS.contains(&f.name.as_str())));
+        let fields = builtin_user_fields(SiteProfile::Plone).unwrap();
         let profile: Vec<&str> = fields
             .iter()
             .filter(|f| f.forms.contains(&UserForm::Profile))

@@ -5,4 +5,5 @@
 pub mod accounts;
 pub mod auth;
 pub mod permissions;
+pub mod roles;
 pub mod sharing;

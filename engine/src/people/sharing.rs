@@ -13,6 +13,7 @@ use crate::core::security::{inherited_from, Permission, Role, AUTHENTICATED_USER
 use crate::people::auth::groups::{self, GroupRecord};
 use crate::people::auth::users::{self, UserRecord};
 use crate::people::permissions::Access;
+use crate::people::roles;
 use crate::runtime::context::Ctx;
 
 /// Whether a sharing entry names a user or a group.
@@ -46,7 +47,7 @@ pub struct Entry {
     pub title: String,
     /// User or group.
     pub kind: Kind,
-    /// For each of [`Role::SHARABLE`], in its order.
+    /// For each role the sharing page shows ([`roles::sharing`]), in its order.
     pub roles: Vec<(Role, RoleState)>,
 }
 
@@ -68,7 +69,7 @@ pub fn search(ctx: &Ctx<'_>, text: &str) -> Result<(Vec<UserRecord>, Vec<GroupRe
         .into_iter()
         .filter(|u| hit(&[&u.login, &u.fullname, &u.email]))
         .collect();
-    let groups = groups::all(ctx)?
+    let groups = groups::listed(ctx)?
         .into_iter()
         .filter(|g| hit(&[&g.id, &g.title, &g.email]))
         .collect();
@@ -84,12 +85,20 @@ pub fn entries(
 ) -> Result<Vec<Entry>> {
     let ancestors = tree::ancestors(ctx, obj)?;
     let all_groups = groups::all(ctx)?;
-    let mut ids: BTreeSet<String> = BTreeSet::from([AUTHENTICATED_USERS.to_string()]);
+    let profile = ctx.profile();
+    let shown_roles = roles::sharing(profile);
+    // Plone always shows the logged-in users' row; Nick shows only principals that hold a role
+    // here or match the search.
+    let mut ids: BTreeSet<String> = if profile.is_nick() {
+        BTreeSet::new()
+    } else {
+        BTreeSet::from([AUTHENTICATED_USERS.to_string()])
+    };
     for o in inherited_from(obj, &ancestors) {
         for (id, roles) in &o.local_roles {
             if roles
                 .iter()
-                .any(|r| Role::SHARABLE.iter().any(|(s, _)| s.name() == r))
+                .any(|r| shown_roles.iter().any(|(s, _)| s.name() == r))
             {
                 ids.insert(id.clone());
             }
@@ -124,10 +133,12 @@ pub fn entries(
             // Local roles of a principal that no longer exists: nothing to show or change.
             continue;
         };
-        let roles = Role::SHARABLE
+        let roles = shown_roles
             .iter()
             .map(|(role, _)| {
                 let name = role.name();
+                // The implicit roles are nobody's global role.
+                let implicit = matches!(role, Role::Anonymous | Role::Authenticated);
                 let granted = |o: &ContentRecord| {
                     o.local_roles
                         .get(&id)
@@ -137,7 +148,7 @@ pub fn entries(
                     && inherited_from(obj, &ancestors)
                         .filter(|o| o.uid != obj.uid)
                         .any(granted);
-                let state = if global.iter().any(|r| r == name) {
+                let state = if !implicit && global.iter().any(|r| r == name) {
                     RoleState::Global
                 } else if acquired {
                     RoleState::Acquired
@@ -156,7 +167,12 @@ pub fn entries(
             roles,
         });
     }
-    out.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
+    if profile.is_nick() {
+        // Nick orders its rows by title.
+        out.sort_by(|a, b| (&a.title, &a.id).cmp(&(&b.title, &b.id)));
+    } else {
+        out.sort_by(|a, b| (a.kind, &a.id).cmp(&(b.kind, &b.id)));
+    }
     Ok(out)
 }
 
@@ -172,8 +188,9 @@ pub struct Grant {
 
 /// Apply `grants` and the `inherit` flag to `obj` and save it if anything changed. The caller
 /// holds the permission to delegate roles here ([`Permission::DelegateRoles`]); granting or
-/// taking away Reviewer also needs [`Permission::Review`]. Unknown principals and roles the
-/// sharing page does not manage are refused; nothing changes then.
+/// taking away Reviewer also needs [`Permission::Review`], Manager (Nick's Administrator)
+/// [`Permission::ManagePortal`]. Unknown principals and roles the sharing page does not manage
+/// ([`roles::sharing`]: Plone's four, Nick's eight) are refused; nothing changes then.
 pub fn update(
     ctx: &mut Ctx<'_>,
     mut obj: ContentRecord,
@@ -182,6 +199,9 @@ pub fn update(
 ) -> Result<()> {
     let before = (obj.local_roles.clone(), obj.block_local_roles);
     let may_review = ctx.permitted(Permission::Review, &obj)?;
+    let may_manage = ctx.permitted(Permission::ManagePortal, &obj)?;
+    let profile = ctx.profile();
+    let managed = roles::sharing(profile);
     for grant in grants {
         if users::get(ctx, &grant.id)?.is_none() && groups::get(ctx, &grant.id)?.is_none() {
             return Err(EngineError::bad_request(format!(
@@ -191,12 +211,16 @@ pub fn update(
         }
         let local = obj.local_roles.entry(grant.id.clone()).or_default();
         for (role, on) in &grant.roles {
-            if !Role::SHARABLE.iter().any(|(s, _)| s == role) {
+            if !managed.iter().any(|(s, _)| s == role) {
+                let names: Vec<&str> = managed
+                    .iter()
+                    .map(|(r, _)| roles::shown(profile, *r))
+                    .collect();
                 return Err(EngineError::bad_request(format!(
-                    "Invalid role '{}' in the entry of '{}': sharing manages Contributor, \
-                     Editor, Reader and Reviewer",
-                    role.name(),
-                    grant.id
+                    "Invalid role '{}' in the entry of '{}': sharing manages {}",
+                    roles::shown(profile, *role),
+                    grant.id,
+                    names.join(", ")
                 )));
             }
             let has = local.iter().any(|r| r == role.name());
@@ -209,6 +233,10 @@ pub fn update(
             }
             if *role == Role::Reviewer && !may_review {
                 return Err(ctx.denied(Permission::Review));
+            }
+            // Nick's sharing also grants Administrator here: only to those who hold it.
+            if *role == Role::Manager && !may_manage {
+                return Err(ctx.denied(Permission::ManagePortal));
             }
         }
         if obj.local_roles.get(&grant.id).is_some_and(Vec::is_empty) {

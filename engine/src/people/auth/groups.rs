@@ -7,6 +7,7 @@
 //! `Administrators` (Manager), `Site Administrators` (Site Administrator), `Reviewers`
 //! (Reviewer), and the virtual `AuthenticatedUsers`, whose members are every logged-in user (it
 //! stores no members). A built-in group is stored once it is changed, and cannot be removed.
+//! A Nick site starts with `Administrators` only (and the virtual group, which it does not list).
 
 use std::collections::BTreeMap;
 
@@ -17,6 +18,7 @@ use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::security::{Role, User, AUTHENTICATED_USERS};
 use crate::runtime::context::Ctx;
+use crate::site::profile::SiteProfile;
 
 use super::users::UserRecord;
 
@@ -60,6 +62,12 @@ pub const BUILTIN: &[(&str, &str, &str, Option<Role>)] = &[
     ),
 ];
 
+/// Whether the built-in group `id` exists on a `profile` site: Nick starts with `Administrators`
+/// only (and the virtual `AuthenticatedUsers`, which its listings leave out: [`listed`]).
+fn builtin_on(profile: SiteProfile, id: &str) -> bool {
+    !profile.is_nick() || id == "Administrators" || id == AUTHENTICATED_USERS
+}
+
 /// Whether `id` is a built-in group (which cannot be removed).
 pub fn is_builtin(id: &str) -> bool {
     BUILTIN.iter().any(|(b, ..)| *b == id)
@@ -83,20 +91,32 @@ fn builtin(id: &str) -> Option<GroupRecord> {
 pub fn get(ctx: &Ctx<'_>, id: &str) -> Result<Option<GroupRecord>> {
     match ctx.get_json(&keys::group(id))? {
         Some(g) => Ok(Some(g)),
-        None => Ok(builtin(id)),
+        None => Ok(builtin(id).filter(|_| builtin_on(ctx.profile(), id))),
     }
 }
 
 /// Every group, by id (the built-in ones included).
 pub fn all(ctx: &Ctx<'_>) -> Result<Vec<GroupRecord>> {
+    let profile = ctx.profile();
     let mut by_id: BTreeMap<String, GroupRecord> = BUILTIN
         .iter()
+        .filter(|(id, ..)| builtin_on(profile, id))
         .filter_map(|(id, ..)| builtin(id).map(|g| (g.id.clone(), g)))
         .collect();
     for g in ctx.values_with_prefix::<GroupRecord>(keys::GROUP_PREFIX)? {
         by_id.insert(g.id.clone(), g);
     }
     Ok(by_id.into_values().collect())
+}
+
+/// The groups listings show (`@groups`, searches, the groups vocabulary): every group, but on a
+/// Nick site without the virtual `AuthenticatedUsers` (Nick has no such group).
+pub fn listed(ctx: &Ctx<'_>) -> Result<Vec<GroupRecord>> {
+    let nick = ctx.profile().is_nick();
+    Ok(all(ctx)?
+        .into_iter()
+        .filter(|g| !(nick && g.id == AUTHENTICATED_USERS))
+        .collect())
 }
 
 /// The groups `member` (a login or a group id) is a direct member of (`M:<member>`).
