@@ -661,6 +661,13 @@ impl<S: Store> Engine<S> {
         }
     }
 
+    /// The answer for an error a host meets before or around the engine (a malformed `Host`, a
+    /// body over the limit, the login throttle), in the site's error shape
+    /// ([`Engine::error_style`]), as the engine's own errors are.
+    pub fn error_answer(&self, e: EngineError) -> Response {
+        e.into_styled_response(self.error_style(), "", None)
+    }
+
     /// The answer to `routed` given the outcome of running it ([`finish`]), and the login whose
     /// password it refused, if it did.
     fn finish(&self, routed: &Routed, result: Result<Response>) -> Handled {
