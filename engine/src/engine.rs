@@ -3,7 +3,7 @@
 //! [`Engine::handle`] (plus site creation and bulk writes).
 
 use crate::api;
-use crate::core::error::{EngineError, Result};
+use crate::core::error::{EngineError, ErrorStyle, Result};
 use crate::core::http::{AnswerKind, BodyKind, Request, Response, RouteInfo, ThrottleClass};
 use crate::core::keys;
 use crate::core::security::Principal;
@@ -23,6 +23,9 @@ pub struct Engine<S: Store> {
     core: Core,
     subscribers: Subscribers,
     migrated: crate::site::migrations::Report,
+    /// The site's profile once read for an error answer ([`Engine::error_style`]): it never
+    /// changes once the site exists.
+    profile: std::sync::OnceLock<crate::site::profile::SiteProfile>,
 }
 
 impl<S: Store> Engine<S> {
@@ -35,6 +38,7 @@ impl<S: Store> Engine<S> {
             core: Core::new(options),
             subscribers: crate::site::registry::builtin(),
             migrated: crate::site::migrations::Report::default(),
+            profile: std::sync::OnceLock::new(),
         };
         let mut engine = engine;
         engine.migrated = engine.migrate()?;
@@ -631,11 +635,49 @@ impl<S: Store> Engine<S> {
         }
     }
 
+    /// Whose error bodies the site answers with: Nick's on a site created with the Nick profile
+    /// ([`crate::site::profile`]), else Plone's. Read from the store the first time an error
+    /// is answered (the request's own transaction is gone by then), then kept.
+    fn error_style(&self) -> ErrorStyle {
+        let profile = match self.profile.get() {
+            Some(p) => *p,
+            None => {
+                let read = || -> Result<Option<crate::site::profile::SiteProfile>> {
+                    if !self.site_exists()? {
+                        return Ok(None);
+                    }
+                    self.site_profile().map(Some)
+                };
+                match read() {
+                    Ok(Some(p)) => *self.profile.get_or_init(|| p),
+                    _ => crate::site::profile::SiteProfile::default(),
+                }
+            }
+        };
+        if profile.is_nick() {
+            ErrorStyle::Nick
+        } else {
+            ErrorStyle::Plone
+        }
+    }
+
+    /// The answer for an error a host meets before or around the engine (a malformed `Host`, a
+    /// body over the limit, the login throttle), in the site's error shape
+    /// ([`Engine::error_style`]), as the engine's own errors are.
+    pub fn error_answer(&self, e: EngineError) -> Response {
+        e.into_styled_response(self.error_style(), "", None)
+    }
+
     /// The answer to `routed` given the outcome of running it ([`finish`]), and the login whose
     /// password it refused, if it did.
     fn finish(&self, routed: &Routed, result: Result<Response>) -> Handled {
         let context = routed.found.as_ref().map(|(route, _)| route);
-        let response = finish(&self.core, &routed.request, context, result);
+        let style = if result.is_err() {
+            self.error_style()
+        } else {
+            ErrorStyle::Plone
+        };
+        let response = finish(&self.core, &routed.request, context, style, result);
         let refused_login = if response.status == 401 {
             routed.attempted_login()
         } else {
@@ -818,6 +860,7 @@ fn finish(
     core: &Core,
     req: &Request,
     route: Option<&api::Route>,
+    style: ErrorStyle,
     result: Result<Response>,
 ) -> Response {
     let mut resp = match result {
@@ -833,7 +876,7 @@ fn finish(
             let context = route
                 .or(parsed.as_ref())
                 .map(|r| format!("{}{}", req.base_url.trim_end_matches('/'), r.object_path));
-            e.into_response_at(context.as_deref())
+            e.into_styled_response(style, &req.base_url, context.as_deref())
         }
     };
     if !matches!(req.credentials(), Ok(Credentials::None))

@@ -129,7 +129,12 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "api: representations",
-        &["api::file_fields", "api::summaries", "api::serialize"],
+        &[
+            "api::file_fields",
+            "api::summaries",
+            "api::serialize",
+            "api::nick_items",
+        ],
     ),
     // Every other module of `api` is one endpoint family; families may use each other.
     ("api: endpoint families", &["api::*"]),

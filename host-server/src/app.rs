@@ -380,17 +380,17 @@ where
 {
     let (parts, body) = req.into_parts();
     if parts.headers.get_all(header::HOST).iter().count() > 1 {
-        return to_http(
-            EngineError::bad_request("The request has more than one Host header").into_response(),
-        );
+        return to_http(state.engine.error_answer(EngineError::bad_request(
+            "The request has more than one Host header",
+        )));
     }
     let client = client_address(&parts, state.trust_forwarded);
     let base_url = match base_url(state.public_url.as_deref(), state.trust_forwarded, &parts) {
         Some(url) => url,
         None => {
-            return to_http(
-                EngineError::bad_request("The Host header is missing or malformed").into_response(),
-            )
+            return to_http(state.engine.error_answer(EngineError::bad_request(
+                "The Host header is missing or malformed",
+            )))
         }
     };
     // The engine's one route lookup: what this request is, before its body is read.
@@ -423,14 +423,17 @@ where
     match read_body(body, &parts.headers, limit).await {
         Ok(body) => routed.set_body(body),
         Err(BodyError::TooLarge(size)) => {
-            return to_http(EngineError::PayloadTooLarge { size, limit }.into_response())
+            return to_http(
+                state
+                    .engine
+                    .error_answer(EngineError::PayloadTooLarge { size, limit }),
+            )
         }
         Err(BodyError::Read(e)) => {
             tracing::debug!(error = %e, "reading the request body failed");
-            return to_http(
-                EngineError::bad_request(format!("Could not read the request body: {e}"))
-                    .into_response(),
-            );
+            return to_http(state.engine.error_answer(EngineError::bad_request(format!(
+                "Could not read the request body: {e}"
+            ))));
         }
     };
     let login = attempt(&routed);
@@ -483,9 +486,9 @@ fn throttled<S: Store>(
 ) -> Option<axum::response::Response> {
     let wait = state.throttle.wait(login?, client)?;
     let retry_after = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-    Some(to_http(
-        EngineError::TooManyLoginAttempts { retry_after }.into_response(),
-    ))
+    Some(to_http(state.engine.error_answer(
+        EngineError::TooManyLoginAttempts { retry_after },
+    )))
 }
 
 /// Count a password the engine refused ([`engine::engine::Handled::refused_login`]).

@@ -34,7 +34,7 @@ pub struct Breadcrumbs {
     pub id: String,
     /// From below the navigation root down to the object.
     pub items: Vec<Crumb>,
-    /// The navigation root's URL.
+    /// The navigation root's URL (on a Nick site its path, `/` for the site root).
     pub root: String,
 }
 
@@ -69,6 +69,15 @@ pub fn breadcrumbs(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Breadcrumbs> {
                 title: r.title().to_string(),
             })
             .collect(),
-        root: ctx.url(&root.path),
+        // Nick names the navigation root by its path (`/` for the site root), Plone by its URL.
+        root: if ctx.profile().is_nick() {
+            if root.path.is_empty() {
+                "/".to_string()
+            } else {
+                root.path.clone()
+            }
+        } else {
+            ctx.url(&root.path)
+        },
     })
 }

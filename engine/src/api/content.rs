@@ -229,9 +229,28 @@ pub fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, mut parent: ContentRecord) -> Re
     operations::check_can_add(ctx, &parent)?;
     let cmd = body.into_create()?;
     let rec = operations::create(ctx, &mut parent, cmd)?;
-    let resp = serialize::full_response(ctx, &rec, &listing(ctx, call.req, call.route)?, 201)?
+    let mut resp = serialize::full_response(ctx, &rec, &listing(ctx, call.req, call.route)?, 201)?
         .with_header("Location", &ctx.url(&rec.path));
+    if ctx.profile().is_nick() {
+        // Nick's answer names the components at the URL the object was posted to.
+        resp.body = components_at(&resp.body, &ctx.url(&rec.path), &ctx.url(&parent.path))?;
+    }
     Ok(etag::tagged(resp, &rec))
+}
+
+/// The JSON object `body` with the `@id` of each of its `@components` moved from `from` to
+/// `to` (`<from>/@actions` becomes `<to>/@actions`).
+fn components_at(body: &[u8], from: &str, to: &str) -> Result<Vec<u8>> {
+    let mut v: Value = serde_json::from_slice(body)?;
+    let components = v.get_mut("@components").and_then(Value::as_object_mut);
+    for c in components.into_iter().flat_map(|m| m.values_mut()) {
+        if let Some(Value::String(id)) = c.get_mut("@id") {
+            if let Some(rest) = id.strip_prefix(from).filter(|r| r.starts_with("/@")) {
+                *id = format!("{to}{rest}");
+            }
+        }
+    }
+    Ok(serde_json::to_vec(&v)?)
 }
 
 /// PATCH `<path>`: edit fields, rename (`id`), reorder (`ordering`) or re-sort (`sort`) the

@@ -107,12 +107,56 @@ pub struct NavNode {
     pub type_name: String,
 }
 
+/// The answer on a Nick site: the tree below the context itself, every item with Nick's
+/// catalog columns and its children under `items`.
+#[derive(Serialize, JsonSchema)]
+pub struct NickContextNav {
+    /// `<context>/@contextnavigation`.
+    #[serde(rename = "@id")]
+    pub id: String,
+    /// The tree (with `includeTop`, the context first, without children).
+    pub items: Vec<serde_json::Value>,
+}
+
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
+    if ctx.profile().is_nick() {
+        return Ok(Response::json(200, &nick_build(ctx, call.route, &obj)?));
+    }
     Ok(Response::json(200, &build(ctx, call.route, &obj)?))
 }
 
 fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<serde_json::Value> {
+    if ctx.profile().is_nick() {
+        return Ok(serde_json::to_value(nick_build(ctx, route, obj)?)?);
+    }
     Ok(serde_json::to_value(build(ctx, route, obj)?)?)
+}
+
+/// Levels a Nick context navigation shows when `bottomLevel` is 0 or not given (Nick's
+/// "all").
+const NICK_ALL_LEVELS: usize = 1000;
+
+/// Nick's context navigation ([`NickContextNav`]): the navigation items below the context,
+/// `bottomLevel` levels deep (0 or none: all), with `includeTop` the context first.
+fn nick_build(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<NickContextNav> {
+    let q: ContextNavQuery = super::extract::query(route)?;
+    let depth = match level(&q.bottom_level, "expand.contextnavigation.bottomLevel", 0)? {
+        0 => NICK_ALL_LEVELS,
+        n => n.min(NICK_ALL_LEVELS),
+    };
+    let settings = crate::content::navigation::settings(ctx)?;
+    let tree = crate::content::navigation::subtree(ctx, obj, depth, &settings)?;
+    let mut items = Vec::new();
+    if flag(&q.include_top) {
+        let mut top = super::nick_items::item(ctx, obj)?;
+        top.insert("items".into(), serde_json::Value::Array(Vec::new()));
+        items.push(serde_json::Value::Object(top));
+    }
+    items.extend(super::navigation::nick_tree(ctx, &tree)?);
+    Ok(NickContextNav {
+        id: format!("{}/@contextnavigation", ctx.url(&obj.path)),
+        items,
+    })
 }
 
 fn flag(v: &Option<String>) -> bool {

@@ -57,6 +57,8 @@ struct Found {
 
 fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
     let q: InheritQuery = super::extract::query(route)?;
+    // The names asked for, and the behaviors they name (Nick's names taken too).
+    let mut asked: Vec<&str> = Vec::new();
     let mut names: Vec<String> = Vec::new();
     for b in q
         .behaviors
@@ -65,19 +67,26 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
         .split(',')
         .map(str::trim)
     {
-        if crate::content::inherit::is_behavior(ctx, b)? {
-            names.push(b.to_string());
+        let name = match nick_behavior(b) {
+            Some(plone) if !crate::content::inherit::is_behavior(ctx, b)? => plone,
+            _ => b,
+        };
+        if crate::content::inherit::is_behavior(ctx, name)? {
+            asked.push(b);
+            names.push(name.to_string());
         }
     }
     let mut out = Map::new();
     let mut id = format!("{}/@inherit", ctx.url(&obj.path));
-    if let Some(b) = &q.behaviors {
+    // Nick's `@id` is the bare endpoint; Plone's repeats the behaviors asked for.
+    if let Some(b) = q.behaviors.as_ref().filter(|_| !ctx.profile().is_nick()) {
         id.push_str("?expand.inherit.behaviors=");
         let encoded: Vec<String> = b.split(',').map(super::query::encode_component).collect();
         id.push_str(&encoded.join(","));
     }
     out.insert("@id".into(), Value::String(id));
-    for (name, found) in crate::content::inherit::inherit(ctx, obj, &names)? {
+    let found = crate::content::inherit::inherit(ctx, obj, &names)?;
+    for (name, (_, found)) in asked.into_iter().zip(found) {
         if let Some(f) = found {
             let v = Found {
                 data: f.data,
@@ -86,13 +95,22 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
                     title: f.from.title().to_string(),
                 },
             };
-            out.insert(name, serde_json::to_value(v)?);
+            out.insert(name.to_string(), serde_json::to_value(v)?);
         }
     }
     Ok(Value::Object(out))
 }
 
 /// GET `<path>/@inherit`.
+/// The behavior a Nick behavior name stands for, where it differs (Nick's `navigation_root` is
+/// `plone.navigationroot`); the answer keeps the name asked for.
+fn nick_behavior(name: &str) -> Option<&'static str> {
+    match name {
+        "navigation_root" => Some("plone.navigationroot"),
+        _ => None,
+    }
+}
+
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     Ok(Response::json(200, &answer(ctx, call.route, &obj)?))
 }

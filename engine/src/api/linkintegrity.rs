@@ -130,12 +130,18 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, _obj: ContentRecord) -> Result<Respon
         }
         breaches.sort_by(|a, b| a.id.cmp(&b.id));
         let rec = t.record();
+        // Plone counts the items the target contains; Nick counts its breaches.
+        let items_total = if ctx.profile().is_nick() {
+            breaches.len()
+        } else {
+            members.len().saturating_sub(1)
+        };
         out.push(Target {
             id: ctx.url(&t.path),
             type_name: t.type_name.clone(),
             breaches,
             description: rec.description().to_string(),
-            items_total: members.len().saturating_sub(1),
+            items_total,
             review_state: t.review_state.clone(),
             title: t.title().to_string(),
             type_title: ctx.type_of(&rec)?.title.clone(),

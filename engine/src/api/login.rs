@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::extract::Call;
 use super::router::{Carriage, RouteDef, RouteTable};
-use crate::core::error::{EngineError, Result};
+use crate::core::error::{EngineError, Result, SessionFailure};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::people::auth::{self, Credentials};
@@ -68,12 +68,15 @@ pub struct TokenAnswer {
 fn login(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let body: LoginRequest = call.body()?;
     let (Some(login), Some(password)) = (body.login, body.password) else {
-        return Err(EngineError::bad_request(
-            "Login and password must be provided in the body as strings: {\"login\": ..., \"password\": ...}",
-        ));
+        return Err(EngineError::Session {
+            failure: SessionFailure::MissingCredentials,
+            message: "Login and password must be provided in the body as strings: {\"login\": ..., \"password\": ...}".into(),
+        });
     };
-    let token = auth::log_in(ctx, &login, &password)?
-        .ok_or_else(|| EngineError::Unauthorized("Wrong login and/or password.".into()))?;
+    let token = auth::log_in(ctx, &login, &password)?.ok_or_else(|| EngineError::Session {
+        failure: SessionFailure::InvalidCredentials,
+        message: "Wrong login and/or password.".into(),
+    })?;
     Ok(token_answer(token))
 }
 
@@ -91,11 +94,19 @@ fn bearer(call: &Call<'_>) -> Result<String> {
     }
 }
 
-/// POST `/@login-renew` with a valid token → a fresh `{token}`; the old one is revoked.
+/// POST `/@login-renew` with a valid token → a fresh `{token}`; the old one is revoked. Without
+/// a valid session token: 401, a refused session ([`SessionFailure::InvalidSession`]).
 fn renew(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response> {
-    let token = bearer(call)?;
-    let claims = auth::verify_token(ctx, &token)?;
-    let user = auth::token_user(ctx, &claims)?;
+    let session = |e: EngineError| match e {
+        EngineError::Unauthorized(message) => EngineError::Session {
+            failure: SessionFailure::InvalidSession,
+            message,
+        },
+        other => other,
+    };
+    let token = bearer(call).map_err(session)?;
+    let claims = auth::verify_token(ctx, &token).map_err(session)?;
+    let user = auth::token_user(ctx, &claims).map_err(session)?;
     let fresh = auth::issue_token(ctx, &user)?;
     auth::revoke(ctx, &claims)?;
     Ok(token_answer(fresh))

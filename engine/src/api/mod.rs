@@ -40,6 +40,7 @@ pub mod locking;
 pub mod login;
 pub mod navigation;
 pub mod navroot;
+pub mod nick_items;
 pub mod openapi;
 pub mod principals;
 pub mod query;

@@ -131,6 +131,9 @@ fn answer(
     items: &[NavItem],
     settings: &navigation::NavigationSettings,
 ) -> Result<Vec<u8>> {
+    if ctx.profile().is_nick() {
+        return nick_answer(ctx, obj, items);
+    }
     let mut out = Vec::with_capacity(64 + 1024 * count(items));
     out.extend_from_slice(b"{\"@id\":");
     string(&mut out, &format!("{}/@navigation", ctx.url(&obj.path)))?;
@@ -168,6 +171,48 @@ fn answer(
         write_item(&mut out, ctx, item)?;
     }
     out.extend_from_slice(b"]}");
+    Ok(out)
+}
+
+/// The answer as a Nick site gives it: no Home link, every item with Nick's catalog columns
+/// ([`nick_items::item`]) and its children under `items`.
+fn nick_answer(ctx: &Ctx<'_>, obj: &ContentRecord, items: &[NavItem]) -> Result<Vec<u8>> {
+    #[derive(Serialize)]
+    struct Answer {
+        #[serde(rename = "@id")]
+        id: String,
+        items: Vec<Value>,
+    }
+    let answer = Answer {
+        id: format!("{}/@navigation", ctx.url(&obj.path)),
+        items: nick_tree(ctx, items)?,
+    };
+    Ok(serde_json::to_vec(&answer)?)
+}
+
+/// Navigation items (and their children, under `items`) in Nick's shape
+/// ([`super::nick_items::item`]).
+pub fn nick_tree(ctx: &Ctx<'_>, items: &[NavItem]) -> Result<Vec<Value>> {
+    let mut out = Vec::with_capacity(items.len());
+    for item in items {
+        let loaded;
+        let rec = match &item.source {
+            NavSource::Record(rec) => rec.as_ref(),
+            NavSource::Entry(stored) => {
+                let uid = stored.view()?.uid;
+                loaded = crate::content::tree::load(ctx, uid)?.ok_or_else(|| {
+                    EngineError::Internal(format!("catalog entry {uid} has no object"))
+                })?;
+                &loaded
+            }
+        };
+        let mut m = super::nick_items::item(ctx, rec)?;
+        m.insert(
+            "items".into(),
+            Value::Array(nick_tree(ctx, &item.children)?),
+        );
+        out.push(Value::Object(m));
+    }
     Ok(out)
 }
 

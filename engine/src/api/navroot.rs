@@ -16,6 +16,7 @@ use crate::core::error::Result;
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
+use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 
 /// Register `@navroot` and the `navroot` component.
@@ -60,6 +61,24 @@ fn component(ctx: &Ctx<'_>, _: &Route, obj: &ContentRecord) -> Result<Value> {
         _ => serde_json::Map::new(),
     };
     navroot.remove("@components");
+    if ctx.profile().is_nick() {
+        // Nick's navigation root lists its children, each as an object without its own items.
+        let mut items = Vec::new();
+        for uid in crate::content::tree::child_uids(ctx, &root.uid, 0, usize::MAX)? {
+            let Some(child) = crate::content::tree::load(ctx, &uid)? else {
+                continue;
+            };
+            if !ctx.permitted(Permission::View, &child)? {
+                continue;
+            }
+            let mut item = serialize::full_without_items(ctx, &child, &listing)?;
+            if let Some(m) = item.as_object_mut() {
+                m.remove("@components");
+            }
+            items.push(item);
+        }
+        navroot.insert("items".into(), Value::Array(items));
+    }
     Ok(serde_json::to_value(NavRoot {
         id: format!("{}/@navroot", ctx.url(&obj.path)),
         navroot,

@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 
 use super::batching::{Batch, BatchLinks, BatchQuery};
 use super::extract::Call;
+use super::nick_items;
 use super::query::{decode_component, encode_component, Query as UrlQuery};
 use super::router::{RouteDef, RouteTable};
 use super::serialize::{self, ListingRequest};
@@ -263,7 +264,7 @@ fn search_answer(
     let (q, presentation) = parse_search(ctx, obj, params)?;
     let b = presentation.batch;
     let (page, total) = catalog::search_page(ctx, &q, b.start, b.size)?;
-    results_page(ctx, url, &page, total, &presentation, params)
+    results_page(ctx, obj, url, &page, total, &presentation, params)
 }
 
 /// A parameter name without Zope's type suffixes (`created.query:record:list:date`).
@@ -589,15 +590,20 @@ fn bound(kind: IndexKind, param: &str, v: &str) -> Result<Bound> {
 }
 
 /// The answer: a batch of results with the total and the batching links, written as JSON
-/// straight from the stored entries ([`ItemJson`]).
+/// straight from the stored entries ([`ItemJson`]). A Nick site answers as Nick does
+/// ([`nick_results_page`]).
 fn results_page(
     ctx: &Ctx<'_>,
+    obj: &ContentRecord,
     url: &str,
     page: &[StoredEntry],
     total: usize,
     p: &Presentation,
     params: &[(String, String)],
 ) -> Result<Response> {
+    if ctx.profile().is_nick() {
+        return nick_results_page(ctx, obj, page, p);
+    }
     let fields: Vec<&str> = p.metadata_fields.iter().map(String::as_str).collect();
     let keys = ItemKeys::new(&fields);
     let query = UrlQuery {
@@ -652,6 +658,40 @@ fn results_page(
         stream: None,
         lines: None,
     })
+}
+
+/// A page of results as Nick answers it (`@search` and `@querystring-search` alike): `@id` is the
+/// context's bare `@search` URL, every item has all of Nick's catalog columns
+/// ([`nick_items::item`]) unless `fullobjects` asks for the objects, and `items_total` counts
+/// the items of this batch.
+fn nick_results_page(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    page: &[StoredEntry],
+    p: &Presentation,
+) -> Result<Response> {
+    let mut items = Vec::with_capacity(page.len());
+    for e in page {
+        let uid = e.view()?.uid;
+        let item = if p.fullobjects {
+            full_item(ctx, uid)?
+        } else {
+            match tree::load(ctx, uid)? {
+                Some(rec) => Some(Value::Object(nick_items::item(ctx, &rec)?)),
+                None => None,
+            }
+        };
+        items.extend(item);
+    }
+    Ok(Response::json(
+        200,
+        &SearchResults {
+            id: endpoint_url(ctx, obj, "@search"),
+            items_total: items.len(),
+            items,
+            batching: None,
+        },
+    ))
 }
 
 /// The full object of a result (`fullobjects`), if it still exists.
@@ -786,7 +826,7 @@ fn querystring_answer(
     params: &[(String, String)],
 ) -> Result<Response> {
     let (page, total, p) = run_querystring(ctx, obj, body)?;
-    results_page(ctx, url, &page, total, &p, params)
+    results_page(ctx, obj, url, &page, total, &p, params)
 }
 
 /// Run a querystring search.
@@ -862,8 +902,14 @@ fn catalog_component(ctx: &Ctx<'_>, _route: &Route, obj: &ContentRecord) -> Resu
     catalog_doc(ctx, obj)
 }
 
-/// Every metadata column of the context's catalog entry, with `@id` naming the endpoint.
+/// Every metadata column of the context's catalog entry, with `@id` naming the endpoint (on a
+/// Nick site, Nick's columns: [`nick_items::item`]).
 fn catalog_doc(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Value> {
+    if ctx.profile().is_nick() {
+        let mut m = nick_items::item(ctx, obj)?;
+        m.insert("@id".into(), json!(endpoint_url(ctx, obj, "@catalog")));
+        return Ok(Value::Object(m));
+    }
     let e = catalog::entry(ctx, &obj.uid)?
         .ok_or_else(|| EngineError::Internal(format!("{} has no catalog entry", obj.path)))?;
     let mut v = serialize::summary(ctx, &e.record(), &["_all"])?;

@@ -231,11 +231,21 @@ fn members<'a>(
     out.set("modified", json!(iso(&obj.modified)));
     out.set("owner", json!(obj.owner));
     out.set("is_folderish", json!(ty.folderish));
+    let nick = ctx.profile().is_nick();
     match obj.fields.get("layout") {
         Some(layout) => out.set_ref("layout", layout),
+        // Nick names every type's default view `view`.
+        None if nick => out.set("layout", json!("view")),
         None => out.set("layout", json!(ty.layout)),
     }
-    out.set("review_state", json!(obj.review_state));
+    if nick {
+        out.set("review_state", nick_review_state(obj));
+        if obj.is_root() {
+            out.set("effective", nick_effective(obj));
+        }
+    } else {
+        out.set("review_state", json!(obj.review_state));
+    }
     out.set("type_title", json!(ty.title));
     let lock = crate::content::locking::current(ctx, obj)?;
     out.set(
@@ -530,6 +540,27 @@ pub fn catalog_value(ctx: &Ctx<'_>, obj: &ContentRecord, name: &str) -> Result<O
 }
 
 use super::time::iso;
+
+/// The workflow state a Nick site shows for `obj`: its own, and `published` for the site root
+/// (which has no workflow here and is public from its creation on, as Nick's root is
+/// published).
+pub fn nick_review_state(obj: &ContentRecord) -> Value {
+    match (&obj.review_state, obj.is_root()) {
+        (Some(s), _) => json!(s),
+        (None, true) => json!("published"),
+        (None, false) => Value::Null,
+    }
+}
+
+/// The effective date a Nick site shows for `obj`: the stored one, or for the site root its
+/// creation time (see [`nick_review_state`]).
+pub fn nick_effective(obj: &ContentRecord) -> Value {
+    match obj.fields.get("effective") {
+        Some(v) if !v.is_null() => v.clone(),
+        _ if obj.is_root() => json!(iso(&obj.created)),
+        _ => Value::Null,
+    }
+}
 
 /// `previous_item` and `next_item`: sibling summaries when the parent enables next/previous
 /// navigation, `{}` otherwise.

@@ -50,6 +50,27 @@ pub fn install_builtin(ctx: &mut Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Make the stored types `names` folderish (they may then hold items): what a Nick site does
+/// for its Page and Event at creation ([`crate::site::profile`]), as Nick's types are.
+pub fn make_folderish(ctx: &mut Ctx<'_>, names: &[&str]) -> Result<()> {
+    for name in names {
+        let key = keys::content_type(name);
+        let Some(mut t) = ctx.get_json::<TypeData>(&key)? else {
+            continue;
+        };
+        if t.folderish {
+            continue;
+        }
+        t.folderish = true;
+        ctx.put_json(&key, &t)?;
+        ctx.emit(Event::TypeChanged {
+            name: (*name).to_string(),
+            removed: false,
+        });
+    }
+    Ok(())
+}
+
 /// One entry of the types list of a context.
 #[derive(Debug, Clone)]
 pub struct Addable {

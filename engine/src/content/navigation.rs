@@ -351,6 +351,35 @@ pub fn navigation(
     Ok((root, items))
 }
 
+/// The navigation items below `folder` itself (not below its navigation root), `depth` (at
+/// least 1) levels deep, filtered as `settings` say, with no rule of the top tabs: the tree of
+/// a Nick site's context navigation. Items excluded from navigation are left out.
+pub fn subtree(
+    ctx: &Ctx<'_>,
+    folder: &ContentRecord,
+    depth: usize,
+    settings: &NavigationSettings,
+) -> Result<Vec<NavItem>> {
+    let s = multilingual::settings(ctx)?;
+    let language = match multilingual::language_of(folder) {
+        l if s.is_multilingual() && !l.is_empty() => Some(l.to_string()),
+        _ => None,
+    };
+    // Levels count from the navigation root's children (1, the top tabs); the walk starts one
+    // below, so the tabs' rules do not apply.
+    let walk = Walk {
+        context: folder,
+        depth: depth.max(1).saturating_add(1),
+        settings,
+        language,
+        tokens: ctx.principal.search_tokens(),
+    };
+    if folder.child_count == 0 || !ctx.type_of(folder)?.folderish {
+        return Ok(Vec::new());
+    }
+    walk.level(ctx, &folder.uid, 2)
+}
+
 /// The navigation root of `context` and the breadcrumbs from below it down to `context` (which is
 /// included unless it is the root), skipping objects the caller may not view.
 pub fn breadcrumbs(

@@ -362,11 +362,10 @@ fn apply_fields(
                     written.push(def.name.clone());
                 }
                 None => {
-                    return Err(EngineError::bad_request(format!(
-                        "Field '{}' is required",
-                        def.name
-                    ))
-                    .for_field(&def.name))
+                    return Err(EngineError::Required {
+                        field: def.name.clone(),
+                        message: format!("Field '{}' is required", def.name),
+                    })
                 }
             }
         }

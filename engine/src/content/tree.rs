@@ -195,6 +195,23 @@ pub fn neighbours(
     Ok((record(before)?, record(after)?))
 }
 
+/// How many children of its parent come before `obj` (its index in the folder's order, 0 for
+/// the first and for the site root). Reads the keys of those siblings, not their records.
+pub fn index_in_parent(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<usize> {
+    let Some(parent) = obj.parent.as_deref() else {
+        return Ok(0);
+    };
+    let prefix = keys::children_prefix(parent);
+    Ok(ctx
+        .scan(
+            &prefix,
+            &keys::child(parent, obj.pos),
+            Direction::Forward,
+            usize::MAX,
+        )?
+        .len())
+}
+
 /// The path a child called `id` has inside `parent`.
 pub fn child_path(parent: &ContentRecord, id: &str) -> String {
     format!("{}/{}", parent.path, id)

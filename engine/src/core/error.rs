@@ -3,6 +3,11 @@
 //! Every failure answers with the same body shape, `{"type": "...", "message": "..."}`, plus
 //! `"context"` (the URL of the nearest existing object) on 404s, as the reference does. Handlers return
 //! `Err(EngineError::...)`; the transaction is then rolled back, so a failed request changes nothing.
+//!
+//! A site with the Nick profile answers in Nick's shapes instead ([`ErrorStyle::Nick`],
+//! [`NickErrorBody`]): `{"error": "Not found: /path"}` for a missing object, `{"error": "Not
+//! found."}` for other missing things, `{"error": {"type", "message"}}` for a refused login or
+//! session, `{"message": "..."}` for everything else. Both are built here, from the same error.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -21,6 +26,78 @@ pub struct ErrorBody {
     /// The URL of the addressed object (or its nearest existing ancestor), on 404 and 401.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
+}
+
+/// Whose error bodies a site answers with (the engine picks it from the site profile, which this
+/// layer does not know).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorStyle {
+    /// plone.restapi's `{"type", "message", "context"}` ([`ErrorBody`]).
+    #[default]
+    Plone,
+    /// Nick's bodies ([`NickErrorBody`]).
+    Nick,
+}
+
+/// The body of an error answer on a Nick site: Nick 2.8 answers each failure with one of three
+/// shapes (its documented examples `content/get_notfound`, `authentication/login_post_*`,
+/// `content/post_badrequest`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum NickErrorBody {
+    /// `{"error": {"type", "message"}}`: a refused login or session.
+    Typed {
+        /// The kind and the text.
+        error: NickTypedError,
+    },
+    /// `{"error": "..."}`: something not found.
+    Error {
+        /// What was not found.
+        error: String,
+    },
+    /// `{"message": "..."}`: every other failure.
+    Message {
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The `error` object of [`NickErrorBody::Typed`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NickTypedError {
+    /// The kind of failure, for people (`Invalid credentials`).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// What went wrong.
+    pub message: &'static str,
+}
+
+/// Why a login or a session was refused ([`EngineError::Session`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionFailure {
+    /// `@login` without a login or a password (400).
+    MissingCredentials,
+    /// `@login` with an unknown login or a wrong password (401).
+    InvalidCredentials,
+    /// A session operation (`@login-renew`) without a valid session token (401).
+    InvalidSession,
+}
+
+impl SessionFailure {
+    /// Nick's `type` and `message` for this failure.
+    fn nick(self) -> NickTypedError {
+        let (kind, message) = match self {
+            SessionFailure::MissingCredentials => (
+                "Missing credentials",
+                "Login and password must be provided in body.",
+            ),
+            SessionFailure::InvalidCredentials => {
+                ("Invalid credentials", "Wrong login and/or password.")
+            }
+            SessionFailure::InvalidSession => ("Invalid session", "User is not logged in."),
+        };
+        NickTypedError { kind, message }
+    }
 }
 
 /// One entry of an [`EngineError::Invalid`] message, in Plone's shape.
@@ -70,6 +147,25 @@ pub enum EngineError {
     /// No or invalid credentials for something that needs them (401).
     #[error("{0}")]
     Unauthorized(String),
+    /// A login or session refused (`@login`, `@login-renew`): 400 for missing credentials, else
+    /// 401 as [`EngineError::Unauthorized`]. `message` is the text of the Plone answer; Nick's
+    /// answer has its own type and text per `failure`.
+    #[error("{message}")]
+    Session {
+        /// Why.
+        failure: SessionFailure,
+        /// What went wrong, for people.
+        message: String,
+    },
+    /// A required field of a new object's body is missing (400, as [`EngineError::Invalid`]
+    /// for `field`); Nick answers `Required field(s) missing.`.
+    #[error("{message}")]
+    Required {
+        /// The field's name.
+        field: String,
+        /// What is missing, for people (names the field).
+        message: String,
+    },
     /// Authenticated, but without the permission (403).
     #[error("{0}")]
     Forbidden(String),
@@ -194,8 +290,14 @@ impl EngineError {
                     301
                 }
             }
-            EngineError::BadRequest(_) | EngineError::Invalid { .. } => 400,
-            EngineError::Unauthorized(_) => 401,
+            EngineError::BadRequest(_)
+            | EngineError::Invalid { .. }
+            | EngineError::Required { .. } => 400,
+            EngineError::Session {
+                failure: SessionFailure::MissingCredentials,
+                ..
+            } => 400,
+            EngineError::Unauthorized(_) | EngineError::Session { .. } => 401,
             EngineError::Forbidden(_) => 403,
             EngineError::MethodNotAllowed { .. } => 405,
             EngineError::Conflict(_) => 409,
@@ -219,8 +321,14 @@ impl EngineError {
         match self {
             EngineError::NotFound { .. } => "NotFound",
             EngineError::Redirect { .. } => "Moved",
-            EngineError::BadRequest(_) | EngineError::Invalid { .. } => "BadRequest",
-            EngineError::Unauthorized(_) => "Unauthorized",
+            EngineError::BadRequest(_)
+            | EngineError::Invalid { .. }
+            | EngineError::Required { .. } => "BadRequest",
+            EngineError::Session {
+                failure: SessionFailure::MissingCredentials,
+                ..
+            } => "BadRequest",
+            EngineError::Unauthorized(_) | EngineError::Session { .. } => "Unauthorized",
             EngineError::Forbidden(_) => "Forbidden",
             EngineError::MethodNotAllowed { .. } => "MethodNotAllowed",
             EngineError::Conflict(_) => "Conflict",
@@ -263,12 +371,14 @@ impl EngineError {
             EngineError::Store(_) => {
                 "Storage error: the request could not be completed and changed nothing".to_string()
             }
-            EngineError::Invalid { field, message } => serde_json::to_string(&[FieldError {
-                field,
-                message,
-                error: "ValidationError",
-            }])
-            .unwrap_or_else(|_| message.clone()),
+            EngineError::Invalid { field, message } | EngineError::Required { field, message } => {
+                serde_json::to_string(&[FieldError {
+                    field,
+                    message,
+                    error: "ValidationError",
+                }])
+                .unwrap_or_else(|_| message.clone())
+            }
             other => other.to_string(),
         }
     }
@@ -294,6 +404,36 @@ impl EngineError {
         }
     }
 
+    /// The JSON error body of a Nick site ([`NickErrorBody`]); `base_url` is the site's, to
+    /// tell a missing object (`Not found: /path`) from another missing thing (`Not found.`).
+    pub fn nick_body(&self, base_url: &str) -> NickErrorBody {
+        match self {
+            EngineError::NotFound { url, .. } => {
+                let path = url
+                    .strip_prefix(base_url.trim_end_matches('/'))
+                    .filter(|p| p.starts_with('/') && !p.contains("/@"));
+                NickErrorBody::Error {
+                    error: match path {
+                        Some(p) => format!("Not found: {p}"),
+                        None => "Not found.".to_string(),
+                    },
+                }
+            }
+            EngineError::Session { failure, .. } => NickErrorBody::Typed {
+                error: failure.nick(),
+            },
+            EngineError::Required { .. } => NickErrorBody::Message {
+                message: "Required field(s) missing.".to_string(),
+            },
+            EngineError::Invalid { message, .. } => NickErrorBody::Message {
+                message: message.clone(),
+            },
+            other => NickErrorBody::Message {
+                message: other.public_message(),
+            },
+        }
+    }
+
     /// The complete HTTP response for this error.
     pub fn into_response(self) -> Response {
         self.into_response_at(None)
@@ -302,11 +442,33 @@ impl EngineError {
     /// The complete HTTP response for this error, naming `context` (the URL of the object the
     /// request addressed) in 401 bodies, as the reference does.
     pub fn into_response_at(self, context: Option<&str>) -> Response {
-        let mut body = self.body();
-        if let (EngineError::Unauthorized(_), Some(c)) = (&self, context) {
-            body.context = Some(c.to_string());
-        }
-        let mut resp = Response::json(self.status(), &body);
+        self.into_styled_response(ErrorStyle::Plone, "", context)
+    }
+
+    /// The complete HTTP response for this error in the site's `style`: Plone's body (naming
+    /// `context`, the URL of the object the request addressed, in 401 bodies, as the reference
+    /// does) or Nick's ([`EngineError::nick_body`] for the site at `base_url`). Status and
+    /// headers are the same in both.
+    pub fn into_styled_response(
+        self,
+        style: ErrorStyle,
+        base_url: &str,
+        context: Option<&str>,
+    ) -> Response {
+        let mut resp = match style {
+            ErrorStyle::Plone => {
+                let mut body = self.body();
+                if let (EngineError::Unauthorized(_) | EngineError::Session { .. }, Some(c)) =
+                    (&self, context)
+                {
+                    if self.status() == 401 {
+                        body.context = Some(c.to_string());
+                    }
+                }
+                Response::json(self.status(), &body)
+            }
+            ErrorStyle::Nick => Response::json(self.status(), &self.nick_body(base_url)),
+        };
         match &self {
             EngineError::MethodNotAllowed { allowed, .. } => {
                 resp = resp.with_header("Allow", &allowed.join(", "));
@@ -327,7 +489,7 @@ impl EngineError {
             | EngineError::TooManyStreams { retry_after, .. } => {
                 resp = resp.with_header("Retry-After", &retry_after.to_string());
             }
-            EngineError::Unauthorized(_) => {
+            EngineError::Unauthorized(_) | EngineError::Session { .. } if self.status() == 401 => {
                 resp = resp.with_header(
                     "WWW-Authenticate",
                     "Bearer realm=\"site\", Basic realm=\"site\"",
@@ -384,6 +546,77 @@ mod tests {
                 .for_field("title")
                 .status(),
             403
+        );
+    }
+
+    #[test]
+    fn nick_bodies_have_nicks_three_shapes() {
+        let nick = |e: EngineError| {
+            e.into_styled_response(ErrorStyle::Nick, "http://x", Some("http://x"))
+                .json_body()
+        };
+        let missing = |url: &str| EngineError::NotFound {
+            url: url.into(),
+            context: Some("http://x".into()),
+        };
+        assert_eq!(
+            nick(missing("http://x/a/b")),
+            json!({"error": "Not found: /a/b"})
+        );
+        assert_eq!(
+            nick(missing("http://x/a/@vocabularies/v")),
+            json!({"error": "Not found."})
+        );
+        assert_eq!(nick(missing("upload 7")), json!({"error": "Not found."}));
+        let refused = EngineError::Session {
+            failure: SessionFailure::MissingCredentials,
+            message: "Plone's text".into(),
+        };
+        assert_eq!(refused.status(), 400);
+        assert_eq!(
+            nick(refused),
+            json!({"error": {"type": "Missing credentials", "message": "Login and password must be provided in body."}})
+        );
+        let required = EngineError::Required {
+            field: "title".into(),
+            message: "Field 'title' is required".into(),
+        };
+        assert_eq!(
+            nick(required),
+            json!({"message": "Required field(s) missing."})
+        );
+        let r = EngineError::Forbidden("no".into()).into_styled_response(
+            ErrorStyle::Nick,
+            "http://x",
+            None,
+        );
+        assert_eq!(r.status, 403);
+        assert_eq!(r.json_body(), json!({"message": "no"}));
+    }
+
+    #[test]
+    fn plone_bodies_of_sessions_are_those_of_unauthorized() {
+        let e = EngineError::Session {
+            failure: SessionFailure::InvalidCredentials,
+            message: "Wrong login and/or password.".into(),
+        };
+        let r = e.into_response_at(Some("http://x"));
+        assert_eq!(r.status, 401);
+        assert!(r.header_value("www-authenticate").is_some());
+        assert_eq!(
+            r.json_body(),
+            json!({"type": "Unauthorized", "message": "Wrong login and/or password.", "context": "http://x"})
+        );
+        let r = EngineError::Session {
+            failure: SessionFailure::MissingCredentials,
+            message: "give both".into(),
+        }
+        .into_response_at(Some("http://x"));
+        assert_eq!(r.status, 400);
+        assert!(r.header_value("www-authenticate").is_none());
+        assert_eq!(
+            r.json_body(),
+            json!({"type": "BadRequest", "message": "give both"})
         );
     }
 

@@ -102,6 +102,10 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
     )?;
 
     crate::content::content_types::install_builtin(ctx)?;
+    if settings.profile.is_nick() {
+        // Nick's Page and Event hold items (its types are folderish).
+        crate::content::content_types::make_folderish(ctx, &["Page", "Event"])?;
+    }
 
     let now = ctx.now();
     let mut fields = Map::new();

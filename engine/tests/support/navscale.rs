@@ -249,9 +249,10 @@ pub fn navigation(
 
 /// Reads a request makes besides the tree walk: the caller's user record and its groups (its
 /// entry in the member index and the AuthenticatedUsers group: two reads for a user in no
-/// group), the site and language settings, the context and navigation root by path, and the type
-/// registry's version (which keys the cached registry).
-pub const OVERHEAD: usize = 11;
+/// group), the site and language settings, the context and navigation root by path, the type
+/// registry's version (which keys the cached registry), and the site profile (`Ctx::profile`:
+/// whose answer the navigation gives).
+pub const OVERHEAD: usize = 12;
 
 pub fn check(shape: &Shape, engine: &Engine<Counting>, counts: &Counts, auth: bool) -> Measured {
     let m = navigation(engine, counts, auth, 3);
