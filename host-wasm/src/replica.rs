@@ -11,9 +11,9 @@
 //! does not wait: it skips, reports `skipped: true` in its status, and the tab holding the lock
 //! sends every pending write (they are shared through IndexedDB). Every way a pending write
 //! leaves (`sync()`, the first round of `openSite`, the round after `resolveConflict`) is this
-//! round. Where `navigator.locks` is missing or refuses (old browsers, Node, an opaque origin) rounds run
-//! unlocked as before: a tab still runs one round at a time, and the `Idempotency-Key` of each
-//! write keeps a write sent twice by two tabs from being applied twice.
+//! round. Where `navigator.locks` is missing or refuses (old browsers, Node, an opaque origin),
+//! rounds run unlocked as before: a tab still runs one round at a time, and the `Idempotency-Key`
+//! of each write keeps a write sent twice by two tabs from being applied twice.
 
 use std::cell::{Cell, RefCell};
 
