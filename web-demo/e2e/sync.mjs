@@ -89,9 +89,10 @@ async function stopServer() {
   await gone;
 }
 
-// The same-origin front: the demo's files, and /srv/* forwarded to the server, each request
-// after `proxyDelay` ms and, while `proxyLog` is an array, noted there as "METHOD /path".
-let proxyDelay = 0;
+// The same-origin front: the demo's files, and /srv/* forwarded to the server; while `proxyGate`
+// is a promise, requests wait for it; while `proxyLog` is an array, each is noted there as
+// "METHOD /path".
+let proxyGate = null;
 let proxyLog = null;
 const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".wasm": "application/wasm", ".json": "application/json" };
 const proxy = createServer((req, res) => {
@@ -108,12 +109,12 @@ const proxy = createServer((req, res) => {
     up.on("error", () => req.socket.destroy()); // the server is down: the connection drops
     req.pipe(up);
     };
-    if (proxyDelay > 0) {
+    if (proxyGate) {
       req.pause();
-      setTimeout(() => {
+      proxyGate.then(() => {
         req.resume();
         forward();
-      }, proxyDelay);
+      });
     } else forward();
     return;
   }
@@ -393,15 +394,21 @@ try {
   const t1 = await openReplica(ctxT, "replica-tabs");
   const t2 = await openReplica(ctxT, "replica-tabs");
   const before = { one: await historyLength("/news/tab-one"), two: await historyLength("/news/tab-two") };
-  // (a) a write in each tab, then both tabs start a round at once; each server request is slowed
-  // down so that the first round still runs when the second one starts
+  // (a) a write in each tab, then both tabs start a round at once; the server's answers wait
+  // until one of the two calls has come back (the skipped one needs no answer), so the round
+  // that took the lock is still running when the other one asks for it
   eq((await local(t1, "PATCH", "/news/tab-one", { title: "Tab one, from tab 1" })).status, 204, "tab 1 writes");
   eq((await local(t2, "PATCH", "/news/tab-two", { title: "Tab two, from tab 2" })).status, 204, "tab 2 writes");
   eq((await t2.evaluate(() => window.site.syncStatus())).pending, 2, "two writes wait in the shared replica (tab 2 caught up with tab 1 before writing)");
-  proxyDelay = 300;
+  let openGate;
+  proxyGate = new Promise((res) => (openGate = res));
   proxyLog = [];
-  const both = await Promise.all([sync(t1), sync(t2)]);
-  proxyDelay = 0;
+  const rounds = [sync(t1), sync(t2)];
+  const firstBack = await Promise.race([...rounds, new Promise((res) => setTimeout(() => res(null), 10000))]);
+  proxyGate = null;
+  openGate();
+  if (firstBack === null) console.log("sync-e2e: neither round came back while the server's answers waited (both are running)");
+  const both = await Promise.all(rounds);
   const sent = proxyLog;
   proxyLog = null;
   eq(both.map((st) => st.skipped).sort(), [false, true], "one round runs, the other is skipped");
