@@ -17,7 +17,8 @@
 //    with writes waiting: one runs (it holds the replica's Web Lock), the other reports
 //    `skipped`, and each write reaches the server once; (b) a stale tab of the demo saves over a
 //    version another tab changed: 412 shown, the server keeps the other tab's title; (c) "work
-//    offline" set in one tab holds back the other tab's rounds.
+//    offline" set in one tab holds back the other tab's rounds; (d) without Web Locks (removed
+//    from the context) both rounds run and the idempotency key keeps the write from running twice.
 //
 // Needs web-demo/pkg (./scripts/web-demo.sh --build-only) and a host-server binary
 // (HOST_SERVER_BIN, default $CARGO_TARGET_DIR/debug/host-server or ../../target/debug/host-server).
@@ -400,17 +401,23 @@ try {
   eq((await local(t1, "PATCH", "/news/tab-one", { title: "Tab one, from tab 1" })).status, 204, "tab 1 writes");
   eq((await local(t2, "PATCH", "/news/tab-two", { title: "Tab two, from tab 2" })).status, 204, "tab 2 writes");
   eq((await t2.evaluate(() => window.site.syncStatus())).pending, 2, "two writes wait in the shared replica (tab 2 caught up with tab 1 before writing)");
-  let openGate;
-  proxyGate = new Promise((res) => (openGate = res));
-  proxyLog = [];
-  const rounds = [sync(t1), sync(t2)];
-  const firstBack = await Promise.race([...rounds, new Promise((res) => setTimeout(() => res(null), 10000))]);
-  proxyGate = null;
-  openGate();
-  if (firstBack === null) console.log("sync-e2e: neither round came back while the server's answers waited (both are running)");
-  const both = await Promise.all(rounds);
-  const sent = proxyLog;
-  proxyLog = null;
+  // both tabs' rounds at once, the server's answers held back until one of them came back (or
+  // `wait` ms passed): the statuses and the requests that went out
+  const raceRounds = async (p1, p2, wait) => {
+    let openGate;
+    proxyGate = new Promise((res) => (openGate = res));
+    proxyLog = [];
+    const rounds = [sync(p1), sync(p2)];
+    const firstBack = await Promise.race([...rounds, new Promise((res) => setTimeout(() => res(null), wait))]);
+    proxyGate = null;
+    openGate();
+    if (firstBack === null) console.log("sync-e2e: neither round came back while the server's answers waited (both are running)");
+    const both = await Promise.all(rounds);
+    const sent = proxyLog;
+    proxyLog = null;
+    return { both, sent };
+  };
+  const { both, sent } = await raceRounds(t1, t2, 10000);
   eq(both.map((st) => st.skipped).sort(), [false, true], "one round runs, the other is skipped");
   const ran = both.find((st) => !st.skipped);
   eq([ran.pending, ran.conflicts, ran.online], [0, 0, true], "the round that ran sent both writes");
@@ -440,6 +447,23 @@ try {
   eq([st.held, st.pending], [false, 0], "tab 2 after tab 1 goes back online");
   eq((await api("GET", "/news/tab-three")).json.title, "Tab three, held", "server: the held write, once allowed");
   step("two tabs: work offline in one tab holds back the other's rounds");
+
+  // (d) where the browser has no Web Locks, both rounds run (as before); the idempotency key of
+  // each write keeps the one sent by both tabs from running twice on the server
+  const ctxN = await browser.newContext();
+  await ctxN.addInitScript(() => Object.defineProperty(Navigator.prototype, "locks", { value: undefined }));
+  const n1 = await openReplica(ctxN, "replica-no-locks");
+  const n2 = await openReplica(ctxN, "replica-no-locks");
+  eq(await n1.evaluate(() => navigator.locks), undefined, "no navigator.locks in this context");
+  const beforeN = await historyLength("/news/tab-two");
+  eq((await local(n1, "PATCH", "/news/tab-two", { title: "Tab two, without Web Locks" })).status, 204, "a write");
+  const unlocked = await raceRounds(n1, n2, 2000);
+  eq(unlocked.both.map((st) => [st.skipped, st.pending, st.conflicts]), [[false, 0, 0], [false, 0, 0]], "without Web Locks both rounds run");
+  eq((await api("GET", "/news/tab-two")).json.title, "Tab two, without Web Locks", "server: the write");
+  eq(await historyLength("/news/tab-two"), beforeN + 1, "server: the write ran once");
+  const patches = unlocked.sent.filter((r) => r === "PATCH /news/tab-two").length;
+  step(`no Web Locks: both rounds ran, the write was sent ${patches} time(s) and ran once on the server`);
+  await ctxN.close();
 
   // (b) the demo in two tabs on one replica: both show the same page; tab A saves a title; tab B,
   // still showing the version it loaded, saves another title: refused (412, shown), nothing of it
