@@ -1192,7 +1192,8 @@ async function createTranslation(obj, code) {
 // ---- server sync (replica sites) ------------------------------------------------------------
 
 let syncTimer = null;
-/** Sync soon (after a write), at most one round at a time (the host ignores overlapping calls). */
+/** Sync soon (after a write). The host runs one round of a replica at a time across all its tabs
+ *  and skips a call made meanwhile (`skipped` in the status). */
 function scheduleSync() {
   clearTimeout(syncTimer);
   syncTimer = setTimeout(() => syncNow().catch(() => {}), 300);
@@ -1209,6 +1210,9 @@ async function renderSync(st = site.syncStatus()) {
   online.className = `badge ${st.online ? "online" : "offline"}`;
   $("#sync-pending").textContent = `${st.pending} write${st.pending === 1 ? "" : "s"} waiting`;
   $("#sync-offline").checked = st.held; // "work offline" may have been set in another tab
+  // one tab of a replica syncs at a time (a Web Lock): this tab's round was skipped, the other
+  // tab's round sends the writes
+  $("#sync-skipped").hidden = !st.skipped;
   $("#sync-error").textContent = st.lastError ? `(${st.lastError})` : "";
   await renderConflicts();
 }

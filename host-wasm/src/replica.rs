@@ -1,6 +1,19 @@
 //! A site that replicates a server site ([`engine::replica`]): the host performs the HTTP requests
 //! the engine's sync core asks for, with the global `fetch`, and persists its state with the rest
 //! of the site. Opened with `openSite(name, {server, credentials})`.
+//!
+//! # One writer per replica
+//!
+//! Tabs of one browser profile share a replica (one IndexedDB database). A sync round holds the
+//! Web Lock `host-wasm:sync:<site name>` (`navigator.locks.request(name, {ifAvailable: true})`)
+//! from its first request to its last write, so only one tab of a replica talks to the server at a
+//! time and a pending write is never sent by two tabs at once. A round that finds the lock held
+//! does not wait: it skips, reports `skipped: true` in its status, and the tab holding the lock
+//! sends every pending write (they are shared through IndexedDB). Every way a pending write
+//! leaves (`sync()`, the first round of `openSite`, the round after `resolveConflict`) is this
+//! round. Where `navigator.locks` is missing or refuses (old browsers, Node, an opaque origin),
+//! rounds run unlocked as before: a tab still runs one round at a time, and the `Idempotency-Key`
+//! of each write keeps a write sent twice by two tabs from being applied twice.
 
 use std::cell::{Cell, RefCell};
 
@@ -27,6 +40,10 @@ export interface SyncStatus {
   online: boolean;
   /** "work offline" holds every tab of this replica back (`setOnline(false)` in any tab) */
   held: boolean;
+  /** the last `sync()` of this tab did not run a round because another round of this replica
+   *  was running (in another tab, which holds the replica's Web Lock and sends every pending
+   *  write, or in this tab); the counts above are read from the shared replica */
+  skipped: boolean;
   lastError: string | null;
 }
 "#;
@@ -56,6 +73,8 @@ pub struct ReplicaState {
     pub reached: Cell<bool>,
     /// A round is running.
     pub running: Cell<bool>,
+    /// The last `sync()` of this handle skipped its round (another round held the replica).
+    pub skipped: Cell<bool>,
     /// Called after each round with the status.
     pub onsync: RefCell<Option<Function>>,
 }
@@ -70,6 +89,7 @@ struct JsStatus {
     downloaded: bool,
     online: bool,
     held: bool,
+    skipped: bool,
     last_error: Option<String>,
 }
 
@@ -123,6 +143,113 @@ async fn perform(out: &Outgoing) -> Result<Incoming, String> {
     })
 }
 
+/// The name of the Web Lock a sync round of replica `site` (its IndexedDB database name) holds.
+pub fn sync_lock_name(site: &str) -> String {
+    format!("host-wasm:sync:{site}")
+}
+
+/// The replica's Web Lock, held until dropped; `None` inside where the browser has no Web Locks
+/// (the round then runs unlocked).
+struct RoundLock {
+    /// Resolves the promise the lock callback returned, which releases the lock.
+    release: Option<Function>,
+}
+
+/// Another round holds the replica's Web Lock.
+struct LockHeld;
+
+impl RoundLock {
+    /// Take the Web Lock `name` if it is free (`ifAvailable`): `Err(LockHeld)` when another tab
+    /// (or round) holds it; a lock that releases nothing when `navigator.locks` is missing or
+    /// refuses the request.
+    async fn try_take(name: &str) -> Result<RoundLock, LockHeld> {
+        let unlocked = RoundLock { release: None };
+        let Some((locks, request)) = lock_manager() else {
+            return Ok(unlocked);
+        };
+        // `granted` resolves with the release function, with null when the lock is held, or with
+        // `false` when the request failed
+        let mut settle: Option<Function> = None;
+        let granted = Promise::new(&mut |resolve: Function, _reject: Function| {
+            settle = Some(resolve);
+        });
+        let Some(settle) = settle else {
+            return Ok(unlocked);
+        };
+        let on_grant = {
+            let settle = settle.clone();
+            Closure::once_into_js(move |lock: JsValue| -> Promise {
+                if lock.is_null() || lock.is_undefined() {
+                    let _ = settle.call1(&JsValue::NULL, &JsValue::NULL);
+                    return Promise::resolve(&JsValue::UNDEFINED);
+                }
+                let mut release: Option<Function> = None;
+                let held = Promise::new(&mut |resolve: Function, _reject: Function| {
+                    release = Some(resolve);
+                });
+                let _ = settle.call1(
+                    &JsValue::NULL,
+                    &release.map(JsValue::from).unwrap_or(JsValue::FALSE),
+                );
+                held
+            })
+        };
+        let options = js_sys::Object::new();
+        if js_sys::Reflect::set(&options, &"ifAvailable".into(), &JsValue::TRUE).is_err() {
+            return Ok(unlocked);
+        }
+        let Ok(requested) = request.call3(&locks, &JsValue::from_str(name), &options, &on_grant)
+        else {
+            return Ok(unlocked);
+        };
+        let Some(then) = js_sys::Reflect::get(&requested, &"then".into())
+            .ok()
+            .and_then(|t| t.dyn_into::<Function>().ok())
+        else {
+            return Ok(unlocked);
+        };
+        // when the request settles (the lock released, or refused before the callback ran):
+        // `granted` is settled by then, unless the request failed; one closure for both outcomes,
+        // called once, so nothing is leaked
+        let on_settled = Closure::once_into_js(move |_v: JsValue| {
+            let _ = settle.call1(&JsValue::NULL, &JsValue::FALSE);
+        });
+        let _ = then.call2(&requested, &on_settled, &on_settled);
+        match wasm_bindgen_futures::JsFuture::from(granted).await {
+            Ok(v) if v.is_null() => Err(LockHeld),
+            Ok(v) => Ok(RoundLock {
+                release: v.dyn_into::<Function>().ok(),
+            }),
+            Err(_) => Ok(unlocked),
+        }
+    }
+}
+
+impl Drop for RoundLock {
+    fn drop(&mut self) {
+        if let Some(release) = self.release.take() {
+            let _ = release.call0(&JsValue::NULL);
+        }
+    }
+}
+
+/// `navigator.locks` and its `request` method, where the global has them.
+fn lock_manager() -> Option<(JsValue, Function)> {
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &"navigator".into()).ok()?;
+    if navigator.is_undefined() || navigator.is_null() {
+        return None;
+    }
+    let locks = js_sys::Reflect::get(&navigator, &"locks".into()).ok()?;
+    if locks.is_undefined() || locks.is_null() {
+        return None;
+    }
+    let request = js_sys::Reflect::get(&locks, &"request".into())
+        .ok()?
+        .dyn_into::<Function>()
+        .ok()?;
+    Some((locks, request))
+}
+
 impl Site {
     fn replica(&self) -> Result<&ReplicaState, JsValue> {
         self.inner
@@ -147,18 +274,42 @@ impl Site {
             downloaded: st.downloaded,
             online: !r.forced_offline.get() && !st.held && r.reached.get(),
             held: st.held,
+            skipped: r.skipped.get(),
             last_error: st.last_error,
         })
     }
 
-    /// One sync round (see [`engine::replica`]).
+    /// One sync round (see [`engine::replica`]), holding the replica's Web Lock (see the
+    /// module documentation): skipped when another round holds it.
     pub(crate) async fn sync_round(&self) -> Result<JsValue, JsValue> {
         let r = self.replica()?;
-        if r.forced_offline.get() || r.running.replace(true) {
+        if r.forced_offline.get() {
             return self.status_value();
         }
+        if r.running.replace(true) {
+            r.skipped.set(true);
+            return self.status_value();
+        }
+        let lock = match RoundLock::try_take(&sync_lock_name(&self.inner.name)).await {
+            Ok(lock) => lock,
+            Err(LockHeld) => {
+                r.running.set(false);
+                r.skipped.set(true);
+                // the counts as the other tab's round has left them so far
+                {
+                    let _turn = self.inner.queue.acquire().await;
+                    self.inner
+                        .catch_up()
+                        .await
+                        .map_err(|e| js_err(format!("sync: {e}")))?;
+                }
+                return self.status_value();
+            }
+        };
+        r.skipped.set(false);
         r.sync.borrow_mut().begin_round();
         let result = self.run_round().await;
+        drop(lock);
         r.running.set(false);
         result?;
         let status = self.status_value()?;
@@ -242,7 +393,9 @@ impl Site {
     /// Run one sync round with the server: replay the writes made here (in order, with
     /// `If-Match` and an `Idempotency-Key`), download what changed there. Resolves with the
     /// status once the round is over (a failure to reach the server is in `lastError`, not a
-    /// rejection). Does nothing while `setOnline(false)` holds or a round is running.
+    /// rejection). Does nothing while `setOnline(false)` holds, and skips (`skipped: true` in the
+    /// status) while another round of this replica runs, in this tab or in another one holding
+    /// the replica's Web Lock (`host-wasm:sync:<site name>`), which sends the pending writes.
     #[wasm_bindgen(unchecked_return_type = "SyncStatus")]
     pub async fn sync(&self) -> Result<JsValue, JsValue> {
         self.sync_round().await

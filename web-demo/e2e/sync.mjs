@@ -11,7 +11,14 @@
 // 4. two browser contexts (two replicas) edit the same page while the server is down: the first
 //    to sync wins, the second gets a conflict listed with both versions (nothing lost), shown in
 //    the demo's conflicts panel; "keep mine" sends it again and the server takes it; a merge
-//    (the server's title, the local description); a replica opened with a token.
+//    (the server's title, the local description); a replica opened with a token;
+// 5. the web demo: connect form, online indicator, writes waiting, conflicts panel;
+// 6. two tabs (two pages of one browser context) on one replica: (a) both start a round at once
+//    with writes waiting: one runs (it holds the replica's Web Lock), the other reports
+//    `skipped`, and each write reaches the server once; (b) a stale tab of the demo saves over a
+//    version another tab changed: 412 shown, the server keeps the other tab's title; (c) "work
+//    offline" set in one tab holds back the other tab's rounds; (d) without Web Locks (removed
+//    from the context) both rounds run and the idempotency key keeps the write from running twice.
 //
 // Needs web-demo/pkg (./scripts/web-demo.sh --build-only) and a host-server binary
 // (HOST_SERVER_BIN, default $CARGO_TARGET_DIR/debug/host-server or ../../target/debug/host-server).
@@ -83,19 +90,33 @@ async function stopServer() {
   await gone;
 }
 
-// The same-origin front: the demo's files, and /srv/* forwarded to the server.
+// The same-origin front: the demo's files, and /srv/* forwarded to the server; while `proxyGate`
+// is a promise, requests wait for it; while `proxyLog` is an array, each is noted there as
+// "METHOD /path".
+let proxyGate = null;
+let proxyLog = null;
 const types = { ".html": "text/html", ".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css", ".wasm": "application/wasm", ".json": "application/json" };
 const proxy = createServer((req, res) => {
   if (req.url === "/srv" || req.url.startsWith("/srv/") || req.url.startsWith("/srv?")) {
     const path = req.url.slice(4) || "/";
     const headers = { ...req.headers };
     delete headers.host;
+    if (proxyLog) proxyLog.push(`${req.method} ${path.split("?")[0]}`);
+    const forward = () => {
     const up = httpRequest({ host: "127.0.0.1", port: serverPort, method: req.method, path: path.startsWith("/") ? path : `/${path}`, headers }, (ur) => {
       res.writeHead(ur.statusCode, ur.headers);
       ur.pipe(res);
     });
     up.on("error", () => req.socket.destroy()); // the server is down: the connection drops
     req.pipe(up);
+    };
+    if (proxyGate) {
+      req.pause();
+      proxyGate.then(() => {
+        req.resume();
+        forward();
+      });
+    } else forward();
     return;
   }
   const rel = normalize(decodeURIComponent(req.url.split("?")[0])).replace(/^(\.\.[/\\])+/, "");
@@ -364,6 +385,139 @@ try {
   await c.waitForFunction(() => document.querySelector("#sync-pending")?.textContent === "0 writes waiting", null, { timeout: 15000 });
   eq((await api("GET", "/news/shared")).json.title, "Shared: the demo's title", "server after the demo's keep mine");
   step("web demo: connect form, online indicator, writes waiting, conflicts panel, keep mine");
+
+  // 6. two tabs of one replica: two pages of ONE browser context share its IndexedDB database
+  await ctxC.close(); // the demo above syncs every 5 s: its requests must not mix with these
+  for (const title of ["Tab one", "Tab two", "Tab three"])
+    eq((await api("POST", "/news", { "@type": "Page", title })).status, 201, `create ${title}`);
+  const historyLength = async (path) => (await api("GET", `${path}/@history`)).json.length;
+  const ctxT = await browser.newContext();
+  const t1 = await openReplica(ctxT, "replica-tabs");
+  const t2 = await openReplica(ctxT, "replica-tabs");
+  const before = { one: await historyLength("/news/tab-one"), two: await historyLength("/news/tab-two") };
+  // (a) a write in each tab, then both tabs start a round at once; the server's answers wait
+  // until one of the two calls has come back (the skipped one needs no answer), so the round
+  // that took the lock is still running when the other one asks for it
+  eq((await local(t1, "PATCH", "/news/tab-one", { title: "Tab one, from tab 1" })).status, 204, "tab 1 writes");
+  eq((await local(t2, "PATCH", "/news/tab-two", { title: "Tab two, from tab 2" })).status, 204, "tab 2 writes");
+  eq((await t2.evaluate(() => window.site.syncStatus())).pending, 2, "two writes wait in the shared replica (tab 2 caught up with tab 1 before writing)");
+  // both tabs' rounds at once, the server's answers held back until one of them came back (or
+  // `wait` ms passed): the statuses and the requests that went out
+  const raceRounds = async (p1, p2, wait) => {
+    let openGate;
+    proxyGate = new Promise((res) => (openGate = res));
+    proxyLog = [];
+    const rounds = [sync(p1), sync(p2)];
+    const firstBack = await Promise.race([...rounds, new Promise((res) => setTimeout(() => res(null), wait))]);
+    proxyGate = null;
+    openGate();
+    if (firstBack === null) console.log("sync-e2e: neither round came back while the server's answers waited (both are running)");
+    const both = await Promise.all(rounds);
+    const sent = proxyLog;
+    proxyLog = null;
+    return { both, sent };
+  };
+  const { both, sent } = await raceRounds(t1, t2, 10000);
+  eq(both.map((st) => st.skipped).sort(), [false, true], "one round runs, the other is skipped");
+  const ran = both.find((st) => !st.skipped);
+  eq([ran.pending, ran.conflicts, ran.online], [0, 0, true], "the round that ran sent both writes");
+  eq(sent.filter((r) => r === "PATCH /news/tab-one").length, 1, "tab 1's write went to the server once");
+  eq(sent.filter((r) => r === "PATCH /news/tab-two").length, 1, "tab 2's write went to the server once");
+  eq((await api("GET", "/news/tab-one")).json.title, "Tab one, from tab 1", "server: tab 1's write");
+  eq((await api("GET", "/news/tab-two")).json.title, "Tab two, from tab 2", "server: tab 2's write");
+  eq(await historyLength("/news/tab-one"), before.one + 1, "one new version of tab one on the server");
+  eq(await historyLength("/news/tab-two"), before.two + 1, "one new version of tab two on the server");
+  const skippedTab = both[0].skipped ? t1 : t2;
+  st = await sync(skippedTab);
+  eq([st.skipped, st.pending, st.conflicts], [false, 0, 0], "the skipped tab's next round runs, nothing left");
+  step(`two tabs: one round ran (${sent.length} requests), the other was skipped; each write reached the server once`);
+
+  // (c) "work offline" in tab 1 holds back tab 2's rounds
+  await t1.evaluate(() => window.site.setOnline(false));
+  eq((await local(t2, "PATCH", "/news/tab-three", { title: "Tab three, held" })).status, 204, "tab 2 writes");
+  proxyLog = [];
+  st = await sync(t2);
+  const heldSent = proxyLog;
+  proxyLog = null;
+  eq([st.held, st.online, st.pending], [true, false, 1], "tab 2 is held by tab 1's work offline");
+  eq(heldSent, [], "tab 2 sent nothing while held");
+  eq((await api("GET", "/news/tab-three")).json.title, "Tab three", "server: unchanged while held");
+  await t1.evaluate(() => window.site.setOnline(true));
+  st = await sync(t2);
+  eq([st.held, st.pending], [false, 0], "tab 2 after tab 1 goes back online");
+  eq((await api("GET", "/news/tab-three")).json.title, "Tab three, held", "server: the held write, once allowed");
+  step("two tabs: work offline in one tab holds back the other's rounds");
+
+  // (d) where the browser has no Web Locks, both rounds run (as before); the idempotency key of
+  // each write keeps the one sent by both tabs from running twice on the server
+  const ctxN = await browser.newContext();
+  await ctxN.addInitScript(() => Object.defineProperty(Navigator.prototype, "locks", { value: undefined }));
+  const n1 = await openReplica(ctxN, "replica-no-locks");
+  const n2 = await openReplica(ctxN, "replica-no-locks");
+  eq(await n1.evaluate(() => navigator.locks), undefined, "no navigator.locks in this context");
+  const beforeN = await historyLength("/news/tab-two");
+  eq((await local(n1, "PATCH", "/news/tab-two", { title: "Tab two, without Web Locks" })).status, 204, "a write");
+  const unlocked = await raceRounds(n1, n2, 2000);
+  eq(unlocked.both.map((st) => [st.skipped, st.pending, st.conflicts]), [[false, 0, 0], [false, 0, 0]], "without Web Locks both rounds run");
+  eq((await api("GET", "/news/tab-two")).json.title, "Tab two, without Web Locks", "server: the write");
+  eq(await historyLength("/news/tab-two"), beforeN + 1, "server: the write ran once");
+  const patches = unlocked.sent.filter((r) => r === "PATCH /news/tab-two").length;
+  step(`no Web Locks: both rounds ran, the write was sent ${patches} time(s) and ran once on the server`);
+  await ctxN.close();
+
+  // (b) the demo in two tabs on one replica: both show the same page; tab A saves a title; tab B,
+  // still showing the version it loaded, saves another title: refused (412, shown), nothing of it
+  // reaches the server, which keeps A's title
+  const ctxD = await browser.newContext();
+  const demoTab = async () => {
+    const p = await ctxD.newPage();
+    p.on("pageerror", (e) => console.log("pageerror (demo tab):", e.message));
+    return p;
+  };
+  const da = await demoTab();
+  await da.goto(`${origin}/?nosw`);
+  await da.waitForSelector("body[data-ready='1']", { timeout: 30000 });
+  await da.click("#connect summary");
+  await da.fill("#connect-server", serverUrl);
+  await da.fill("#connect-login", "admin");
+  await da.fill("#connect-password", PASSWORD);
+  await da.click("#connect-form button[type=submit]");
+  await da.waitForURL(/server=/);
+  await da.waitForSelector("body[data-ready='1']", { timeout: 30000 });
+  await da.waitForFunction(() => document.querySelector("#sync-online")?.textContent === "online", null, { timeout: 15000 });
+  const db = await demoTab(); // the same replica, opened from its stored token (no password in this tab)
+  await db.goto(da.url());
+  await db.waitForSelector("body[data-ready='1']", { timeout: 30000 });
+  const stale = "/news/tab-one";
+  const beforeStale = await historyLength(stale);
+  for (const p of [da, db]) {
+    await p.click("#tree button[data-path='/news']");
+    await p.click(`#tree button[data-path='${stale}']`);
+    await p.waitForFunction(() => document.querySelector("#f-title")?.value === "Tab one, from tab 1", null, { timeout: 10000 });
+  }
+  await da.fill("#f-title", "Tab one: A's title");
+  await da.click("#save");
+  await da.waitForFunction(() => document.querySelector("#saved")?.textContent === "Saved.", null, { timeout: 10000 });
+  await db.fill("#f-title", "Tab one: B's stale title");
+  await db.click("#save");
+  await db.waitForFunction(() => !document.querySelector("#error").hidden, null, { timeout: 10000 }).catch(async () => {
+    const server = (await api("GET", stale)).json.title;
+    fail(`the stale tab's save was not refused (no error shown; the server's title: ${JSON.stringify(server)})`);
+  });
+  const shownError = await db.textContent("#error");
+  if (!shownError.includes("(412)")) fail(`the stale tab's save: expected a 412 shown, got ${JSON.stringify(shownError)}`);
+  await db.screenshot({ path: join(artifacts, "sync-stale-tab.png"), fullPage: true });
+  // the demo syncs on its own (after a write, every 5 s): wait until nothing is left to send
+  // (the tabs share the pending writes; whichever tab's round runs sends them)
+  await da.waitForFunction(() => window.site.syncStatus().pending === 0, null, { timeout: 20000, polling: 250 }).catch(async (e) => {
+    console.log("demo tab:", JSON.stringify(await da.evaluate(() => [window.site.syncStatus(), window.site.pendingWrites()])));
+    throw e;
+  });
+  eq((await api("GET", stale)).json.title, "Tab one: A's title", "server: A's title kept");
+  eq(await historyLength(stale), beforeStale + 1, "server: one new version (A's), none from the stale tab");
+  eq((await local(db, "GET", stale)).json.title, "Tab one: A's title", "the stale tab's replica holds A's title");
+  eq((await db.evaluate(() => window.site.conflicts())).length, 0, "no conflict left to resolve");
+  step("two demo tabs: the stale tab's save is refused (412 shown), the server keeps A's title");
   ok = true;
 } finally {
   if (browser) await browser.close().catch(() => {});
