@@ -45,6 +45,7 @@ pub mod principals;
 pub mod query;
 pub mod recyclebin;
 pub mod related;
+pub mod relations;
 pub mod replace;
 pub mod router;
 pub mod rules_controlpanel;
@@ -58,6 +59,7 @@ pub mod summaries;
 pub mod system;
 pub mod testhooks;
 pub mod time;
+pub mod transactions;
 pub mod translations;
 pub mod tus;
 pub mod types;
@@ -127,6 +129,8 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("email", email::register),
     ("contextnavigation", contextnavigation::register),
     ("related", related::register),
+    ("relations", relations::register),
+    ("transactions", transactions::register),
     ("ai", ai::register),
     ("changes", changes::register),
     ("openapi", openapi::register),
