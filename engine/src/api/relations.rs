@@ -54,8 +54,9 @@ pub fn register(r: &mut RouteTable) {
             .root_only()
             .status(204)
             .summary(
-                "Rebuild the index of `relatedItems` relations from the objects' fields \
-                 (`flush` is accepted and changes nothing more)",
+                "Rebuild the index of `relatedItems` relations from the objects' fields; \
+                 with `flush`, also drop the relations added through the API whose source or \
+                 target is gone",
             )
             .body::<RebuildBody>(),
     );
@@ -169,7 +170,8 @@ pub struct RelationsBody {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RebuildBody {
-    /// Plone's option to renumber its object ids first; nothing to renumber here.
+    /// Also drop the relations added through the API whose source or target is gone (Plone's
+    /// option to rebuild from scratch, which leaves the broken ones out).
     #[serde(default)]
     pub flush: bool,
 }
@@ -392,9 +394,8 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _root: ContentRecord) -> Result<Resp
 }
 
 fn rebuild(ctx: &mut Ctx<'_>, call: &Call<'_>, _root: ContentRecord) -> Result<Response> {
-    // Nothing here is renumbered, so `flush` asks for nothing more.
-    let RebuildBody { flush: _ } = call.body()?;
-    relations::rebuild(ctx)?;
+    let body: RebuildBody = call.body()?;
+    relations::rebuild(ctx, body.flush)?;
     Ok(Response::empty(204))
 }
 

@@ -536,9 +536,9 @@ fn drop_source(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
 }
 
 /// Rebuild the index of `relatedItems` relations from every object's field (`POST
-/// @relations/rebuild`; the relations added through the API are kept). Returns how many objects
-/// were read.
-pub fn rebuild(ctx: &mut Ctx<'_>) -> Result<usize> {
+/// @relations/rebuild`); with `flush`, also drop the relations added through the API whose source
+/// or target is gone. Returns how many objects were read.
+pub fn rebuild(ctx: &mut Ctx<'_>, flush: bool) -> Result<usize> {
     let root = tree::root(ctx)?;
     let mut n = 0;
     let mut stack = vec![root];
@@ -546,6 +546,15 @@ pub fn rebuild(ctx: &mut Ctx<'_>) -> Result<usize> {
         sync_field(ctx, &obj.uid)?;
         n += 1;
         stack.extend(tree::children(ctx, &obj.uid, 0, usize::MAX)?);
+    }
+    if flush {
+        for (r, from_field) in stored(ctx, &Filter::default())? {
+            if !from_field
+                && (tree::load(ctx, &r.source)?.is_none() || tree::load(ctx, &r.target)?.is_none())
+            {
+                remove(ctx, &r)?;
+            }
+        }
     }
     Ok(n)
 }
