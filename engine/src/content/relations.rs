@@ -580,3 +580,45 @@ impl Subscriber for RelationsSubscriber {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Engine, EngineOptions, MemStore, SiteSetup};
+
+    #[test]
+    fn rebuild_indexes_related_items_stored_before_the_index() {
+        let e = Engine::new(MemStore::new(), EngineOptions::for_tests()).unwrap();
+        e.create_site(&SiteSetup::new("secret")).unwrap();
+        e.with_write(|ctx| {
+            // The subscriber has not run yet (events are delivered after this write), so the
+            // index is as a site from before it has it.
+            let ty = ctx.types()?.require("Page")?;
+            let mut root = tree::root(ctx)?;
+            let mut a = tree::new_record(ctx, &ty, "a", "admin", Map::new());
+            tree::insert(ctx, &mut root, &mut a)?;
+            let mut fields = Map::new();
+            fields.insert(RELATED_ITEMS.into(), json!([a.uid]));
+            let mut root = tree::root(ctx)?;
+            let mut b = tree::new_record(ctx, &ty, "b", "admin", fields);
+            tree::insert(ctx, &mut root, &mut b)?;
+            assert_eq!(stats(ctx)?.0.get(RELATED_ITEMS), None);
+            rebuild(ctx, false)?;
+            assert_eq!(stats(ctx)?.0.get(RELATED_ITEMS), Some(&1));
+            let found = find(ctx, &Filter::default())?;
+            assert_eq!(found.len(), 1);
+            assert_eq!(found[0].0.relation.source, b.uid);
+            assert_eq!(found[0].0.relation.target, a.uid);
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("comprisesComponentPart").is_ok());
+        assert!(check_name("").is_err());
+        assert!(check_name("a b").is_err());
+        assert!(check_name(&"x".repeat(101)).is_err());
+    }
+}

@@ -180,7 +180,7 @@ pub fn replica_listed(server_uid: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";

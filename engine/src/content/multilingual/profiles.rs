@@ -62,8 +62,10 @@ fn lrf_type() -> TypeData {
     }
 }
 
-/// Add [`LRF`] to the type registry unless it is there (a site owner may have changed it since).
-fn ensure_lrf_type(ctx: &mut Ctx<'_>) -> Result<()> {
+/// Add [`LRF`] to the type registry unless it is there (a site owner may have changed it since):
+/// on installing [`PROFILE_MULTILINGUAL_CONTENT`], and on a replica that imports a server's
+/// language root folder.
+pub fn ensure_lrf_type(ctx: &mut Ctx<'_>) -> Result<()> {
     if ctx.types()?.get(LRF).is_none() {
         content_types::save_type(ctx, lrf_type())?;
     }
