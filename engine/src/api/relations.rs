@@ -369,7 +369,7 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _root: ContentRecord) -> Result<Resp
             "POST @relations takes only 'items' (a list of {relation, source, target})",
         ));
     }
-    let items = body.items.ok_or_else(|| {
+    let items = body.items.filter(|i| !i.is_empty()).ok_or_else(|| {
         EngineError::bad_request("Missing 'items' (a list of {relation, source, target})")
     })?;
     let mut resolved = Vec::new();
@@ -403,6 +403,11 @@ fn delete(ctx: &mut Ctx<'_>, call: &Call<'_>, _root: ContentRecord) -> Result<Re
     let body: RelationsBody = call.body()?;
     let targets: Vec<Relation> = match body.items {
         Some(items) => {
+            if items.is_empty() {
+                return Err(EngineError::bad_request(
+                    "'items' must name at least one relation ({relation, source, target})",
+                ));
+            }
             if body.relation.is_some() || body.source.is_some() || body.target.is_some() {
                 return Err(EngineError::bad_request(
                     "Send either 'items' or 'relation', 'source' and 'target', not both",
