@@ -61,6 +61,7 @@ fn the_registry_lists_one_subscriber_per_owner_of_records() {
             "forms",
             "catalog",
             "blobs",
+            "relations",
             "rules",
             "vectors",
             "changes"

@@ -88,6 +88,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "people::sharing",
             "catalog",
             "content::recyclebin",
+            "content::relations",
+            "content::undo",
             "content::replace",
             "automation::forms",
             "site::i18n",

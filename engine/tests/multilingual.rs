@@ -69,8 +69,11 @@ fn site_setup_installs_the_content_profile_with_languages() {
         .map(|i| i["@id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, vec![format!("{BASE}/de"), format!("{BASE}/en")]);
+    assert_eq!(root["layout"], "language-switcher");
     let de = get(&e, "/de");
-    assert_eq!(de["@type"], "Folder");
+    assert_eq!(de["@type"], "LRF");
+    assert_eq!(de["type_title"], "Language Root Folder");
+    assert_eq!(de["layout"], "folder_listing");
     assert_eq!(de["review_state"], "published");
     assert_eq!(de["exclude_from_nav"], true);
     // The roots are translations of each other, and navigation roots.

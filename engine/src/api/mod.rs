@@ -46,6 +46,7 @@ pub mod principals;
 pub mod query;
 pub mod recyclebin;
 pub mod related;
+pub mod relations;
 pub mod replace;
 pub mod router;
 pub mod rules_controlpanel;
@@ -59,6 +60,7 @@ pub mod summaries;
 pub mod system;
 pub mod testhooks;
 pub mod time;
+pub mod transactions;
 pub mod translations;
 pub mod tus;
 pub mod types;
@@ -128,6 +130,8 @@ pub const FAMILIES: &[(&str, Register)] = &[
     ("email", email::register),
     ("contextnavigation", contextnavigation::register),
     ("related", related::register),
+    ("relations", relations::register),
+    ("transactions", transactions::register),
     ("ai", ai::register),
     ("changes", changes::register),
     ("openapi", openapi::register),

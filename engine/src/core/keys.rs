@@ -38,6 +38,8 @@
 //! | `x:` | `x:A:<id u32 BE>` | the `allowedRolesAndUsers` list (as stored in entries) of an interned id; ids are never reused |
 //! | `x:` | `x:k:<subject>\0<uid>` | `Subject` posting: `<uid>` is tagged `<subject>` (empty value) |
 //! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
+//! | `L:` | `L:s:<source uid>\0<relation name>\0<target uid>` | a relation ([`crate::content::relations`]): `f` when it comes from the source's `relatedItems` field, `a` when added through `@relations` |
+//! | `L:` | `L:t:<target uid>\0<relation name>\0<source uid>` | the same relation by its target (empty value) |
 //! | `z:` | `z:<recycle id>` | an item of the recycle bin (JSON, [`crate::content::recyclebin::BinItem`]: who deleted it and when, the records of the binned subtree, its aliases, the objects that linked into it); the binned objects' versions, workflow history, comments and counters stay under their uids until the item is purged |
 //! | `d:` | `d:<uid>:<block id>:<seq u64 BE>` | a stored submission of a form block (JSON, [`crate::automation::forms::Submission`]) |
 //! | `n:` | `n:<uid>:f:<block id>` | next submission number of a form block (decimal text) |
@@ -178,7 +180,7 @@ pub fn replica_listed(server_uid: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -269,6 +271,12 @@ pub const USERGROUP: &[u8] = b"s:usergroup";
 pub fn revoked_token(jti: &str) -> Vec<u8> {
     cat(b"r:", jti.as_bytes())
 }
+
+/// Prefix of every version of every object (`v:`).
+pub const VERSION_PREFIX: &[u8] = b"v:";
+
+/// Prefix of every workflow history entry of every object (`w:`).
+pub const WORKFLOW_HISTORY_PREFIX: &[u8] = b"w:";
 
 /// Prefix of every version of `uid`.
 pub fn versions_prefix(uid: &str) -> Vec<u8> {
@@ -502,6 +510,44 @@ pub fn subject_posting(subject: &str, uid: &str) -> Vec<u8> {
 pub fn backlinks_prefix(target: &str) -> Vec<u8> {
     let mut k = cat(b"x:l:", target.as_bytes());
     k.push(TERM_END);
+    k
+}
+
+/// Prefix of every reverse-link entry (`x:l:`).
+pub const BACKLINK_PREFIX: &[u8] = b"x:l:";
+
+/// Prefix of the relations by source (`L:s:`).
+pub const RELATION_PREFIX: &[u8] = b"L:s:";
+
+/// Prefix of the relations of `source` (`L:s:<source>\0`).
+pub fn relations_of(source: &str) -> Vec<u8> {
+    let mut k = cat(RELATION_PREFIX, source.as_bytes());
+    k.push(TERM_END);
+    k
+}
+
+/// `L:s:<source>\0<name>\0<target>`
+pub fn relation(source: &str, name: &str, target: &str) -> Vec<u8> {
+    let mut k = relations_of(source);
+    k.extend_from_slice(name.as_bytes());
+    k.push(TERM_END);
+    k.extend_from_slice(target.as_bytes());
+    k
+}
+
+/// Prefix of the relations pointing at `target` (`L:t:<target>\0`).
+pub fn relations_to(target: &str) -> Vec<u8> {
+    let mut k = cat(b"L:t:", target.as_bytes());
+    k.push(TERM_END);
+    k
+}
+
+/// `L:t:<target>\0<name>\0<source>`
+pub fn relation_by_target(target: &str, name: &str, source: &str) -> Vec<u8> {
+    let mut k = relations_to(target);
+    k.extend_from_slice(name.as_bytes());
+    k.push(TERM_END);
+    k.extend_from_slice(source.as_bytes());
     k
 }
 

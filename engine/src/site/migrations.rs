@@ -85,6 +85,14 @@ pub const STEPS: &[Step] = &[
                       frequency); the catalog is rebuilt",
         run: catalog_ranked_postings,
     },
+    Step {
+        from: 10,
+        description: "relations: the relation index (L:) is built from every object's \
+                      relatedItems; with multilingual content, the language root folders \
+                      stored as Folder become LRF and the site root gets the \
+                      language-switcher layout",
+        run: relations_and_language_roots,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -359,4 +367,17 @@ fn catalog_ranked_postings(ctx: &mut Ctx<'_>) -> Result<()> {
         return Ok(());
     }
     build_catalog(ctx)
+}
+
+/// Schema 10 → 11: build the relation index ([`crate::content::relations`]) from the objects'
+/// `relatedItems`, and, on a site with the multilingual-content profile installed, install it
+/// again (idempotent), which makes the language root folders `LRF`s.
+fn relations_and_language_roots(ctx: &mut Ctx<'_>) -> Result<()> {
+    crate::content::relations::rebuild(ctx, false)?;
+    let s = crate::content::multilingual::settings(ctx)?;
+    let content = crate::content::multilingual::PROFILE_MULTILINGUAL_CONTENT;
+    if s.is_multilingual() && s.has_profile(content) {
+        crate::content::multilingual::profiles::install(ctx, content)?;
+    }
+    Ok(())
 }

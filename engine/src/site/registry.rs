@@ -20,6 +20,7 @@ use crate::runtime::subscriber::Subscribers;
 /// | `counters` ([`crate::content::counters::CountersSubscriber`]) | — | the object's counters `n:<uid>:` |
 /// | `forms` ([`crate::automation::forms::FormsSubscriber`]) | — | stored form submissions `d:<uid>:` |
 /// | `catalog` ([`crate::catalog::CatalogSubscriber`]) | `Added`, `Modified`, `Transitioned`, `Moved`, `OrderChanged`, `Restored`: reindex; `LocalRolesChanged`: reindex the subtree; `Binned`: unindex | the catalog `x:` (entry, postings, links of the uid, and links pointing at it) |
+/// | `relations` ([`crate::content::relations::RelationsSubscriber`]) | `Added`, `Restored`, `Modified` of `relatedItems`: the object's `relatedItems` relations | relations `L:s:<uid>`, `L:t:` (the relations from a removed object go with it) |
 /// | `rules` ([`crate::automation::rules::RulesSubscriber`]) | the triggers of content rules: runs the rules (their actions may write content and queue outbox jobs `J:`) | rule assignments `R:a:<uid>:` |
 /// | `vectors` ([`crate::ai::related::VectorsSubscriber`]) | `Added`, `Restored`, `Modified` of a text field: the embedding vector (without a model: drops `E:model`); `Binned`: drops it | `E:v:<uid>` |
 /// | `changes` ([`crate::sync::changes::ChangesSubscriber`]) | every event naming content records ([`crate::core::events::Event::objects`]): a new change log entry per object; `LocalRolesChanged`: the whole subtree | the change log `C:` (an object's entry outlives it: its removal is kept [`crate::sync::changes::RETENTION_DAYS`] days) |
@@ -37,6 +38,7 @@ pub fn builtin() -> Subscribers {
     r.register(Box::new(crate::automation::forms::FormsSubscriber));
     r.register(Box::new(crate::catalog::CatalogSubscriber));
     r.register(Box::new(crate::content::blobs::BlobsSubscriber));
+    r.register(Box::new(crate::content::relations::RelationsSubscriber));
     r.register(Box::new(crate::automation::rules::RulesSubscriber));
     r.register(Box::new(crate::ai::related::VectorsSubscriber));
     r.register(Box::new(crate::sync::changes::ChangesSubscriber));

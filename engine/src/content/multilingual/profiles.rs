@@ -12,11 +12,122 @@ use super::{
     save_settings, settings, LanguageSettings, PROFILES, PROFILE_MULTILINGUAL,
     PROFILE_MULTILINGUAL_CONTENT,
 };
-use crate::content::{operations, tree};
+use crate::content::{content_types, operations, tree};
 use crate::core::clock::iso;
 use crate::core::error::{EngineError, Result};
+use crate::core::model::types::TypeData;
 use crate::core::model::{language, ContentRecord};
 use crate::runtime::context::Ctx;
+
+/// The type of the language root folders (Plone's "Language Root Folder"), added to the type
+/// registry when [`PROFILE_MULTILINGUAL_CONTENT`] is installed.
+pub const LRF: &str = "LRF";
+
+/// The `layout` of the site root while [`PROFILE_MULTILINGUAL_CONTENT`] is installed (Plone's
+/// view that sends a visitor to the root folder of their language).
+pub const ROOT_LAYOUT: &str = "language-switcher";
+
+/// The registry record of [`LRF`]: folderish, not addable by users (`global_allow` off), the
+/// fields Plone's language root folders have plus blocks (Volto edits them as pages), layout
+/// `folder_listing`, the folders' workflow.
+fn lrf_type() -> TypeData {
+    TypeData {
+        name: LRF.into(),
+        title: "Language Root Folder".into(),
+        description: "The root folder of one of the site's languages (a navigation root)".into(),
+        folderish: true,
+        global_allow: false,
+        allowed_types: None,
+        layout: "folder_listing".into(),
+        layouts: [
+            "folder_listing",
+            "document_view",
+            "listing_view",
+            "summary_view",
+        ]
+        .map(String::from)
+        .to_vec(),
+        workflow: Some("simple_publication_workflow".into()),
+        allow_discussion: false,
+        behaviors: [
+            "plone.dublincore",
+            "plone.excludefromnavigation",
+            "plone.allowdiscussion",
+            "volto.blocks",
+        ]
+        .map(String::from)
+        .to_vec(),
+        fields: Vec::new(),
+        fieldsets: Vec::new(),
+    }
+}
+
+/// Add [`LRF`] to the type registry unless it is there (a site owner may have changed it since):
+/// on installing [`PROFILE_MULTILINGUAL_CONTENT`], and on a replica that imports a server's
+/// language root folder.
+pub fn ensure_lrf_type(ctx: &mut Ctx<'_>) -> Result<()> {
+    if ctx.types()?.get(LRF).is_none() {
+        content_types::save_type(ctx, lrf_type())?;
+    }
+    Ok(())
+}
+
+/// Make `rec` (a language root folder stored as a `Folder` before [`LRF`] existed, or a folder
+/// adopted as one) an [`LRF`]: the fields its new type lacks are dropped, its layout too unless
+/// chosen among the new type's.
+fn convert_to_lrf(ctx: &mut Ctx<'_>, rec: &mut ContentRecord) -> Result<()> {
+    let ty = ctx.types()?.require(LRF)?;
+    let mut changed: Vec<String> = Vec::new();
+    let keys: Vec<String> = rec.fields.keys().cloned().collect();
+    for k in keys {
+        let keep = if k == "layout" {
+            rec.fields
+                .get(&k)
+                .and_then(|v| v.as_str())
+                .is_some_and(|l| ty.data.layouts.iter().any(|x| x == l) && l != "document_view")
+        } else {
+            ty.field(&k).is_some()
+        };
+        if !keep {
+            rec.fields.remove(&k);
+            changed.push(k);
+        }
+    }
+    rec.type_name = LRF.into();
+    changed.push("@type".into());
+    tree::save(
+        ctx,
+        rec,
+        tree::Change::Edit {
+            fields: changed,
+            change_note: None,
+        },
+    )
+}
+
+/// Give the site root [`ROOT_LAYOUT`] (`on`) or take it away again (`!on`); a layout the site
+/// owner chose otherwise is kept.
+fn set_root_layout(ctx: &mut Ctx<'_>, on: bool) -> Result<()> {
+    let mut root = tree::root(ctx)?;
+    let current = root.fields.get("layout").and_then(|v| v.as_str());
+    let next = match (on, current) {
+        (true, None) => Some(ROOT_LAYOUT),
+        (false, Some(ROOT_LAYOUT)) => None,
+        _ => return Ok(()),
+    };
+    match next {
+        Some(l) => root.fields.insert("layout".into(), json!(l)),
+        None => root.fields.remove("layout"),
+    };
+    tree::save(
+        ctx,
+        &mut root,
+        tree::Change::Edit {
+            fields: vec!["layout".into()],
+            change_note: None,
+        },
+    )
+}
 
 /// Set the site's languages (`available`, in order, at least one) and the default language
 /// (`default`, one of them; when `None` the current default is kept if still available, else the
@@ -88,6 +199,7 @@ pub fn install(ctx: &mut Ctx<'_>, id: &str) -> Result<LanguageSettings> {
     }
     if s.has_profile(PROFILE_MULTILINGUAL_CONTENT) {
         ensure_language_roots(ctx, &mut s)?;
+        set_root_layout(ctx, true)?;
     }
     save_settings(ctx, &s)?;
     Ok(s)
@@ -103,6 +215,9 @@ pub fn uninstall(ctx: &mut Ctx<'_>, id: &str) -> Result<LanguageSettings> {
     let mut s = settings(ctx)?;
     s.profiles
         .retain(|p| p != id && !(id == PROFILE_MULTILINGUAL && p == PROFILE_MULTILINGUAL_CONTENT));
+    if !s.has_profile(PROFILE_MULTILINGUAL_CONTENT) {
+        set_root_layout(ctx, false)?;
+    }
     save_settings(ctx, &s)?;
     Ok(s)
 }
@@ -121,20 +236,25 @@ pub fn configure(ctx: &mut Ctx<'_>, profiles: &[String], languages: &[String]) -
 }
 
 /// Create (or adopt) the root folder of every available language that has none, and link the roots
-/// as translations of each other.
+/// as translations of each other. Every root is an [`LRF`]: roots and adopted folders stored as
+/// `Folder`s become one.
 fn ensure_language_roots(ctx: &mut Ctx<'_>, s: &mut LanguageSettings) -> Result<()> {
+    ensure_lrf_type(ctx)?;
     let mut root = tree::root(ctx)?;
     let mut roots: Vec<(String, ContentRecord)> = Vec::new();
     for code in s.available_languages.clone() {
         if let Some(uid) = s.language_roots.get(&code) {
-            if let Some(rec) = tree::load(ctx, uid)? {
+            if let Some(mut rec) = tree::load(ctx, uid)? {
+                if rec.type_name == "Folder" {
+                    convert_to_lrf(ctx, &mut rec)?;
+                }
                 roots.push((code, rec));
                 continue;
             }
         }
         let rec = match tree::at_path(ctx, &format!("/{code}"))? {
             Some(mut existing) => {
-                if existing.type_name != "Folder" {
+                if existing.type_name != "Folder" && existing.type_name != LRF {
                     return Err(EngineError::Conflict(format!(
                         "'{}' is a {}, not a folder; it cannot become the language root of '{code}'",
                         ctx.url(&existing.path),
@@ -144,6 +264,9 @@ fn ensure_language_roots(ctx: &mut Ctx<'_>, s: &mut LanguageSettings) -> Result<
                 if language_of(&existing) != code {
                     existing.fields.insert("language".into(), json!(code));
                     tree::save(ctx, &mut existing, language_changed())?;
+                }
+                if existing.type_name != LRF {
+                    convert_to_lrf(ctx, &mut existing)?;
                 }
                 existing
             }
@@ -179,7 +302,7 @@ fn create_language_root(
     root: &mut ContentRecord,
     code: &str,
 ) -> Result<ContentRecord> {
-    let ty = ctx.types()?.require("Folder")?;
+    let ty = ctx.types()?.require(LRF)?;
     let state = ty
         .workflow
         .as_deref()
