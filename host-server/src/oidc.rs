@@ -439,6 +439,14 @@ impl Sso {
                 "The identity provider '{id}' refused the login: {error} {detail}"
             )));
         }
+        // RFC 9207: a provider that names itself must be the one asked (mix-up defence).
+        if let Some(iss) = params.get("iss") {
+            if iss.trim_end_matches('/') != p.cfg.issuer.trim_end_matches('/') {
+                return Err(EngineError::Unauthorized(format!(
+                    "The answer names the issuer {iss:?}, not the provider '{id}'"
+                )));
+            }
+        }
         let (Some(code), Some(state)) = (params.get("code"), params.get("state")) else {
             return Err(EngineError::bad_request(
                 "Property 'qs' must hold the provider's 'code' and 'state'",

@@ -439,6 +439,13 @@ fn single_sign_on_with_a_real_openid_provider() {
         "state is unknown",
     );
     assert_refused(&finish_login(&base, None, &s.qs), 401, "state is unknown");
+    let other_issuer = s.qs.replace("iss=http", "iss=https");
+    assert!(other_issuer != s.qs, "the provider names itself: {}", s.qs);
+    assert_refused(
+        &finish_login(&base, Some(&s.cookie), &other_issuer),
+        401,
+        "names the issuer",
+    );
     assert_refused(
         &finish_login(&base, Some("oidc_session=someone-else"), &s.qs),
         401,
