@@ -119,6 +119,13 @@ install_npm() {
   (cd web-demo/e2e && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+# The real OpenID provider of host-server's single sign-on test (oidc_process.rs), from the
+# lockfile. The test fails (never skips) without it or without node.
+install_oidc_provider() {
+  command -v npm >/dev/null || { echo "npm is missing (the single sign-on test needs Node and npm)" >&2; return 1; }
+  (cd host-server/tests/oidc && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 # A throw-away PostgreSQL cluster for the tests that need one (the PostgreSQL store, several
 # servers on one database, the scenarios over --database): Debian's package when missing, initdb
 # in a temp dir (as the postgres user when we are root: initdb refuses root), listening on a Unix
@@ -223,6 +230,7 @@ stage "install rust target wasm32-unknown-unknown" install_wasm_target || SETUP_
 stage "install wasm-bindgen-cli (version from Cargo.lock)" install_wasm_bindgen || SETUP_OK=0
 NPM_OK=1
 stage "npm ci (web-demo/e2e: playwright-core, binaryen)" install_npm || NPM_OK=0
+stage "npm ci (host-server/tests/oidc: oidc-provider)" install_oidc_provider
 
 # The PostgreSQL tests fail (never skip) when this run could not give them a database.
 export PG_TEST_REQUIRED=1

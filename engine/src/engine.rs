@@ -187,6 +187,16 @@ impl<S: Store> Engine<S> {
         Ok(out)
     }
 
+    /// Log in the user an external identity provider vouched for (the host ran the protocol and
+    /// verified the ID token): `crate::people::auth::external::log_in` in one write transaction;
+    /// the login token.
+    pub fn log_in_external(
+        &self,
+        identity: &crate::people::auth::external::ExternalIdentity,
+    ) -> Result<String> {
+        self.write(|ctx| crate::people::auth::external::log_in(ctx, identity))
+    }
+
     /// Purge the recycle bin's items older than the site's retention period
     /// (`crate::content::recyclebin::purge_expired`), in one write transaction; how many were purged (0
     /// when there is no site yet). There is no job scheduler yet: host-server runs this on a

@@ -39,7 +39,8 @@ pub use crate::core::store::{
     scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError, WriteTxn,
 };
 pub use crate::engine::{Engine, Handled, Routed};
-pub use crate::runtime::state::{EngineOptions, ErrorLog};
+pub use crate::people::auth::external::ExternalIdentity;
+pub use crate::runtime::state::{EngineOptions, ErrorLog, LoginOptions, LoginProvider};
 pub use crate::site::migrations::Report as MigrationReport;
 pub use crate::site::profile::{is_site_profile, SiteProfile};
 pub use crate::site::setup::SiteSetup;

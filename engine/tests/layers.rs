@@ -68,6 +68,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "sync",
             "site",
             "people::auth",
+            "people::auth::external",
             "content::content_types",
             "content::calendar",
             "content::workflow",

@@ -90,6 +90,9 @@ pub struct Config {
     /// request that carries it from a store at least that recent (see
     /// [`crate::postgres::ReplicatedStore`]), so a client reads its own writes.
     pub read_your_writes: bool,
+    /// Single sign-on (`--oidc-config`): requests to `@login-oidc/<provider>` are answered by
+    /// [`crate::oidc`]. `None`: no provider; those paths go to the engine like any other.
+    pub sso: Option<Arc<crate::oidc::Sso>>,
 }
 
 /// The cookie that carries the store generation a client's reads must see (with
@@ -161,6 +164,8 @@ struct AppState<S: Store> {
     read_your_writes: bool,
     /// Failed password guesses.
     throttle: Arc<LoginThrottle>,
+    /// See [`Config::sso`].
+    sso: Option<Arc<crate::oidc::Sso>>,
     /// The open change feed streams.
     streams: Arc<limits::StreamBudget>,
     /// See [`Config::changes_wake`] and [`Config::shutdown`].
@@ -180,6 +185,7 @@ impl<S: Store> Clone for AppState<S> {
             blocking_reads: self.blocking_reads,
             read_your_writes: self.read_your_writes,
             throttle: self.throttle.clone(),
+            sso: self.sso.clone(),
             streams: self.streams.clone(),
             signals: self.signals.clone(),
         }
@@ -208,6 +214,7 @@ where
         blocking_reads: cfg.blocking_reads,
         read_your_writes: cfg.read_your_writes,
         throttle: Arc::new(LoginThrottle::new(cfg.login_limits)),
+        sso: cfg.sso.clone(),
         streams: limits::StreamBudget::new(cfg.stream_limits),
     };
     let mut router = Router::new()
@@ -393,6 +400,56 @@ where
             )))
         }
     };
+    // Single sign-on's endpoints run the OpenID Connect protocol here (network I/O, outside
+    // any transaction); the engine then logs the user in.
+    if let Some(sso) = state.sso.clone() {
+        if let Some(target) = crate::oidc::target(parts.uri.path()) {
+            let body = match read_body(body, &parts.headers, 64 * 1024).await {
+                Ok(body) => body,
+                Err(BodyError::TooLarge(size)) => {
+                    return to_http(
+                        EngineError::PayloadTooLarge {
+                            size,
+                            limit: 64 * 1024,
+                        }
+                        .into_response(),
+                    )
+                }
+                Err(BodyError::Read(e)) => {
+                    return to_http(
+                        EngineError::bad_request(format!("Could not read the request body: {e}"))
+                            .into_response(),
+                    )
+                }
+            };
+            let headers = header_list(&parts.headers);
+            let answered = crate::oidc::handle(
+                &sso,
+                &state.engine,
+                parts.method.as_str(),
+                target,
+                (&headers, &body),
+                &base_url,
+            )
+            .await;
+            if let Some(resp) = answered {
+                if let Some(family) = family {
+                    *family = "auth";
+                }
+                return to_http(resp);
+            }
+            return to_http(
+                EngineError::MethodNotAllowed {
+                    method: parts.method.to_string(),
+                    allowed: match target {
+                        crate::oidc::Target::Login(_) => vec!["GET", "POST"],
+                        crate::oidc::Target::Logout(_) => vec!["GET"],
+                    },
+                }
+                .into_response(),
+            );
+        }
+    }
     // The engine's one route lookup: what this request is, before its body is read.
     let mut routed = state.engine.route(engine::Request {
         method: Method::parse(parts.method.as_str()),

@@ -14,6 +14,7 @@ pub mod error;
 pub mod llm;
 pub mod metrics;
 pub mod migrate;
+pub mod oidc;
 pub mod postgres;
 pub mod sqlite;
 

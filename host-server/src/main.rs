@@ -247,6 +247,18 @@ struct Cli {
     /// on` line). Off by default; keep ADDR private (e.g. 127.0.0.1:9090).
     #[arg(long, value_name = "ADDR")]
     metrics_listen: Option<String>,
+
+    /// Single sign-on: a TOML file of OpenID Connect providers (`[[provider]]` tables: id,
+    /// title, issuer, client_id, client_secret or client_secret_env, scopes, redirect_uri,
+    /// claims.login/fullname/email/groups, link_existing_users; see the README). `GET @login`
+    /// lists them and `@login-oidc/<id>` logs in through them.
+    #[arg(long, value_name = "FILE", env = "OIDC_CONFIG")]
+    oidc_config: Option<PathBuf>,
+
+    /// Refuse password login (`POST @login` answers 403, HTTP Basic 401): people log in
+    /// through the `--oidc-config` providers only. Tokens already issued keep working.
+    #[arg(long, requires = "oidc_config")]
+    no_password_login: bool,
 }
 
 /// `--log-format`.
@@ -543,6 +555,7 @@ fn run(cli: Cli) -> Result<(), ServerError> {
         // The PostgreSQL client must not run on an async worker (it blocks on its own runtime).
         blocking_reads: cli.blocking_reads || cli.database.is_some(),
         read_your_writes: cli.read_database.is_some(),
+        sso: None,
         login_limits: LoginLimits {
             per_login: cli.login_failures_per_login,
             per_address: cli.login_failures_per_address,
@@ -603,6 +616,16 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             key,
         )) as Arc<dyn engine::Llm>
     });
+    if let Some(path) = &cli.oidc_config {
+        let sso = host_server::oidc::Sso::load(path)?;
+        options.login = sso.login_options(!cli.no_password_login);
+        info!(
+            providers = ?options.login.providers.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(),
+            password_login = options.login.password,
+            "single sign-on configured"
+        );
+        config.sso = Some(Arc::new(sso));
+    }
     // Downloads over 1 MiB are streamed from the store (see `app::respond`).
     options.stream_downloads_over = 1024 * 1024;
     // Failures inside the service answer a bare 500; their detail goes to the log only.

@@ -14,6 +14,15 @@ use crate::runtime::context::Ctx;
 /// Register the session routes.
 pub fn register(r: &mut RouteTable) {
     r.route(
+        RouteDef::get("@login", options)
+            .root_only()
+            .summary(
+                "The external login options (single sign-on providers), as Plone's login \
+                 add-ons list them for Volto; 405 when the site has none",
+            )
+            .answers::<LoginOptionList>(),
+    );
+    r.route(
         RouteDef::post("@login", login)
             .carried(Carriage::Login)
             .summary(
@@ -62,6 +71,51 @@ pub struct LogoutRequest {
 pub struct TokenAnswer {
     /// A JWT for `Authorization: Bearer`.
     pub token: String,
+}
+
+/// The external login options.
+#[derive(Serialize, JsonSchema)]
+pub struct LoginOptionList {
+    /// One per configured identity provider, in the operator's order.
+    pub options: Vec<LoginOption>,
+}
+
+/// One external login option.
+#[derive(Serialize, JsonSchema)]
+pub struct LoginOption {
+    /// The provider's id.
+    pub id: String,
+    /// The login plugin that serves it: `oidc` (the add-on then calls `@login-oidc/<id>`).
+    pub plugin: String,
+    /// What the login form shows.
+    pub title: String,
+    /// `<site>/@login-oidc/<id>`: where the login starts.
+    pub url: String,
+}
+
+/// GET `/@login` → `{options: [{id, plugin, title, url}]}`. Without any provider it is what
+/// Plone without a login add-on answers: 405, `@login` is only POSTed to.
+fn options(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    if ctx.core.options.login.providers.is_empty() {
+        return Err(EngineError::MethodNotAllowed {
+            method: "GET".into(),
+            allowed: vec!["POST", "OPTIONS"],
+        });
+    }
+    let options = ctx
+        .core
+        .options
+        .login
+        .providers
+        .iter()
+        .map(|p| LoginOption {
+            id: p.id.clone(),
+            plugin: "oidc".to_string(),
+            title: p.title.clone(),
+            url: format!("{}/@login-oidc/{}", ctx.base_url, p.id),
+        })
+        .collect();
+    Ok(Response::json(200, &LoginOptionList { options }))
 }
 
 /// POST `/@login` `{login, password}` → `{token}`.

@@ -78,6 +78,39 @@ pub struct EngineOptions {
     /// The language model behind `@chat` and `@generate` ([`crate::ai::llm::Llm`], implemented by
     /// the host); `None` (the default) answers "AI is disabled.".
     pub llm: Option<Arc<dyn crate::ai::llm::Llm>>,
+    /// How people may log in: with a password stored here, and through which external identity
+    /// providers (single sign-on, run by the host). The default: passwords, no provider.
+    pub login: LoginOptions,
+}
+
+/// How people may log in (the operator's choice, [`EngineOptions::login`]).
+#[derive(Debug, Clone)]
+pub struct LoginOptions {
+    /// Password login (`POST @login` with a password, HTTP Basic) is accepted; `false` refuses
+    /// it with a 403 (`@login`) or 401 (Basic), so only the external providers log people in.
+    pub password: bool,
+    /// The external identity providers the host runs (OpenID Connect), in the order `GET
+    /// @login` lists them; a login through one of them is
+    /// `crate::people::auth::external::log_in`.
+    pub providers: Vec<LoginProvider>,
+}
+
+impl Default for LoginOptions {
+    fn default() -> Self {
+        LoginOptions {
+            password: true,
+            providers: Vec::new(),
+        }
+    }
+}
+
+/// An external identity provider as `GET @login` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginProvider {
+    /// Its id (a path segment: `@login-oidc/<id>`).
+    pub id: String,
+    /// What the login form shows ("Log in with <title>").
+    pub title: String,
 }
 
 /// Receives the detail of a failure inside the service ([`EngineOptions::error_log`]).
@@ -107,6 +140,7 @@ impl EngineOptions {
             changes_notify: None,
             embedder: None,
             llm: None,
+            login: LoginOptions::default(),
         }
     }
 

@@ -10,6 +10,7 @@
 //! stored hash) triple is remembered as a SHA-256 digest, so a changed password or hash misses the
 //! cache, and the password itself is never kept.
 
+pub mod external;
 pub mod groups;
 pub mod jwt;
 pub mod password;
@@ -59,6 +60,9 @@ pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal
             Ok(principal)
         }
         Credentials::Basic(login, pw) => {
+            if !ctx.core.options.login.password {
+                return Err(unauthorized(PASSWORD_LOGIN_OFF));
+            }
             let user = check_password(ctx, &login, &pw)?
                 .ok_or_else(|| unauthorized("Wrong login and/or password."))?;
             Ok(Principal::User(groups::resolve(ctx, &user)?))
@@ -140,9 +144,18 @@ pub fn issue_token(ctx: &Ctx<'_>, user: &users::UserRecord) -> Result<String> {
     Ok(jwt::sign(&claims, &secret))
 }
 
+/// Why a password is refused when the operator turned password login off.
+const PASSWORD_LOGIN_OFF: &str =
+    "Password login is turned off on this site: log in through one of the identity providers \
+     that GET @login lists";
+
 /// Log `login` in with `password`: a token for the user ([`Event::UserLoggedIn`]), or `None`
-/// when the credentials do not check out.
+/// when the credentials do not check out. A 403 when the operator turned password login off
+/// ([`crate::runtime::state::LoginOptions::password`]).
 pub fn log_in(ctx: &mut Ctx<'_>, login: &str, password: &str) -> Result<Option<String>> {
+    if !ctx.core.options.login.password {
+        return Err(EngineError::Forbidden(PASSWORD_LOGIN_OFF.to_string()));
+    }
     let Some(user) = check_password(ctx, login, password)? else {
         return Ok(None);
     };
