@@ -108,6 +108,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "site::registry",
             "site::setup",
+            "site::nick_defaults",
             "site::migrations",
             "site::health",
         ],
