@@ -62,7 +62,7 @@ const NICK_LANGUAGES: &[&str] = &["en", "nl", "sv"];
 const NICK_ROBOTS_TXT: &str = "Sitemap: {portal_url}/sitemap.xml.gz\n\n# Define access-restrictions for robots/spiders\n# http://www.robotstxt.org/wc/norobots.html\n\n\n\n# By default we allow robots to access all areas of our site\n# already accessible to anonymous users\n\nUser-agent: *\nDisallow:\n\n\n\n# Add Googlebot-specific syntax extension to exclude forms\n# that are repeated for each piece of content in the site\n# the wildcard is only supported by Googlebot\n# http://www.google.com/support/webmasters/bin/answer.py?answer=40367&ctx=sibling\n\nUser-Agent: Googlebot\nDisallow: /*?\nDisallow: /*atct_album_view$\nDisallow: /*folder_factories$\nDisallow: /*folder_summary_view$\nDisallow: /*login_form$\nDisallow: /*mail_password_form$\nDisallow: /@@search\nDisallow: /*search_rss$\nDisallow: /*sendto_form$\nDisallow: /*summary_view$\nDisallow: /*thumbnail_view$\nDisallow: /*view$\n";
 
 /// Write Nick's defaults into a new site; `languages` are the ones the site was created with
-/// (Nick's three when empty).
+/// (when empty: Nick's three, and the site's default language if it is another one).
 pub fn seed(ctx: &mut Ctx<'_>, languages: &[String]) -> Result<()> {
     let actions: Value = serde_json::from_str(NICK_ACTIONS)?;
     configuration::set(ctx, configuration::ACTIONS, configuration::ACTIONS, actions)?;
@@ -79,10 +79,13 @@ pub fn seed(ctx: &mut Ctx<'_>, languages: &[String]) -> Result<()> {
         json!(NICK_ROBOTS_TXT),
     )?;
     if languages.is_empty() {
-        let codes: Vec<String> = NICK_LANGUAGES.iter().map(|c| c.to_string()).collect();
+        // The site's default language stays what the host chose, and is offered too.
         let default = crate::content::multilingual::settings(ctx)?.default_language;
-        let default = codes.contains(&default).then_some(default);
-        crate::content::multilingual::profiles::set_languages(ctx, &codes, default.as_deref())?;
+        let mut codes: Vec<String> = NICK_LANGUAGES.iter().map(|c| c.to_string()).collect();
+        if !codes.contains(&default) {
+            codes.insert(0, default.clone());
+        }
+        crate::content::multilingual::profiles::set_languages(ctx, &codes, Some(&default))?;
     }
     Ok(())
 }
