@@ -112,6 +112,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "site::registry",
             "site::setup",
+            "site::nick_defaults",
             "site::migrations",
             "site::health",
         ],

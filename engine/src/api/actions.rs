@@ -4,7 +4,7 @@
 //!
 //! | method | path | query | answer |
 //! |---|---|---|---|
-//! | GET | `<path>/@actions` | `categories` (repeatable or comma-separated; default all; `expand.actions.categories` in an expansion) | 200, `{object, object_buttons, portal_tabs, site_actions, user, document_actions}`, each `[{icon, id, title}]` |
+//! | GET | `<path>/@actions` | `categories` (repeatable or comma-separated; default all; `expand.actions.categories` in an expansion) | 200, `{object, object_buttons, portal_tabs, site_actions, user, document_actions}`, each `[{icon, id, title}]` (a Nick site adds `url`: null and leaves out empty categories unless asked for them) |
 //!
 //! The actions are stored data (the configuration record `plone.actions`, see
 //! [`crate::site::actions`]), filtered by the permission each needs on the context and by whether the
@@ -56,6 +56,10 @@ pub struct ActionItem {
     pub id: String,
     /// Its label.
     pub title: String,
+    /// Nick's key, on a Nick site only: the action's own URL, always null (this engine's actions
+    /// have none; clients build the URL from the id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<Option<String>>,
 }
 
 /// The actions by category (a category is present when asked for, even if empty).
@@ -81,12 +85,15 @@ pub struct ActionsAnswer {
     pub document_actions: Option<Vec<ActionItem>>,
 }
 
-fn items(list: Vec<Action>) -> Vec<ActionItem> {
+/// The items of one category: Plone's `{icon, id, title}`, with Nick's `url` on a Nick site.
+fn items(ctx: &Ctx<'_>, list: Vec<Action>) -> Vec<ActionItem> {
+    let nick = ctx.profile().is_nick();
     list.into_iter()
         .map(|a| ActionItem {
             icon: a.icon,
             id: a.id,
             title: a.title,
+            url: nick.then_some(None),
         })
         .collect()
 }
@@ -103,7 +110,12 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<ActionsAn
         .filter(|c| !c.is_empty())
         .collect();
     let mut out = ActionsAnswer::default();
+    // Nick leaves out the categories the caller has no action in; Plone answers each one.
+    let skip_empty = ctx.profile().is_nick() && asked.is_empty();
     for (cat, list) in crate::site::actions::available(ctx, obj, &asked)? {
+        if skip_empty && list.is_empty() {
+            continue;
+        }
         let slot = match cat {
             "object" => &mut out.object,
             "object_buttons" => &mut out.object_buttons,
@@ -112,7 +124,7 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<ActionsAn
             "user" => &mut out.user,
             _ => &mut out.document_actions,
         };
-        *slot = Some(items(list));
+        *slot = Some(items(ctx, list));
     }
     Ok(out)
 }

@@ -144,7 +144,7 @@ fn rss(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
         .and_then(Value::as_str)
         .map(str::to_string)
         .unwrap_or_default();
-    let text = crate::content::exports::rss(ctx, &obj, &language, &items);
+    let text = crate::content::exports::rss(ctx, &obj, &language, &items)?;
     let mut resp = Response::empty(200);
     resp.body = text.into_bytes();
     Ok(resp

@@ -186,7 +186,7 @@ fn list(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Response> {
         ));
     }
     let wf = workflow::workflow_of(ctx, obj)?;
-    for e in workflow::history(ctx, &obj.uid)? {
+    for e in workflow::shown_history(ctx, &obj.uid)? {
         let (action, title) = match &e.action {
             None => ("Create".to_string(), "Create".to_string()),
             Some(a) => (

@@ -735,6 +735,7 @@ fn write_item(
 
 fn get_querystring(ctx: &mut Ctx<'_>, _call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let reg = querystring::registry();
+    let profile = ctx.profile();
     let mut indexes = BTreeMap::new();
     let mut sortable = BTreeMap::new();
     for (name, def) in &reg.indexes {
@@ -742,11 +743,25 @@ fn get_querystring(ctx: &mut Ctx<'_>, _call: &Call<'_>, obj: ContentRecord) -> R
             .operations
             .iter()
             .filter_map(|op| {
-                reg.operators
-                    .get(op)
-                    .map(|d| (op.clone(), serde_json::to_value(d).unwrap_or(Value::Null)))
+                reg.operators.get(op).map(|d| {
+                    let mut d = d.clone();
+                    d.operation = querystring::parser_name(profile, &d.operation);
+                    (
+                        querystring::operation_id(profile, op),
+                        serde_json::to_value(d).unwrap_or(Value::Null),
+                    )
+                })
             })
             .collect();
+        let operations: Vec<String> = def
+            .operations
+            .iter()
+            .map(|op| querystring::operation_id(profile, op))
+            .collect();
+        let vocabulary = def
+            .vocabulary
+            .as_deref()
+            .map(|v| querystring::vocabulary_name(profile, v));
         let values: Map<String, Value> = querystring::index_values(ctx, def)?
             .into_iter()
             .map(|(k, t)| (k, json!({"title": t})))
@@ -756,12 +771,12 @@ fn get_querystring(ctx: &mut Ctx<'_>, _call: &Call<'_>, obj: ContentRecord) -> R
             "enabled": def.enabled,
             "fetch_vocabulary": true,
             "group": def.group,
-            "operations": def.operations,
+            "operations": operations,
             "operators": operators,
             "sortable": def.sortable,
             "title": def.title,
             "values": values,
-            "vocabulary": def.vocabulary,
+            "vocabulary": vocabulary,
         });
         if def.sortable {
             sortable.insert(name.clone(), v.clone());

@@ -4,7 +4,7 @@
 //! | method | path | answer |
 //! |---|---|---|
 //! | GET | `/@system` | 200, `{@id, items: [{label, value}], plone_restapi_version, upgrade}`: the engine and its version, the Rust compiler that built it, the store backend (named by the host), the schema version this build reads and the one stored |
-//! | GET | `/@database` | 200, `{@id, db_name, keys, size_bytes, schema_version, objects, by_prefix: {<prefix>: {keys, bytes}}}` from one scan of the store, plus Plone's keys that Volto's database panel reads (`database_size`, `db_size`, `cache_size`, `cache_length`, `cache_length_bytes` of the response cache, `cache_detail_length` and `cache_detail_size` always empty) |
+//! | GET | `/@database` | 200, `{@id, db_name, keys, size_bytes, schema_version, objects, by_prefix: {<prefix>: {keys, bytes}}}` from one scan of the store, plus Plone's keys that Volto's database panel reads (a Nick site adds Nick's `blob_size`, the blobs' bytes for people) (`database_size`, `db_size`, `cache_size`, `cache_length`, `cache_length_bytes` of the response cache, `cache_detail_length` and `cache_detail_size` always empty) |
 //!
 //! Only on the site root; the Manage portal permission is required.
 
@@ -103,6 +103,10 @@ pub struct DatabaseInfo {
     pub database_size: u64,
     /// Plone's key: the same, for people (`"1.2 MB"`).
     pub db_size: String,
+    /// Nick's key, on a Nick site only: bytes of the blobs (file and image data, the `f:` keys),
+    /// for people.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blob_size: Option<String>,
     /// Plone's key: the response cache's limit in bytes (0: off).
     pub cache_size: u64,
     /// Plone's key: how many responses the cache holds.
@@ -177,6 +181,10 @@ fn system(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response>
 fn database(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let f = statistics::figures(ctx)?;
     let objects = f.by_prefix.get("o:").map_or(0, |u| u.keys);
+    let blob_size = ctx
+        .profile()
+        .is_nick()
+        .then(|| human_bytes(f.by_prefix.get("f:").map_or(0, |u| u.bytes)));
     let (cache_length, cache_bytes, cache_size) = ctx.core.responses.usage();
     Ok(Response::json(
         200,
@@ -202,6 +210,7 @@ fn database(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Respons
                 .collect(),
             database_size: f.total.bytes,
             db_size: human_bytes(f.total.bytes),
+            blob_size,
             cache_size: cache_size as u64,
             cache_length: cache_length as u64,
             cache_length_bytes: cache_bytes as u64,

@@ -8,6 +8,9 @@
 //!
 //! Reading a vocabulary needs View on the context (the users vocabulary: Modify); an unknown one
 //! is a 404; `title` together with `token` or `tokens` is a 400.
+//!
+//! On a Nick site the list holds Nick's names only and a vocabulary answers all its terms unless
+//! `b_size` asks for a batch (the default site batches by 25).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -95,8 +98,9 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
     let base = format!("{}/@vocabularies", ctx.url(&obj.path));
     let Some(name) = call.param("name") else {
         let mut list = Vec::new();
+        let profile = ctx.profile();
         for v in VOCABULARIES {
-            if vocabularies::readable(ctx, v, &obj)? {
+            if vocabularies::listed(profile, v) && vocabularies::readable(ctx, v, &obj)? {
                 list.push(VocabularyLink {
                     id: format!("{base}/{}", v.name),
                     title: v.name,
@@ -122,7 +126,11 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
             "Query parameters 'title' and 'token'/'tokens' cannot be used together",
         ));
     }
-    let batch = Batch::all_allowed(ctx, call.route)?;
+    let mut batch = Batch::all_allowed(ctx, call.route)?;
+    if ctx.profile().is_nick() && q.b_size.is_none() {
+        // Nick answers every term unless the client asks for a batch.
+        batch.size = usize::MAX;
+    }
     let title = q.title.as_deref().map(str::to_lowercase);
     let terms: Vec<_> = (v.compute)(ctx, &obj)?
         .into_iter()

@@ -135,7 +135,7 @@ fn get(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response> 
 pub fn status(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<WorkflowStatus> {
     let url = ctx.url(&obj.path);
     let tr = crate::site::i18n::Translator::for_request(ctx)?;
-    let history = workflow::history(ctx, &obj.uid)?
+    let history = workflow::shown_history(ctx, &obj.uid)?
         .iter()
         .map(|e| TransitionResult::new(ctx, &tr, obj, e))
         .collect::<Result<Vec<_>>>()?;

@@ -1,6 +1,7 @@
 //! Querystring queries (what Volto's listing and search blocks and Collections store): rows of
 //! `{i: index, o: operation, v: value}` turned into a catalog [`Query`], and the description of
-//! the indexes and operations offered (`querystring.json`), which `@querystring` serves.
+//! the indexes and operations offered (`querystring.json`), which `@querystring` serves (under
+//! Plone's dotted names, or Nick's short ones on a Nick site: [`operation_id`]).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -13,6 +14,7 @@ use super::{bad_param, Bound, Criterion, Index, IndexKind, Query, Sort, StoredEn
 use crate::core::error::{EngineError, Result};
 use crate::core::model::ContentRecord;
 use crate::runtime::context::Ctx;
+use crate::site::profile::SiteProfile;
 
 /// One operation, as `@querystring` describes it.
 #[derive(Debug, Clone, Deserialize, serde::Serialize)]
@@ -57,6 +59,43 @@ pub struct QueryIndexes {
     pub operators: BTreeMap<String, OperatorDef>,
     /// Indexes by name.
     pub indexes: BTreeMap<String, IndexDef>,
+}
+
+/// How `@querystring` names operation `op` (a dotted name of the registry) on a site with
+/// `profile`: Plone's dotted name, or Nick's short id (`date.today`). Queries take either form
+/// on every site ([`apply`]).
+pub fn operation_id(profile: SiteProfile, op: &str) -> String {
+    match profile {
+        SiteProfile::Plone => op.to_string(),
+        SiteProfile::Nick => op.strip_prefix(PREFIX).unwrap_or(op).to_string(),
+    }
+}
+
+/// How `@querystring` names an operator's parser (`operation` of [`OperatorDef`]) on a site with
+/// `profile`: Plone's dotted function name, or Nick's bare name (`today`).
+pub fn parser_name(profile: SiteProfile, parser: &str) -> String {
+    match profile {
+        SiteProfile::Plone => parser.to_string(),
+        SiteProfile::Nick => parser
+            .strip_prefix("plone.app.querystring.queryparser._")
+            .unwrap_or(parser)
+            .to_string(),
+    }
+}
+
+/// How `@querystring` names an index's vocabulary on a site with `profile`: Plone's name, or
+/// Nick's short name for the same vocabulary ([`crate::catalog::vocabularies`] knows both).
+pub fn vocabulary_name(profile: SiteProfile, name: &str) -> &str {
+    if !profile.is_nick() {
+        return name;
+    }
+    match name {
+        "plone.app.vocabularies.Users" => "users",
+        "plone.app.vocabularies.Keywords" => "subjects",
+        "plone.app.vocabularies.WorkflowStates" => "workflowStates",
+        "plone.app.vocabularies.ReallyUserFriendlyTypes" => "types",
+        other => other,
+    }
 }
 
 /// The registry (`querystring.json`, read once).

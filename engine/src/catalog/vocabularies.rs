@@ -13,6 +13,7 @@ use crate::core::security::{Permission, ROLES};
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 use crate::site::configuration;
+use crate::site::profile::SiteProfile;
 
 /// One term.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,10 +54,8 @@ const fn voc(name: &'static str, permission: Permission, compute: Compute) -> Vo
 
 use Permission::{Modify, View};
 
-/// Every vocabulary, in name order (Plone's names, then Nick's).
-///
-/// Not here yet: `plone.app.vocabularies.Keywords` / `subjects` (the subjects used in the site,
-/// from the catalog) and `plone.app.vocabularies.Groups` / `groups` (from the groups service).
+/// Every vocabulary, in name order (Plone's names, then Nick's). [`listed`] tells which ones
+/// `@vocabularies` lists on a site.
 pub const VOCABULARIES: &[Vocabulary] = &[
     voc("Behaviors", View, behaviors),
     voc("Fields", View, fields),
@@ -64,8 +63,10 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("availableLanguages", View, available_languages),
     voc("behaviors", View, behaviors),
     voc("boolean", View, boolean),
+    voc("captchaProviders", View, captcha_providers),
     voc("events", View, events),
     voc("groups", Modify, groups),
+    voc("imageScales", View, image_scales),
     voc("permissions", View, permissions),
     voc("plone.app.vocabularies.AllowableContentTypes", View, types),
     voc(
@@ -115,6 +116,7 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("plone.app.vocabularies.Workflows", View, workflows),
     voc("plone.contentrules.events", View, events),
     voc("roles", View, roles),
+    voc("subjects", View, keywords),
     voc("supportedLanguages", View, supported_languages),
     voc("timezones", View, timezones),
     voc("types", View, types),
@@ -123,6 +125,44 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("workflowTransitions", View, workflow_transitions),
     voc("workflows", View, workflows),
 ];
+
+/// The vocabularies a Nick site lists (Nick 2.8's `@vocabularies`); the others stay readable by
+/// name there. A name here that [`VOCABULARIES`] lacks is not listed.
+const NICK_LISTED: &[&str] = &[
+    "Fields",
+    "actions",
+    "availableLanguages",
+    "behaviors",
+    "boolean",
+    "captchaProviders",
+    "events",
+    "groups",
+    "imageScales",
+    "permissions",
+    "roles",
+    "subjects",
+    "supportedLanguages",
+    "systemGroups",
+    "systemUsers",
+    "types",
+    "users",
+    "workflowStates",
+    "workflowTransitions",
+    "workflows",
+];
+
+/// Nick's short names that Plone's list of vocabularies did not have: readable by name on every
+/// site, listed only on a Nick site (the default site's list stays Plone's).
+const NICK_ONLY: &[&str] = &["captchaProviders", "imageScales", "subjects"];
+
+/// Whether `@vocabularies` lists `v` on a site with `profile`: a Nick site lists Nick's names,
+/// the default site every vocabulary but the ones only Nick names.
+pub fn listed(profile: SiteProfile, v: &Vocabulary) -> bool {
+    match profile {
+        SiteProfile::Nick => NICK_LISTED.contains(&v.name),
+        SiteProfile::Plone => !NICK_ONLY.contains(&v.name),
+    }
+}
 
 /// The vocabulary `name`.
 pub fn find(name: &str) -> Option<&'static Vocabulary> {
@@ -215,7 +255,31 @@ fn events(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
         .collect())
 }
 
-fn permissions(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+/// The permission names a Nick site's `permissions` vocabulary offers (Nick 2.8's permission
+/// set, by title). They name what Nick's role settings grant; this engine checks its own
+/// [`Permission`]s, which Plone's names list.
+const NICK_PERMISSIONS: &[&str] = &[
+    "Add",
+    "Add Comment",
+    "Login",
+    "Logout",
+    "Manage Preferences",
+    "Manage Site",
+    "Manage Users",
+    "Modify",
+    "Modify Comments",
+    "Modify Own Comments",
+    "Register",
+    "Review",
+    "Submit",
+    "View",
+    "View Comments",
+];
+
+fn permissions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    if ctx.profile().is_nick() {
+        return Ok(NICK_PERMISSIONS.iter().map(|p| term(*p, *p)).collect());
+    }
     Ok([
         Permission::View,
         Permission::AddContent,
@@ -239,16 +303,48 @@ fn roles(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     Ok(ROLES.iter().map(|r| term(*r, *r)).collect())
 }
 
-fn supported_languages(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+/// Every language the site knows: Plone's list by code, or on a Nick site Nick's 412 languages
+/// by title.
+fn supported_languages(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    if ctx.profile().is_nick() {
+        let mut out: Vec<Term> = language::nick_all()
+            .iter()
+            .map(|(c, t)| term(*c, *t))
+            .collect();
+        out.sort_by(|a, b| a.title.cmp(&b.title));
+        return Ok(out);
+    }
     Ok(language::all().iter().map(|(c, t)| term(*c, *t)).collect())
 }
 
+/// The site's available languages, titled from the profile's language list.
 fn available_languages(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let nick = ctx.profile().is_nick();
     Ok(crate::content::multilingual::settings(ctx)?
         .available_languages
         .iter()
-        .map(|c| term(c.clone(), language::title(c).unwrap_or(c)))
+        .map(|c| {
+            let title = if nick {
+                language::nick_title(c)
+            } else {
+                language::title(c)
+            };
+            term(c.clone(), title.unwrap_or(c))
+        })
         .collect())
+}
+
+/// The image scales the site makes (`plone.allowed_sizes`), by name, in the record's order.
+fn image_scales(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::content::files::allowed_sizes(ctx)?
+        .into_iter()
+        .map(|s| term(s.name.clone(), s.name))
+        .collect())
+}
+
+/// The captcha providers forms may use: none, since this engine's forms have no captcha.
+fn captcha_providers(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(Vec::new())
 }
 
 fn editors(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
@@ -309,6 +405,15 @@ fn workflows(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
         .collect())
 }
 
+/// Nick's order of the keys of a stored JSON object (PostgreSQL `jsonb`: shorter keys first, then
+/// by bytes), in which Nick lists workflow states and transitions.
+fn jsonb_key_order(a: &Term, b: &Term) -> std::cmp::Ordering {
+    a.token
+        .len()
+        .cmp(&b.token.len())
+        .then_with(|| a.token.cmp(&b.token))
+}
+
 fn workflow_states(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     let mut out: Vec<Term> = Vec::new();
     for (_, w) in ctx.core.workflows.all() {
@@ -317,6 +422,9 @@ fn workflow_states(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
                 out.push(term(id, &s.title));
             }
         }
+    }
+    if ctx.profile().is_nick() {
+        out.sort_by(jsonb_key_order);
     }
     Ok(out)
 }
@@ -329,6 +437,9 @@ fn workflow_transitions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
                 out.push(term(id, &t.title));
             }
         }
+    }
+    if ctx.profile().is_nick() {
+        out.sort_by(jsonb_key_order);
     }
     Ok(out)
 }

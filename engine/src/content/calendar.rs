@@ -54,11 +54,18 @@ pub fn events_at(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord
     Ok(out)
 }
 
-/// The iCalendar text of `events`; `name` becomes the calendar's `X-WR-CALNAME`.
+/// The calendar's product identifier (RFC 5545 `PRODID`).
+const PRODID: &str = "-//plone-rest-rs//NONSGML content engine//EN";
+
+/// The iCalendar text of `events`; `name` becomes the calendar's `X-WR-CALNAME` (a Nick site's
+/// calendar has none, and lists each event's properties in Nick's order: [`nick_ics`]).
 pub fn ics(ctx: &Ctx<'_>, name: &str, events: &[ContentRecord]) -> String {
+    if ctx.profile().is_nick() {
+        return nick_ics(ctx, events);
+    }
     let mut cal = Calendar::empty();
     cal.append_property(("VERSION", "2.0"));
-    cal.append_property(("PRODID", "-//plone-rest-rs//NONSGML content engine//EN"));
+    cal.append_property(("PRODID", PRODID));
     cal.append_property(("X-WR-CALNAME", name));
     cal.append_property(("X-WR-TIMEZONE", "UTC"));
     let now = ctx.now();
@@ -66,6 +73,117 @@ pub fn ics(ctx: &Ctx<'_>, name: &str, events: &[ContentRecord]) -> String {
         cal.push(vevent(ctx, rec, now));
     }
     cal.to_string()
+}
+
+/// RFC 5545 text escaping (backslash, semicolon, comma, newline).
+fn ics_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            ';' => out.push_str("\\;"),
+            ',' => out.push_str("\\,"),
+            '\n' => out.push_str("\\n"),
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Append one content line, folded at 75 octets (RFC 5545 3.1) on character boundaries.
+fn push_line(out: &mut String, line: &str) {
+    let mut width = 0;
+    for c in line.chars() {
+        if width + c.len_utf8() > 75 {
+            out.push_str("\r\n ");
+            width = 1;
+        }
+        out.push(c);
+        width += c.len_utf8();
+    }
+    out.push_str("\r\n");
+}
+
+/// The iCalendar text of `events` as a Nick site writes it: no calendar name, and each event's
+/// properties in Nick's order (`SUMMARY`, `DTSTART`, `DTSTAMP`, `UID`, `CREATED`,
+/// `LAST-MODIFIED`, `URL`, `DTEND`, `RRULE`), then the location, description and contact.
+fn nick_ics(ctx: &Ctx<'_>, events: &[ContentRecord]) -> String {
+    let stamp = |t: DateTime<Utc>| t.format("%Y%m%dT%H%M%SZ").to_string();
+    let day = |t: DateTime<Utc>| t.format("%Y%m%d").to_string();
+    let mut out = String::new();
+    push_line(&mut out, "BEGIN:VCALENDAR");
+    push_line(&mut out, "VERSION:2.0");
+    push_line(&mut out, &format!("PRODID:{PRODID}"));
+    push_line(&mut out, "X-WR-TIMEZONE:UTC");
+    let now = ctx.now();
+    for rec in events {
+        let whole_day = rec.fields.get("whole_day").and_then(|v| v.as_bool()) == Some(true);
+        let open_end = rec.fields.get("open_end").and_then(|v| v.as_bool()) == Some(true);
+        let start = time_field(rec, "start");
+        let end = time_field(rec, "end");
+        push_line(&mut out, "BEGIN:VEVENT");
+        push_line(&mut out, &format!("SUMMARY:{}", ics_text(rec.title())));
+        if let Some(s) = start {
+            if whole_day {
+                push_line(&mut out, &format!("DTSTART;VALUE=DATE:{}", day(s)));
+            } else {
+                push_line(&mut out, &format!("DTSTART:{}", stamp(s)));
+            }
+        }
+        push_line(&mut out, &format!("DTSTAMP:{}", stamp(now)));
+        push_line(&mut out, &format!("UID:{}", rec.uid));
+        push_line(&mut out, &format!("CREATED:{}", stamp(rec.created)));
+        push_line(&mut out, &format!("LAST-MODIFIED:{}", stamp(rec.modified)));
+        let url = rec.str_field("event_url");
+        let url = if url.is_empty() {
+            ctx.url(&rec.path)
+        } else {
+            url.to_string()
+        };
+        push_line(&mut out, &format!("URL:{url}"));
+        if let (Some(s), false) = (start, open_end) {
+            if whole_day {
+                // DTEND of a date is exclusive: the day after the last day.
+                let last = end.unwrap_or(s) + Duration::days(1);
+                push_line(&mut out, &format!("DTEND;VALUE=DATE:{}", day(last)));
+            } else if let Some(e) = end {
+                push_line(&mut out, &format!("DTEND:{}", stamp(e)));
+            }
+        }
+        for line in rec.str_field("recurrence").lines() {
+            let line = line.trim();
+            if let Some(rule) = line.strip_prefix("RRULE:") {
+                push_line(&mut out, &format!("RRULE:{rule}"));
+            } else if line.starts_with("FREQ=") {
+                push_line(&mut out, &format!("RRULE:{line}"));
+            }
+        }
+        let location = rec.str_field("location");
+        if !location.is_empty() {
+            push_line(&mut out, &format!("LOCATION:{}", ics_text(location)));
+        }
+        if !rec.description().is_empty() {
+            push_line(
+                &mut out,
+                &format!("DESCRIPTION:{}", ics_text(rec.description())),
+            );
+        }
+        let contact: Vec<&str> = ["contact_name", "contact_email", "contact_phone"]
+            .iter()
+            .map(|f| rec.str_field(f))
+            .filter(|s| !s.is_empty())
+            .collect();
+        if !contact.is_empty() {
+            push_line(
+                &mut out,
+                &format!("CONTACT:{}", ics_text(&contact.join(", "))),
+            );
+        }
+        push_line(&mut out, "END:VEVENT");
+    }
+    push_line(&mut out, "END:VCALENDAR");
+    out
 }
 
 fn time_field(rec: &ContentRecord, name: &str) -> Option<DateTime<Utc>> {

@@ -1,5 +1,5 @@
 //! Exports of content as files: an RSS 2.0 feed of what the caller may view at and below an
-//! object (newest first) and the Markdown of a page's blocks, the text made here; the JSON
+//! object (newest first; in tree order on a Nick site) and the Markdown of a page's blocks, the text made here; the JSON
 //! export is built by `api/export.rs` from the object's representation.
 
 use chrono::{DateTime, Utc};
@@ -16,7 +16,7 @@ use crate::runtime::context::Ctx;
 pub const RSS_ITEMS: usize = 50;
 
 /// The objects below `obj` (not itself) the caller may view, newest first (by `effective`, else
-/// `modified`), at most [`RSS_ITEMS`].
+/// `modified`; a Nick site keeps the tree order), at most [`RSS_ITEMS`].
 pub fn feed_items(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecord>> {
     let mut out = Vec::new();
     for o in tree::subtree(ctx, obj)? {
@@ -24,7 +24,10 @@ pub fn feed_items(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<ContentRecor
             out.push(o);
         }
     }
-    out.sort_by_key(|o| std::cmp::Reverse(published(o)));
+    // Nick lists a feed's items in tree order, Plone newest first.
+    if !ctx.profile().is_nick() {
+        out.sort_by_key(|o| std::cmp::Reverse(published(o)));
+    }
     out.truncate(RSS_ITEMS);
     Ok(out)
 }
@@ -50,8 +53,33 @@ pub fn xml_escape(s: &str) -> String {
     out
 }
 
-/// The RSS 2.0 document of `obj` (the channel) and `items`.
-pub fn rss(ctx: &Ctx<'_>, obj: &ContentRecord, language: &str, items: &[ContentRecord]) -> String {
+/// The channel's `managingEditor` (RSS 2.0: `email (name)`): the owner of `obj`, when the owner
+/// is a user with an email address.
+fn managing_editor(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<String>> {
+    let Some(user) = crate::people::auth::users::get(ctx, &obj.owner)? else {
+        return Ok(None);
+    };
+    if user.email.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(if user.fullname.is_empty() {
+        user.email
+    } else {
+        format!("{} ({})", user.email, user.fullname)
+    }))
+}
+
+/// The RSS 2.0 document of `obj` (the channel) and `items`. A Nick site's feed names the
+/// channel's `managingEditor`, indents the items one step deeper and gives `guid` without
+/// `isPermaLink`, as Nick's does.
+pub fn rss(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+    language: &str,
+    items: &[ContentRecord],
+) -> Result<String> {
+    let nick = ctx.profile().is_nick();
+    let pad = if nick { "  " } else { "" };
     let rfc = |t: DateTime<Utc>| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string();
     let mut out = String::from(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<rss version=\"2.0\">\n  <channel>\n",
@@ -74,32 +102,41 @@ pub fn rss(ctx: &Ctx<'_>, obj: &ContentRecord, language: &str, items: &[ContentR
         "    <lastBuildDate>{}</lastBuildDate>\n",
         rfc(built)
     ));
+    if nick {
+        if let Some(editor) = managing_editor(ctx, obj)? {
+            out.push_str(&format!(
+                "    <managingEditor>{}</managingEditor>\n",
+                xml_escape(&editor)
+            ));
+        }
+    }
+    let guid_attr = if nick { "" } else { " isPermaLink=\"false\"" };
     for it in items {
-        out.push_str("    <item>\n");
+        out.push_str(&format!("{pad}    <item>\n"));
         out.push_str(&format!(
-            "      <title>{}</title>\n",
+            "{pad}      <title>{}</title>\n",
             xml_escape(it.title())
         ));
         out.push_str(&format!(
-            "      <link>{}</link>\n",
+            "{pad}      <link>{}</link>\n",
             xml_escape(&ctx.url(&it.path))
         ));
         out.push_str(&format!(
-            "      <guid isPermaLink=\"false\">{}</guid>\n",
+            "{pad}      <guid{guid_attr}>{}</guid>\n",
             xml_escape(&it.uid)
         ));
         out.push_str(&format!(
-            "      <pubDate>{}</pubDate>\n",
+            "{pad}      <pubDate>{}</pubDate>\n",
             rfc(published(it))
         ));
         out.push_str(&format!(
-            "      <description>{}</description>\n",
+            "{pad}      <description>{}</description>\n",
             xml_escape(it.description())
         ));
-        out.push_str("    </item>\n");
+        out.push_str(&format!("{pad}    </item>\n"));
     }
     out.push_str("  </channel>\n</rss>\n");
-    out
+    Ok(out)
 }
 
 /// The Markdown of an object without blocks (what [`markdown`] gives for it): its `title` as a

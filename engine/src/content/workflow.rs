@@ -51,6 +51,18 @@ pub fn history(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<HistoryEntry>> {
     ctx.values_with_prefix(&keys::workflow_history_prefix(uid))
 }
 
+/// `obj`'s workflow history as the site shows it, oldest first: every entry on the default site;
+/// on a Nick site only the state changes (a transition was taken), as the spec's history entry
+/// of type `workflow` has the transition id as its `action` and the creation is no transition.
+/// The stored history keeps the creation entry either way.
+pub fn shown_history(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<HistoryEntry>> {
+    let mut out = history(ctx, uid)?;
+    if ctx.profile().is_nick() {
+        out.retain(|e| e.action.is_some());
+    }
+    Ok(out)
+}
+
 /// Append to `uid`'s workflow history.
 pub fn append_history(ctx: &mut Ctx<'_>, uid: &str, entry: &HistoryEntry) -> Result<()> {
     let mut entry = entry.clone();

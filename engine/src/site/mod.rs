@@ -8,6 +8,7 @@ pub mod controlpanels;
 pub mod health;
 pub mod i18n;
 pub mod migrations;
+pub mod nick_defaults;
 pub mod profile;
 pub mod registry;
 pub mod settings;

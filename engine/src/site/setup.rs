@@ -136,7 +136,11 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
         ctx,
         &installable(&setup.profiles),
         &setup.languages,
-    )
+    )?;
+    if settings.profile.is_nick() {
+        crate::site::nick_defaults::seed(ctx, &setup.languages)?;
+    }
+    Ok(())
 }
 
 /// The installable profiles among `profiles` (the site profile is not installed: it is stored
