@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
 use super::types::{schema, TypeSchema};
-use crate::content::content_types;
+use crate::content::content_types::{self, BehaviorName};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::types::TypeData;
@@ -171,8 +171,21 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
 
 fn panel_of(ctx: &Ctx<'_>, ty: &ContentType) -> Result<TypePanel> {
     let mut data = BTreeMap::new();
+    let nick = ctx.profile().is_nick();
     for b in ctx.types()?.behaviors() {
-        data.insert(b.name.clone(), Value::Bool(ty.has_behavior(&b.name)));
+        // a Nick site shows the behaviors Nick has under Nick's names (below)
+        let nicks = content_types::NICK_BEHAVIORS
+            .iter()
+            .any(|(_, _, stored)| *stored == Some(b.name.as_str()));
+        if !(nick && nicks) {
+            data.insert(b.name.clone(), Value::Bool(ty.has_behavior(&b.name)));
+        }
+    }
+    if nick {
+        for (name, _, stored) in content_types::NICK_BEHAVIORS {
+            let on = stored.is_none_or(|b| ty.has_behavior(b));
+            data.insert(name.to_string(), Value::Bool(on));
+        }
     }
     data.insert("title".into(), Value::String(ty.title.clone()));
     data.insert(
@@ -253,6 +266,22 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
     let ty = type_param(ctx, call)?;
     let body: BTreeMap<String, Value> = call.body()?;
     let registry = ctx.types()?;
+    let profile = ctx.profile();
+    // one behavior under two names (`blocks` and `volto.blocks`) is ambiguous
+    let mut named: BTreeMap<&str, &str> = BTreeMap::new();
+    for k in body.keys() {
+        if let Some(BehaviorName::Stored(b)) = content_types::behavior_named(&registry, profile, k)
+        {
+            if let Some(other) = named.insert(b, k) {
+                return Err(EngineError::Invalid {
+                    field: k.clone(),
+                    message: format!(
+                        "'{other}' and '{k}' name the same behavior ({b}); send one of them"
+                    ),
+                });
+            }
+        }
+    }
     let mut data = ty.data.clone();
     let text = |k: &str, v: &Value| -> Result<String> {
         v.as_str()
@@ -299,8 +328,19 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
                 })?;
                 data.allowed_types = Some(list);
             }
-            name if registry.behavior(name).is_some() => {
+            name if content_types::behavior_named(&registry, profile, name)
+                == Some(BehaviorName::AlwaysOn) =>
+            {
+                // one of Nick's behaviors every type here has: switching it changes nothing
+                flag(k, v)?;
+            }
+            given if content_types::behavior_named(&registry, profile, given).is_some() => {
                 let on = flag(k, v)?;
+                let Some(BehaviorName::Stored(name)) =
+                    content_types::behavior_named(&registry, profile, given)
+                else {
+                    continue;
+                };
                 let has = data.behaviors.iter().any(|b| b == name);
                 if on && !has {
                     data.behaviors.push(name.to_string());

@@ -21,6 +21,7 @@ use crate::core::model::{ContentRecord, ContentType};
 use crate::core::security::Permission;
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
+use crate::site::profile::SiteProfile;
 
 /// The name reported as the `behavior` of a type's own fields and fieldsets (as the reference
 /// names its generated schemas).
@@ -87,8 +88,72 @@ pub fn type_titles(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
         .collect())
 }
 
-/// Every behavior as `(name, title)`, by name: the behaviors vocabulary.
+/// Nick's behaviors, by name: Nick's name, Nick's title, and the behavior it is here: `Some(b)`
+/// the behavior stored as `b` (the name is accepted on every site), `None` a part of what every
+/// type here has (its Dublin Core fields, an id made from its title): always on, its name
+/// accepted on a Nick site only.
+pub const NICK_BEHAVIORS: &[(&str, &str, Option<&str>)] = &[
+    ("basic", "Basic metadata", None),
+    ("blocks", "Blocks", Some("volto.blocks")),
+    ("categorization", "Categorization", None),
+    ("dates", "Dates", None),
+    ("dublin_core", "Dublin Core metadata", None),
+    (
+        "exclude_from_nav",
+        "Exclude from navigation",
+        Some("plone.excludefromnavigation"),
+    ),
+    ("ownership", "Ownership", None),
+    (
+        "preview_image_link",
+        "Preview Image Link",
+        Some("volto.preview_image"),
+    ),
+    ("short_name", "Short name", None),
+    ("versioning", "Versioning", Some("plone.versioning")),
+];
+
+/// Nick's behaviors that its types list but its panel has no switch for (always on here).
+const NICK_IMPLIED: &[&str] = &["id_from_title"];
+
+/// What a behavior name in a type's settings names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BehaviorName<'a> {
+    /// A behavior of the registry, by its stored name.
+    Stored(&'a str),
+    /// One of Nick's behaviors every type here has (a Nick site only): switching it changes
+    /// nothing.
+    AlwaysOn,
+}
+
+/// The behavior `name` names on a site with `profile`: a behavior of the registry, one of
+/// Nick's names for one (every site), or one of Nick's behaviors every type has (a Nick site);
+/// `None` for anything else.
+pub fn behavior_named<'a>(
+    registry: &'a crate::core::model::TypeRegistry,
+    profile: SiteProfile,
+    name: &'a str,
+) -> Option<BehaviorName<'a>> {
+    if registry.behavior(name).is_some() {
+        return Some(BehaviorName::Stored(name));
+    }
+    match NICK_BEHAVIORS.iter().find(|(n, _, _)| *n == name) {
+        Some((_, _, Some(stored))) => Some(BehaviorName::Stored(stored)),
+        Some((_, _, None)) if profile.is_nick() => Some(BehaviorName::AlwaysOn),
+        _ if profile.is_nick() && NICK_IMPLIED.contains(&name) => Some(BehaviorName::AlwaysOn),
+        _ => None,
+    }
+}
+
+/// Every behavior as `(name, title)`, by name: the behaviors vocabulary (Nick's behaviors on a
+/// Nick site).
 pub fn behavior_titles(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
+    if ctx.profile().is_nick() {
+        return Ok(NICK_BEHAVIORS
+            .iter()
+            .map(|(n, t, _)| (n.to_string(), t.to_string()))
+            .collect());
+    }
     Ok(ctx
         .types()?
         .behaviors()
