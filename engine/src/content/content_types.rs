@@ -284,6 +284,103 @@ pub fn remove_type(ctx: &mut Ctx<'_>, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// A type's own field as Nick's type definition describes it (`schema.properties.<name>`).
+#[derive(Debug, Clone)]
+pub struct DefinedField {
+    /// Its name.
+    pub name: String,
+    /// Nick's factory (`File` is our `File Upload`; the others are ours).
+    pub factory: String,
+    /// Its title.
+    pub title: String,
+    /// Its help text.
+    pub description: String,
+    /// Whether it is required (`schema.required`).
+    pub required: bool,
+    /// The widget forms use, if given.
+    pub widget: Option<String>,
+}
+
+/// A new type as Nick's type definition gives it (what `POST @controlpanels/dexterity-types`
+/// also takes, on every site): its settings, its own fields and its behaviors (ours, or Nick's
+/// names of them; Nick's `folderish` behavior makes it folderish).
+#[derive(Debug, Clone)]
+pub struct TypeDefinition {
+    /// Its settings (title, description, ...); `behaviors` and `fields` are filled from below.
+    pub data: TypeData,
+    /// Its behaviors as given.
+    pub behaviors: Vec<String>,
+    /// Its own fields.
+    pub fields: Vec<DefinedField>,
+}
+
+/// Add the type `def` describes: its behaviors (every type keeps `plone.dublincore`; Nick's
+/// names of its parts are accepted on every site), then its own fields. An unknown behavior or factory is a 400 naming it; the request's transaction
+/// then rolls back, so no type is added.
+pub fn add_defined_type(ctx: &mut Ctx<'_>, def: TypeDefinition) -> Result<Arc<ContentType>> {
+    let registry = ctx.types()?;
+    let mut data = def.data;
+    for given in &def.behaviors {
+        // Listing one of Nick's Dublin Core parts switches on what every type has anyway: that
+        // is unambiguous on every site (only switching them off is, so the panel's PATCH takes
+        // them on a Nick site only).
+        match behavior_named(&registry, SiteProfile::Nick, given) {
+            Some(BehaviorName::Stored(b)) => {
+                if !data.behaviors.iter().any(|x| x == b) {
+                    data.behaviors.push(b.to_string());
+                }
+            }
+            Some(BehaviorName::AlwaysOn) => {}
+            None if given == "folderish" => data.folderish = true,
+            None => {
+                return Err(EngineError::Invalid {
+                    field: "schema".into(),
+                    message: format!("Unknown behavior '{given}' in 'schema.behaviors'"),
+                })
+            }
+        }
+    }
+    let name = data.name.clone();
+    let mut ty = add_type(ctx, data)?;
+    for f in def.fields {
+        let factory = if f.factory == "File" {
+            "File Upload".to_string()
+        } else {
+            f.factory
+        };
+        add_field(
+            ctx,
+            &ty,
+            NewField {
+                id: Some(f.name.clone()),
+                factory,
+                title: f.title,
+                description: f.description,
+                required: f.required,
+            },
+        )?;
+        ty = require_type(ctx, &name, &name)?;
+        if let Some(widget) = f.widget {
+            let default = ty
+                .field(&f.name)
+                .and_then(|d| d.widget_name().map(str::to_string));
+            if default.as_deref() != Some(widget.as_str()) {
+                change_field(
+                    ctx,
+                    &ty,
+                    &f.name,
+                    FieldChange {
+                        widget: Some(Some(widget)),
+                        ..FieldChange::default()
+                    },
+                )?;
+                ty = require_type(ctx, &name, &name)?;
+            }
+        }
+    }
+    Ok(ty)
+}
+
 /// What a new field is made from.
 #[derive(Debug, Clone)]
 pub struct NewField {
