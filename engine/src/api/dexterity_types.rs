@@ -1,8 +1,11 @@
 //! `@controlpanels/dexterity-types`: the content types control panel. Lists the types with how
 //! many objects each has, adds a type (from a title), shows one type's settings (title,
 //! description, allowed types, one switch per behavior) and schema, changes them, and removes a
-//! type that has no content. The rules are in [`crate::content::content_types`]; the routes' fixed
-//! segment wins over the generic `@controlpanels/{name}`.
+//! type that has no content. A new type may be given as Nick's type definition (its fields and
+//! behaviors); behaviors may be switched by Nick's names ([`content_types::NICK_BEHAVIORS`]),
+//! and a Nick site shows Nick's behavior switches. The rules are in
+//! [`crate::content::content_types`]; the routes' fixed segment wins over the generic
+//! `@controlpanels/{name}`.
 
 use std::collections::BTreeMap;
 

@@ -14,6 +14,11 @@
 //! | PATCH | `.../<rule>/condition/<idx>` or `/action/<idx>` | settings, or `{"form.button.Move": "_move_up" \| "_move_down"}` | 204 |
 //! | DELETE | `.../<rule>/condition/<idx>` or `/action/<idx>` | | 204 |
 //!
+//! A condition's or action's `type` is Plone's (`plone.actions.Logger`) or Nick's (`logger`) on
+//! every site, stored as Plone's ([`crate::automation::rules::stored_kind`]). A Nick site shows
+//! Nick's names, titles, descriptions and forms, lists Nick's kinds as addable, and shows a
+//! rule's `assigned` and `trigger` (the panel's list: the trigger's token).
+//!
 //! Every route needs Manage portal.
 
 use schemars::JsonSchema;
