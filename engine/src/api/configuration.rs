@@ -111,8 +111,10 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
     }
     let q: RegistryQuery = call.query()?;
     let batch = Batch::for_route(ctx, call.route)?;
+    let nick = ctx.profile().is_nick();
     let matching: Vec<_> = RECORDS
         .iter()
+        .filter(|r| nick || !r.nick_only)
         .filter(|r| q.q.as_deref().is_none_or(|q| r.name.contains(q)))
         .collect();
     let mut items = Vec::new();

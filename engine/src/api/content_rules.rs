@@ -6,7 +6,8 @@
 //! |---|---|---|---|
 //! | GET | `<path>/@content-rules` | | 200, `{content-rules: {acquired_rules, assignable_rules, assigned_rules}}` |
 //! | POST | `<path>/@content-rules/<rule>` | | 201, `{message}` |
-//! | PATCH | `<path>/@content-rules` | one `form.button.*` flag and `rule_ids` | 200, `{message}` |
+//! | PATCH | `<path>/@content-rules` | one `form.button.*` flag and `rule_ids` | 200, `{message}` (Plone's wording; Nick's on a Nick site) |
+//! | PATCH | `<path>/@content-rules` | `{operation: "move_up" \| "move_down", rule_id}` | 200, `{message}` (the order the assigned rules run in) |
 //! | DELETE | `<path>/@content-rules` | `{rule_ids}` | 204 |
 //!
 //! Every route needs Modify on the object.
@@ -22,6 +23,7 @@ use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
+use crate::site::profile::SiteProfile;
 
 /// Register the routes.
 pub fn register(r: &mut RouteTable) {
@@ -165,10 +167,36 @@ fn assign(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Resp
     ))
 }
 
-/// The body of PATCH `@content-rules`: exactly one flag set to true, and the rules.
+/// A move of an assigned rule among the object's assignments.
+#[derive(Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MoveOperation {
+    /// One place earlier.
+    MoveUp,
+    /// One place later.
+    MoveDown,
+}
+
+impl MoveOperation {
+    fn name(self) -> &'static str {
+        match self {
+            MoveOperation::MoveUp => "move_up",
+            MoveOperation::MoveDown => "move_down",
+        }
+    }
+}
+
+/// The body of PATCH `@content-rules`: exactly one flag set to true, and the rules; or an
+/// `operation` (`move_up`, `move_down`) and the `rule_id` it moves.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AssignmentPatch {
+    /// Move the rule `rule_id` among the rules assigned here (they run in that order).
+    #[serde(default)]
+    pub operation: Option<MoveOperation>,
+    /// The rule `operation` moves.
+    #[serde(default)]
+    pub rule_id: Option<String>,
     /// Apply the rules to subfolders.
     #[serde(rename = "form.button.Bubble", default)]
     pub bubble: bool,
@@ -186,36 +214,94 @@ pub struct AssignmentPatch {
     pub rule_ids: Vec<String>,
 }
 
+/// What a PATCH of `@content-rules` changes, for its message.
+#[derive(Clone, Copy)]
+enum AssignmentChange {
+    Bubble,
+    NoBubble,
+    Enable,
+    Disable,
+}
+
+/// The message of a PATCH of `@content-rules`: Nick's wording on a Nick site (its recorded
+/// examples `content_rules/patch_*`), Plone's (the rule ids as a Python list) on the others.
+fn assignment_message(profile: SiteProfile, change: AssignmentChange, ids: &[String]) -> String {
+    if profile.is_nick() {
+        let ids = ids.join(", ");
+        match change {
+            AssignmentChange::Bubble => format!("Successfully enabled rules {ids} to subfolders"),
+            AssignmentChange::NoBubble => {
+                format!("Successfully disabled rules {ids} to subfolders")
+            }
+            AssignmentChange::Enable => format!("Successfully enabled rules {ids}"),
+            AssignmentChange::Disable => format!("Successfully disabled rules {ids}"),
+        }
+    } else {
+        let list = format!(
+            "[{}]",
+            ids.iter()
+                .map(|i| format!("'{i}'"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        match change {
+            AssignmentChange::Bubble => format!("Successfully applied {list} to subfolders"),
+            AssignmentChange::NoBubble => format!("Disabled apply to subfolders for {list}"),
+            AssignmentChange::Enable => format!("Successfully enabled rules {list}"),
+            AssignmentChange::Disable => format!("Successfully disabled rules {list}"),
+        }
+    }
+}
+
 fn patch_assignments(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let body: AssignmentPatch = call.body()?;
     let flags = [body.bubble, body.no_bubble, body.enable, body.disable];
-    if flags.iter().filter(|f| **f).count() != 1 {
-        return Err(EngineError::bad_request(
-            "Set exactly one of 'form.button.Bubble', 'form.button.NoBubble', \
-             'form.button.Enable', 'form.button.Disable' to true",
+    let set = flags.iter().filter(|f| **f).count();
+    if let Some(op) = body.operation {
+        if set != 0 || !body.rule_ids.is_empty() {
+            return Err(EngineError::bad_request(
+                "'operation' moves one rule ('rule_id'); send it without 'form.button.*' \
+                 flags and 'rule_ids'",
+            ));
+        }
+        let id = body.rule_id.ok_or_else(|| EngineError::Invalid {
+            field: "rule_id".into(),
+            message: "'operation' needs 'rule_id', the rule it moves".into(),
+        })?;
+        rules::move_assignment(ctx, &obj, &id, op == MoveOperation::MoveUp)?;
+        return Ok(Response::json(
+            200,
+            &Message {
+                message: format!("Successfully applied the {}", op.name()),
+            },
         ));
     }
-    let ids = body.rule_ids.join(", ");
-    let (message, f): (String, fn(&mut rules::Assignment)) = if body.bubble {
-        (
-            format!("Successfully enabled rules {ids} to subfolders"),
-            |a| a.bubbles = true,
-        )
+    if body.rule_id.is_some() {
+        return Err(EngineError::Invalid {
+            field: "rule_id".into(),
+            message: "'rule_id' goes with 'operation' (move_up, move_down); the flags take \
+                      'rule_ids'"
+                .into(),
+        });
+    }
+    if set != 1 {
+        return Err(EngineError::bad_request(
+            "Set exactly one of 'form.button.Bubble', 'form.button.NoBubble', \
+             'form.button.Enable', 'form.button.Disable' to true, or send an 'operation' \
+             (move_up, move_down) and a 'rule_id'",
+        ));
+    }
+    let (change, f): (AssignmentChange, fn(&mut rules::Assignment)) = if body.bubble {
+        (AssignmentChange::Bubble, |a| a.bubbles = true)
     } else if body.no_bubble {
-        (
-            format!("Successfully disabled rules {ids} to subfolders"),
-            |a| a.bubbles = false,
-        )
+        (AssignmentChange::NoBubble, |a| a.bubbles = false)
     } else if body.enable {
-        (format!("Successfully enabled rules {ids}"), |a| {
-            a.enabled = true
-        })
+        (AssignmentChange::Enable, |a| a.enabled = true)
     } else {
-        (format!("Successfully disabled rules {ids}"), |a| {
-            a.enabled = false
-        })
+        (AssignmentChange::Disable, |a| a.enabled = false)
     };
     rules::update_assignments(ctx, &obj, &body.rule_ids, f)?;
+    let message = assignment_message(ctx.profile(), change, &body.rule_ids);
     Ok(Response::json(200, &Message { message }))
 }
 

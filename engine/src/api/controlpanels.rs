@@ -3,13 +3,14 @@
 //!
 //! | method | path | body | answer |
 //! |---|---|---|---|
-//! | GET | `/@controlpanels` | | 200, `[{@id, group, title}]`: every panel, also those other modules serve (`dexterity-types`, `security`, `usergroup`) |
+//! | GET | `/@controlpanels` | | 200, `[{@id, group, title}]`: every panel, also those other modules serve (`dexterity-types`, `security`, `usergroup`); on a Nick site the eight Nick lists |
 //! | GET | `/@controlpanels/<name>` | | 200, `{@id, group, title, schema: {fieldsets, properties, required}, data}` |
 //! | PATCH | `/@controlpanels/<name>` | any of the `data` fields | 204 |
 //!
 //! Panels: `discussion` (`globally_enabled`: comments for the whole site), `editing`, `form`,
 //! `language` (the site's languages; `data` shows them as `{token, title}`), `mail` (settings
-//! only), `markup`, `navigation` (Home entry, extra links, folder-only tabs, displayed types),
+//! only; Nick's field names `host`, `port`, `secure`, `user`, `pass`, `debug` are accepted on
+//! every site and shown, with Nick's form, on a Nick site), `markup`, `navigation` (Home entry, extra links, folder-only tabs, displayed types),
 //! `search`, `site` (title, logo, robots.txt, time zone), `social`.
 //!
 //! Only on the site root; the Manage portal permission is required. An unknown field, or a value
@@ -29,8 +30,8 @@ use crate::core::http::Response;
 use crate::core::model::{language, ContentRecord};
 use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
-use crate::site::configuration::{Kind, RecordDef, Source};
-use crate::site::controlpanels::{self, PanelDef, PANELS};
+use crate::site::configuration::{self, Kind, RecordDef, Source};
+use crate::site::controlpanels::{self, PanelDef};
 
 /// Register the control panel routes.
 pub fn register(r: &mut RouteTable) {
@@ -142,6 +143,9 @@ pub struct FieldSchema {
     /// Where the allowed values come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vocabulary: Option<VocabularyLink>,
+    /// The widget a form shows (Nick's mail panel: `password`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub widget: Option<&'static str>,
 }
 
 /// A JSON Schema `type`: one name, or a name and `null`.
@@ -202,6 +206,7 @@ pub fn field_schema(ctx: &Ctx<'_>, d: &RecordDef) -> FieldSchema {
         items: None,
         choices: None,
         vocabulary: None,
+        widget: None,
     };
     match d.kind {
         Kind::TextList => s.items = items("string", None),
@@ -264,8 +269,35 @@ pub fn field_schema(ctx: &Ctx<'_>, d: &RecordDef) -> FieldSchema {
     s
 }
 
-/// The panel's JSON Schema: one fieldset with every field.
+/// The panel's JSON Schema: one fieldset with every field (Nick's form, under Nick's names,
+/// texts and required fields, on a Nick site where Nick's form differs).
 fn schema(ctx: &Ctx<'_>, p: &PanelDef) -> PanelSchema {
+    if p.shows_nick(ctx.profile()) {
+        return PanelSchema {
+            fieldsets: vec![Fieldset {
+                id: "default",
+                title: "Default",
+                fields: p.nick.iter().map(|f| f.name).collect(),
+            }],
+            properties: p
+                .nick
+                .iter()
+                .filter_map(|f| configuration::def(f.record).map(|d| (f, d)))
+                .map(|(f, d)| {
+                    let mut s = field_schema(ctx, d);
+                    s.title = f.title;
+                    s.description = f.description;
+                    s.widget = f.widget;
+                    if !f.shows_default {
+                        s.default = None;
+                    }
+                    (f.name, s)
+                })
+                .collect(),
+            required: p.nick_required.to_vec(),
+            ty: "object",
+        };
+    }
     PanelSchema {
         fieldsets: vec![Fieldset {
             id: "default",
@@ -312,7 +344,9 @@ fn served(ctx: &Ctx<'_>, call: &Call<'_>, obj: &ContentRecord) -> Result<&'stati
 /// GET `/@controlpanels` and `/@controlpanels/<name>`.
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     if call.param("name").is_none() {
-        let list: Vec<Panel> = PANELS.iter().map(|p| link(ctx, p)).collect();
+        let list: Vec<Panel> = controlpanels::listed(ctx.profile())
+            .map(|p| link(ctx, p))
+            .collect();
         return Ok(Response::json(200, &list));
     }
     let p = served(ctx, call, &obj)?;

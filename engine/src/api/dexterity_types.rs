@@ -1,8 +1,11 @@
 //! `@controlpanels/dexterity-types`: the content types control panel. Lists the types with how
 //! many objects each has, adds a type (from a title), shows one type's settings (title,
 //! description, allowed types, one switch per behavior) and schema, changes them, and removes a
-//! type that has no content. The rules are in [`crate::content::content_types`]; the routes' fixed
-//! segment wins over the generic `@controlpanels/{name}`.
+//! type that has no content. A new type may be given as Nick's type definition (its fields and
+//! behaviors); behaviors may be switched by Nick's names ([`content_types::NICK_BEHAVIORS`]),
+//! and a Nick site shows Nick's behavior switches. The rules are in
+//! [`crate::content::content_types`]; the routes' fixed segment wins over the generic
+//! `@controlpanels/{name}`.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +16,7 @@ use serde_json::Value;
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
 use super::types::{schema, TypeSchema};
-use crate::content::content_types;
+use crate::content::content_types::{self, BehaviorName};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::types::TypeData;
@@ -135,6 +138,80 @@ pub struct AddTypeRequest {
     /// Its name.
     #[serde(default)]
     pub id: Option<String>,
+    /// Whether it can be added anywhere (default true).
+    #[serde(default)]
+    pub global_allow: Option<bool>,
+    /// Whether only `allowed_content_types` can be added in it (default false).
+    #[serde(default)]
+    pub filter_content_types: Option<bool>,
+    /// The types that can be added in it (with `filter_content_types`).
+    #[serde(default)]
+    pub allowed_content_types: Option<Vec<String>>,
+    /// Its workflow (default `simple_publication_workflow`).
+    #[serde(default)]
+    pub workflow: Option<String>,
+    /// Nick's type definition: its own fields and its behaviors.
+    #[serde(default)]
+    pub schema: Option<DefinitionSchema>,
+}
+
+/// The `schema` of Nick's type definition.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DefinitionSchema {
+    /// Its fieldsets: only `default` (a type's own fields are in one form tab here).
+    #[serde(default)]
+    pub fieldsets: Vec<DefinitionFieldset>,
+    /// Its own fields, by name.
+    #[serde(default)]
+    pub properties: BTreeMap<String, DefinitionField>,
+    /// Its required fields.
+    #[serde(default)]
+    pub required: Vec<String>,
+    /// Its behaviors: ours (`plone.versioning`) or Nick's names (`versioning`, `folderish`).
+    #[serde(default)]
+    pub behaviors: Vec<String>,
+    /// Its views (the first is its default view; none: `document_view`).
+    #[serde(default)]
+    pub layouts: Vec<String>,
+}
+
+// `title` is accepted from Nick's definition and not read: the default fieldset's title is ours.
+#[allow(dead_code)]
+/// A fieldset of Nick's type definition.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DefinitionFieldset {
+    /// `default`.
+    pub id: String,
+    /// Its title.
+    #[serde(default)]
+    pub title: String,
+    /// Its fields.
+    #[serde(default)]
+    pub fields: Vec<String>,
+}
+
+// `type` is accepted from Nick's definition and not read: the factory decides the JSON type.
+#[allow(dead_code)]
+/// A field of Nick's type definition.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DefinitionField {
+    /// Its factory (`Text line (String)`, `File`, ...).
+    pub factory: String,
+    /// Its title.
+    #[serde(default)]
+    pub title: String,
+    /// Its help text.
+    #[serde(default)]
+    pub description: String,
+    /// Its JSON type (follows from the factory).
+    #[serde(rename = "type", default)]
+    pub ty: Option<String>,
+    /// The widget forms use.
+    #[serde(default)]
+    pub widget: Option<String>,
 }
 
 fn panel_url(ctx: &Ctx<'_>) -> String {
@@ -171,8 +248,21 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
 
 fn panel_of(ctx: &Ctx<'_>, ty: &ContentType) -> Result<TypePanel> {
     let mut data = BTreeMap::new();
+    let nick = ctx.profile().is_nick();
     for b in ctx.types()?.behaviors() {
-        data.insert(b.name.clone(), Value::Bool(ty.has_behavior(&b.name)));
+        // a Nick site shows the behaviors Nick has under Nick's names (below)
+        let nicks = content_types::NICK_BEHAVIORS
+            .iter()
+            .any(|(_, _, stored)| *stored == Some(b.name.as_str()));
+        if !(nick && nicks) {
+            data.insert(b.name.clone(), Value::Bool(ty.has_behavior(&b.name)));
+        }
+    }
+    if nick {
+        for (name, _, stored) in content_types::NICK_BEHAVIORS {
+            let on = stored.is_none_or(|b| ty.has_behavior(b));
+            data.insert(name.to_string(), Value::Bool(on));
+        }
     }
     data.insert("title".into(), Value::String(ty.title.clone()));
     data.insert(
@@ -219,22 +309,94 @@ fn add(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response>
     let name = body
         .id
         .unwrap_or_else(|| content_types::normalize(&body.title));
-    let ty = content_types::add_type(
+    let schema = body.schema.unwrap_or(DefinitionSchema {
+        fieldsets: Vec::new(),
+        properties: BTreeMap::new(),
+        required: Vec::new(),
+        behaviors: Vec::new(),
+        layouts: Vec::new(),
+    });
+    if let Some(fs) = schema.fieldsets.iter().find(|fs| fs.id != "default") {
+        return Err(EngineError::Invalid {
+            field: "schema".into(),
+            message: format!(
+                "Fieldset '{}' in 'schema.fieldsets': a new type's own fields are in the \
+                 'default' fieldset (add other fieldsets with POST @types/<type>)",
+                fs.id
+            ),
+        });
+    }
+    if let Some(missing) = schema
+        .required
+        .iter()
+        .find(|r| !schema.properties.contains_key(*r))
+    {
+        return Err(EngineError::Invalid {
+            field: "schema".into(),
+            message: format!("'schema.required' names '{missing}', which is not in 'properties'"),
+        });
+    }
+    // the fields in the order the fieldset lists them, then the others by name
+    let listed: Vec<String> = schema
+        .fieldsets
+        .iter()
+        .flat_map(|fs| fs.fields.iter().cloned())
+        .collect();
+    let mut order: Vec<String> = listed
+        .iter()
+        .filter(|f| schema.properties.contains_key(*f))
+        .cloned()
+        .collect();
+    order.extend(
+        schema
+            .properties
+            .keys()
+            .filter(|k| !listed.contains(k))
+            .cloned(),
+    );
+    let mut properties = schema.properties;
+    let fields = order
+        .into_iter()
+        .filter_map(|n| properties.remove(&n).map(|f| (n, f)))
+        .map(|(n, f)| content_types::DefinedField {
+            required: schema.required.contains(&n),
+            name: n,
+            factory: f.factory,
+            title: f.title,
+            description: f.description,
+            widget: f.widget,
+        })
+        .collect();
+    let layouts = if schema.layouts.is_empty() {
+        vec!["document_view".to_string()]
+    } else {
+        schema.layouts
+    };
+    let filter = body.filter_content_types.unwrap_or(false)
+        || (body.filter_content_types.is_none() && body.allowed_content_types.is_some());
+    let ty = content_types::add_defined_type(
         ctx,
-        TypeData {
-            name,
-            title: body.title,
-            description: body.description,
-            folderish: false,
-            global_allow: true,
-            allowed_types: None,
-            layout: "document_view".into(),
-            layouts: vec!["document_view".into()],
-            workflow: Some("simple_publication_workflow".into()),
-            allow_discussion: false,
-            behaviors: vec!["plone.dublincore".into()],
-            fields: Vec::new(),
-            fieldsets: Vec::new(),
+        content_types::TypeDefinition {
+            data: TypeData {
+                name,
+                title: body.title,
+                description: body.description,
+                folderish: false,
+                global_allow: body.global_allow.unwrap_or(true),
+                allowed_types: filter.then(|| body.allowed_content_types.unwrap_or_default()),
+                layout: layouts[0].clone(),
+                layouts,
+                workflow: Some(
+                    body.workflow
+                        .unwrap_or_else(|| "simple_publication_workflow".into()),
+                ),
+                allow_discussion: false,
+                behaviors: vec!["plone.dublincore".into()],
+                fields: Vec::new(),
+                fieldsets: Vec::new(),
+            },
+            behaviors: schema.behaviors,
+            fields,
         },
     )?;
     let panel = panel_of(ctx, &ty)?;
@@ -253,6 +415,22 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
     let ty = type_param(ctx, call)?;
     let body: BTreeMap<String, Value> = call.body()?;
     let registry = ctx.types()?;
+    let profile = ctx.profile();
+    // one behavior under two names (`blocks` and `volto.blocks`) is ambiguous
+    let mut named: BTreeMap<&str, &str> = BTreeMap::new();
+    for k in body.keys() {
+        if let Some(BehaviorName::Stored(b)) = content_types::behavior_named(&registry, profile, k)
+        {
+            if let Some(other) = named.insert(b, k) {
+                return Err(EngineError::Invalid {
+                    field: k.clone(),
+                    message: format!(
+                        "'{other}' and '{k}' name the same behavior ({b}); send one of them"
+                    ),
+                });
+            }
+        }
+    }
     let mut data = ty.data.clone();
     let text = |k: &str, v: &Value| -> Result<String> {
         v.as_str()
@@ -299,8 +477,19 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
                 })?;
                 data.allowed_types = Some(list);
             }
-            name if registry.behavior(name).is_some() => {
+            name if content_types::behavior_named(&registry, profile, name)
+                == Some(BehaviorName::AlwaysOn) =>
+            {
+                // one of Nick's behaviors every type here has: switching it changes nothing
+                flag(k, v)?;
+            }
+            given if content_types::behavior_named(&registry, profile, given).is_some() => {
                 let on = flag(k, v)?;
+                let Some(BehaviorName::Stored(name)) =
+                    content_types::behavior_named(&registry, profile, given)
+                else {
+                    continue;
+                };
                 let has = data.behaviors.iter().any(|b| b == name);
                 if on && !has {
                     data.behaviors.push(name.to_string());

@@ -24,6 +24,7 @@ use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
 use super::rules_controlpanel::{settings_schema, AddableKind};
 use crate::automation::jobs::{self, Delivery, Job};
+use crate::automation::rules;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -409,7 +410,21 @@ fn start_schedule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Resul
     Ok(Response::empty(204))
 }
 
-fn schedule_actions(_: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+fn schedule_actions(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
+    if ctx.profile().is_nick() {
+        // Nick's actions (reindex), with Nick's texts and form
+        let out: Vec<AddableKind> = rules::nick_kinds()
+            .scheduled_actions
+            .iter()
+            .map(|n| AddableKind {
+                schema: n.schema.clone(),
+                addview: n.nick.as_str(),
+                description: n.description.as_str(),
+                title: n.title.as_str(),
+            })
+            .collect();
+        return Ok(Response::json(200, &out));
+    }
     let out: Vec<AddableKind> = jobs::SCHEDULED_ACTIONS
         .iter()
         .map(|(name, title, description, params)| AddableKind {

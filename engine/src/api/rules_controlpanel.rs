@@ -14,6 +14,11 @@
 //! | PATCH | `.../<rule>/condition/<idx>` or `/action/<idx>` | settings, or `{"form.button.Move": "_move_up" \| "_move_down"}` | 204 |
 //! | DELETE | `.../<rule>/condition/<idx>` or `/action/<idx>` | | 204 |
 //!
+//! A condition's or action's `type` is Plone's (`plone.actions.Logger`) or Nick's (`logger`) on
+//! every site, stored as Plone's ([`crate::automation::rules::stored_kind`]). A Nick site shows
+//! Nick's names, titles, descriptions and forms, lists Nick's kinds as addable, and shows a
+//! rule's `assigned` and `trigger` (the panel's list: the trigger's token).
+//!
 //! Every route needs Manage portal.
 
 use schemars::JsonSchema;
@@ -29,6 +34,7 @@ use crate::core::http::Response;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
 use crate::runtime::context::Ctx;
+use crate::site::profile::SiteProfile;
 
 const PANEL: &str = "@controlpanels/content-rules";
 
@@ -167,7 +173,7 @@ pub struct RuleSummary {
     pub row_class: String,
     /// Its title.
     pub title: String,
-    /// The title of its trigger.
+    /// The title of its trigger (Nick's site: its token).
     pub trigger: String,
 }
 
@@ -192,7 +198,11 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
             ),
             id: r.id,
             title: r.title,
-            trigger: rules::trigger_title(&r.event).to_string(),
+            trigger: if ctx.profile().is_nick() {
+                r.event.clone()
+            } else {
+                rules::trigger_title(&r.event).to_string()
+            },
         });
     }
     Ok(Response::json(
@@ -259,7 +269,7 @@ pub struct AddableKind {
     /// The schema of its settings.
     #[serde(rename = "@schema")]
     pub schema: Value,
-    /// Its `type`.
+    /// Its `type` (Nick's on a Nick site).
     pub addview: &'static str,
     /// What it does.
     pub description: &'static str,
@@ -287,11 +297,17 @@ pub struct RuleView {
     pub stop: bool,
     /// Whether its actions may trigger rules.
     pub cascading: bool,
+    /// Whether it is assigned anywhere (Nick's site only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assigned: Option<bool>,
+    /// Its trigger token again (Nick's site only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
     /// `Content`.
     pub group: &'static str,
     /// The key its webhooks are signed with.
     pub secret: String,
-    /// The paths of the objects it is assigned to.
+    /// The objects it is assigned to: `{@id, title}` (Nick's site: `{url, title, description}`).
     pub assignments: Vec<Value>,
     /// Its conditions.
     pub conditions: Vec<ElementView>,
@@ -303,8 +319,20 @@ pub struct RuleView {
     pub addable_actions: Vec<AddableKind>,
 }
 
-fn schema_of(kind: &str) -> Value {
-    settings_schema(rules::settings_of(kind))
+/// The form of the stored kind `kind`: Nick's form on a Nick site (for the kinds Nick has).
+fn schema_of(profile: SiteProfile, kind: &str) -> Value {
+    match rules::nick_kind(kind) {
+        Some(n) if profile.is_nick() => n.schema.clone(),
+        _ => settings_schema(rules::settings_of(kind)),
+    }
+}
+
+/// The `type` of the stored kind `kind` as the site shows it (Nick's name on a Nick site).
+fn shown_kind(profile: SiteProfile, kind: &str) -> String {
+    match rules::nick_kind(kind) {
+        Some(n) if profile.is_nick() => n.nick.clone(),
+        _ => kind.to_string(),
+    }
 }
 
 /// The form of a kind's settings: a JSON Schema with one fieldset.
@@ -374,11 +402,28 @@ pub fn settings_schema(fields: &[Setting]) -> Value {
     serde_json::to_value(schema).unwrap_or(Value::Null)
 }
 
-fn addable(kinds: &'static [(&'static str, &'static str, &'static str)]) -> Vec<AddableKind> {
+/// The kinds that can be added: ours (Plone's `type`s, and the webhook), or on a Nick site
+/// Nick's kinds (`nick` is Nick's list of them), with Nick's names, texts and forms.
+fn addable(
+    profile: SiteProfile,
+    kinds: &'static [(&'static str, &'static str, &'static str)],
+    nick: &'static [rules::NickKind],
+) -> Vec<AddableKind> {
+    if profile.is_nick() {
+        return nick
+            .iter()
+            .map(|n| AddableKind {
+                schema: n.schema.clone(),
+                addview: n.nick.as_str(),
+                description: n.description.as_str(),
+                title: n.title.as_str(),
+            })
+            .collect();
+    }
     kinds
         .iter()
         .map(|(t, title, d)| AddableKind {
-            schema: schema_of(t),
+            schema: schema_of(profile, t),
             addview: t,
             description: d,
             title,
@@ -386,10 +431,15 @@ fn addable(kinds: &'static [(&'static str, &'static str, &'static str)]) -> Vec<
         .collect()
 }
 
+/// The title and description of the stored kind `kind` (Nick's on a Nick site).
 fn kind_info(
+    profile: SiteProfile,
     kinds: &'static [(&'static str, &'static str, &'static str)],
     kind: &str,
 ) -> (&'static str, &'static str) {
+    if let Some(n) = rules::nick_kind(kind).filter(|_| profile.is_nick()) {
+        return (n.title.as_str(), n.description.as_str());
+    }
     kinds
         .iter()
         .find(|(t, _, _)| *t == kind)
@@ -398,6 +448,7 @@ fn kind_info(
 }
 
 fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
+    let profile = ctx.profile();
     let url = rule_url(ctx, &r.id);
     let elements = |items: Vec<(String, String)>, kinds, part: &str| -> Vec<ElementView> {
         let n = items.len();
@@ -405,7 +456,7 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
             .into_iter()
             .enumerate()
             .map(|(i, (kind, summary))| {
-                let (title, description) = kind_info(kinds, &kind);
+                let (title, description) = kind_info(profile, kinds, &kind);
                 ElementView {
                     title: title.into(),
                     description: description.into(),
@@ -418,9 +469,25 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
             })
             .collect()
     };
-    let assignments = rules::assigned_to(ctx, &r.id)?
+    let assigned = rules::assigned_to(ctx, &r.id)?;
+    let nick = profile.is_nick();
+    let (is_assigned, trigger) = if nick {
+        (Some(!assigned.is_empty()), Some(r.event.clone()))
+    } else {
+        (None, None)
+    };
+    let assignments = assigned
         .into_iter()
-        .map(|o| json!({"@id": ctx.url(&o.path), "title": o.fields.get("title")}))
+        .map(|o| {
+            let title = o.fields.get("title");
+            if nick {
+                let description = o.fields.get("description").cloned();
+                json!({"url": ctx.url(&o.path), "title": title,
+                       "description": description.unwrap_or_else(|| json!(""))})
+            } else {
+                json!({"@id": ctx.url(&o.path), "title": title})
+            }
+        })
         .collect();
     Ok(RuleView {
         url: url.clone(),
@@ -431,6 +498,8 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
         enabled: r.enabled,
         stop: r.stop,
         cascading: r.cascading,
+        assigned: is_assigned,
+        trigger,
         group: "Content",
         secret: r.secret.clone(),
         assignments,
@@ -447,8 +516,12 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
             rules::ACTION_KINDS,
             "action",
         ),
-        addable_conditions: addable(rules::CONDITION_KINDS),
-        addable_actions: addable(rules::ACTION_KINDS),
+        addable_conditions: addable(
+            profile,
+            rules::CONDITION_KINDS,
+            &rules::nick_kinds().conditions,
+        ),
+        addable_actions: addable(profile, rules::ACTION_KINDS, &rules::nick_kinds().actions),
     })
 }
 
@@ -496,12 +569,15 @@ fn delete_rule(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<R
     Ok(Response::empty(204))
 }
 
+/// A new condition or action from a request body; its `type` may be Plone's (stored) name or
+/// Nick's (`logger`, `transition_workflow`, ...), on every site.
 fn parse_element<T: serde::de::DeserializeOwned>(
-    body: Map<String, Value>,
+    mut body: Map<String, Value>,
     kinds: &'static [(&'static str, &'static str, &'static str)],
     what: &str,
 ) -> Result<T> {
-    let kind = body.get("type").and_then(Value::as_str).unwrap_or_default();
+    let given = body.get("type").and_then(Value::as_str).unwrap_or_default();
+    let kind = rules::stored_kind(given).to_string();
     if !kinds.iter().any(|(t, _, _)| *t == kind) {
         return Err(EngineError::Invalid {
             field: "type".into(),
@@ -511,6 +587,7 @@ fn parse_element<T: serde::de::DeserializeOwned>(
             ),
         });
     }
+    body.insert("type".into(), Value::String(kind));
     extract::from_value(Value::Object(body), what)
 }
 
@@ -560,8 +637,9 @@ fn element_answer(ctx: &Ctx<'_>, call: &Call<'_>, value: Value, part: &str) -> R
             call.param("idx").unwrap_or_default()
         )),
     );
-    m.insert("@schema".into(), schema_of(&kind));
-    m.insert("type".into(), json!(kind));
+    let profile = ctx.profile();
+    m.insert("@schema".into(), schema_of(profile, &kind));
+    m.insert("type".into(), json!(shown_kind(profile, &kind)));
     Response::json(200, &m)
 }
 
@@ -607,13 +685,15 @@ fn merged<T: Serialize + serde::de::DeserializeOwned>(
         if k == "@id" || k == "@schema" {
             continue; // what GET shows of it, sent back by forms
         }
-        if k == "type" && v != m["type"] {
+        if k == "type" && v.as_str().map(rules::stored_kind) != m["type"].as_str() {
             return Err(EngineError::Invalid {
                 field: "type".into(),
                 message: format!("The {what}'s 'type' cannot change; delete it and add another"),
             });
         }
-        m.insert(k, v);
+        if k != "type" {
+            m.insert(k, v);
+        }
     }
     extract::from_value(Value::Object(m), what)
 }
@@ -661,19 +741,62 @@ mod tests {
     use super::*;
 
     #[test]
+    fn nicks_kinds_map_to_stored_kinds() {
+        let k = rules::nick_kinds();
+        assert_eq!(k.conditions.len(), 5);
+        assert_eq!(k.actions.len(), 7);
+        for n in &k.conditions {
+            assert!(
+                rules::CONDITION_KINDS.iter().any(|c| c.0 == n.plone),
+                "{}",
+                n.nick
+            );
+        }
+        for n in &k.actions {
+            assert!(
+                rules::ACTION_KINDS.iter().any(|c| c.0 == n.plone),
+                "{}",
+                n.nick
+            );
+        }
+        assert_eq!(rules::stored_kind("logger"), "plone.actions.Logger");
+        assert_eq!(
+            rules::stored_kind("transition_workflow"),
+            "plone.actions.Workflow"
+        );
+        assert_eq!(
+            rules::stored_kind("plone.actions.Mail"),
+            "plone.actions.Mail"
+        );
+        assert_eq!(
+            shown_kind(SiteProfile::Nick, "plone.conditions.WorkflowState"),
+            "workflow_state"
+        );
+        assert_eq!(
+            shown_kind(SiteProfile::Plone, "plone.conditions.WorkflowState"),
+            "plone.conditions.WorkflowState"
+        );
+    }
+
+    #[test]
     fn a_settings_form_is_the_schema_volto_reads() {
-        let mail = serde_json::to_string(&schema_of("plone.actions.Mail")).unwrap();
+        let mail =
+            serde_json::to_string(&schema_of(SiteProfile::Plone, "plone.actions.Mail")).unwrap();
         assert_eq!(
             mail,
             r#"{"fieldsets":[{"fields":["subject","source","recipients","exclude_actor","message"],"id":"default","title":"Default"}],"properties":{"exclude_actor":{"description":"","title":"Exclude actor from recipients","type":"boolean"},"message":{"description":"","title":"Message","type":"string"},"recipients":{"description":"","title":"Email recipients","type":"string"},"source":{"description":"","title":"Email source","type":"string"},"subject":{"description":"","title":"Subject","type":"string"}},"required":["subject","recipients","message"],"type":"object"}"#
         );
-        let types = serde_json::to_string(&schema_of("plone.conditions.PortalType")).unwrap();
+        let types = serde_json::to_string(&schema_of(
+            SiteProfile::Plone,
+            "plone.conditions.PortalType",
+        ))
+        .unwrap();
         assert_eq!(
             types,
             r#"{"fieldsets":[{"fields":["check_types"],"id":"default","title":"Default"}],"properties":{"check_types":{"description":"","items":{"type":"string"},"title":"Content type","type":"array"}},"required":["check_types"],"type":"object"}"#
         );
         assert_eq!(
-            serde_json::to_string(&schema_of("unknown")).unwrap(),
+            serde_json::to_string(&schema_of(SiteProfile::Plone, "unknown")).unwrap(),
             r#"{"fieldsets":[{"fields":[],"id":"default","title":"Default"}],"properties":{},"required":[],"type":"object"}"#
         );
     }

@@ -263,11 +263,15 @@ pub fn delete(ctx: &mut Ctx<'_>, uuid: &str) -> Result<()> {
 }
 
 /// Abort the job `uuid`: it is not attempted again. Only a job that is not finished can be
-/// aborted (400 otherwise).
+/// aborted (400 otherwise; on a Nick site, as Nick does, aborting a finished job changes
+/// nothing and is no error).
 pub fn abort(ctx: &mut Ctx<'_>, uuid: &str) -> Result<()> {
     let mut job = require(ctx, uuid)?;
     let dead_letter = job.status == "failed" && job.due.is_some();
     if !matches!(job.status.as_str(), "created" | "queued" | "running") && !dead_letter {
+        if ctx.profile().is_nick() {
+            return Ok(());
+        }
         return Err(EngineError::bad_request(format!(
             "Job '{uuid}' is {}; only a queued or running job (or a dead letter) can be aborted",
             job.status
@@ -280,10 +284,21 @@ pub fn abort(ctx: &mut Ctx<'_>, uuid: &str) -> Result<()> {
 }
 
 /// Retry the job `uuid` now: a failed or aborted delivery is queued again, with a fresh count
-/// of attempts. Other jobs cannot be retried (400).
+/// of attempts. Other jobs cannot be retried (400); on a Nick site, as Nick does, retrying the
+/// run of a scheduled job (finished or not) runs that scheduled job again, a new job.
 pub fn retry(ctx: &mut Ctx<'_>, uuid: &str) -> Result<()> {
     let mut job = require(ctx, uuid)?;
     if !matches!(job.status.as_str(), "failed" | "aborted") || job.delivery.is_none() {
+        let scheduled = job.params.get("scheduled_job").and_then(Value::as_str);
+        if let Some(mut run) = scheduled
+            .filter(|_| ctx.profile().is_nick())
+            .map(|id| schedule(ctx, id))
+            .transpose()?
+            .flatten()
+        {
+            run_schedule(ctx, &mut run)?;
+            return Ok(());
+        }
         return Err(EngineError::bad_request(format!(
             "Job '{uuid}' is {}; only a failed or aborted delivery can be retried",
             job.status

@@ -51,9 +51,17 @@ pub const TRIGGERS: &[(&str, &str)] = &[
     ("onAfterDeleteUser", "User removed"),
 ];
 
+/// Other names of triggers: Nick's recorded examples send `onAfterModify` for
+/// `onAfterModified`.
+const TRIGGER_ALIASES: &[(&str, &str)] = &[("onAfterModify", "onAfterModified")];
+
 /// The trigger token `given` names: a token, or a title (Plone's rules panel sends titles),
-/// compared without regard to case.
+/// compared without regard to case; or one of [`TRIGGER_ALIASES`].
 pub fn trigger_token(given: &str) -> Option<&'static str> {
+    let given = TRIGGER_ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(given))
+        .map_or(given, |(_, token)| *token);
     TRIGGERS
         .iter()
         .find(|(t, l)| t.eq_ignore_ascii_case(given) || l.eq_ignore_ascii_case(given))
@@ -344,6 +352,64 @@ pub const ACTION_KINDS: &[(&str, &str, &str)] = &[
         "POST a signed JSON description of the event to a URL",
     ),
 ];
+
+/// A kind of condition or action as Nick names and describes it: its Nick `type`, the Plone
+/// `type` it is stored as, its title, description and form (JSON Schema). Nick's kinds are
+/// accepted by their Nick `type` on every site ([`stored_kind`]) and shown so on a Nick site.
+#[derive(Debug, Deserialize)]
+pub struct NickKind {
+    /// Nick's `type` (`logger`, `transition_workflow`, ...).
+    #[serde(rename = "type")]
+    pub nick: String,
+    /// The `type` it is stored as (`plone.actions.Logger`, ...).
+    pub plone: String,
+    /// Nick's title.
+    pub title: String,
+    /// Nick's description.
+    pub description: String,
+    /// Nick's form of its settings.
+    pub schema: Value,
+}
+
+/// Nick's kinds of conditions and of actions, in Nick's order.
+#[derive(Debug, Deserialize, Default)]
+pub struct NickKinds {
+    /// The conditions (`content_type`, `file_extension`, `user_group`, `user_role`,
+    /// `workflow_state`).
+    pub conditions: Vec<NickKind>,
+    /// The actions (`copy_item`, `delete_item`, `logger`, `move_item`, `send_email`,
+    /// `transition_workflow`, `version_item`).
+    pub actions: Vec<NickKind>,
+    /// The actions of scheduled jobs Nick has (`reindex`; `plone` is our action's name).
+    pub scheduled_actions: Vec<NickKind>,
+}
+
+/// Nick's kinds (`nick_kinds.json`, checked by a unit test).
+pub fn nick_kinds() -> &'static NickKinds {
+    static KINDS: std::sync::OnceLock<NickKinds> = std::sync::OnceLock::new();
+    KINDS.get_or_init(|| serde_json::from_str(include_str!("nick_kinds.json")).unwrap_or_default())
+}
+
+/// The stored (Plone) `type` of the kind `given` names: Nick's `type`s map to Plone's, any
+/// other name is returned as it is.
+pub fn stored_kind(given: &str) -> &str {
+    let k = nick_kinds();
+    k.conditions
+        .iter()
+        .chain(k.actions.iter())
+        .find(|n| n.nick == given)
+        .map_or(given, |n| n.plone.as_str())
+}
+
+/// Nick's description of the stored kind `plone` (`None`: a kind Nick does not have, such as
+/// the workflow transition condition or the webhook action).
+pub fn nick_kind(plone: &str) -> Option<&'static NickKind> {
+    let k = nick_kinds();
+    k.conditions
+        .iter()
+        .chain(k.actions.iter())
+        .find(|n| n.plone == plone)
+}
 
 fn kind_type(v: &Value) -> String {
     v.get("type")
@@ -887,6 +953,45 @@ pub fn update_assignments(
     for (id, mut a) in check_assigned(ctx, obj, ids)? {
         f(&mut a);
         put_assignment(ctx, obj, &id, &a)?;
+    }
+    Ok(())
+}
+
+/// Move the rule `id` assigned to `obj` one place up (earlier) or down among the object's
+/// assignments (they run in that order). A 400 when it is not assigned here or is already
+/// first (up) or last (down).
+pub fn move_assignment(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str, up: bool) -> Result<()> {
+    let mut order = assigned(ctx, &obj.uid)?;
+    let idx = order
+        .iter()
+        .position(|(r, _)| r == id)
+        .ok_or_else(|| EngineError::Invalid {
+            field: "rule_id".into(),
+            message: format!("'rule_id': the content rule {id} is not assigned here"),
+        })?;
+    let to = if up {
+        idx.checked_sub(1)
+    } else {
+        Some(idx + 1)
+    };
+    match to {
+        Some(to) if to < order.len() => order.swap(idx, to),
+        _ => {
+            return Err(EngineError::Invalid {
+                field: "rule_id".into(),
+                message: format!(
+                    "'rule_id': the content rule {id} is already the {} here",
+                    if up { "first" } else { "last" }
+                ),
+            })
+        }
+    }
+    for (position, (rid, a)) in order.iter_mut().enumerate() {
+        let position = position as u64;
+        if a.position != position {
+            a.position = position;
+            put_assignment(ctx, obj, rid, a)?;
+        }
     }
     Ok(())
 }

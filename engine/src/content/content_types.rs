@@ -21,6 +21,7 @@ use crate::core::model::{ContentRecord, ContentType};
 use crate::core::security::Permission;
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
+use crate::site::profile::SiteProfile;
 
 /// The name reported as the `behavior` of a type's own fields and fieldsets (as the reference
 /// names its generated schemas).
@@ -108,8 +109,72 @@ pub fn type_titles(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
         .collect())
 }
 
-/// Every behavior as `(name, title)`, by name: the behaviors vocabulary.
+/// Nick's behaviors, by name: Nick's name, Nick's title, and the behavior it is here: `Some(b)`
+/// the behavior stored as `b` (the name is accepted on every site), `None` a part of what every
+/// type here has (its Dublin Core fields, an id made from its title): always on, its name
+/// accepted on a Nick site only.
+pub const NICK_BEHAVIORS: &[(&str, &str, Option<&str>)] = &[
+    ("basic", "Basic metadata", None),
+    ("blocks", "Blocks", Some("volto.blocks")),
+    ("categorization", "Categorization", None),
+    ("dates", "Dates", None),
+    ("dublin_core", "Dublin Core metadata", None),
+    (
+        "exclude_from_nav",
+        "Exclude from navigation",
+        Some("plone.excludefromnavigation"),
+    ),
+    ("ownership", "Ownership", None),
+    (
+        "preview_image_link",
+        "Preview Image Link",
+        Some("volto.preview_image"),
+    ),
+    ("short_name", "Short name", None),
+    ("versioning", "Versioning", Some("plone.versioning")),
+];
+
+/// Nick's behaviors that its types list but its panel has no switch for (always on here).
+const NICK_IMPLIED: &[&str] = &["id_from_title"];
+
+/// What a behavior name in a type's settings names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BehaviorName<'a> {
+    /// A behavior of the registry, by its stored name.
+    Stored(&'a str),
+    /// One of Nick's behaviors every type here has (a Nick site only): switching it changes
+    /// nothing.
+    AlwaysOn,
+}
+
+/// The behavior `name` names on a site with `profile`: a behavior of the registry, one of
+/// Nick's names for one (every site), or one of Nick's behaviors every type has (a Nick site);
+/// `None` for anything else.
+pub fn behavior_named<'a>(
+    registry: &'a crate::core::model::TypeRegistry,
+    profile: SiteProfile,
+    name: &'a str,
+) -> Option<BehaviorName<'a>> {
+    if registry.behavior(name).is_some() {
+        return Some(BehaviorName::Stored(name));
+    }
+    match NICK_BEHAVIORS.iter().find(|(n, _, _)| *n == name) {
+        Some((_, _, Some(stored))) => Some(BehaviorName::Stored(stored)),
+        Some((_, _, None)) if profile.is_nick() => Some(BehaviorName::AlwaysOn),
+        _ if profile.is_nick() && NICK_IMPLIED.contains(&name) => Some(BehaviorName::AlwaysOn),
+        _ => None,
+    }
+}
+
+/// Every behavior as `(name, title)`, by name: the behaviors vocabulary (Nick's behaviors on a
+/// Nick site).
 pub fn behavior_titles(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
+    if ctx.profile().is_nick() {
+        return Ok(NICK_BEHAVIORS
+            .iter()
+            .map(|(n, t, _)| (n.to_string(), t.to_string()))
+            .collect());
+    }
     Ok(ctx
         .types()?
         .behaviors()
@@ -238,6 +303,103 @@ pub fn remove_type(ctx: &mut Ctx<'_>, name: &str) -> Result<()> {
         removed: true,
     });
     Ok(())
+}
+
+/// A type's own field as Nick's type definition describes it (`schema.properties.<name>`).
+#[derive(Debug, Clone)]
+pub struct DefinedField {
+    /// Its name.
+    pub name: String,
+    /// Nick's factory (`File` is our `File Upload`; the others are ours).
+    pub factory: String,
+    /// Its title.
+    pub title: String,
+    /// Its help text.
+    pub description: String,
+    /// Whether it is required (`schema.required`).
+    pub required: bool,
+    /// The widget forms use, if given.
+    pub widget: Option<String>,
+}
+
+/// A new type as Nick's type definition gives it (what `POST @controlpanels/dexterity-types`
+/// also takes, on every site): its settings, its own fields and its behaviors (ours, or Nick's
+/// names of them; Nick's `folderish` behavior makes it folderish).
+#[derive(Debug, Clone)]
+pub struct TypeDefinition {
+    /// Its settings (title, description, ...); `behaviors` and `fields` are filled from below.
+    pub data: TypeData,
+    /// Its behaviors as given.
+    pub behaviors: Vec<String>,
+    /// Its own fields.
+    pub fields: Vec<DefinedField>,
+}
+
+/// Add the type `def` describes: its behaviors (every type keeps `plone.dublincore`; Nick's
+/// names of its parts are accepted on every site), then its own fields. An unknown behavior or factory is a 400 naming it; the request's transaction
+/// then rolls back, so no type is added.
+pub fn add_defined_type(ctx: &mut Ctx<'_>, def: TypeDefinition) -> Result<Arc<ContentType>> {
+    let registry = ctx.types()?;
+    let mut data = def.data;
+    for given in &def.behaviors {
+        // Listing one of Nick's Dublin Core parts switches on what every type has anyway: that
+        // is unambiguous on every site (only switching them off is, so the panel's PATCH takes
+        // them on a Nick site only).
+        match behavior_named(&registry, SiteProfile::Nick, given) {
+            Some(BehaviorName::Stored(b)) => {
+                if !data.behaviors.iter().any(|x| x == b) {
+                    data.behaviors.push(b.to_string());
+                }
+            }
+            Some(BehaviorName::AlwaysOn) => {}
+            None if given == "folderish" => data.folderish = true,
+            None => {
+                return Err(EngineError::Invalid {
+                    field: "schema".into(),
+                    message: format!("Unknown behavior '{given}' in 'schema.behaviors'"),
+                })
+            }
+        }
+    }
+    let name = data.name.clone();
+    let mut ty = add_type(ctx, data)?;
+    for f in def.fields {
+        let factory = if f.factory == "File" {
+            "File Upload".to_string()
+        } else {
+            f.factory
+        };
+        add_field(
+            ctx,
+            &ty,
+            NewField {
+                id: Some(f.name.clone()),
+                factory,
+                title: f.title,
+                description: f.description,
+                required: f.required,
+            },
+        )?;
+        ty = require_type(ctx, &name, &name)?;
+        if let Some(widget) = f.widget {
+            let default = ty
+                .field(&f.name)
+                .and_then(|d| d.widget_name().map(str::to_string));
+            if default.as_deref() != Some(widget.as_str()) {
+                change_field(
+                    ctx,
+                    &ty,
+                    &f.name,
+                    FieldChange {
+                        widget: Some(Some(widget)),
+                        ..FieldChange::default()
+                    },
+                )?;
+                ty = require_type(ctx, &name, &name)?;
+            }
+        }
+    }
+    Ok(ty)
 }
 
 /// What a new field is made from.

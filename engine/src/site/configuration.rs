@@ -176,6 +176,9 @@ pub struct RecordDef {
     pub default: Default,
     /// Where the value lives.
     pub source: Source,
+    /// Whether it is a setting only Nick's forms show (`GET @registry` lists it on a Nick site
+    /// only, so a Plone site's list stays Plone's; it is read and written on every site).
+    pub nick_only: bool,
 }
 
 const fn stored(
@@ -192,6 +195,7 @@ const fn stored(
         kind,
         default,
         source: Source::Stored,
+        nick_only: false,
     }
 }
 
@@ -210,6 +214,7 @@ const fn owned(
         kind,
         default: Default::Null,
         source: Source::Owned { read, write },
+        nick_only: false,
     }
 }
 
@@ -221,6 +226,10 @@ pub const COMMENT_EDIT_OWN: &str = "plone.app.discussion.edit_comment_enabled";
 pub const COMMENT_DELETE_OWN: &str = "plone.app.discussion.delete_own_comment_enabled";
 /// The record holding the site's actions ([`crate::site::actions`]).
 pub const ACTIONS: &str = "plone.actions";
+/// Whether mail goes to a test server (Nick's mail panel's `debug`).
+pub const MAIL_DEBUG: &str = "nick.mail_debug";
+/// Whether the SMTP connection is encrypted (Nick's mail panel's `secure`).
+pub const SMTP_SECURE: &str = "nick.smtp_secure";
 /// The record listing the image scales (`name width:height`, [`crate::content::files`]).
 pub const ALLOWED_SIZES: &str = "plone.allowed_sizes";
 /// The record holding the largest file an upload may store, in bytes ([`crate::content::files`]).
@@ -252,6 +261,28 @@ pub const RECORDS: &[RecordDef] = &[
         Kind::Text,
         Default::Text(FORM_MAIL_TEMPLATE),
     ),
+    RecordDef {
+        nick_only: true,
+        ..stored(
+            MAIL_DEBUG,
+            "Debug",
+            "Whether mail goes to a test server instead of the SMTP server (Nick's mail panel's \
+         `debug`; kept as a setting).",
+            Kind::Bool,
+            Default::Bool(false),
+        )
+    },
+    RecordDef {
+        nick_only: true,
+        ..stored(
+            SMTP_SECURE,
+            "Secure",
+            "Whether the SMTP connection is encrypted (Nick's mail panel's `secure`; kept as a \
+         setting).",
+            Kind::Bool,
+            Default::Bool(false),
+        )
+    },
     stored(
         ACTIONS,
         "Actions",
