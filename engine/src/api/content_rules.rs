@@ -158,13 +158,16 @@ fn assign(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Resp
             "There is no content rule '{id}'"
         )));
     }
-    rules::assign(ctx, &obj, id)?;
-    Ok(Response::json(
-        201,
-        &Message {
-            message: format!("Successfully assigned the content rule {id}"),
-        },
-    ))
+    // A new assignment answers 201 (spec: "201 for … rule assignment", with Nick's wording);
+    // assigning it again changes nothing and answers 200, in Plone's wording on a Plone site.
+    let (status, message) = match rules::assign(ctx, &obj, id)? {
+        true => (201, format!("Successfully assigned the content rule {id}")),
+        false if ctx.profile().is_nick() => {
+            (200, format!("Successfully assigned the content rule {id}"))
+        }
+        false => (200, format!("Successfully assigned the rule {id}")),
+    };
+    Ok(Response::json(status, &Message { message }))
 }
 
 /// A move of an assigned rule among the object's assignments.

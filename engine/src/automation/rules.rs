@@ -880,14 +880,14 @@ pub fn assigned(ctx: &Ctx<'_>, uid: &str) -> Result<Vec<(String, Assignment)>> {
     Ok(out)
 }
 
-/// Assign rule `id` to `obj` (enabled, bubbling; as Plone does); a 400 when it is already.
-pub fn assign(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<()> {
+/// Assign rule `id` to `obj` (enabled, bubbling; as Plone does). Assigning a rule that is
+/// already assigned changes nothing (its place and switches stay): `Ok(false)`, as Plone answers
+/// it with success; `Ok(true)` when the assignment is new.
+pub fn assign(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<bool> {
     require(ctx, id)?;
     let existing = assigned(ctx, &obj.uid)?;
     if existing.iter().any(|(r, _)| r == id) {
-        return Err(EngineError::bad_request(format!(
-            "The content rule {id} is already assigned here"
-        )));
+        return Ok(false);
     }
     let position = existing
         .iter()
@@ -903,7 +903,8 @@ pub fn assign(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str) -> Result<()> {
             bubbles: true,
             position,
         },
-    )
+    )?;
+    Ok(true)
 }
 
 fn put_assignment(ctx: &mut Ctx<'_>, obj: &ContentRecord, id: &str, a: &Assignment) -> Result<()> {
