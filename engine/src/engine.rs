@@ -347,10 +347,17 @@ impl<S: Store> Engine<S> {
     }
 
     /// The site profile the site was created with ([`crate::site::profile`]).
+    /// The profile never changes once the site exists, so the engine keeps it: a host calls
+    /// this once after making sure the site exists, so that [`Engine::error_answer`] (which may
+    /// run where the store must not be read, on an async runtime) knows it.
     pub fn site_profile(&self) -> Result<crate::site::profile::SiteProfile> {
+        if let Some(p) = self.profile.get() {
+            return Ok(*p);
+        }
         let txn = self.store.begin_read()?;
         let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
-        crate::site::profile::stored(&ctx)
+        let p = crate::site::profile::stored(&ctx)?;
+        Ok(*self.profile.get_or_init(|| p))
     }
 
     /// Drop the cached answers a commit's writes change ([`Core::publish`]); wake the host's
@@ -674,8 +681,15 @@ impl<S: Store> Engine<S> {
     /// The answer for an error a host meets before or around the engine (a malformed `Host`, a
     /// body over the limit, the login throttle), in the site's error shape
     /// ([`Engine::error_style`]), as the engine's own errors are.
+    ///
+    /// It never reads the store (hosts call it on their async runtime): the profile is the one
+    /// [`Engine::site_profile`] or an earlier request learnt, Plone's before that.
     pub fn error_answer(&self, e: EngineError) -> Response {
-        e.into_styled_response(self.error_style(), "", None)
+        let style = match self.profile.get() {
+            Some(p) if p.is_nick() => ErrorStyle::Nick,
+            _ => ErrorStyle::Plone,
+        };
+        e.into_styled_response(style, "", None)
     }
 
     /// The answer to `routed` given the outcome of running it ([`finish`]), and the login whose

@@ -753,6 +753,10 @@ fn start<S: Store + Send + Sync + 'static>(
             ));
         }
     }
+    // The site profile, read once here (before the runtime starts): the answers host-server
+    // builds itself (Host checks, body limit, throttle) take the site's error shape from it.
+    let profile = engine.site_profile().map_err(ServerError::SiteSetup)?;
+    info!(profile = profile.name(), "site profile");
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -78,7 +78,7 @@ struct Observer {
 }
 
 impl Observer {
-    fn new(scenario: &str) -> Self {
+    fn new(scenario: &str, profiles: &[String]) -> Self {
         let observed = Arc::new(Mutex::new(Observed::default()));
         let store = MemStore::new();
         let hook_state = observed.clone();
@@ -124,9 +124,9 @@ impl Observer {
             step: 0,
             problems: Vec::new(),
         };
-        me.engine
-            .create_site(&SiteSetup::new("secret"))
-            .expect("create site");
+        let mut setup = SiteSetup::new("secret");
+        setup.profiles = profiles.to_vec();
+        me.engine.create_site(&setup).expect("create site");
         me.check("create_site");
         me
     }
@@ -183,7 +183,7 @@ fn every_committed_change_to_a_content_record_is_announced_by_an_event() {
     let mut scenarios = 0;
     for s in tally.select(only.as_deref()) {
         scenarios += 1;
-        let mut target = Observer::new(&s.name);
+        let mut target = Observer::new(&s.name, &s.profiles);
         let outcome = pollster::block_on(run_scenario(&mut target, &s));
         // The scenarios themselves must still pass with the recorder subscribed.
         tally.record(outcome.map_err(|f| f.to_string()));

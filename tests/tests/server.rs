@@ -286,10 +286,21 @@ impl Target for Server {
         });
         let mut resp = match self.agent.run(http_req) {
             Ok(r) => r,
-            Err(e) => panic!(
-                "{} {url} failed at the transport level: {e}",
-                req.method.as_str()
-            ),
+            // Not a panic: the step then fails with this answer, and the tally names the
+            // scenario and shows the server's last stderr lines (a crash, usually).
+            Err(e) => {
+                return Response {
+                    status: 599,
+                    headers: Vec::new(),
+                    body: format!(
+                        "{} {url} failed at the transport level (no HTTP answer): {e}",
+                        req.method.as_str()
+                    )
+                    .into_bytes(),
+                    stream: None,
+                    lines: None,
+                }
+            }
         };
         let status = resp.status().as_u16();
         let headers = resp

@@ -322,17 +322,32 @@ pub fn stats(ctx: &Ctx<'_>) -> Result<(BTreeMap<String, u64>, BTreeMap<String, u
     Ok((valid, broken))
 }
 
+/// Store relation `r` in both directions and announce it ([`Event::RelationChanged`]).
 fn put(ctx: &mut Ctx<'_>, r: &Relation, value: &[u8]) -> Result<()> {
     ctx.put(&keys::relation(&r.source, &r.name, &r.target), value)?;
     ctx.put(
         &keys::relation_by_target(&r.target, &r.name, &r.source),
         b"",
-    )
+    )?;
+    announce(ctx, r, true);
+    Ok(())
 }
 
+/// Drop relation `r` in both directions and announce it ([`Event::RelationChanged`]).
 fn remove(ctx: &mut Ctx<'_>, r: &Relation) -> Result<()> {
     ctx.delete(&keys::relation(&r.source, &r.name, &r.target))?;
-    ctx.delete(&keys::relation_by_target(&r.target, &r.name, &r.source))
+    ctx.delete(&keys::relation_by_target(&r.target, &r.name, &r.source))?;
+    announce(ctx, r, false);
+    Ok(())
+}
+
+fn announce(ctx: &mut Ctx<'_>, r: &Relation, added: bool) {
+    ctx.emit(Event::RelationChanged {
+        source: r.source.clone(),
+        name: r.name.clone(),
+        target: r.target.clone(),
+        added,
+    });
 }
 
 /// The uids in `obj`'s `relatedItems` field.

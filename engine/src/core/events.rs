@@ -201,6 +201,18 @@ pub enum Event {
         /// Its path.
         path: String,
     },
+    /// A relation between two objects was stored or dropped ([`crate::content::relations`]):
+    /// through `@relations`, or kept in step with a `relatedItems` field.
+    RelationChanged {
+        /// The uid of the relation's source.
+        source: String,
+        /// The relation's name (`relatedItems`, `isReferencing`, ...).
+        name: String,
+        /// The uid of its target.
+        target: String,
+        /// Stored (`true`) or dropped.
+        added: bool,
+    },
     /// Site-wide settings changed.
     SettingsChanged {
         /// Which: `"site"` (default language), `"language"` (languages and profiles),
@@ -364,6 +376,7 @@ impl Event {
             | Event::LockRefreshed { .. }
             | Event::Unlocked { .. }
             | Event::SettingsChanged { .. }
+            | Event::RelationChanged { .. }
             | Event::UserAdded { .. }
             | Event::UserModified { .. }
             | Event::UserRemoved { .. }
