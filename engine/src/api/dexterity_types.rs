@@ -286,7 +286,10 @@ fn panel_of(ctx: &Ctx<'_>, ty: &ContentType) -> Result<TypePanel> {
     }
     if nick {
         for (name, _, stored) in content_types::NICK_BEHAVIORS {
-            let on = stored.is_none_or(|b| ty.has_behavior(b));
+            let on = match stored {
+                Some(b) => ty.has_behavior(b),
+                None => ty.data.nick_switches.iter().any(|s| s == name),
+            };
             data.insert(name.to_string(), Value::Bool(on));
         }
     }
@@ -424,6 +427,7 @@ fn add(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response>
                 behaviors: vec!["plone.dublincore".into()],
                 fields: Vec::new(),
                 fieldsets: Vec::new(),
+                nick_switches: Vec::new(),
             },
             behaviors: schema.behaviors,
             fields,
@@ -510,8 +514,9 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
             name if content_types::behavior_named(&registry, profile, name)
                 == Some(BehaviorName::AlwaysOn) =>
             {
-                // one of Nick's behaviors every type here has: switching it changes nothing
-                flag(k, v)?;
+                // one of Nick's behaviors every type here has: the switch is kept and shown,
+                // and changes nothing
+                content_types::set_nick_switch(&mut data, name, flag(k, v)?);
             }
             given if content_types::behavior_named(&registry, profile, given).is_some() => {
                 let on = flag(k, v)?;

@@ -204,6 +204,25 @@ pub fn behavior_named<'a>(
     }
 }
 
+/// Switch Nick's behavior `name` (one every type here has: [`BehaviorName::AlwaysOn`]) on or
+/// off in `data`: kept and shown in a Nick site's types panel, it changes nothing else. Only
+/// the names of Nick's panel switches are kept (`id_from_title` has none).
+pub fn set_nick_switch(data: &mut TypeData, name: &str, on: bool) {
+    if !NICK_BEHAVIORS
+        .iter()
+        .any(|(n, _, stored)| *n == name && stored.is_none())
+    {
+        return;
+    }
+    let has = data.nick_switches.iter().any(|s| s == name);
+    if on && !has {
+        data.nick_switches.push(name.to_string());
+        data.nick_switches.sort();
+    } else if !on && has {
+        data.nick_switches.retain(|s| s != name);
+    }
+}
+
 /// Every behavior as `(name, title)`, by name: the behaviors vocabulary (Nick's behaviors on a
 /// Nick site).
 pub fn behavior_titles(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
@@ -389,7 +408,7 @@ pub fn add_defined_type(ctx: &mut Ctx<'_>, def: TypeDefinition) -> Result<Arc<Co
                     data.behaviors.push(b.to_string());
                 }
             }
-            Some(BehaviorName::AlwaysOn) => {}
+            Some(BehaviorName::AlwaysOn) => set_nick_switch(&mut data, given, true),
             None if given == "folderish" => data.folderish = true,
             None => {
                 return Err(EngineError::Invalid {

@@ -81,6 +81,11 @@ const NICK_TYPE_DESCRIPTIONS: &[(&str, &str)] = &[
     ("Video", "Videos can be referenced in pages."),
 ];
 
+/// Nick's panel switches its core profile turns on for every type (the parts of Dublin Core and
+/// the id every type here has anyway), and the ones the site root's type leaves off.
+const NICK_TYPE_SWITCHES: &[&str] = &["dates", "dublin_core", "short_name"];
+const NICK_SITE_SWITCHES_OFF: &[&str] = &["short_name"];
+
 /// Nick's types that are not addable anywhere unless a folder allows them (`global_allow: false`).
 const NICK_NOT_GLOBAL: &[&str] = &["Feed"];
 
@@ -100,6 +105,10 @@ fn seed_types(ctx: &mut Ctx<'_>) -> Result<()> {
         data.description = (*description).to_string();
         if NICK_NOT_GLOBAL.contains(name) {
             data.global_allow = false;
+        }
+        for switch in NICK_TYPE_SWITCHES {
+            let on = !(*name == "Site" && NICK_SITE_SWITCHES_OFF.contains(switch));
+            content_types::set_nick_switch(&mut data, switch, on);
         }
         content_types::save_type(ctx, data)?;
     }
