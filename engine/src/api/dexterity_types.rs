@@ -100,8 +100,8 @@ pub struct TypeItem {
     pub description: String,
     /// Its name.
     pub id: String,
-    /// Always `Dexterity FTI`.
-    pub meta_type: &'static str,
+    /// `Dexterity FTI` (a Nick site: the type's name, as Nick shows).
+    pub meta_type: String,
     /// Its title.
     pub title: String,
 }
@@ -120,10 +120,31 @@ pub struct TypePanel {
     pub group: &'static str,
     /// Always empty.
     pub items: Vec<Value>,
-    /// The type's JSON Schema.
-    pub schema: TypeSchema,
+    /// The form of these settings on a Nick site (Nick's panel form: title, description,
+    /// allowed types and one switch per Nick behavior); the type's JSON Schema on another site.
+    pub schema: PanelSchema,
     /// Its title.
     pub title: String,
+}
+
+/// The `schema` of a type's settings: the type's schema (Plone) or the settings' form (Nick).
+#[derive(Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PanelSchema {
+    /// The type's JSON Schema, as `@types/<type>` answers it.
+    Type(TypeSchema),
+    /// Nick's form of the settings (`dexterity_types_nick.json`, the vocabulary URL made
+    /// absolute).
+    Nick(Value),
+}
+
+/// Nick's form of a type's settings (`schema` of the panel on a Nick site).
+const NICK_PANEL_FORM: &str = include_str!("dexterity_types_nick.json");
+
+fn nick_panel_form(ctx: &Ctx<'_>) -> Result<Value> {
+    let text = NICK_PANEL_FORM.replace("{site}", &ctx.base_url);
+    serde_json::from_str(&text)
+        .map_err(|e| EngineError::Internal(format!("dexterity_types_nick.json: {e}")))
 }
 
 /// POST: a new type.
@@ -222,6 +243,7 @@ fn panel_url(ctx: &Ctx<'_>) -> String {
 fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let counts = content_types::counts(ctx)?;
     let base = panel_url(ctx);
+    let nick = ctx.profile().is_nick();
     let items = ctx
         .types()?
         .all()
@@ -231,7 +253,11 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
             count: counts.get(&t.name).copied().unwrap_or(0),
             description: t.data.description.clone(),
             id: t.name.clone(),
-            meta_type: "Dexterity FTI",
+            meta_type: if nick {
+                t.name.clone()
+            } else {
+                "Dexterity FTI".to_string()
+            },
             title: t.title.clone(),
         })
         .collect();
@@ -260,7 +286,10 @@ fn panel_of(ctx: &Ctx<'_>, ty: &ContentType) -> Result<TypePanel> {
     }
     if nick {
         for (name, _, stored) in content_types::NICK_BEHAVIORS {
-            let on = stored.is_none_or(|b| ty.has_behavior(b));
+            let on = match stored {
+                Some(b) => ty.has_behavior(b),
+                None => ty.data.nick_switches.iter().any(|s| s == name),
+            };
             data.insert(name.to_string(), Value::Bool(on));
         }
     }
@@ -285,7 +314,11 @@ fn panel_of(ctx: &Ctx<'_>, ty: &ContentType) -> Result<TypePanel> {
         description: ty.data.description.clone(),
         group: "Content",
         items: Vec::new(),
-        schema: schema(ctx, ty),
+        schema: if nick {
+            PanelSchema::Nick(nick_panel_form(ctx)?)
+        } else {
+            PanelSchema::Type(schema(ctx, ty))
+        },
         title: ty.title.clone(),
     })
 }
@@ -308,7 +341,7 @@ fn add(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response>
     }
     let name = body
         .id
-        .unwrap_or_else(|| content_types::normalize(&body.title));
+        .unwrap_or_else(|| content_types::type_name_from_title(ctx.profile(), &body.title));
     let schema = body.schema.unwrap_or(DefinitionSchema {
         fieldsets: Vec::new(),
         properties: BTreeMap::new(),
@@ -394,6 +427,7 @@ fn add(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response>
                 behaviors: vec!["plone.dublincore".into()],
                 fields: Vec::new(),
                 fieldsets: Vec::new(),
+                nick_switches: Vec::new(),
             },
             behaviors: schema.behaviors,
             fields,
@@ -480,8 +514,9 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Respons
             name if content_types::behavior_named(&registry, profile, name)
                 == Some(BehaviorName::AlwaysOn) =>
             {
-                // one of Nick's behaviors every type here has: switching it changes nothing
-                flag(k, v)?;
+                // one of Nick's behaviors every type here has: the switch is kept and shown,
+                // and changes nothing
+                content_types::set_nick_switch(&mut data, name, flag(k, v)?);
             }
             given if content_types::behavior_named(&registry, profile, given).is_some() => {
                 let on = flag(k, v)?;

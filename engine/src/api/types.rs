@@ -469,7 +469,7 @@ pub fn schema(ctx: &Ctx<'_>, ty: &ContentType) -> TypeSchema {
     let fieldsets = ty
         .fieldsets
         .iter()
-        .map(|fs| fieldset_out(ty, fs))
+        .map(|fs| fieldset_out(ctx, ty, fs))
         .filter(|fs| !fs.fields.is_empty() || fs.behavior == OWN_SCHEMA)
         .collect();
     let properties = ty
@@ -497,10 +497,18 @@ pub fn schema(ctx: &Ctx<'_>, ty: &ContentType) -> TypeSchema {
     }
 }
 
-fn fieldset_out(ty: &ContentType, fs: &FieldsetDef) -> FieldsetOut {
+fn fieldset_out(ctx: &Ctx<'_>, ty: &ContentType, fs: &FieldsetDef) -> FieldsetOut {
     let own = ty.data.fieldsets.iter().any(|f| f.id == fs.id);
+    let nick = ctx
+        .profile()
+        .is_nick()
+        .then(|| content_types::nick_behavior_of_fieldset(&fs.id))
+        .flatten()
+        .filter(|_| !own);
     FieldsetOut {
-        behavior: if own { OWN_SCHEMA } else { "plone" }.to_string(),
+        behavior: nick
+            .unwrap_or(if own { OWN_SCHEMA } else { "plone" })
+            .to_string(),
         description: fs.description.clone(),
         fields: content_types::fieldset_fields(ty, &fs.id),
         id: fs.id.clone(),
@@ -520,7 +528,15 @@ pub fn field_schema(ctx: &Ctx<'_>, f: &FieldDef, source: Option<&str>) -> FieldS
     });
     FieldSchema {
         additional_items: array.then_some(true),
-        behavior: source.unwrap_or(OWN_SCHEMA).to_string(),
+        behavior: match source {
+            // a Nick site names the behavior as Nick's type schemas do
+            Some(src) if ctx.profile().is_nick() => {
+                content_types::nick_behavior_of_field(src, &f.name).unwrap_or(src)
+            }
+            Some(src) => src,
+            None => OWN_SCHEMA,
+        }
+        .to_string(),
         default,
         description: f.description.clone(),
         factory: f.factory_name().to_string(),
@@ -556,7 +572,7 @@ fn get_member(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<
     match content_types::member(&ty, name) {
         Some(Member::Field(f, src)) => Ok(Response::json(200, &field_schema(ctx, f, src))),
         Some(Member::Fieldset(fs, fields)) => {
-            Ok(Response::json(200, &fieldset_answer(&ty, fs, fields)))
+            Ok(Response::json(200, &fieldset_answer(ctx, &ty, fs, fields)))
         }
         None => Err(EngineError::NotFound {
             url: call.route.url(&ctx.base_url),
@@ -565,8 +581,13 @@ fn get_member(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<
     }
 }
 
-fn fieldset_answer(ty: &ContentType, fs: &FieldsetDef, fields: Vec<String>) -> FieldsetAnswer {
-    let out = fieldset_out(ty, fs);
+fn fieldset_answer(
+    ctx: &Ctx<'_>,
+    ty: &ContentType,
+    fs: &FieldsetDef,
+    fields: Vec<String>,
+) -> FieldsetAnswer {
+    let out = fieldset_out(ctx, ty, fs);
     FieldsetAnswer {
         behavior: out.behavior,
         description: fs.description.clone(),
@@ -583,7 +604,10 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response
     if body.factory == "fieldset" {
         let fs = content_types::add_fieldset(ctx, &ty, body.id, body.title, body.description)?;
         let ty = ctx.types()?.require(&ty.name)?;
-        return Ok(Response::json(201, &fieldset_answer(&ty, &fs, Vec::new())));
+        return Ok(Response::json(
+            201,
+            &fieldset_answer(ctx, &ty, &fs, Vec::new()),
+        ));
     }
     let def = content_types::add_field(
         ctx,

@@ -118,6 +118,7 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("roles", View, roles),
     voc("subjects", View, keywords),
     voc("supportedLanguages", View, supported_languages),
+    voc("systemGroups", Modify, system_groups),
     voc("timezones", View, timezones),
     voc("types", View, types),
     voc("users", Modify, users),
@@ -153,7 +154,12 @@ const NICK_LISTED: &[&str] = &[
 
 /// Nick's short names that Plone's list of vocabularies did not have: readable by name on every
 /// site, listed only on a Nick site (the default site's list stays Plone's).
-const NICK_ONLY: &[&str] = &["captchaProviders", "imageScales", "subjects"];
+const NICK_ONLY: &[&str] = &[
+    "captchaProviders",
+    "imageScales",
+    "subjects",
+    "systemGroups",
+];
 
 /// Whether `@vocabularies` lists `v` on a site with `profile`: a Nick site lists Nick's names,
 /// the default site every vocabulary but the ones only Nick names.
@@ -392,6 +398,16 @@ fn keywords(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
 fn groups(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     Ok(crate::people::auth::groups::listed(ctx)?
         .into_iter()
+        .map(|g| principal_term(g.id, g.title))
+        .collect())
+}
+
+/// The groups the site itself has and refuses to remove (its built-in groups, as it lists them):
+/// Nick's `systemGroups`.
+fn system_groups(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::people::auth::groups::listed(ctx)?
+        .into_iter()
+        .filter(|g| crate::people::auth::groups::is_builtin(&g.id))
         .map(|g| principal_term(g.id, g.title))
         .collect())
 }

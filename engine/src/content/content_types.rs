@@ -83,19 +83,25 @@ pub struct Addable {
 
 /// Every type but the site root's, by title, each with whether the caller may add it inside
 /// `context` (the context is folderish, allows the type, and the caller may add content there).
+/// A Nick site lists every type, the site root's too (never addable), by name, as Nick does.
 pub fn addable_types(ctx: &Ctx<'_>, context: &ContentRecord) -> Result<Vec<Addable>> {
     let registry = ctx.types()?;
     let here = registry.require(&context.type_name)?;
     let may_add = here.folderish && ctx.permitted(Permission::AddContent, context)?;
+    let nick = ctx.profile().is_nick();
     let mut out: Vec<Addable> = registry
         .all()
-        .filter(|t| t.name != "Site")
+        .filter(|t| nick || t.name != "Site")
         .map(|t| Addable {
-            addable: may_add && here.allows(t),
+            addable: may_add && t.name != "Site" && here.allows(t),
             ty: t.clone(),
         })
         .collect();
-    out.sort_by(|a, b| a.ty.title.cmp(&b.ty.title).then(a.ty.name.cmp(&b.ty.name)));
+    if nick {
+        out.sort_by(|a, b| a.ty.name.cmp(&b.ty.name));
+    } else {
+        out.sort_by(|a, b| a.ty.title.cmp(&b.ty.title).then(a.ty.name.cmp(&b.ty.name)));
+    }
     Ok(out)
 }
 
@@ -134,6 +140,38 @@ pub const NICK_BEHAVIORS: &[(&str, &str, Option<&str>)] = &[
     ("versioning", "Versioning", Some("plone.versioning")),
 ];
 
+/// Nick's name of the behavior a field comes from (`source`, our behavior) on a Nick site, as
+/// Nick's type schemas name it (`behavior` of a property): Dublin Core's fields by their part
+/// (`basic`, `categorization`, `dates`, `ownership`), the others by [`NICK_BEHAVIORS`]. `None`:
+/// a behavior Nick does not have (its name stays ours).
+pub fn nick_behavior_of_field(source: &str, field: &str) -> Option<&'static str> {
+    match (source, field) {
+        ("plone.dublincore", "title" | "description") => Some("basic"),
+        ("plone.dublincore", "subjects" | "language") => Some("categorization"),
+        ("plone.dublincore", "effective" | "expires") => Some("dates"),
+        ("plone.dublincore", _) => Some("ownership"),
+        ("plone.relateditems", _) => Some("categorization"),
+        _ => NICK_BEHAVIORS
+            .iter()
+            .find(|(_, _, stored)| *stored == Some(source))
+            .map(|(n, _, _)| *n),
+    }
+}
+
+/// Nick's name of the behavior a standard fieldset (form tab) belongs to on a Nick site, as
+/// Nick's type schemas name it (`behavior` of a fieldset); `None` for another fieldset.
+pub fn nick_behavior_of_fieldset(id: &str) -> Option<&'static str> {
+    match id {
+        "default" => Some("default"),
+        "categorization" => Some("categorization"),
+        "ownership" => Some("ownership"),
+        "dates" => Some("dates"),
+        "layout" => Some("blocks"),
+        "settings" => Some("short_name"),
+        _ => None,
+    }
+}
+
 /// Nick's behaviors that its types list but its panel has no switch for (always on here).
 const NICK_IMPLIED: &[&str] = &["id_from_title"];
 
@@ -163,6 +201,25 @@ pub fn behavior_named<'a>(
         Some((_, _, None)) if profile.is_nick() => Some(BehaviorName::AlwaysOn),
         _ if profile.is_nick() && NICK_IMPLIED.contains(&name) => Some(BehaviorName::AlwaysOn),
         _ => None,
+    }
+}
+
+/// Switch Nick's behavior `name` (one every type here has: [`BehaviorName::AlwaysOn`]) on or
+/// off in `data`: kept and shown in a Nick site's types panel, it changes nothing else. Only
+/// the names of Nick's panel switches are kept (`id_from_title` has none).
+pub fn set_nick_switch(data: &mut TypeData, name: &str, on: bool) {
+    if !NICK_BEHAVIORS
+        .iter()
+        .any(|(n, _, stored)| *n == name && stored.is_none())
+    {
+        return;
+    }
+    let has = data.nick_switches.iter().any(|s| s == name);
+    if on && !has {
+        data.nick_switches.push(name.to_string());
+        data.nick_switches.sort();
+    } else if !on && has {
+        data.nick_switches.retain(|s| s != name);
     }
 }
 
@@ -351,7 +408,7 @@ pub fn add_defined_type(ctx: &mut Ctx<'_>, def: TypeDefinition) -> Result<Arc<Co
                     data.behaviors.push(b.to_string());
                 }
             }
-            Some(BehaviorName::AlwaysOn) => {}
+            Some(BehaviorName::AlwaysOn) => set_nick_switch(&mut data, given, true),
             None if given == "folderish" => data.folderish = true,
             None => {
                 return Err(EngineError::Invalid {
@@ -659,6 +716,18 @@ fn own_field<'d>(ty: &ContentType, data: &'d mut TypeData, name: &str) -> Result
         .ok_or_else(|| {
             EngineError::bad_request(format!("Type '{}' has no field '{name}'", ty.name))
         })
+}
+
+/// The name of a new type made from its title on a site with `profile`: the normalized title
+/// (`My Type` → `my_type`), or on a Nick site the title itself when it is a well-formed type
+/// name (Nick names a type by its title: `My Type`).
+pub fn type_name_from_title(profile: SiteProfile, title: &str) -> String {
+    let title = title.trim();
+    if profile.is_nick() && check_name(title, "type").is_ok() {
+        title.to_string()
+    } else {
+        normalize(title)
+    }
 }
 
 /// `Author email` → `author_email`: lowercase ASCII letters, digits and `_`.

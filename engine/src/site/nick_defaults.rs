@@ -1,12 +1,14 @@
 //! What a new Nick site starts with where Nick 2.8's core profile differs from Plone's defaults:
 //! the actions (Nick's set and titles: "Sitemap", a "Register" link for visitors, no portal tab or
 //! URL management button), the image sizes (Plone's without the four largest), the available
-//! languages (English, Dutch, Swedish), and the robots.txt text. Written once, when the site is
+//! languages (English, Dutch, Swedish), the robots.txt text, and the type set (Nick's eight types:
+//! no Collection, Link or News Item; Feed not addable by default; Nick's type descriptions). Written once, when the site is
 //! created ([`crate::site::setup::create`]); afterwards they are ordinary settings, changed through
 //! the same control panels and registry as on any site.
 
 use serde_json::{json, Value};
 
+use crate::content::content_types;
 use crate::core::error::Result;
 use crate::runtime::context::Ctx;
 use crate::site::configuration;
@@ -61,6 +63,58 @@ const NICK_LANGUAGES: &[&str] = &["en", "nl", "sv"];
 /// Nick's robots.txt.
 const NICK_ROBOTS_TXT: &str = "Sitemap: {portal_url}/sitemap.xml.gz\n\n# Define access-restrictions for robots/spiders\n# http://www.robotstxt.org/wc/norobots.html\n\n\n\n# By default we allow robots to access all areas of our site\n# already accessible to anonymous users\n\nUser-agent: *\nDisallow:\n\n\n\n# Add Googlebot-specific syntax extension to exclude forms\n# that are repeated for each piece of content in the site\n# the wildcard is only supported by Googlebot\n# http://www.google.com/support/webmasters/bin/answer.py?answer=40367&ctx=sibling\n\nUser-Agent: Googlebot\nDisallow: /*?\nDisallow: /*atct_album_view$\nDisallow: /*folder_factories$\nDisallow: /*folder_summary_view$\nDisallow: /*login_form$\nDisallow: /*mail_password_form$\nDisallow: /@@search\nDisallow: /*search_rss$\nDisallow: /*sendto_form$\nDisallow: /*summary_view$\nDisallow: /*thumbnail_view$\nDisallow: /*view$\n";
 
+/// The built-in types Nick 2.8 does not have (removed from a new Nick site).
+const NOT_NICK_TYPES: &[&str] = &["Collection", "Link", "News Item"];
+
+/// Nick's type descriptions (its core profile's `types/*.json`).
+const NICK_TYPE_DESCRIPTIONS: &[(&str, &str)] = &[
+    ("Event", ""),
+    ("Feed", ""),
+    ("File", "Lets you upload a file to the site."),
+    ("Folder", ""),
+    (
+        "Image",
+        "Images can be referenced in pages or displayed in an album.",
+    ),
+    ("Page", ""),
+    ("Site", ""),
+    ("Video", "Videos can be referenced in pages."),
+];
+
+/// Nick's panel switches its core profile turns on for every type (the parts of Dublin Core and
+/// the id every type here has anyway), and the ones the site root's type leaves off.
+const NICK_TYPE_SWITCHES: &[&str] = &["dates", "dublin_core", "short_name"];
+const NICK_SITE_SWITCHES_OFF: &[&str] = &["short_name"];
+
+/// Nick's types that are not addable anywhere unless a folder allows them (`global_allow: false`).
+const NICK_NOT_GLOBAL: &[&str] = &["Feed"];
+
+/// Give a new site Nick's type set: remove the types Nick does not have, and write Nick's
+/// descriptions and `global_allow` into the others (ordinary type records afterwards).
+fn seed_types(ctx: &mut Ctx<'_>) -> Result<()> {
+    for name in NOT_NICK_TYPES {
+        if ctx.types()?.get(name).is_some() {
+            content_types::remove_type(ctx, name)?;
+        }
+    }
+    for (name, description) in NICK_TYPE_DESCRIPTIONS {
+        let Some(ty) = ctx.types()?.get(name) else {
+            continue;
+        };
+        let mut data = ty.data.clone();
+        data.description = (*description).to_string();
+        if NICK_NOT_GLOBAL.contains(name) {
+            data.global_allow = false;
+        }
+        for switch in NICK_TYPE_SWITCHES {
+            let on = !(*name == "Site" && NICK_SITE_SWITCHES_OFF.contains(switch));
+            content_types::set_nick_switch(&mut data, switch, on);
+        }
+        content_types::save_type(ctx, data)?;
+    }
+    Ok(())
+}
+
 /// Write Nick's defaults into a new site; `languages` are the ones the site was created with
 /// (when empty: Nick's three, and the site's default language if it is another one).
 pub fn seed(ctx: &mut Ctx<'_>, languages: &[String]) -> Result<()> {
@@ -78,6 +132,7 @@ pub fn seed(ctx: &mut Ctx<'_>, languages: &[String]) -> Result<()> {
         configuration::ROBOTS_TXT,
         json!(NICK_ROBOTS_TXT),
     )?;
+    seed_types(ctx)?;
     if languages.is_empty() {
         // The site's default language stays what the host chose, and is offered too.
         let default = crate::content::multilingual::settings(ctx)?.default_language;

@@ -59,6 +59,7 @@ fn lrf_type() -> TypeData {
         .to_vec(),
         fields: Vec::new(),
         fieldsets: Vec::new(),
+        nick_switches: Vec::new(),
     }
 }
 

@@ -80,6 +80,11 @@ pub struct TypeData {
     /// Its own fieldsets (beyond those its behaviors bring).
     #[serde(default)]
     pub fieldsets: Vec<FieldsetDef>,
+    /// Nick's behaviors that are parts of what every type here has (`basic`, `dates`, ...),
+    /// switched on in a Nick site's types panel: kept as set and shown, they change nothing
+    /// ([`crate::content::content_types::NICK_BEHAVIORS`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nick_switches: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
