@@ -142,24 +142,7 @@ struct Answer {
 }
 
 fn call(url: &str, method: &str, headers: &[(&str, &str)], body: Option<&Value>) -> Answer {
-    let agent = common::agent();
-    let mut req = ureq::http::Request::builder()
-        .method(method)
-        .uri(url)
-        .header("Accept", "application/json");
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let mut resp = match body {
-        Some(b) => agent
-            .run(
-                req.header("Content-Type", "application/json")
-                    .body(b.to_string())
-                    .unwrap(),
-            )
-            .unwrap(),
-        None => agent.run(req.body(()).unwrap()).unwrap(),
-    };
+    let mut resp = common::send(&common::agent(), url, method, headers, body);
     let cookies = resp
         .headers()
         .get_all("set-cookie")

@@ -416,12 +416,7 @@ fn schedule_actions(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result
         let out: Vec<AddableKind> = rules::nick_kinds()
             .scheduled_actions
             .iter()
-            .map(|n| AddableKind {
-                schema: n.schema.clone(),
-                addview: n.nick.as_str(),
-                description: n.description.as_str(),
-                title: n.title.as_str(),
-            })
+            .map(AddableKind::nick)
             .collect();
         return Ok(Response::json(200, &out));
     }

@@ -277,6 +277,18 @@ pub struct AddableKind {
     pub title: &'static str,
 }
 
+impl AddableKind {
+    /// One of Nick's kinds (a Nick site's answer), with Nick's name, texts and form.
+    pub(crate) fn nick(n: &'static rules::NickKind) -> AddableKind {
+        AddableKind {
+            schema: n.schema.clone(),
+            addview: n.nick.as_str(),
+            description: n.description.as_str(),
+            title: n.title.as_str(),
+        }
+    }
+}
+
 /// A rule as the panel shows it.
 #[derive(Serialize, JsonSchema)]
 pub struct RuleView {
@@ -410,15 +422,7 @@ fn addable(
     nick: &'static [rules::NickKind],
 ) -> Vec<AddableKind> {
     if profile.is_nick() {
-        return nick
-            .iter()
-            .map(|n| AddableKind {
-                schema: n.schema.clone(),
-                addview: n.nick.as_str(),
-                description: n.description.as_str(),
-                title: n.title.as_str(),
-            })
-            .collect();
+        return nick.iter().map(AddableKind::nick).collect();
     }
     kinds
         .iter()

@@ -110,14 +110,32 @@ pub fn request_text(
     authorization: Option<&str>,
     body: Option<&Value>,
 ) -> (u16, String) {
+    let headers: Vec<(&str, &str)> = authorization
+        .map(|a| ("Authorization", a))
+        .into_iter()
+        .collect();
+    let mut resp = send(agent, &format!("{base}{path}"), method, &headers, body);
+    let status = resp.status().as_u16();
+    (status, resp.body_mut().read_to_string().unwrap())
+}
+
+/// `method url` with `Accept: application/json`, `headers`, and `body` as JSON when given: the
+/// response as it came (panics when there is no HTTP answer).
+pub fn send(
+    agent: &ureq::Agent,
+    url: &str,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: Option<&Value>,
+) -> ureq::http::Response<ureq::Body> {
     let mut req = ureq::http::Request::builder()
         .method(method)
-        .uri(format!("{base}{path}"))
+        .uri(url)
         .header("Accept", "application/json");
-    if let Some(a) = authorization {
-        req = req.header("Authorization", a);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
     }
-    let mut resp = match body {
+    match body {
         Some(b) => agent
             .run(
                 req.header("Content-Type", "application/json")
@@ -126,9 +144,7 @@ pub fn request_text(
             )
             .unwrap(),
         None => agent.run(req.body(()).unwrap()).unwrap(),
-    };
-    let status = resp.status().as_u16();
-    (status, resp.body_mut().read_to_string().unwrap())
+    }
 }
 
 /// [`request_text`] with the body parsed as JSON (`null` when it is not JSON).
