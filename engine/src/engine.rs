@@ -23,9 +23,6 @@ pub struct Engine<S: Store> {
     core: Core,
     subscribers: Subscribers,
     migrated: crate::site::migrations::Report,
-    /// The site's profile once read for an error answer ([`Engine::error_style`]): it never
-    /// changes once the site exists.
-    profile: std::sync::OnceLock<crate::site::profile::SiteProfile>,
 }
 
 impl<S: Store> Engine<S> {
@@ -38,7 +35,6 @@ impl<S: Store> Engine<S> {
             core: Core::new(options),
             subscribers: crate::site::registry::builtin(),
             migrated: crate::site::migrations::Report::default(),
-            profile: std::sync::OnceLock::new(),
         };
         let mut engine = engine;
         engine.migrated = engine.migrate()?;
@@ -145,6 +141,10 @@ impl<S: Store> Engine<S> {
         self.subscribers.dispatch(&mut ctx)?;
         crate::ai::related::sync(&mut ctx)?;
         self.publish(ctx.commit()?);
+        self.core
+            .remember_profile(crate::site::profile::SiteProfile::from_profiles(
+                &setup.profiles,
+            ));
         Ok(())
     }
 
@@ -351,13 +351,13 @@ impl<S: Store> Engine<S> {
     /// this once after making sure the site exists, so that [`Engine::error_answer`] (which may
     /// run where the store must not be read, on an async runtime) knows it.
     pub fn site_profile(&self) -> Result<crate::site::profile::SiteProfile> {
-        if let Some(p) = self.profile.get() {
-            return Ok(*p);
+        if let Some(p) = self.core.known_profile() {
+            return Ok(p);
         }
         let txn = self.store.begin_read()?;
         let ctx = Ctx::new(&self.core, Txn::Read(txn), "");
         let p = crate::site::profile::stored(&ctx)?;
-        Ok(*self.profile.get_or_init(|| p))
+        Ok(self.core.remember_profile(p))
     }
 
     /// Drop the cached answers a commit's writes change ([`Core::publish`]); wake the host's
@@ -656,20 +656,12 @@ impl<S: Store> Engine<S> {
     /// ([`crate::site::profile`]), else Plone's. Read from the store the first time an error
     /// is answered (the request's own transaction is gone by then), then kept.
     fn error_style(&self) -> ErrorStyle {
-        let profile = match self.profile.get() {
-            Some(p) => *p,
-            None => {
-                let read = || -> Result<Option<crate::site::profile::SiteProfile>> {
-                    if !self.site_exists()? {
-                        return Ok(None);
-                    }
-                    self.site_profile().map(Some)
-                };
-                match read() {
-                    Ok(Some(p)) => *self.profile.get_or_init(|| p),
-                    _ => crate::site::profile::SiteProfile::default(),
-                }
-            }
+        let profile = match self.core.known_profile() {
+            Some(p) => p,
+            None => match self.site_exists() {
+                Ok(true) => self.site_profile().unwrap_or_default(),
+                _ => crate::site::profile::SiteProfile::default(),
+            },
         };
         if profile.is_nick() {
             ErrorStyle::Nick
@@ -685,7 +677,7 @@ impl<S: Store> Engine<S> {
     /// It never reads the store (hosts call it on their async runtime): the profile is the one
     /// [`Engine::site_profile`] or an earlier request learnt, Plone's before that.
     pub fn error_answer(&self, e: EngineError) -> Response {
-        let style = match self.profile.get() {
+        let style = match self.core.known_profile() {
             Some(p) if p.is_nick() => ErrorStyle::Nick,
             _ => ErrorStyle::Plone,
         };

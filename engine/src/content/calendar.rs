@@ -169,21 +169,23 @@ fn nick_ics(ctx: &Ctx<'_>, events: &[ContentRecord]) -> String {
                 &format!("DESCRIPTION:{}", ics_text(rec.description())),
             );
         }
-        let contact: Vec<&str> = ["contact_name", "contact_email", "contact_phone"]
-            .iter()
-            .map(|f| rec.str_field(f))
-            .filter(|s| !s.is_empty())
-            .collect();
-        if !contact.is_empty() {
-            push_line(
-                &mut out,
-                &format!("CONTACT:{}", ics_text(&contact.join(", "))),
-            );
+        if let Some(contact) = contact(rec) {
+            push_line(&mut out, &format!("CONTACT:{}", ics_text(&contact)));
         }
         push_line(&mut out, "END:VEVENT");
     }
     push_line(&mut out, "END:VCALENDAR");
     out
+}
+
+/// An event's `CONTACT`: its contact name, e-mail and phone that are set, comma-separated.
+fn contact(rec: &ContentRecord) -> Option<String> {
+    let parts: Vec<&str> = ["contact_name", "contact_email", "contact_phone"]
+        .iter()
+        .map(|f| rec.str_field(f))
+        .filter(|s| !s.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 fn time_field(rec: &ContentRecord, name: &str) -> Option<DateTime<Utc>> {
@@ -229,13 +231,8 @@ fn vevent(ctx: &Ctx<'_>, rec: &ContentRecord, now: DateTime<Utc>) -> Event {
     } else {
         ev.url(url);
     }
-    let contact: Vec<&str> = ["contact_name", "contact_email", "contact_phone"]
-        .iter()
-        .map(|f| rec.str_field(f))
-        .filter(|s| !s.is_empty())
-        .collect();
-    if !contact.is_empty() {
-        ev.add_property("CONTACT", contact.join(", "));
+    if let Some(contact) = contact(rec) {
+        ev.add_property("CONTACT", contact);
     }
     for line in rec.str_field("recurrence").lines() {
         let line = line.trim();

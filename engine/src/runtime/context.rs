@@ -349,7 +349,9 @@ impl<'a> Ctx<'a> {
     }
 
     /// The site profile (`crate::site::profile`): whose answers the site gives where Plone and
-    /// Nick differ. Read once per request; a site without settings yet (being created) is Plone's.
+    /// Nick differ. The engine keeps it once read ([`Core::known_profile`]); otherwise it is read
+    /// here, once per request, and kept for the next requests when this is a read of a committed
+    /// state. A site without settings yet (being created) is Plone's.
     pub fn profile(&self) -> crate::core::model::profile::SiteProfile {
         /// The one field of the site settings (`s:site`, `crate::site::settings`) read here.
         #[derive(serde::Deserialize)]
@@ -358,11 +360,14 @@ impl<'a> Ctx<'a> {
             profile: crate::core::model::profile::SiteProfile,
         }
         *self.profile.get_or_init(|| {
-            self.get_json::<Stored>(keys::SITE)
-                .ok()
-                .flatten()
-                .map(|s| s.profile)
-                .unwrap_or_default()
+            if let Some(p) = self.core.known_profile() {
+                return p;
+            }
+            match self.get_json::<Stored>(keys::SITE) {
+                Ok(Some(s)) if !self.is_write() => self.core.remember_profile(s.profile),
+                Ok(Some(s)) => s.profile,
+                _ => Default::default(),
+            }
         })
     }
 

@@ -197,6 +197,9 @@ pub struct Core {
     /// Set when a request wrote change log entries; the commit that makes them durable tells
     /// the host ([`EngineOptions::changes_notify`]).
     pub changes_pending: std::sync::atomic::AtomicBool,
+    /// The site profile once read from a committed state ([`Core::known_profile`]): it never
+    /// changes once the site exists, so requests share it instead of each reading it.
+    profile: std::sync::OnceLock<crate::core::model::profile::SiteProfile>,
 }
 
 /// A test engine's copy of a mail that carries a token (see [`Core::keep_test_mail`]).
@@ -249,7 +252,22 @@ impl Core {
             test_mails: Mutex::new(Vec::new()),
             outbox_pending: std::sync::atomic::AtomicBool::new(false),
             changes_pending: std::sync::atomic::AtomicBool::new(false),
+            profile: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The site profile, when a request or the host has read it already.
+    pub fn known_profile(&self) -> Option<crate::core::model::profile::SiteProfile> {
+        self.profile.get().copied()
+    }
+
+    /// Keep `profile`, read from a committed state of the site (the first one kept wins: the
+    /// profile of a site never changes); the profile kept is returned.
+    pub fn remember_profile(
+        &self,
+        profile: crate::core::model::profile::SiteProfile,
+    ) -> crate::core::model::profile::SiteProfile {
+        *self.profile.get_or_init(|| profile)
     }
 
     /// The type registry of registry version `version`, if it is the one cached.

@@ -250,9 +250,9 @@ pub fn navigation(
 /// Reads a request makes besides the tree walk: the caller's user record and its groups (its
 /// entry in the member index and the AuthenticatedUsers group: two reads for a user in no
 /// group), the site and language settings, the context and navigation root by path, the type
-/// registry's version (which keys the cached registry), and the site profile (`Ctx::profile`:
-/// whose answer the navigation gives).
-pub const OVERHEAD: usize = 12;
+/// registry's version (which keys the cached registry). (The site profile, `Ctx::profile`, is
+/// read once per engine, not per request.)
+pub const OVERHEAD: usize = 11;
 
 pub fn check(shape: &Shape, engine: &Engine<Counting>, counts: &Counts, auth: bool) -> Measured {
     let m = navigation(engine, counts, auth, 3);
