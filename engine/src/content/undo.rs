@@ -209,8 +209,10 @@ fn cannot(id: &str, why: impl std::fmt::Display) -> EngineError {
 
 /// Undo the changes `ids` (in one request: all of them, or, when one cannot be undone, none).
 /// Several versions of one object are undone together: they must be its latest ones, without a
-/// gap.
+/// gap. Blank ids are skipped, as Plone skips them: Volto's Undo panel sends one entry per listed
+/// change, `""` for each one not ticked.
 pub fn undo(ctx: &mut Ctx<'_>, ids: &[String]) -> Result<()> {
+    let ids: Vec<&String> = ids.iter().filter(|id| !id.trim().is_empty()).collect();
     if ids.is_empty() {
         return Err(EngineError::bad_request(
             "'transaction_ids' must name at least one transaction",
