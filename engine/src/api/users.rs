@@ -5,7 +5,7 @@
 //! | GET | `/@users?query=&search=&groups_filter=` | | 200, `{@id, items: [user], items_total}` (managers; others 401) |
 //! | GET | `/@users/<id>` | | 200, `{@id, id, username, fullname, email, description, home_page, location, portrait, roles, groups: {@id, items: [{id, title}], items_total}}` (managers, the user) |
 //! | POST | `/@users` | `{username, password?, fullname?, email?, ..., roles?, sendPasswordReset?}` | 201, the user (managers; anonymous visitors when self-registration is on) |
-//! | PATCH | `/@users/<id>` | any of the properties; `roles` as a list or `{role: bool}`; `password` (with `old_password` for one's own) | 204 (managers; the user, except roles) |
+//! | PATCH | `/@users/<id>` | any of the properties; `roles` as a list or `{role: bool}`; `password` (with `old_password` for one's own); `@id` and `groups`, as GET shows them, are ignored | 204 (managers; the user, except roles) |
 //! | DELETE | `/@users/<id>` | | 204 (managers; not oneself, not the last Manager) |
 //! | POST | `/@users/<id>/reset-password` | none (mail a reset token), `{reset_token, new_password}` or `{old_password, new_password}` | 200 |
 //!
@@ -453,13 +453,25 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Respon
     }
 }
 
+/// What `GET @users/<id>` shows that no one sets through the user: PATCH accepts and ignores
+/// them, as Plone does, since Volto's personal information form sends back the user it read
+/// (its `@id`, and its `groups`, which change through `@groups`).
+const SHOWN_NOT_SET: &[&str] = &["@id", "groups"];
+
 /// The body of POST and PATCH: the declared properties, and the values of the user schema's
-/// further fields (any other property is refused, naming it).
+/// further fields (any other property is refused, naming it; on PATCH, [`SHOWN_NOT_SET`] are
+/// ignored).
 fn user_body(
     ctx: &Ctx<'_>,
     call: &Call<'_>,
+    patch: bool,
 ) -> Result<(UserBody, BTreeMap<String, serde_json::Value>)> {
     let mut map = extract::json_object(call.req)?;
+    if patch {
+        for name in SHOWN_NOT_SET {
+            map.remove(*name);
+        }
+    }
     let mut custom = BTreeMap::new();
     let names: Vec<String> = map.keys().cloned().collect();
     for name in names {
@@ -493,7 +505,7 @@ fn role_list(field: Option<RolesField>, current: &[String]) -> Option<Vec<Role>>
 /// POST `/@users`: create a user (managers; anyone when self-registration is on); 201.
 fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Response> {
     let manager = is_manager(ctx, &root)?;
-    let (body, properties) = user_body(ctx, call)?;
+    let (body, properties) = user_body(ctx, call, false)?;
     if body.password_ctl.is_some() && body.password_ctl != body.password {
         return Err(EngineError::bad_request(
             "Invalid property 'password_ctl': the passwords differ",
@@ -553,7 +565,7 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Resp
     if !manager && !own {
         return Err(ctx.denied(Permission::ManagePortal));
     }
-    let (body, properties) = user_body(ctx, call)?;
+    let (body, properties) = user_body(ctx, call, true)?;
     let user = load(ctx, &login)?;
     if body.username.as_ref().is_some_and(|u| *u != login) {
         return Err(EngineError::bad_request("A username cannot be changed"));
