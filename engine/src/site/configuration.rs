@@ -530,7 +530,8 @@ pub const RECORDS: &[RecordDef] = &[
     owned(
         SITE_TITLE,
         "Site title",
-        "The title of the site: the title of its root object.",
+        "The title of the site: the title of its root object (on a Nick site, a title of its \
+         own).",
         Kind::Text,
         read_site_title,
         write_site_title,
@@ -721,13 +722,24 @@ pub fn set(ctx: &mut Ctx<'_>, name: &str, field: &str, value: Value) -> Result<(
     Ok(())
 }
 
-// Owned records: the site title is the root object's title.
+// Owned records: the site title is the root object's title, as in Plone. A Nick site keeps a
+// title of its own apart from the root's (Nick's site control panel holds `site_title`, "Nick"
+// by default, while its root is titled "Welcome to Nick!"); a Nick site that has not stored one
+// yet shows the root's.
 
 fn read_site_title(ctx: &Ctx<'_>) -> Result<Value> {
+    if ctx.profile().is_nick() {
+        if let Some(v) = ctx.get_json::<Value>(&keys::config_record(SITE_TITLE))? {
+            return Ok(v);
+        }
+    }
     Ok(json!(tree::root(ctx)?.str_field("title")))
 }
 
 fn write_site_title(ctx: &mut Ctx<'_>, value: Value) -> Result<()> {
+    if ctx.profile().is_nick() {
+        return ctx.put_json(&keys::config_record(SITE_TITLE), &value);
+    }
     let mut root = tree::root(ctx)?;
     if root.fields.get("title") == Some(&value) {
         return Ok(());

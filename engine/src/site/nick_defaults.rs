@@ -63,6 +63,9 @@ const NICK_LANGUAGES: &[&str] = &["en", "nl", "sv"];
 /// Nick's robots.txt.
 const NICK_ROBOTS_TXT: &str = "Sitemap: {portal_url}/sitemap.xml.gz\n\n# Define access-restrictions for robots/spiders\n# http://www.robotstxt.org/wc/norobots.html\n\n\n\n# By default we allow robots to access all areas of our site\n# already accessible to anonymous users\n\nUser-agent: *\nDisallow:\n\n\n\n# Add Googlebot-specific syntax extension to exclude forms\n# that are repeated for each piece of content in the site\n# the wildcard is only supported by Googlebot\n# http://www.google.com/support/webmasters/bin/answer.py?answer=40367&ctx=sibling\n\nUser-Agent: Googlebot\nDisallow: /*?\nDisallow: /*atct_album_view$\nDisallow: /*folder_factories$\nDisallow: /*folder_summary_view$\nDisallow: /*login_form$\nDisallow: /*mail_password_form$\nDisallow: /@@search\nDisallow: /*search_rss$\nDisallow: /*sendto_form$\nDisallow: /*summary_view$\nDisallow: /*thumbnail_view$\nDisallow: /*view$\n";
 
+/// Nick's site title (its site control panel's `site_title`), apart from the root's title.
+const NICK_SITE_TITLE: &str = "Nick";
+
 /// The built-in types Nick 2.8 does not have (removed from a new Nick site).
 const NOT_NICK_TYPES: &[&str] = &["Collection", "Link", "News Item"];
 
@@ -116,8 +119,11 @@ fn seed_types(ctx: &mut Ctx<'_>) -> Result<()> {
 }
 
 /// Write Nick's defaults into a new site; `languages` are the ones the site was created with
-/// (when empty: Nick's three, and the site's default language if it is another one).
-pub fn seed(ctx: &mut Ctx<'_>, languages: &[String]) -> Result<()> {
+/// (when empty: Nick's three, and the site's default language if it is another one);
+/// `admin_login` is the account the site was created with, one of its system users
+/// ([`crate::people::accounts::system_users`]).
+pub fn seed(ctx: &mut Ctx<'_>, languages: &[String], admin_login: &str) -> Result<()> {
+    crate::people::accounts::set_system_users(ctx, admin_login)?;
     let actions: Value = serde_json::from_str(NICK_ACTIONS)?;
     configuration::set(ctx, configuration::ACTIONS, configuration::ACTIONS, actions)?;
     configuration::set(
@@ -131,6 +137,13 @@ pub fn seed(ctx: &mut Ctx<'_>, languages: &[String]) -> Result<()> {
         configuration::ROBOTS_TXT,
         configuration::ROBOTS_TXT,
         json!(NICK_ROBOTS_TXT),
+    )?;
+    // Nick's site title, kept apart from its root's title.
+    configuration::set(
+        ctx,
+        configuration::SITE_TITLE,
+        configuration::SITE_TITLE,
+        json!(NICK_SITE_TITLE),
     )?;
     seed_types(ctx)?;
     if languages.is_empty() {
