@@ -119,6 +119,7 @@ pub const VOCABULARIES: &[Vocabulary] = &[
     voc("subjects", View, keywords),
     voc("supportedLanguages", View, supported_languages),
     voc("systemGroups", Modify, system_groups),
+    voc("systemUsers", Modify, system_users),
     voc("timezones", View, timezones),
     voc("types", View, types),
     voc("users", Modify, users),
@@ -159,6 +160,7 @@ const NICK_ONLY: &[&str] = &[
     "imageScales",
     "subjects",
     "systemGroups",
+    "systemUsers",
 ];
 
 /// Whether `@vocabularies` lists `v` on a site with `profile`: a Nick site lists Nick's names,
@@ -409,6 +411,15 @@ fn system_groups(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
         .into_iter()
         .filter(|g| crate::people::auth::groups::is_builtin(&g.id))
         .map(|g| principal_term(g.id, g.title))
+        .collect())
+}
+
+/// The accounts the site keeps and refuses to delete (on a Nick site, the account it was created
+/// with and `anonymous`; none on a Plone site): Nick's `systemUsers`.
+fn system_users(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::people::accounts::system_users(ctx)?
+        .into_iter()
+        .map(|login| term(login.clone(), login))
         .collect())
 }
 

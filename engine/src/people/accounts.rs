@@ -457,9 +457,43 @@ pub fn update_user(ctx: &mut Ctx<'_>, login: &str, changes: UserChanges) -> Resu
     Ok(user)
 }
 
+/// Where a Nick site keeps the logins of its system users.
+const SYSTEM_USERS_KEY: &str = "nick.system_users";
+
+/// The login Nick gives the visitor's account, a system user of every Nick site.
+const NICK_VISITOR: &str = "anonymous";
+
+/// Record the system users of a new Nick site: the account it was created with, and Nick's
+/// visitor account name `anonymous` (here a visitor is no account; the name stays reserved for
+/// one, as on Nick).
+pub(crate) fn set_system_users(ctx: &mut Ctx<'_>, admin_login: &str) -> Result<()> {
+    let mut logins = vec![admin_login.to_string()];
+    if admin_login != NICK_VISITOR {
+        logins.push(NICK_VISITOR.to_string());
+    }
+    ctx.put_json(&keys::config_record(SYSTEM_USERS_KEY), &logins)
+}
+
+/// The system users of the site: on a Nick site the account it was created with and
+/// `anonymous`, which cannot be deleted (Nick's `systemUsers`); none on a Plone site.
+pub fn system_users(ctx: &Ctx<'_>) -> Result<Vec<String>> {
+    if !ctx.profile().is_nick() {
+        return Ok(Vec::new());
+    }
+    Ok(ctx
+        .get_json::<Vec<String>>(&keys::config_record(SYSTEM_USERS_KEY))?
+        .unwrap_or_default())
+}
+
 /// Remove a user ([`Event::UserRemoved`]): out of every group, its reset tokens deleted;
-/// refused when it is the last Manager. (Local roles granted to it on content stay.)
+/// refused when it is the last Manager, or a system user of a Nick site ([`system_users`]).
+/// (Local roles granted to it on content stay.)
 pub fn delete_user(ctx: &mut Ctx<'_>, login: &str) -> Result<()> {
+    if system_users(ctx)?.iter().any(|u| u == login) {
+        return Err(EngineError::Forbidden(format!(
+            "You can’t delete system users: '{login}' is one"
+        )));
+    }
     let before = managers(ctx)?;
     users::remove(ctx, login)?;
     drop_member_everywhere(ctx, login)?;

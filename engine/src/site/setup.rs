@@ -138,7 +138,7 @@ pub fn create(ctx: &mut Ctx<'_>, setup: &SiteSetup) -> Result<()> {
         &setup.languages,
     )?;
     if settings.profile.is_nick() {
-        crate::site::nick_defaults::seed(ctx, &setup.languages)?;
+        crate::site::nick_defaults::seed(ctx, &setup.languages, &setup.admin_login)?;
     }
     Ok(())
 }
