@@ -78,7 +78,12 @@ const textBlocks = (text) => ({
 
 async function fixtures() {
   await api("PATCH", "/", { title: "Harbour Library" });
-  await api("POST", "/", { "@type": "Folder", id: "library", title: "Library", description: "Books and rules." });
+  // What Volto's add form gives a folder: a title block and a listing of its items.
+  await api("POST", "/", {
+    "@type": "Folder", id: "library", title: "Library", description: "Books and rules.",
+    blocks: { "b-title": { "@type": "title" }, "b-list": { "@type": "listing", querystring: {} } },
+    blocks_layout: { items: ["b-title", "b-list"] },
+  });
   await api("POST", "/library/@workflow/publish", {});
   await api("POST", "/library", { "@type": "Page", id: "rules", title: "Library rules", ...textBlocks("Whisper, and return books on time.") });
   await api("POST", "/", { "@type": "Page", id: "opening-hours", title: "Opening hours", description: "When we are open.", ...textBlocks("Monday to Friday, nine to five.") });
@@ -129,9 +134,26 @@ async function waitIndicator(page, want, what, timeout = 30000) {
     },
     `${what} (the indicator says ${JSON.stringify(last)})`,
     timeout,
-  ).catch((e) => {
+  ).catch(async (e) => {
+    const d = await workerDetails(page);
+    const v = (d && d.value) || {};
+    console.log(`volto-offline-e2e: the Service Worker's status: ${JSON.stringify(v.status || d)}`);
+    for (const w of v.pending || []) console.log(`volto-offline-e2e:   waiting: ${w.method} ${w.path} (${w.last_error || "not tried"})`);
+    for (const c of v.conflicts || []) console.log(`volto-offline-e2e:   conflict: ${c.status} ${c.message}`);
     throw new Error(`${e.message.replace(/\(the indicator says .*\)$/, "")}(the indicator says ${JSON.stringify(last)})`);
   });
+}
+
+// What the Service Worker reports about the replica (for a failing step's log).
+async function workerDetails(page) {
+  return page.evaluate(() => new Promise((resolve) => {
+    const sw = navigator.serviceWorker && navigator.serviceWorker.controller;
+    if (!sw) return resolve("no Service Worker controls the page");
+    const ch = new MessageChannel();
+    ch.port1.onmessage = (e) => resolve(e.data);
+    sw.postMessage({ type: "details", online: navigator.onLine }, [ch.port2]);
+    setTimeout(() => resolve("no answer"), 5000);
+  })).catch((e) => `cannot ask: ${e.message}`);
 }
 
 // Navigate inside Volto without a page load, as a click on one of its links does (its router
@@ -181,6 +203,7 @@ step("the browser goes offline and the server stops", async (page) => {
   stopServer();
   await waitFor(async () => !(await serverAnswers()), "the server to stop", 15000);
   await waitIndicator(page, { online: "no" }, "the indicator to say offline");
+  if (await page.evaluate(() => navigator.onLine)) throw new Error("navigator.onLine is still true in the offline context");
 });
 
 step("offline: browse through the navigation, open the contents view, search", async (page) => {
@@ -318,7 +341,8 @@ try {
     if (m.type() === "error" && process.env.VOLTO_E2E_TRACE) console.log(`volto-offline-e2e: console: ${m.text()}`);
   });
   page.on("response", async (res) => {
-    if (!res.url().includes("/++api++") || res.status() < 400) return;
+    // VOLTO_E2E_TRACE=1 prints every API answer, not only those of 400 or more
+    if (!res.url().includes("/++api++") || (res.status() < 400 && !process.env.VOLTO_E2E_TRACE)) return;
     const body = await res.text().catch(() => "");
     console.log(`volto-offline-e2e: api ${res.request().method()} ${res.url()} -> ${res.status()} ${body.slice(0, 300)}`);
   });

@@ -43,7 +43,10 @@ self.fetch = async (input, init) => {
   const api = (req.headers.get("accept") || "").includes("application/json");
   if (url.origin !== ORIGIN || url.pathname.startsWith(API_PREFIX) || !api) return realFetch(req);
   url.pathname = API_PREFIX + (url.pathname === "/" ? "" : url.pathname);
-  return throughProxy(new Request(url.href, req));
+  // a new request from the parts: Chromium's fetch fails ("Failed to fetch") on a Request copied
+  // with `new Request(url, request)` when that request has a body
+  const body = ["GET", "HEAD"].includes(req.method) ? undefined : await req.arrayBuffer();
+  return throughProxy(new Request(url.href, { method: req.method, headers: req.headers, body }));
 };
 
 async function throughProxy(req) {
@@ -163,13 +166,19 @@ function scheduleSync(force) {
 // ---- the API ---------------------------------------------------------------------------------
 
 // `req` answered by the replica `site`, as the replica's user (the server's token means nothing
-// there: the replica's own credentials apply).
+// there: the replica's own credentials apply), at the site path without `/++api++`: the replica
+// records a write under the path it was given, and names the object it changes (and the server
+// version it was based on, sent as If-Match when it is replayed) by that path.
 async function fromReplica(site, req) {
   const headers = new Headers(req.headers);
   headers.delete("authorization");
   const hasBody = !["GET", "HEAD"].includes(req.method);
   const body = hasBody ? await req.arrayBuffer() : undefined;
-  return site.fetch(new Request(req.url, { method: req.method, headers, body }));
+  const url = new URL(req.url);
+  if (url.pathname === API_PREFIX || url.pathname.startsWith(API_PREFIX + "/")) {
+    url.pathname = url.pathname.slice(API_PREFIX.length) || "/";
+  }
+  return site.fetch(new Request(url.href, { method: req.method, headers, body }));
 }
 
 async function handleApi(req) {
