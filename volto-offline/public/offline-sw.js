@@ -107,21 +107,35 @@ function claims(token) {
 }
 
 // The replica of `user`, opened (or created: the first download runs then) when it is not the open
-// one. Opening another user's replica closes the open one first.
+// one. Opening another user's replica closes the open one first. A new token of the same user (a
+// new login, e.g. after the server refused an expired one) reopens the replica with it.
 function replicaFor(user) {
-  if (current && current.login === user.login) return current;
-  const previous = current;
+  if (current && current.login === user.login) {
+    if (current.token !== user.token && (!user.exp || user.exp * 1000 > Date.now())) {
+      current.token = user.token;
+      openReplica(current, current.ready);
+    }
+    return current;
+  }
   const entry = { login: user.login, token: user.token, site: null };
+  openReplica(entry, current ? current.ready : null);
+  current = entry;
+  return entry;
+}
+
+// (Re)open `entry`'s replica with its token, once `previous` (a handle to close first) settled.
+function openReplica(entry, previous) {
+  entry.site = null;
   entry.ready = (async () => {
     if (previous) {
-      const old = await previous.ready.catch(() => null);
+      const old = await previous.catch(() => null);
       if (old) old.close();
     }
     await wasm();
-    const site = await openSite(dbName(user.login), {
+    const site = await openSite(dbName(entry.login), {
       baseUrl: ORIGIN,
       server: ORIGIN,
-      credentials: { login: user.login, token: user.token },
+      credentials: { login: entry.login, token: entry.token },
     });
     entry.site = site;
     lastSync = Date.now();
@@ -132,8 +146,6 @@ function replicaFor(user) {
     console.error("volto-offline: cannot open the replica", e);
     if (current === entry) current = null;
   });
-  current = entry;
-  return entry;
 }
 
 function noteStatus(st) {
