@@ -216,6 +216,14 @@ volto_e2e() {
   HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" ./scripts/volto-e2e.sh
 }
 
+# Volto offline (issue 37): Volto built with the volto-offline add-on (scripts/volto.sh --offline,
+# which takes the engine's wasm package from the web-demo build) in front of the same release server;
+# the browser goes offline and the server stops, and back (scripts/volto-offline-e2e.sh).
+volto_offline_e2e() {
+  wait_release_build || return 1
+  HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" ./scripts/volto-offline-e2e.sh
+}
+
 # The README's shell examples, run as written against the release server (scripts/readme-examples.py).
 readme_examples() {
   wait_release_build || return 1
@@ -278,8 +286,10 @@ stage "README examples (release host-server)" readme_examples
 
 if [ -x /usr/bin/chromium ] && command -v npm >/dev/null; then
   stage "Volto end-to-end (Volto 18 + host-server + chromium)" volto_e2e
+  stage "Volto offline end-to-end (Volto 18 + volto-offline + host-server stopped and back)" volto_offline_e2e
 else
   skip "Volto end-to-end" "chromium or npm missing"
+  skip "Volto offline end-to-end" "chromium or npm missing"
 fi
 
 summary

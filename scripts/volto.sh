@@ -5,6 +5,9 @@
 #                                      Ctrl-C (or SIGTERM) stops it
 #   ./scripts/volto.sh build           install and build only (what CI caches)
 #   ./scripts/volto.sh lock            re-resolve the dependencies and rewrite scripts/volto/package-lock.json
+#   --offline (with start or build)    Volto with the volto-offline add-on (volto-offline/): the engine in
+#                                      the browser behind a Service Worker; cached under its own key,
+#                                      beside the plain build (README, "Volto offline")
 #
 # Settings (environment):
 #   VOLTO_BACKEND   the host-server's URL                 (default http://127.0.0.1:8080)
@@ -56,6 +59,54 @@ cache_key() {
   cat "$HERE/package-lock.json" "$HERE/prepare.js" | sha256sum | cut -c1-16
 }
 
+# --offline: the add-on's files and the engine's wasm package (web-demo/pkg) are part of the key.
+OFFLINE=0
+ADDON=$ROOT/volto-offline
+PKG=$ROOT/web-demo/pkg
+offline_key() {
+  {
+    cache_key
+    (cd "$ROOT" && find volto-offline -type f ! -path 'volto-offline/public/offline-pkg/*' | LC_ALL=C sort |
+      xargs sha256sum)
+    (cd "$PKG" && ls | LC_ALL=C sort | xargs sha256sum)
+  } | sha256sum | cut -c1-16
+}
+
+# The engine's wasm package for the add-on's Service Worker: the web demo's release build
+# (scripts/web-demo.sh --build-only: cargo, wasm-bindgen, wasm-opt), made when missing or when
+# VOLTO_OFFLINE_REBUILD_WASM=1.
+offline_pkg() {
+  if [ ! -f "$PKG/host_wasm_bg.wasm" ] || [ "${VOLTO_OFFLINE_REBUILD_WASM:-0}" = 1 ]; then
+    say "building the engine's wasm package (scripts/web-demo.sh --build-only)"
+    "$ROOT/scripts/web-demo.sh" --build-only >&2
+  fi
+}
+
+# Put the add-on into the unpacked Volto in $1 (its own copy in node_modules, with the wasm package
+# in its public/ folder, which Volto's build copies into build/public) and name it in Volto's
+# `addons` setting. Volto's own files and the lockfile stay as they are.
+add_offline_addon() {
+  local app=$1
+  rm -rf "$app/node_modules/volto-offline"
+  cp -r "$ADDON" "$app/node_modules/volto-offline"
+  rm -rf "$app/node_modules/volto-offline/public/offline-pkg"
+  mkdir -p "$app/node_modules/volto-offline/public/offline-pkg"
+  cp "$PKG/host_wasm.js" "$PKG/host_wasm_bg.wasm" "$app/node_modules/volto-offline/public/offline-pkg/"
+  printf "module.exports = {\n  addons: ['volto-offline'],\n};\n" > "$app/volto.config.js"
+}
+
+# After the build: the list of the app's files the Service Worker caches when it installs, and the
+# build's key in the worker's file (a new build is a new worker, which refreshes that cache).
+finish_offline_build() {
+  local app=$1 key=$2
+  local pub=$app/build/public
+  [ -f "$pub/offline-sw.js" ] || { say "the add-on's public files are missing from the build"; exit 1; }
+  (cd "$pub" && find static -type f ! -name '*.map' | LC_ALL=C sort |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.stringify({version:process.argv[1],files:s.split("\n").filter(Boolean).map(f=>"/"+f)})))' "$key") \
+    > "$pub/offline-precache.json"
+  printf '\n// build %s\n' "$key" >> "$pub/offline-sw.js"
+}
+
 # Unpack the pinned, integrity-checked tarball into $1/package and prepare its package.json.
 unpack() {
   local work=$1
@@ -75,6 +126,11 @@ unpack() {
 build() {
   use_node
   local dir=$CACHE/volto-$VOLTO_VERSION-$(cache_key)
+  local plain=$dir
+  if [ "$OFFLINE" = 1 ]; then
+    offline_pkg
+    dir=$CACHE/volto-$VOLTO_VERSION-offline-$(offline_key)
+  fi
   if [ -f "$dir/package/build/server.js" ]; then
     echo "$dir/package"
     return
@@ -85,12 +141,25 @@ build() {
   unpack "$work"
   cp "$HERE/package-lock.json" "$work/package/package-lock.json"
   local t0=$(date +%s)
-  (cd "$work/package" && npm ci --legacy-peer-deps --ignore-scripts --no-audit --no-fund >&2)
+  if [ "$OFFLINE" = 1 ] && [ -d "$plain/package/node_modules" ]; then
+    # the plain build's dependencies (same lockfile), hard-linked: no second download, no second
+    # 600 MB; its build caches are not shared
+    cp -al "$plain/package/node_modules" "$work/package/node_modules"
+    rm -rf "$work/package/node_modules/.cache"
+  else
+    (cd "$work/package" && npm ci --legacy-peer-deps --ignore-scripts --no-audit --no-fund >&2)
+  fi
+  if [ "$OFFLINE" = 1 ]; then
+    add_offline_addon "$work/package"
+  fi
   say "installed in $(($(date +%s) - t0))s; building (razzle build)"
   t0=$(date +%s)
   (cd "$work/package" && env $(env | grep -o '^RAZZLE_[A-Z_]*' | sed 's/^/-u /') \
     NODE_ENV=production npx razzle build --noninteractive >&2)
   say "built in $(($(date +%s) - t0))s"
+  if [ "$OFFLINE" = 1 ]; then
+    finish_offline_build "$work/package" "$(basename "$dir")"
+  fi
   rm -rf "$dir"
   mv "$work" "$dir"
   echo "$dir/package"
@@ -135,9 +204,13 @@ start() {
   exit 1
 }
 
-case "${1:-start}" in
+args=()
+for a in "$@"; do
+  if [ "$a" = --offline ]; then OFFLINE=1; else args+=("$a"); fi
+done
+case "${args[0]:-start}" in
   build) build >/dev/null ;;
   lock) lock ;;
   start) start ;;
-  *) say "usage: $0 [start|build|lock]"; exit 2 ;;
+  *) say "usage: $0 [start|build|lock] [--offline]"; exit 2 ;;
 esac

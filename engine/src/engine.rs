@@ -1167,8 +1167,8 @@ impl<S: Store> Engine<S> {
         self.write(|ctx| crate::sync::replica::resolve(ctx, id, how))
     }
 
-    /// Whether `path` is a session request (login, logout, token renewal) that a replica answers
-    /// locally and never records as a pending write.
+    /// Whether `path` is a session request (login, logout, token renewal, the editing lock) that
+    /// a replica answers locally and never records as a pending write.
     pub fn replica_is_session_path(path: &str) -> bool {
         crate::sync::replica::is_session_path(path)
     }

@@ -425,10 +425,14 @@ pub fn object_path(path: &str) -> String {
 }
 
 /// Whether a request to `path` is about the session rather than the site (`@login`, `@logout`,
-/// `@login-renew`): those are never recorded as pending writes.
+/// `@login-renew`, and `@lock`, the editing lock a front end such as Volto takes while its edit
+/// form is open): those are never recorded as pending writes. A lock taken offline only guards
+/// the local edit; replayed later it would lock the server's object with a token the replayed
+/// edit does not carry (the server refuses an edit without the lock's token, even its owner's),
+/// and locks are not replicated either way.
 pub fn is_session_path(path: &str) -> bool {
     let last = path.rsplit('/').next().unwrap_or("");
-    matches!(last, "@login" | "@logout" | "@login-renew")
+    matches!(last, "@login" | "@logout" | "@login-renew" | "@lock")
 }
 
 /// What `prepare_write` found before a local write ran.
@@ -2310,7 +2314,9 @@ mod tests {
         assert_eq!(object_path("/"), "");
         assert_eq!(object_path("/@sharing"), "");
         assert!(is_session_path("/@login"));
-        assert!(!is_session_path("/a/@lock"));
+        assert!(is_session_path("/a/@lock"));
+        assert!(!is_session_path("/a/@workflow/publish"));
+        assert!(!is_session_path("/a"));
         assert_eq!(bump("\"abc-4\"").as_deref(), Some("\"abc-5\""));
         assert_eq!(
             server_path("http://s:1", "http://s:1/a/b").as_deref(),
