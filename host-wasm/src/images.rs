@@ -38,6 +38,9 @@ fn key_of(bytes: &[u8]) -> Key {
     (h.finish(), bytes.len())
 }
 
+/// The scales of some bytes at some sizes, or why they could not be made.
+type Scales = Result<Vec<Vec<u8>>, String>;
+
 /// Work noted during a request, done by [`BrowserCodec::run_jobs`].
 enum Job {
     Read(Vec<u8>),
@@ -47,7 +50,7 @@ enum Job {
 #[derive(Default)]
 struct State {
     reads: HashMap<Key, Result<ImageInfo, String>>,
-    scales: HashMap<(Key, Vec<(u32, u32)>), Result<Vec<Vec<u8>>, String>>,
+    scales: HashMap<(Key, Vec<(u32, u32)>), Scales>,
     jobs: Vec<Job>,
 }
 
