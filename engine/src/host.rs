@@ -4,7 +4,8 @@
 //!
 //! A host builds an [`Engine`] over its [`Store`], hands it every HTTP-shaped [`Request`], and
 //! implements the small traits the engine defines for what it cannot do itself: the language
-//! model ([`Llm`]), sentence embeddings ([`Embedder`]), and the delivery of the outbox's mail and
+//! model ([`Llm`]), sentence embeddings ([`Embedder`]), image decoding and scaling
+//! ([`ImageCodec`]; the Rust codecs by default), and the delivery of the outbox's mail and
 //! webhooks ([`WebhookTransport`], [`MailTransport`]; [`deliver`] decides what a due delivery
 //! sends and reports an [`Outcome`]). A host asks [`Engine::route`] once per request how to
 //! carry it ([`RouteInfo`]: whether it writes, how its body is read, how its answer is sent,
@@ -34,6 +35,7 @@ pub use crate::core::http::{
     AnswerKind, BlobStream, BodyKind, BodyStream, LineStream, Method, Request, Response, RouteInfo,
     ThrottleClass,
 };
+pub use crate::core::images::{ImageCodec, ImageError, ImageInfo, ImageKind, NoCodec};
 pub use crate::core::net::{internal_kind, DestinationPolicy};
 pub use crate::core::store::{
     scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError, WriteTxn,

@@ -24,6 +24,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "core::store",
             "core::keys",
             "core::net",
+            "core::images",
             "core::generation",
             "core::events",
             "people::auth::jwt",

@@ -176,15 +176,16 @@ fn main() {
     // One scale of a 4000x3000 JPEG, in process.
     let jpeg = jpeg_4000x3000();
     let t = Instant::now();
-    let (img, format) = engine::content::files::decode("image", &jpeg).expect("decode");
+    let codec = engine::core::images::RustCodec::default();
+    let info = engine::content::files::read_image(&codec, "image", &jpeg).expect("decode");
     let decoded = t.elapsed().as_secs_f64();
     let size = engine::content::files::parse_size("preview 400:65536").expect("size");
-    let (w, h) = engine::content::files::fit(img.width(), img.height(), &size);
+    let (w, h) = engine::content::files::fit(info.width, info.height, &size);
     let t2 = Instant::now();
-    let scaled = engine::content::files::resize(&img, w, h);
-    let (bytes, _) = engine::content::files::encode(&scaled, format).expect("encode");
+    let bytes = engine::content::files::scale_image(&codec, "image", &jpeg, &info, &[(w, h)])
+        .expect("scale");
     let scaling = t2.elapsed().as_secs_f64();
-    assert!(!bytes.is_empty());
+    assert!(!bytes[0].is_empty());
 
     // The same JPEG uploaded as an Image: every scale made at upload.
     let body = serde_json::json!({

@@ -42,6 +42,7 @@
 
 pub mod convert;
 pub mod idb;
+pub mod images;
 mod queue;
 pub mod replica;
 
@@ -66,6 +67,10 @@ pub type ChangeSet = std::collections::BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
 /// How often a write is re-run after losing a race against another tab.
 const MAX_ATTEMPTS: usize = 8;
+
+/// How often a request is re-run after waiting for the browser's image work (a read, then the
+/// scales, then a spare).
+const MAX_IMAGE_ROUNDS: usize = 4;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -257,6 +262,10 @@ struct SiteInner {
     replica: Option<replica::ReplicaState>,
     /// How long (ms) each phase of opening this handle took, in order (see `Site::open_timings`).
     open_timings: RefCell<Vec<(&'static str, f64)>>,
+    /// The engine's image codec: the browser's decoders, asynchronous (see [`images`]).
+    images: Arc<images::BrowserCodec>,
+    /// The engine's randomness, repeatable for a request run again after image work.
+    entropy: Arc<images::ReplayEntropy>,
 }
 
 /// `performance.now()` where there is one (windows, workers), else `Date.now()`: milliseconds.
@@ -378,6 +387,10 @@ impl Site {
             None => None,
         };
         options.error_log = Some(console_error_log(&name));
+        let codec = Arc::new(images::BrowserCodec::default());
+        options.images = codec.clone();
+        let entropy = Arc::new(images::ReplayEntropy::new(options.entropy.clone()));
+        options.entropy = entropy.clone();
         options.store_backend = if persistent {
             "IndexedDB (MemStore persisted)".into()
         } else {
@@ -426,6 +439,8 @@ impl Site {
                     .as_ref()
                     .map(|_| replica::ReplicaState::default()),
                 open_timings: RefCell::new(timings),
+                images: codec,
+                entropy,
             }),
         };
         let mut t = now_ms();
@@ -998,7 +1013,14 @@ impl SiteInner {
         if !(req.method.is_safe() && self.fresh(js_sys::Date::now())) {
             return Err(None);
         }
+        self.entropy.start();
         let resp = self.engine_handle(req);
+        if self.images.has_jobs() && !self.has_pending() {
+            // waits for the browser's image work: `run` does it and runs the request again
+            self.images.forget();
+            return Err(None);
+        }
+        self.images.forget();
         if self.has_pending() {
             return Err(Some(resp));
         }
@@ -1042,7 +1064,7 @@ impl SiteInner {
                         self.last_check.set(now);
                         checked = true;
                     }
-                    self.engine_handle(req)
+                    self.engine_handle_with_images(req).await
                 }
             };
             let wrote = self.has_pending();
@@ -1073,6 +1095,27 @@ impl SiteInner {
             return resp;
         }
         unavailable("the request kept conflicting with writes from other tabs; try again")
+    }
+
+    /// Run `req` on the engine, and again after the browser's image work when the engine waits
+    /// for it (it answered 503 having changed nothing; see [`images`]): the runs draw the same
+    /// randomness, so the answer is the one a synchronous codec would have given.
+    async fn engine_handle_with_images(&self, req: &engine::Request) -> EngineResponse {
+        self.entropy.start();
+        let mut resp = self.engine_handle(req);
+        let mut rounds = 0;
+        while self.images.has_jobs()
+            && resp.status == 503
+            && !self.has_pending()
+            && rounds < MAX_IMAGE_ROUNDS
+        {
+            self.images.run_jobs().await;
+            self.entropy.rewind();
+            resp = self.engine_handle(req);
+            rounds += 1;
+        }
+        self.images.forget();
+        resp
     }
 
     /// Run `req` on the engine. On a replica, a request without credentials acts as the local

@@ -212,13 +212,15 @@ pub fn check_response(
             ));
         }
     } else if let Some([w, h]) = expect.image {
-        let (img, _) = engine::content::files::decode("body", &resp.body)
-            .map_err(|e| format!("body: expected a {w}x{h} image, actual {e}"))?;
-        if (img.width(), img.height()) != (w, h) {
+        // the Rust codecs read the body whichever codec made it (a browser's scales too)
+        use engine::core::images::ImageCodec as _;
+        let img = engine::core::images::RustCodec::default()
+            .read(&resp.body)
+            .map_err(|e| format!("body: expected a {w}x{h} image, actual {e:?}"))?;
+        if (img.width, img.height) != (w, h) {
             return Err(format!(
                 "body: expected a {w}x{h} image, actual {}x{}",
-                img.width(),
-                img.height()
+                img.width, img.height
             ));
         }
     } else if let Some(n) = expect.size {

@@ -606,6 +606,7 @@ fn patch(ctx: &mut Ctx<'_>, call: &Call<'_>, root: ContentRecord) -> Result<Resp
                 }
                 let name = up.filename.unwrap_or_default();
                 Some(Some(accounts::portrait(
+                    ctx.core.options.images.as_ref(),
                     &up.content_type,
                     &name,
                     &up.data,

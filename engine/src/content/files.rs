@@ -15,16 +15,15 @@
 //! nothing (the blobs written so far go with its transaction).
 
 use std::collections::BTreeMap;
-use std::io::Cursor;
 
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use image::{DynamicImage, ImageFormat};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::content::blobs;
 use crate::core::error::{EngineError, Result};
+use crate::core::images::{ImageCodec, ImageError, ImageInfo};
 use crate::core::model::fields::{FieldDef, FieldKind};
 use crate::runtime::context::Ctx;
 use crate::site::configuration;
@@ -237,7 +236,7 @@ fn store_new(
     content_type: String,
 ) -> Result<StoredFile> {
     let decoded = if def.kind == FieldKind::Image {
-        Some(decode(&def.name, bytes)?)
+        Some(decode(ctx, &def.name, bytes)?)
     } else {
         None
     };
@@ -249,12 +248,12 @@ fn store_new(
         bytes.len() as u64,
         filename,
         content_type,
-        decoded,
+        decoded.map(|info| (info, bytes)),
     )
 }
 
 /// Complete a stored file whose bytes are blob `blob` (already owned by `owner`): for an image
-/// (`decoded`), its dimensions, detected type and scales.
+/// (`decoded`: what [`decode`] read and the bytes), its dimensions, detected type and scales.
 pub fn finish(
     ctx: &mut Ctx<'_>,
     owner: &str,
@@ -262,7 +261,7 @@ pub fn finish(
     size: u64,
     filename: String,
     content_type: String,
-    decoded: Option<(DynamicImage, ImageFormat)>,
+    decoded: Option<(ImageInfo, &[u8])>,
 ) -> Result<StoredFile> {
     let mut file = StoredFile {
         blob,
@@ -273,31 +272,55 @@ pub fn finish(
         height: None,
         scales: BTreeMap::new(),
     };
-    if let Some((img, format)) = decoded {
-        file.content_type = format.to_mime_type().to_string();
-        file.width = Some(img.width());
-        file.height = Some(img.height());
-        file.scales = make_scales(ctx, owner, &file, &img, format)?;
+    if let Some((info, bytes)) = decoded {
+        file.content_type = info.kind.mime().to_string();
+        file.width = Some(info.width);
+        file.height = Some(info.height);
+        file.scales = make_scales(ctx, owner, &file, &info, bytes)?;
     }
     Ok(file)
 }
 
-/// Decode an image; a 400 naming `field` when the bytes are not a JPEG, PNG, GIF or WebP image.
-pub fn decode(field: &str, bytes: &[u8]) -> Result<(DynamicImage, ImageFormat)> {
-    let broken = |why: String| {
-        EngineError::bad_request(format!(
+/// Read an image with the host's codec ([`crate::core::images`]); a 400 naming `field` when the
+/// bytes are not a JPEG, PNG, GIF or WebP image.
+pub fn decode(ctx: &Ctx<'_>, field: &str, bytes: &[u8]) -> Result<ImageInfo> {
+    read_image(ctx.core.options.images.as_ref(), field, bytes)
+}
+
+/// [`decode`] with a given codec.
+pub fn read_image(codec: &dyn ImageCodec, field: &str, bytes: &[u8]) -> Result<ImageInfo> {
+    codec.read(bytes).map_err(|e| codec_error(field, e))
+}
+
+/// `bytes` (an image read as `info`) scaled to each of `sizes` with `codec`.
+pub fn scale_image(
+    codec: &dyn ImageCodec,
+    field: &str,
+    bytes: &[u8],
+    info: &ImageInfo,
+    sizes: &[(u32, u32)],
+) -> Result<Vec<Vec<u8>>> {
+    let made = codec
+        .scale(bytes, info.kind, sizes)
+        .map_err(|e| codec_error(field, e))?;
+    if made.len() != sizes.len() {
+        return Err(EngineError::Internal(format!(
+            "the image codec made {} scales of {}",
+            made.len(),
+            sizes.len()
+        )));
+    }
+    Ok(made)
+}
+
+fn codec_error(field: &str, e: ImageError) -> EngineError {
+    match e {
+        ImageError::Pending => EngineError::ImageWorkPending,
+        ImageError::Unreadable(why) => EngineError::bad_request(format!(
             "Field '{field}': the upload is not an image this site can read (JPEG, PNG, GIF or \
              WebP): {why}"
-        ))
-    };
-    let reader = image::ImageReader::new(Cursor::new(bytes))
-        .with_guessed_format()
-        .map_err(|e| broken(e.to_string()))?;
-    let format = reader
-        .format()
-        .ok_or_else(|| broken("unknown format".into()))?;
-    let img = reader.decode().map_err(|e| broken(e.to_string()))?;
-    Ok((img, format))
+        )),
+    }
 }
 
 /// The dimensions of a scale of a `w` x `h` image that fits inside `size`'s box: the image's
@@ -312,50 +335,37 @@ pub fn fit(w: u32, h: u32, size: &ScaleSize) -> (u32, u32) {
     (sw, sh)
 }
 
-/// Encode `img` for serving as a scale: JPEG stays JPEG, everything else becomes PNG.
-pub fn encode(img: &DynamicImage, source: ImageFormat) -> Result<(Vec<u8>, &'static str)> {
-    let mut out = Cursor::new(Vec::new());
-    let ct = if source == ImageFormat::Jpeg {
-        let enc = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 85);
-        img.to_rgb8()
-            .write_with_encoder(enc)
-            .map_err(|e| EngineError::Internal(format!("encoding a scale failed: {e}")))?;
-        "image/jpeg"
-    } else {
-        img.write_to(&mut out, ImageFormat::Png)
-            .map_err(|e| EngineError::Internal(format!("encoding a scale failed: {e}")))?;
-        "image/png"
-    };
-    Ok((out.into_inner(), ct))
-}
-
-/// Resize `img` to `w` x `h` (a triangle filter: good and quick).
-pub fn resize(img: &DynamicImage, w: u32, h: u32) -> DynamicImage {
-    img.resize_exact(w, h, image::imageops::FilterType::Triangle)
-}
-
-/// Make every scale of `plone.allowed_sizes` of image `file`: largest first, each resized from
-/// the previous one (much quicker than from the original, and as sharp at these ratios).
+/// Make every scale of `plone.allowed_sizes` of image `file` (read as `info` from `bytes`):
+/// the host's codec makes each distinct size once, largest first; a size as large as the image
+/// is the image's own blob.
 fn make_scales(
     ctx: &mut Ctx<'_>,
     owner: &str,
     file: &StoredFile,
-    img: &DynamicImage,
-    format: ImageFormat,
+    info: &ImageInfo,
+    bytes: &[u8],
 ) -> Result<BTreeMap<String, StoredScale>> {
     let mut sizes: Vec<(ScaleSize, (u32, u32))> = allowed_sizes(ctx)?
         .into_iter()
         .map(|s| {
-            let d = fit(img.width(), img.height(), &s);
+            let d = fit(info.width, info.height, &s);
             (s, d)
         })
         .collect();
     sizes.sort_by_key(|(_, (w, h))| std::cmp::Reverse(u64::from(*w) * u64::from(*h)));
+    let mut wanted: Vec<(u32, u32)> = Vec::new();
+    for (_, d) in &sizes {
+        if *d != (info.width, info.height) && !wanted.contains(d) {
+            wanted.push(*d);
+        }
+    }
+    let codec = ctx.core.options.images.clone();
+    let mut encoded = scale_image(codec.as_ref(), "image", bytes, info, &wanted)?.into_iter();
+    let content_type = info.kind.scale_mime();
     let mut out = BTreeMap::new();
-    let mut source: Option<DynamicImage> = None;
     let mut made: BTreeMap<(u32, u32), StoredScale> = BTreeMap::new();
     for (size, (w, h)) in sizes {
-        if (w, h) == (img.width(), img.height()) {
+        if (w, h) == (info.width, info.height) {
             out.insert(
                 size.name,
                 StoredScale {
@@ -372,19 +382,17 @@ fn make_scales(
             out.insert(size.name, s.clone());
             continue;
         }
-        let scaled = resize(source.as_ref().unwrap_or(img), w, h);
-        let (bytes, ct) = encode(&scaled, format)?;
+        let bytes = encoded.next().unwrap_or_default();
         let blob = blobs::store(ctx, owner, &bytes)?;
         let s = StoredScale {
             blob,
             width: w,
             height: h,
             size: bytes.len() as u64,
-            content_type: ct.to_string(),
+            content_type: content_type.to_string(),
         };
         made.insert((w, h), s.clone());
         out.insert(size.name, s);
-        source = Some(scaled);
     }
     Ok(out)
 }
@@ -442,12 +450,15 @@ pub fn scale_bytes(ctx: &Ctx<'_>, file: &StoredFile, scale: &str) -> Result<Serv
             ))
         })?;
     let bytes = blobs::read_all(ctx, &file.blob)?;
-    let (img, format) = decode("image", &bytes)?;
-    let (w, h) = fit(img.width(), img.height(), &size);
-    let (bytes, ct) = encode(&resize(&img, w, h), format)?;
+    let codec = ctx.core.options.images.as_ref();
+    let info = read_image(codec, "image", &bytes)?;
+    let dims = fit(info.width, info.height, &size);
+    let bytes = scale_image(codec, "image", &bytes, &info, &[dims])?
+        .pop()
+        .unwrap_or_default();
     Ok(Served::Made {
         bytes,
-        content_type: ct.to_string(),
+        content_type: info.kind.scale_mime().to_string(),
         etag: format!("{}-{}", file.blob, size.name),
     })
 }
@@ -491,10 +502,12 @@ mod tests {
         assert!(parse_size("bad").is_none());
     }
 
+    #[cfg(feature = "image-codecs")]
     #[test]
     fn broken_images_are_refused() {
-        assert!(decode("image", b"not an image at all").is_err());
+        let codec = crate::core::images::RustCodec::default();
+        assert!(read_image(&codec, "image", b"not an image at all").is_err());
         // A PNG signature with nothing after it.
-        assert!(decode("image", b"\x89PNG\r\n\x1a\n").is_err());
+        assert!(read_image(&codec, "image", b"\x89PNG\r\n\x1a\n").is_err());
     }
 }

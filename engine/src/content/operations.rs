@@ -927,7 +927,8 @@ fn stored_file(
         .unwrap_or_else(|| files::guess_content_type(&filename).to_string());
     let decoded = if kind == FieldKind::Image {
         let bytes = crate::content::blobs::read_all(ctx, &upload.blob)?;
-        Some(files::decode(field, &bytes)?)
+        let info = files::decode(ctx, field, &bytes)?;
+        Some((info, bytes))
     } else {
         None
     };
@@ -939,7 +940,9 @@ fn stored_file(
         upload.length,
         filename,
         content_type,
-        decoded,
+        decoded
+            .as_ref()
+            .map(|(info, bytes)| (*info, bytes.as_slice())),
     )
 }
 

@@ -258,6 +258,12 @@ pub enum EngineError {
         /// Seconds after which a new attempt may succeed.
         retry_after: u64,
     },
+    /// The host's image codec works asynchronously and has not finished what this request needs
+    /// ([`crate::core::images::ImageError::Pending`]): the request changed nothing and the host
+    /// runs it again once the work is done (503 `Busy`, with `Retry-After`, should it reach a
+    /// client).
+    #[error("Image work is still in progress; the request changed nothing. Try again.")]
+    ImageWorkPending,
 }
 
 impl EngineError {
@@ -309,7 +315,7 @@ impl EngineError {
             EngineError::UnsupportedMediaType(_) => 415,
             EngineError::Locked(_) => 403,
             EngineError::Store(StoreError::QuotaExceeded(_)) => 507,
-            EngineError::Store(StoreError::Conflict(_)) => 503,
+            EngineError::Store(StoreError::Conflict(_)) | EngineError::ImageWorkPending => 503,
             EngineError::Store(_) | EngineError::Internal(_) => 500,
             EngineError::BadGateway(_) => 502,
             EngineError::TooManyLoginAttempts { .. } | EngineError::TooManyStreams { .. } => 429,
@@ -342,7 +348,7 @@ impl EngineError {
             EngineError::UnsupportedMediaType(_) => "UnsupportedMediaType",
             EngineError::Locked(_) => "Forbidden",
             EngineError::Store(StoreError::QuotaExceeded(_)) => "InsufficientStorage",
-            EngineError::Store(StoreError::Conflict(_)) => "Busy",
+            EngineError::Store(StoreError::Conflict(_)) | EngineError::ImageWorkPending => "Busy",
             EngineError::Store(_) => "StorageError",
             EngineError::Internal(_) => "InternalError",
             EngineError::BadGateway(_) => "BadGateway",
@@ -482,7 +488,7 @@ impl EngineError {
             EngineError::RangeNotSatisfiable { size, .. } => {
                 resp = resp.with_header("Content-Range", &format!("bytes */{size}"));
             }
-            EngineError::Store(StoreError::Conflict(_)) => {
+            EngineError::Store(StoreError::Conflict(_)) | EngineError::ImageWorkPending => {
                 resp = resp.with_header("Retry-After", "1");
             }
             EngineError::TooManyLoginAttempts { retry_after }

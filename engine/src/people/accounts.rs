@@ -293,6 +293,7 @@ pub struct PortraitUpload {
 /// With `scale`, an image larger than [`PORTRAIT_BOX`] pixels either way is scaled down to fit
 /// (JPEG stays JPEG, other types become PNG).
 pub fn portrait(
+    codec: &dyn crate::core::images::ImageCodec,
     content_type: &str,
     filename: &str,
     data: &str,
@@ -315,8 +316,8 @@ pub fn portrait(
             "Invalid property 'portrait.data': from 1 byte to {MAX_PORTRAIT_BYTES} bytes"
         )));
     }
-    let (img, format) = crate::content::files::decode("portrait", &bytes)?;
-    let (w, h) = (img.width(), img.height());
+    let info = crate::content::files::read_image(codec, "portrait", &bytes)?;
+    let (w, h) = (info.width, info.height);
     let fits = crate::content::files::ScaleSize {
         name: "portrait".into(),
         width: PORTRAIT_BOX,
@@ -324,14 +325,18 @@ pub fn portrait(
     };
     let (sw, sh) = crate::content::files::fit(w, h, &fits);
     if scale && (sw, sh) != (w, h) {
-        let (scaled, ct) =
-            crate::content::files::encode(&crate::content::files::resize(&img, sw, sh), format)?;
+        let scaled =
+            crate::content::files::scale_image(codec, "portrait", &bytes, &info, &[(sw, sh)])?
+                .pop()
+                .unwrap_or_default();
         return Ok(PortraitUpload {
-            content_type: ct.to_string(),
+            content_type: info.kind.scale_mime().to_string(),
             filename: filename.to_string(),
             bytes: scaled,
         });
     }
+    // nothing to scale: lets the codec drop what it kept of the image
+    crate::content::files::scale_image(codec, "portrait", &bytes, &info, &[])?;
     Ok(PortraitUpload {
         content_type,
         filename: filename.to_string(),

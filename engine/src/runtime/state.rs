@@ -78,6 +78,10 @@ pub struct EngineOptions {
     /// The language model behind `@chat` and `@generate` ([`crate::ai::llm::Llm`], implemented by
     /// the host); `None` (the default) answers "AI is disabled.".
     pub llm: Option<Arc<dyn crate::ai::llm::Llm>>,
+    /// Decodes uploaded images and makes their scales ([`crate::core::images::ImageCodec`],
+    /// implemented by the host): by default the Rust codecs (feature `image-codecs`), or, built
+    /// without them, a codec that refuses every image.
+    pub images: Arc<dyn crate::core::images::ImageCodec>,
     /// How people may log in: with a password stored here, and through which external identity
     /// providers (single sign-on, run by the host). The default: passwords, no provider.
     pub login: LoginOptions,
@@ -140,6 +144,7 @@ impl EngineOptions {
             changes_notify: None,
             embedder: None,
             llm: None,
+            images: crate::core::images::default_codec(),
             login: LoginOptions::default(),
         }
     }
