@@ -127,6 +127,6 @@ fn writes_per_create_and_edit() {
 }
 
 /// Store writes of a create of a page in a folder (see the test's output for the keys).
-const CREATE_WRITES: usize = 100;
+const CREATE_WRITES: usize = 23;
 /// Store writes of an edit of a page's title.
-const EDIT_WRITES: usize = 100;
+const EDIT_WRITES: usize = 13;
