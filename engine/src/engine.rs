@@ -2,6 +2,9 @@
 //! ([`Core`]) and the event subscribers ([`Subscribers`]), and offers the one entry point
 //! [`Engine::handle`] (plus site creation and bulk writes).
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use crate::api;
 use crate::core::error::{EngineError, ErrorStyle, Result};
 use crate::core::http::{AnswerKind, BodyKind, Request, Response, RouteInfo, ThrottleClass};
@@ -10,7 +13,9 @@ use crate::core::security::Principal;
 use crate::core::store::{savepoint, Store, StoreError};
 use crate::people::auth::Credentials;
 use crate::runtime::cache::ResponseCache;
+use crate::runtime::commit::Pending;
 use crate::runtime::context::{Ctx, Txn};
+use crate::runtime::occ::{Buffered, CommitLog, SnapshotTxn};
 pub use crate::runtime::state::{Core, EngineOptions};
 #[cfg(any(test, feature = "internals"))]
 use crate::runtime::subscriber::Subscriber;
@@ -23,6 +28,9 @@ pub struct Engine<S: Store> {
     core: Core,
     subscribers: Subscribers,
     migrated: crate::site::migrations::Report,
+    /// The recent commits, for validating writes that ran in parallel
+    /// ([`crate::runtime::occ`]; kept when [`EngineOptions::parallel_writes`] is on).
+    commits: CommitLog,
 }
 
 impl<S: Store> Engine<S> {
@@ -35,6 +43,7 @@ impl<S: Store> Engine<S> {
             core: Core::new(options),
             subscribers: crate::site::registry::builtin(),
             migrated: crate::site::migrations::Report::default(),
+            commits: CommitLog::default(),
         };
         let mut engine = engine;
         engine.migrated = engine.migrate()?;
@@ -42,6 +51,10 @@ impl<S: Store> Engine<S> {
         if engine.core.caches_enabled() {
             let ctx = Ctx::new(&engine.core, Txn::Read(engine.store.begin_read()?), "");
             engine.core.responses.observe(ctx.generation()?);
+        }
+        if engine.core.options.parallel_writes {
+            let generation = crate::core::generation::read(engine.store.begin_read()?.as_ref())?;
+            engine.commits.start_at(generation);
         }
         Ok(engine)
     }
@@ -363,6 +376,11 @@ impl<S: Store> Engine<S> {
     /// Drop the cached answers a commit's writes change ([`Core::publish`]); wake the host's
     /// outbox delivery if the commit queued deliveries.
     fn publish(&self, moved: Option<crate::runtime::cache::Moved>) {
+        if self.core.options.parallel_writes {
+            if let Some(m) = &moved {
+                self.commits.record(m.from, m.to, &m.writes);
+            }
+        }
         self.core.publish(moved);
         if self
             .core
@@ -652,6 +670,199 @@ impl<S: Store> Engine<S> {
         }
     }
 
+    /// Run a write request ([`Engine::route`]) against a snapshot of its own, on any thread,
+    /// up to its commit ([`crate::runtime::occ`]): its writes are buffered and what it read is
+    /// recorded. [`Engine::commit_prepared`] then commits it, or tells that it must run again.
+    /// For hosts that run writes side by side ([`EngineOptions::parallel_writes`]).
+    pub fn prepare_write(&self, routed: &Routed) -> Prepared {
+        Prepared(self.try_prepare(routed))
+    }
+
+    fn try_prepare(&self, routed: &Routed) -> Outcome {
+        let (route, endpoint) = match self.found(routed) {
+            Ok(found) => found,
+            Err(e) => return Outcome::Answer(Err(e)),
+        };
+        if !endpoint.writes() {
+            return Outcome::Answer(self.try_handle(routed));
+        }
+        let buffer = Rc::new(RefCell::new(Buffered::default()));
+        let staged = (|| {
+            let snap = self.store.begin_read()?;
+            let snapshot = crate::core::generation::read(snap.as_ref())?;
+            let txn = Txn::Write(Box::new(SnapshotTxn::new(snap, buffer.clone())));
+            let (resp, ended) = self.run_request(&routed.request, &route, endpoint, txn)?;
+            Ok((resp, ended, snapshot))
+        })();
+        match staged {
+            Err(e) => Outcome::Answer(Err(e)),
+            Ok((resp, Ended::Answered, _)) => Outcome::Answer(Ok(resp)),
+            Ok((resp, Ended::Finished(txn, pending, queued), snapshot)) => {
+                drop(txn);
+                let mut buffered = std::mem::take(&mut *buffer.borrow_mut());
+                if buffered.overlay.is_empty() && pending.work.is_empty() && !pending.dirty {
+                    // Nothing to commit: the answer stands as of the snapshot.
+                    return Outcome::Answer(Ok(resp));
+                }
+                buffered.reads.seal();
+                Outcome::Staged(Box::new(Staged {
+                    resp,
+                    snapshot,
+                    buffered,
+                    pending,
+                    queued,
+                }))
+            }
+        }
+    }
+
+    /// Commit prepared writes ([`Engine::prepare_write`]) in one store transaction (one durable
+    /// commit for all), in order; one caller at a time (the host's writer). Each is applied if
+    /// nothing it read was written by a commit after its snapshot (an earlier one of `batch`
+    /// included), and then answers; otherwise it answers [`Committed::Conflict`] and the host
+    /// runs it again (a bounded number of times, then through [`Engine::handle_routed_group`]).
+    pub fn commit_prepared(&self, batch: Vec<(&Routed, Prepared)>) -> Vec<Committed> {
+        let _writing = self.core.responses.writing();
+        let mut outcomes: Vec<Option<Result<Response>>> = Vec::with_capacity(batch.len());
+        let mut staged = Vec::new();
+        outcomes.resize_with(batch.len(), || None);
+        let mut routes = Vec::with_capacity(batch.len());
+        for (i, (routed, prepared)) in batch.into_iter().enumerate() {
+            routes.push(routed);
+            match prepared.0 {
+                Outcome::Answer(result) => outcomes[i] = Some(result),
+                Outcome::Staged(st) => staged.push((i, st)),
+            }
+        }
+        if !staged.is_empty() {
+            self.commit_staged(&routes, staged, &mut outcomes);
+        }
+        outcomes
+            .into_iter()
+            .zip(routes)
+            .map(|(outcome, routed)| match outcome {
+                Some(result) => Committed::Answered(self.finish(routed, result)),
+                None => Committed::Conflict,
+            })
+            .collect()
+    }
+
+    /// The serial part of [`Engine::commit_prepared`]: validate and apply `staged`, filling in
+    /// `outcomes` (left `None`: a conflict). One that read what a later commit wrote runs again
+    /// right here, the serial way (in a savepoint of the group's transaction, as
+    /// [`Engine::handle_routed_group`] runs requests): its first run's work is lost, but it
+    /// costs no second trip, and writes that always meet (creates in one folder) are no slower
+    /// than on the single writer.
+    fn commit_staged(
+        &self,
+        routes: &[&Routed],
+        staged: Vec<(usize, Box<Staged>)>,
+        outcomes: &mut [Option<Result<Response>>],
+    ) {
+        let mut outer = match self.store.begin_write() {
+            Ok(t) => t,
+            Err(e) => {
+                let e = EngineError::from(e);
+                for (i, _) in staged {
+                    if !is_conflict(&e) {
+                        outcomes[i] = Some(Err(clone_store_error(&e)));
+                    }
+                }
+                return;
+            }
+        };
+        let current = match crate::core::generation::read(outer.as_ref()) {
+            Ok(g) => g,
+            Err(e) => {
+                for (i, _) in staged {
+                    outcomes[i] = Some(Err(clone_store_error(&e)));
+                }
+                return;
+            }
+        };
+        let mut written: Vec<Vec<u8>> = Vec::new();
+        let mut moved = None;
+        let mut queued = false;
+        let mut applied = Vec::new();
+        for (i, st) in staged {
+            let Staged {
+                resp,
+                snapshot,
+                buffered,
+                pending,
+                queued: q,
+            } = *st;
+            let valid = self.commits.valid(snapshot, current, &buffered.reads)
+                && !written.iter().any(|k| buffered.reads.touches(k));
+            if !valid {
+                let routed = routes[i];
+                let result = self.found(routed).and_then(|(route, endpoint)| {
+                    let txn = Txn::Write(savepoint(outer.as_mut())?);
+                    self.run(&routed.request, &route, endpoint, txn)
+                });
+                match result {
+                    Ok((resp, m)) => {
+                        if let Some(m) = &m {
+                            written.extend(m.writes.iter().cloned());
+                        }
+                        moved = crate::runtime::cache::Moved::merge(moved.take(), m);
+                        outcomes[i] = Some(Ok(resp));
+                        applied.push(i);
+                    }
+                    Err(e) if is_conflict(&e) => {}
+                    Err(e) => outcomes[i] = Some(Err(e)),
+                }
+                continue;
+            }
+            let result = (|| {
+                let mut sp = savepoint(outer.as_mut())?;
+                for (k, v) in buffered.overlay.changes() {
+                    match v {
+                        Some(v) => sp.put(k, v)?,
+                        None => sp.delete(k)?,
+                    }
+                }
+                let m = pending.apply(sp.as_mut())?;
+                sp.commit()?;
+                Ok::<_, EngineError>(m)
+            })();
+            match result {
+                Ok(m) => {
+                    if let Some(m) = &m {
+                        written.extend(m.writes.iter().cloned());
+                    }
+                    written.extend(buffered.overlay.changes().map(|(k, _)| k.to_vec()));
+                    moved = crate::runtime::cache::Moved::merge(moved.take(), m);
+                    queued |= q;
+                    outcomes[i] = Some(Ok(resp));
+                    applied.push(i);
+                }
+                Err(e) if is_conflict(&e) => {}
+                Err(e) => outcomes[i] = Some(Err(e)),
+            }
+        }
+        match outer.commit().map_err(EngineError::from) {
+            Ok(()) => {
+                if queued {
+                    self.core
+                        .outbox_pending
+                        .store(true, std::sync::atomic::Ordering::Release);
+                }
+                self.publish(moved);
+            }
+            // Nothing was applied: the requests run again, or answer the storage error.
+            Err(e) => {
+                for i in applied {
+                    outcomes[i] = if is_conflict(&e) {
+                        None
+                    } else {
+                        Some(Err(clone_store_error(&e)))
+                    };
+                }
+            }
+        }
+    }
+
     /// Whose error bodies the site answers with: Nick's on a site created with the Nick profile
     /// ([`crate::site::profile`]), else Plone's. Read from the store the first time an error
     /// is answered (the request's own transaction is gone by then), then kept.
@@ -783,6 +994,39 @@ impl<S: Store> Engine<S> {
         endpoint: api::Endpoint,
         txn: Txn<'_>,
     ) -> Result<(Response, Option<crate::runtime::cache::Moved>)> {
+        let (resp, ended) = self.run_request(req, route, endpoint, txn)?;
+        match ended {
+            Ended::Answered => Ok((resp, None)),
+            Ended::Finished(txn, pending, queued) => {
+                let moved = match txn {
+                    Txn::Write(mut t) => {
+                        let moved = pending.apply(t.as_mut())?;
+                        t.commit()?;
+                        moved
+                    }
+                    Txn::Read(_) => None,
+                };
+                if queued {
+                    // Told to the host when the commit is durable (a group's own commit):
+                    // [`Self::publish`].
+                    self.core
+                        .outbox_pending
+                        .store(true, std::sync::atomic::Ordering::Release);
+                }
+                Ok((resp, moved))
+            }
+        }
+    }
+
+    /// [`Engine::run`] up to the commit: the answer, and the transaction with what its commit
+    /// must still do.
+    fn run_request<'t>(
+        &'t self,
+        req: &Request,
+        route: &api::Route,
+        endpoint: api::Endpoint,
+        txn: Txn<'t>,
+    ) -> Result<(Response, Ended<'t>)> {
         let mut ctx = Ctx::new(&self.core, txn, &req.base_url);
         let cache = &self.core.responses;
         // A cacheable request records what it reads from its snapshot on, authentication
@@ -802,7 +1046,8 @@ impl<S: Store> Engine<S> {
         let idempotency_key = api::idempotency::key_of(req)?.filter(|_| ctx.is_write());
         if let Some(key) = &idempotency_key {
             if let Some(resp) = api::idempotency::replay(&ctx, req, key)? {
-                return Ok((resp, ctx.commit()?));
+                let (txn, pending) = ctx.finish()?;
+                return Ok((resp, Ended::Finished(txn, pending, false)));
             }
         }
         let cached = if let Some(g) = snapshot {
@@ -821,7 +1066,7 @@ impl<S: Store> Engine<S> {
             let found = cache.get(Some(g), &key, now);
             cache.count(found.is_some());
             if let Some(resp) = found {
-                return Ok((resp, None));
+                return Ok((resp, Ended::Answered));
             }
             Some((g, key, now))
         } else {
@@ -857,15 +1102,57 @@ impl<S: Store> Engine<S> {
             && ctx.delivered_events().iter().any(|e| {
                 matches!(e, crate::core::events::Event::JobChanged { status, .. } if status == "created")
             });
-        let moved = ctx.commit()?;
-        if queued {
-            // Told to the host when the commit is durable (a group's own commit): [`Self::publish`].
-            self.core
-                .outbox_pending
-                .store(true, std::sync::atomic::Ordering::Release);
-        }
-        Ok((resp, moved))
+        let (txn, pending) = ctx.finish()?;
+        Ok((resp, Ended::Finished(txn, pending, queued)))
     }
+}
+
+/// A write request run against its snapshot ([`Engine::prepare_write`]), waiting for
+/// [`Engine::commit_prepared`].
+pub struct Prepared(Outcome);
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            Outcome::Answer(_) => "Prepared(answer)",
+            Outcome::Staged(_) => "Prepared(staged)",
+        })
+    }
+}
+
+enum Outcome {
+    /// Nothing to commit: the answer (or the error) stands.
+    Answer(Result<Response>),
+    /// Writes to commit.
+    Staged(Box<Staged>),
+}
+
+/// A prepared write's answer, its write set and reads, and what its commit must still do.
+struct Staged {
+    resp: Response,
+    /// The store generation of the snapshot it ran on.
+    snapshot: u64,
+    buffered: Buffered,
+    pending: Pending,
+    /// It queued outbox deliveries.
+    queued: bool,
+}
+
+/// What [`Engine::commit_prepared`] did with one prepared request.
+#[derive(Debug)]
+pub enum Committed {
+    /// Committed (or nothing to commit): the answer.
+    Answered(Handled),
+    /// Something it read was written since its snapshot: nothing of it was applied; run it
+    /// again ([`Engine::prepare_write`]).
+    Conflict,
+}
+
+/// How [`Engine::run_request`] left a request: answered from the response cache, or with its
+/// transaction, what its commit must still do, and whether it queued outbox deliveries.
+enum Ended<'t> {
+    Answered,
+    Finished(Txn<'t>, Pending, bool),
 }
 
 /// The response for `req` given the outcome of running it: errors become their JSON answers (a

@@ -40,7 +40,7 @@ pub use crate::core::net::{internal_kind, DestinationPolicy};
 pub use crate::core::store::{
     scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError, WriteTxn,
 };
-pub use crate::engine::{Engine, Handled, Routed};
+pub use crate::engine::{Committed, Engine, Handled, Prepared, Routed, MAX_ATTEMPTS};
 pub use crate::people::auth::external::ExternalIdentity;
 pub use crate::runtime::state::{EngineOptions, ErrorLog, LoginOptions, LoginProvider};
 pub use crate::site::migrations::Report as MigrationReport;

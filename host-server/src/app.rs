@@ -566,7 +566,10 @@ where
     S: Store + Send + Sync + 'static,
 {
     if routed.info().writes {
-        let handled = state.writer.submit(routed).await;
+        let handled = state
+            .writer
+            .submit_write(&state.engine, routed, state.blocking_reads)
+            .await;
         let mut resp = to_http(handled.response);
         if state.read_your_writes {
             // The latest generation this server committed: at least the one this write reached.

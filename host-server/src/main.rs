@@ -164,6 +164,13 @@ struct Cli {
     #[arg(long)]
     blocking_reads: bool,
 
+    /// Run every write request on the one writer thread, as before parallel writes (SQLite
+    /// only; with --database writes are always run this way). By default a write request runs
+    /// on the thread serving its connection, against a snapshot of its own, and only its commit
+    /// is serial (see the README's "Writes").
+    #[arg(long)]
+    serial_writes: bool,
+
     /// Seconds a new connection gets to send its first request's headers, and any connection to
     /// send a request's headers once their first byte came; a slower or silent one (slowloris)
     /// is disconnected.
@@ -597,6 +604,8 @@ fn run(cli: Cli) -> Result<(), ServerError> {
             ..EngineOptions::production()
         }
     };
+    // Several servers on one database are not seen by this engine's commit log.
+    options.parallel_writes = cli.database.is_none() && !cli.serial_writes;
     // The embedding model only when asked for (`--deterministic` alone leaves it off).
     options.embedder = match &cli.embedding_model {
         Some(spec) => {

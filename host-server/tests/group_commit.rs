@@ -42,6 +42,21 @@ async fn concurrent_creates_all_land_and_failures_stay_alone() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The same with parallel writes (prepared on the request's thread, committed by the writer):
+/// creates in one folder always meet on the folder's record, so most run again on the writer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_creates_all_land_with_parallel_writes() {
+    let dir = std::env::temp_dir().join(format!("host-server-group-par-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let options = EngineOptions {
+        parallel_writes: true,
+        ..EngineOptions::for_tests()
+    };
+    let engine = open_engine(&dir, SqliteOptions::default(), options).unwrap();
+    concurrent_creates(engine, Config::default()).await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The same on PostgreSQL (reads on the blocking pool, as the server runs them there).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_creates_on_postgres_in_both_write_modes() {

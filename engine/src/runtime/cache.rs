@@ -176,6 +176,19 @@ impl ReadSet {
         self.clock |= other.clock;
     }
 
+    /// Sort what was read, for [`ReadSet::touches`].
+    pub fn seal(&mut self) {
+        self.finish();
+    }
+
+    /// Whether writing `key` changes what was read (after [`ReadSet::seal`]).
+    pub fn touches(&self, key: &[u8]) -> bool {
+        self.keys.binary_search(&key_hash(key)).is_ok()
+            || self.ranges.iter().any(|(start, end)| {
+                key >= start.as_slice() && (end.is_empty() || key < end.as_slice())
+            })
+    }
+
     fn finish(&mut self) {
         self.keys.sort_unstable();
         self.keys.dedup();

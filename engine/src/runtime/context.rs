@@ -19,6 +19,7 @@ use crate::core::security::Principal;
 use crate::core::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
 pub use crate::runtime::cache::Moved;
 use crate::runtime::cache::ReadSet;
+use crate::runtime::commit::{AtCommit, Pending};
 use crate::runtime::state::Core;
 
 /// The transaction of a request: read-only for safe methods, read-write otherwise.
@@ -75,6 +76,8 @@ pub struct Ctx<'a> {
     reads: Option<RefCell<ReadSet>>,
     /// The keys this request wrote, when the engine keeps caches ([`Moved::writes`]).
     writes: Option<Vec<Vec<u8>>>,
+    /// Work left for the commit ([`Ctx::at_commit`]).
+    at_commit: Vec<Box<dyn AtCommit>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -100,7 +103,9 @@ impl<'a> Ctx<'a> {
             types: OnceCell::new(),
             types_written: false,
             reads: None,
-            writes: (core.caches_enabled() && writes).then(Vec::new),
+            writes: ((core.caches_enabled() || core.options.parallel_writes) && writes)
+                .then(Vec::new),
+            at_commit: Vec::new(),
         }
     }
 
@@ -258,29 +263,46 @@ impl<'a> Ctx<'a> {
         matches!(self.txn, Txn::Write(_))
     }
 
+    /// Leave `work` for the commit ([`crate::runtime::commit`]): it runs there, after the
+    /// request's own writes, reading what the commits before this one left. For what every write
+    /// moves (the change log's sequence), so that the request itself never reads it.
+    pub fn at_commit(&mut self, work: Box<dyn AtCommit>) -> Result<()> {
+        if !self.is_write() {
+            return Err(EngineError::Store(StoreError::Misuse(
+                "write attempted in a read-only request".into(),
+            )));
+        }
+        self.at_commit.push(work);
+        Ok(())
+    }
+
     /// Commit (write requests) or end (read requests) the transaction. A transaction that wrote
     /// anything also moves the store generation; the move is returned then, with the keys
     /// written, so cached answers that read them can be dropped (`None`: nothing moved).
-    pub fn commit(mut self) -> Result<Option<Moved>> {
-        let mut moved = None;
+    pub fn commit(self) -> Result<Option<Moved>> {
+        match self.finish()? {
+            (Txn::Write(mut t), pending) => {
+                let moved = pending.apply(t.as_mut())?;
+                t.commit()?;
+                Ok(moved)
+            }
+            (Txn::Read(_), _) => Ok(None),
+        }
+    }
+
+    /// End the request's part of the work: its transaction (not committed) and what its commit
+    /// must still do ([`Pending::apply`], then the transaction's own commit).
+    pub fn finish(mut self) -> Result<(Txn<'a>, Pending)> {
         if self.types_written && self.is_write() {
             let next = self.types_version()?.wrapping_add(1);
             self.put(keys::TYPES_VERSION, next.to_string().as_bytes())?;
         }
-        if self.dirty && self.is_write() {
-            let from = self.generation()?;
-            let next = generation::next(from);
-            self.put(generation::GENERATION, next.to_string().as_bytes())?;
-            moved = Some(Moved {
-                from,
-                to: next,
-                writes: self.writes.take().unwrap_or_default(),
-            });
-        }
-        if let Txn::Write(t) = self.txn {
-            t.commit()?;
-        }
-        Ok(moved)
+        let pending = Pending {
+            work: std::mem::take(&mut self.at_commit),
+            dirty: self.dirty && self.is_write(),
+            writes: self.writes.take(),
+        };
+        Ok((self.txn, pending))
     }
 
     /// The store generation as seen by this transaction ([`crate::core::generation`]).

@@ -4,6 +4,8 @@
 //! service.
 
 pub mod cache;
+pub mod commit;
 pub mod context;
+pub mod occ;
 pub mod state;
 pub mod subscriber;

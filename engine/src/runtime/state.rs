@@ -51,6 +51,11 @@ pub struct EngineOptions {
     /// default), this engine must be the store's only writer: the server's lock file
     /// guarantees it for SQLite; several browser tabs sharing one database do not.
     pub shared_store: bool,
+    /// Write requests may run side by side, each against a snapshot of its own, with only their
+    /// commits serial (`Engine::prepare_write`, `Engine::commit_prepared`,
+    /// [`crate::runtime::occ`]). The engine then records every commit's written keys. Hosts that
+    /// run writes on several threads set it; `false` (the default) keeps the single writer.
+    pub parallel_writes: bool,
     /// Where the detail of failures inside the service goes (a store error, a record that does
     /// not decode, a bug): the client only learns that the request failed. Hosts log it.
     pub error_log: Option<ErrorLog>,
@@ -135,6 +140,7 @@ impl EngineOptions {
             max_batch_size: 1000,
             response_cache_bytes: 0,
             shared_store: false,
+            parallel_writes: false,
             error_log: None,
             store_backend: "memory (MemStore)".into(),
             info_log: None,
@@ -160,6 +166,7 @@ impl EngineOptions {
             test_clock: Some(clock),
             response_cache_bytes: 0,
             shared_store: false,
+            parallel_writes: false,
             embedder: Some(Arc::new(TestEmbedder)),
             ..Self::production()
         }

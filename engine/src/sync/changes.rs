@@ -41,6 +41,7 @@ use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
 use crate::core::store::{prefix_end, Direction};
 use crate::people::permissions::Access;
+use crate::runtime::commit::{AtCommit, CommitTxn};
 use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
 
@@ -245,82 +246,132 @@ pub fn list(ctx: &Ctx<'_>, since: &Cursor, limit: usize, context: &ContentRecord
 }
 
 /// Give each uid a new entry at the end of the log, in order (its earlier one goes); with
-/// `true`: it was (re)created now. The sequence counter is read and written once for all of
-/// them (a create touches the new object and its parent).
+/// `true`: it was (re)created now. What the entries say about each object (who could view it,
+/// where it is, whether it is gone) is read here, in the request; their sequence numbers are
+/// given at commit ([`Touches`]), so that a request never reads the log's end.
 fn touch_all<'u>(ctx: &mut Ctx<'_>, uids: impl IntoIterator<Item = (&'u str, bool)>) -> Result<()> {
-    let mut uids = uids.into_iter().peekable();
-    if uids.peek().is_none() {
-        return Ok(());
-    }
-    let start = read_u64(ctx, keys::CHANGES_SEQ)?;
-    let mut seq = start;
+    let mut touches = Vec::new();
     for (uid, added) in uids {
-        seq = seq.saturating_add(1);
-        touch(ctx, uid, added, seq)?;
+        touches.push(observe(ctx, uid, added)?);
     }
-    if seq != start {
-        ctx.put(keys::CHANGES_SEQ, &seq.to_be_bytes())?;
-    }
-    Ok(())
-}
-
-/// Give `uid` the entry `seq` (its earlier one goes); `added`: it was (re)created now. The
-/// caller stores the sequence counter.
-fn touch(ctx: &mut Ctx<'_>, uid: &str, added: bool, seq: u64) -> Result<()> {
-    let pointer = keys::changes_uid(uid);
-    let mut first_added = 0;
-    let mut seen_by = std::collections::BTreeSet::new();
-    let mut seen_at = Vec::new();
-    let old = read_u64(ctx, &pointer)?;
-    if old > 0 {
-        let old_key = keys::changes_entry(old);
-        if let Some(bytes) = ctx.get(&old_key)? {
-            let old_entry = serde_json::from_slice::<Entry>(&bytes)?;
-            first_added = old_entry.added;
-            seen_by.extend(old_entry.seen_by);
-            seen_at = old_entry.seen_at;
-            ctx.delete(&old_key)?;
-        }
-        ctx.delete(&keys::changes_removal(old))?;
-    }
-    // What the object is now, for callers of later pages who cannot see it any more.
-    if let Some(obj) = tree::load(ctx, uid)? {
-        let ancestors = tree::ancestors(ctx, &obj)?;
-        seen_by.extend(crate::people::permissions::allowed_roles_and_users(
-            ctx, &obj, &ancestors,
-        )?);
-        seen_at.retain(|p| *p != obj.path);
-        seen_at.push(obj.path.clone());
-        if seen_at.len() > MAX_SEEN_PATHS {
-            seen_at.drain(..seen_at.len() - MAX_SEEN_PATHS);
-        }
-    }
-    let now = ctx.now().timestamp_millis();
-    let entry = Entry {
-        uid: uid.to_string(),
-        added: if added { seq } else { first_added },
-        at: now,
-        seen_by: seen_by.into_iter().collect(),
-        seen_at,
-    };
-    ctx.put_json(&keys::changes_entry(seq), &entry)?;
-    ctx.put(&pointer, &seq.to_be_bytes())?;
-    if ctx.get(&keys::object(uid))?.is_none() {
-        ctx.put(&keys::changes_removal(seq), b"")?;
-        prune(ctx, now)?;
+    if touches.is_empty() {
+        return Ok(());
     }
     ctx.core
         .changes_pending
         .store(true, std::sync::atomic::Ordering::Release);
+    ctx.at_commit(Box::new(Touches(touches)))
+}
+
+/// One object's new entry, as the request saw the object.
+struct Touch {
+    uid: String,
+    /// It was (re)created now.
+    added: bool,
+    /// Who may view it now and its path; `None` when it does not exist.
+    now: Option<(std::collections::BTreeSet<String>, String)>,
+    /// Its record is gone: the entry is a removal.
+    removed: bool,
+    /// When (milliseconds since the epoch).
+    at: i64,
+}
+
+/// What the log records about `uid` now (see [`touch_all`]).
+fn observe(ctx: &Ctx<'_>, uid: &str, added: bool) -> Result<Touch> {
+    let now = match tree::load(ctx, uid)? {
+        Some(obj) => {
+            let ancestors = tree::ancestors(ctx, &obj)?;
+            let tokens =
+                crate::people::permissions::allowed_roles_and_users(ctx, &obj, &ancestors)?;
+            Some((tokens, obj.path))
+        }
+        None => None,
+    };
+    Ok(Touch {
+        uid: uid.to_string(),
+        added,
+        now,
+        at: ctx.now().timestamp_millis(),
+        removed: ctx.get(&keys::object(uid))?.is_none(),
+    })
+}
+
+/// A request's entries, numbered at commit: the sequence counter is read and written once for
+/// all of them (a create touches the new object and its parent).
+struct Touches(Vec<Touch>);
+
+impl AtCommit for Touches {
+    fn apply(&self, txn: &mut CommitTxn<'_, '_>) -> Result<()> {
+        let start = read_u64_at(txn, keys::CHANGES_SEQ)?;
+        let mut seq = start;
+        for t in &self.0 {
+            seq = seq.saturating_add(1);
+            touch(txn, t, seq)?;
+        }
+        if seq != start {
+            txn.put(keys::CHANGES_SEQ, &seq.to_be_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+fn read_u64_at(txn: &CommitTxn<'_, '_>, key: &[u8]) -> Result<u64> {
+    Ok(txn
+        .get(key)?
+        .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+        .map(u64::from_be_bytes)
+        .unwrap_or(0))
+}
+
+/// Give `t.uid` the entry `seq` (its earlier one goes). The caller stores the sequence counter.
+fn touch(txn: &mut CommitTxn<'_, '_>, t: &Touch, seq: u64) -> Result<()> {
+    let pointer = keys::changes_uid(&t.uid);
+    let mut first_added = 0;
+    let mut seen_by = std::collections::BTreeSet::new();
+    let mut seen_at = Vec::new();
+    let old = read_u64_at(txn, &pointer)?;
+    if old > 0 {
+        let old_key = keys::changes_entry(old);
+        if let Some(bytes) = txn.get(&old_key)? {
+            let old_entry = serde_json::from_slice::<Entry>(&bytes)?;
+            first_added = old_entry.added;
+            seen_by.extend(old_entry.seen_by);
+            seen_at = old_entry.seen_at;
+            txn.delete(&old_key)?;
+        }
+        txn.delete(&keys::changes_removal(old))?;
+    }
+    // What the object is now, for callers of later pages who cannot see it any more.
+    if let Some((tokens, path)) = &t.now {
+        seen_by.extend(tokens.iter().cloned());
+        seen_at.retain(|p| p != path);
+        seen_at.push(path.clone());
+        if seen_at.len() > MAX_SEEN_PATHS {
+            seen_at.drain(..seen_at.len() - MAX_SEEN_PATHS);
+        }
+    }
+    let entry = Entry {
+        uid: t.uid.clone(),
+        added: if t.added { seq } else { first_added },
+        at: t.at,
+        seen_by: seen_by.into_iter().collect(),
+        seen_at,
+    };
+    txn.put(&keys::changes_entry(seq), &serde_json::to_vec(&entry)?)?;
+    txn.put(&pointer, &seq.to_be_bytes())?;
+    if t.removed {
+        txn.put(&keys::changes_removal(seq), b"")?;
+        prune(txn, t.at)?;
+    }
     Ok(())
 }
 
 /// Drop removals older than [`RETENTION_DAYS`] (a batch at most), moving the horizon past them.
-fn prune(ctx: &mut Ctx<'_>, now: i64) -> Result<()> {
+fn prune(txn: &mut CommitTxn<'_, '_>, now: i64) -> Result<()> {
     let cutoff = now - RETENTION_DAYS * 24 * 3600 * 1000;
     let prefix = keys::CHANGES_REMOVAL_PREFIX;
-    let rows = ctx.scan(prefix, &prefix_end(prefix), Direction::Forward, PRUNE_BATCH)?;
-    let mut horizon = read_u64(ctx, keys::CHANGES_HORIZON)?;
+    let rows = txn.scan(prefix, &prefix_end(prefix), Direction::Forward, PRUNE_BATCH)?;
+    let mut horizon = read_u64_at(txn, keys::CHANGES_HORIZON)?;
     let before = horizon;
     for (k, _) in rows {
         let Some(seq) = k
@@ -331,22 +382,25 @@ fn prune(ctx: &mut Ctx<'_>, now: i64) -> Result<()> {
             continue;
         };
         let entry_key = keys::changes_entry(seq);
-        let entry: Option<Entry> = ctx.get_json(&entry_key)?;
+        let entry: Option<Entry> = match txn.get(&entry_key)? {
+            Some(bytes) => Some(serde_json::from_slice(&bytes)?),
+            None => None,
+        };
         if entry.as_ref().is_some_and(|e| e.at > cutoff) {
             break;
         }
-        ctx.delete(&k)?;
+        txn.delete(&k)?;
         if let Some(e) = entry {
-            ctx.delete(&entry_key)?;
+            txn.delete(&entry_key)?;
             let pointer = keys::changes_uid(&e.uid);
-            if read_u64(ctx, &pointer)? == seq {
-                ctx.delete(&pointer)?;
+            if read_u64_at(txn, &pointer)? == seq {
+                txn.delete(&pointer)?;
             }
         }
         horizon = horizon.max(seq);
     }
     if horizon != before {
-        ctx.put(keys::CHANGES_HORIZON, &horizon.to_be_bytes())?;
+        txn.put(keys::CHANGES_HORIZON, &horizon.to_be_bytes())?;
     }
     Ok(())
 }
