@@ -8,7 +8,12 @@
 //! dropped without committing). Readers never wait for the writer: each [`ReadTxn`] borrows a
 //! connection from a small pool, opens a transaction and pins its snapshot at once, so everything it
 //! reads comes from the state committed before it began. The connection returns to the pool when the
-//! transaction is dropped.
+//! transaction is dropped, with its transaction still open: the next [`ReadTxn`] on it reuses that
+//! snapshot when no write has committed since it was taken (the store counts its commits), which
+//! saves the `BEGIN`, the first read and the `ROLLBACK` (and SQLite's locking of a read mark in
+//! the shared WAL index) per read. A snapshot older than the last commit is never reused: the
+//! transaction is ended and a new one begun. The checkpointer also ends idle connections' stale
+//! snapshots, so that none keeps the checkpointer from copying the log into the database.
 //!
 //! Writers are serialized (see "Writers" in [`engine::store`]): the one writer connection, and the
 //! exclusive lock on `<db>.lock` that keeps a second process off the database, mean a commit never
@@ -21,7 +26,8 @@
 use std::fmt;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use engine::KeyValue;
@@ -97,7 +103,7 @@ impl Default for SqliteOptions {
 pub struct SqliteStore {
     path: PathBuf,
     writer: Mutex<Connection>,
-    readers: ReaderPool,
+    readers: Arc<ReaderPool>,
     /// Copies the write-ahead log into the database in the background; stopped on drop.
     _checkpointer: Checkpointer,
     /// An exclusive lock on `<db>.lock`, held while the store is open, so that two servers never
@@ -132,12 +138,14 @@ impl SqliteStore {
             max: options.readers.max(1),
             state: Mutex::new(PoolState::default()),
             available: Condvar::new(),
+            commits: AtomicU64::new(0),
         };
         // Open one reader now so that a problem with reader connections shows at startup.
         let first = open_reader(&path, &options).map_err(|e| open_error(&path, e))?;
         readers.lock_state().open = 1;
-        readers.release(first, true);
-        let checkpointer = Checkpointer::start(&path, &options)?;
+        readers.release(Pooled::new(first), true);
+        let readers = Arc::new(readers);
+        let checkpointer = Checkpointer::start(&path, &options, readers.clone())?;
         Ok(SqliteStore {
             path,
             writer: Mutex::new(writer),
@@ -154,10 +162,12 @@ impl SqliteStore {
 
     /// How many keys the database holds (`SELECT count(*)`, for progress reports).
     pub fn key_count(&self) -> Result<u64, StoreError> {
-        let conn = self.readers.acquire()?;
-        let n = conn
-            .query_row("SELECT count(*) FROM kv", [], |row| row.get::<_, i64>(0))
-            .map_err(store_error);
+        let mut conn = self.readers.acquire()?;
+        let n = conn.end().and_then(|()| {
+            conn.conn
+                .query_row("SELECT count(*) FROM kv", [], |row| row.get::<_, i64>(0))
+                .map_err(store_error)
+        });
         self.readers.release(conn, n.is_ok());
         Ok(u64::try_from(n?).unwrap_or(0))
     }
@@ -288,7 +298,11 @@ struct Checkpointer {
 }
 
 impl Checkpointer {
-    fn start(path: &Path, options: &SqliteOptions) -> Result<Self, StoreError> {
+    fn start(
+        path: &Path,
+        options: &SqliteOptions,
+        readers: Arc<ReaderPool>,
+    ) -> Result<Self, StoreError> {
         let conn = Connection::open(path)
             .and_then(|c| configure_common(&c, options).map(|()| c))
             .map_err(|e| open_error(path, e))?;
@@ -297,6 +311,7 @@ impl Checkpointer {
             .name("wal-checkpoint".into())
             .spawn(move || {
                 while let Err(mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(CHECKPOINT_EVERY) {
+                    readers.end_stale();
                     if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
                     {
                         tracing::warn!(error = %e, "background WAL checkpoint failed");
@@ -327,11 +342,60 @@ struct ReaderPool {
     max: usize,
     state: Mutex<PoolState>,
     available: Condvar,
+    /// Write transactions committed so far (counted after their `COMMIT` returned): a pooled
+    /// snapshot taken at this count is current.
+    commits: AtomicU64,
+}
+
+/// A reader connection and the snapshot its open transaction holds, if any.
+struct Pooled {
+    conn: Connection,
+    /// [`ReaderPool::commits`] read just before its open transaction took its snapshot (`None`:
+    /// no transaction open). The snapshot holds every commit counted up to it.
+    snapshot: Option<u64>,
+}
+
+impl Pooled {
+    fn new(conn: Connection) -> Self {
+        Pooled {
+            conn,
+            snapshot: None,
+        }
+    }
+
+    /// End the open read transaction, if any.
+    fn end(&mut self) -> Result<(), StoreError> {
+        self.snapshot = None;
+        if self.conn.is_autocommit() {
+            Ok(())
+        } else {
+            run(&self.conn, "ROLLBACK")
+        }
+    }
+
+    /// Make the connection's open transaction hold a snapshot with every commit counted up to
+    /// now (`commits`): the one it holds when no commit came since, else a new one.
+    fn current(&mut self, commits: &AtomicU64) -> Result<(), StoreError> {
+        let now = commits.load(AtomicOrdering::Acquire);
+        if self.snapshot == Some(now) && !self.conn.is_autocommit() {
+            return Ok(());
+        }
+        self.end()?;
+        run(&self.conn, "BEGIN DEFERRED")?;
+        // A deferred transaction takes its snapshot at the first read; read now, so the
+        // transaction sees exactly what was committed before `begin_read` returned.
+        self.conn
+            .prepare_cached("SELECT 1 FROM kv LIMIT 1")
+            .and_then(|mut stmt| stmt.query_row([], |_| Ok(())).optional())
+            .map_err(store_error)?;
+        self.snapshot = Some(now);
+        Ok(())
+    }
 }
 
 #[derive(Default)]
 struct PoolState {
-    idle: Vec<Connection>,
+    idle: Vec<Pooled>,
     /// Connections in existence (idle or lent out).
     open: usize,
 }
@@ -343,7 +407,7 @@ impl ReaderPool {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn acquire(&self) -> Result<Connection, StoreError> {
+    fn acquire(&self) -> Result<Pooled, StoreError> {
         let mut state = self.lock_state();
         loop {
             if let Some(conn) = state.idle.pop() {
@@ -353,7 +417,7 @@ impl ReaderPool {
                 state.open += 1;
                 drop(state);
                 return match open_reader(&self.path, &self.options) {
-                    Ok(conn) => Ok(conn),
+                    Ok(conn) => Ok(Pooled::new(conn)),
                     Err(e) => {
                         self.forget_one();
                         Err(store_error(e))
@@ -375,7 +439,7 @@ impl ReaderPool {
     }
 
     /// Give a connection back; an unhealthy one is closed and a fresh one opened on demand.
-    fn release(&self, conn: Connection, healthy: bool) {
+    fn release(&self, conn: Pooled, healthy: bool) {
         if healthy {
             self.lock_state().idle.push(conn);
             self.available.notify_one();
@@ -383,6 +447,23 @@ impl ReaderPool {
             drop(conn);
             self.forget_one();
         }
+    }
+
+    /// End the open transactions of idle connections whose snapshot is older than the last
+    /// commit (they would keep the log from being checkpointed past them).
+    fn end_stale(&self) {
+        let now = self.commits.load(AtomicOrdering::Acquire);
+        let mut state = self.lock_state();
+        let mut failed = 0;
+        state.idle.retain_mut(|p| {
+            if p.snapshot.is_none_or(|s| s == now) {
+                return true;
+            }
+            let ok = p.end().is_ok();
+            failed += usize::from(!ok);
+            ok
+        });
+        state.open = state.open.saturating_sub(failed);
     }
 
     fn forget_one(&self) {
@@ -456,18 +537,12 @@ fn scan_on(
 
 impl Store for SqliteStore {
     fn begin_read(&self) -> Result<Box<dyn ReadTxn + '_>, StoreError> {
-        let conn = self.readers.acquire()?;
-        let begun = run(&conn, "BEGIN DEFERRED").and_then(|()| {
-            // A deferred transaction takes its snapshot at the first read; read now, so the
-            // transaction sees exactly what was committed before `begin_read` returned.
-            conn.prepare_cached("SELECT 1 FROM kv LIMIT 1")
-                .and_then(|mut stmt| stmt.query_row([], |_| Ok(())).optional())
-                .map(|_| ())
-                .map_err(store_error)
-        });
+        let mut conn = self.readers.acquire()?;
+        let begun = conn.current(&self.readers.commits);
         let txn = SqliteRead {
             pool: &self.readers,
             conn: Some(conn),
+            failed: std::cell::Cell::new(begun.is_err()),
         };
         // On failure, dropping `txn` ends whatever was begun and returns the connection.
         begun.map(|()| Box::new(txn) as Box<dyn ReadTxn + '_>)
@@ -481,7 +556,10 @@ impl Store for SqliteStore {
             run(&conn, "ROLLBACK")?;
         }
         run(&conn, "BEGIN IMMEDIATE")?;
-        Ok(Box::new(SqliteWrite { conn }))
+        Ok(Box::new(SqliteWrite {
+            conn,
+            commits: &self.readers.commits,
+        }))
     }
 }
 
@@ -489,20 +567,32 @@ impl Store for SqliteStore {
 struct SqliteRead<'a> {
     pool: &'a ReaderPool,
     /// Always `Some` until dropped.
-    conn: Option<Connection>,
+    conn: Option<Pooled>,
+    /// Whether a statement failed: then the transaction is ended rather than kept for the next
+    /// reader.
+    failed: std::cell::Cell<bool>,
 }
 
 impl SqliteRead<'_> {
     fn conn(&self) -> Result<&Connection, StoreError> {
         self.conn
             .as_ref()
+            .map(|p| &p.conn)
             .ok_or_else(|| StoreError::Misuse("read transaction already ended".into()))
+    }
+
+    /// `result`, noting a failure.
+    fn noted<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if result.is_err() {
+            self.failed.set(true);
+        }
+        result
     }
 }
 
 impl ReadTxn for SqliteRead<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        get_on(self.conn()?, key)
+        self.noted(get_on(self.conn()?, key))
     }
 
     fn scan(
@@ -512,14 +602,16 @@ impl ReadTxn for SqliteRead<'_> {
         dir: Direction,
         limit: usize,
     ) -> Result<Vec<KeyValue>, StoreError> {
-        scan_on(self.conn()?, start, end, dir, limit)
+        self.noted(scan_on(self.conn()?, start, end, dir, limit))
     }
 }
 
 impl Drop for SqliteRead<'_> {
     fn drop(&mut self) {
-        if let Some(conn) = self.conn.take() {
-            let healthy = conn.is_autocommit() || run(&conn, "ROLLBACK").is_ok();
+        if let Some(mut conn) = self.conn.take() {
+            // The snapshot stays open for the next reader ([`Pooled::current`]), unless
+            // something failed.
+            let healthy = !self.failed.get() || conn.end().is_ok();
             self.pool.release(conn, healthy);
         }
     }
@@ -528,6 +620,8 @@ impl Drop for SqliteRead<'_> {
 /// The write transaction: holds the writer connection for its whole life.
 struct SqliteWrite<'a> {
     conn: MutexGuard<'a, Connection>,
+    /// The store's commit count ([`ReaderPool::commits`]), incremented after each commit.
+    commits: &'a AtomicU64,
 }
 
 impl ReadTxn for SqliteWrite<'_> {
@@ -570,7 +664,9 @@ impl WriteTxn for SqliteWrite<'_> {
     fn commit(self: Box<Self>) -> Result<(), StoreError> {
         // If COMMIT fails (disk full, I/O error) the transaction is still open; `drop` then
         // rolls it back.
-        run(&self.conn, "COMMIT")
+        run(&self.conn, "COMMIT")?;
+        self.commits.fetch_add(1, AtomicOrdering::Release);
+        Ok(())
     }
 }
 
@@ -750,6 +846,50 @@ mod tests {
         let after = s.begin_read().unwrap();
         assert_eq!(after.get(b"a").unwrap(), Some(b"new".to_vec()));
         assert_eq!(after.get(b"b").unwrap(), Some(b"new".to_vec()));
+    }
+
+    #[test]
+    fn a_pooled_snapshot_is_reused_only_until_the_next_commit() {
+        let dir = TempDir::new();
+        let opts = SqliteOptions {
+            readers: 1,
+            ..SqliteOptions::default()
+        };
+        let s = SqliteStore::open(dir.db(), opts).unwrap();
+        fill(&s, &[b"a"]);
+        let snapshot = |s: &SqliteStore| {
+            let state = s.readers.lock_state();
+            state
+                .idle
+                .first()
+                .map(|p| (p.snapshot, p.conn.is_autocommit()))
+        };
+        assert_eq!(s.begin_read().unwrap().get(b"b").unwrap(), None);
+        // Back in the pool with its transaction open, at the current commit count.
+        let first = snapshot(&s).expect("an idle reader");
+        assert_eq!(first, (Some(1), false));
+        assert_eq!(
+            s.begin_read().unwrap().get(b"a").unwrap(),
+            Some(b"va".to_vec())
+        );
+        assert_eq!(snapshot(&s), Some(first));
+        // A commit makes the pooled snapshot stale: the next reader sees the write.
+        fill(&s, &[b"b"]);
+        assert_eq!(
+            s.begin_read().unwrap().get(b"b").unwrap(),
+            Some(b"vb".to_vec())
+        );
+        assert_eq!(snapshot(&s), Some((Some(2), false)));
+        // The checkpointer's sweep ends a stale idle snapshot and leaves a current one.
+        s.readers.end_stale();
+        assert_eq!(snapshot(&s), Some((Some(2), false)));
+        fill(&s, &[b"c"]);
+        s.readers.end_stale();
+        assert_eq!(snapshot(&s), Some((None, true)));
+        assert_eq!(
+            s.begin_read().unwrap().get(b"c").unwrap(),
+            Some(b"vc".to_vec())
+        );
     }
 
     #[test]

@@ -345,9 +345,9 @@ pub fn visible_children(
         let kids = if whole {
             tree::children(ctx, &obj.uid, batch.start, batch.size)?
         } else {
-            tree::child_uids(ctx, &obj.uid, batch.start, batch.size)?
-                .iter()
-                .map(|uid| listing_record(ctx, uid))
+            crate::catalog::child_entries(ctx, &obj.uid, batch.start, batch.size)?
+                .into_iter()
+                .map(|(uid, entry)| listing_record(ctx, &uid, entry))
                 .collect::<Result<Vec<_>>>()?
         };
         return Ok((kids, obj.child_count as usize));
@@ -380,9 +380,8 @@ fn visible_page<T>(
     let mut page = Vec::new();
     let mut ancestors = None;
     let tokens = ctx.principal.search_tokens();
-    for uid in tree::child_uids(ctx, &obj.uid, 0, usize::MAX)? {
+    for (uid, entry) in crate::catalog::child_entries(ctx, &obj.uid, 0, usize::MAX)? {
         let on_page = total >= batch.start && page.len() < batch.size;
-        let entry = crate::catalog::stored_entry(ctx, &uid)?;
         let visible = match &entry {
             Some(e) => e.visible_to(&tokens)?,
             None => {
@@ -423,9 +422,9 @@ fn visible_entries(
         })
     };
     if sees_everything(ctx) {
-        let kids = tree::child_uids(ctx, &obj.uid, batch.start, batch.size)?
-            .iter()
-            .map(|uid| listed(uid, crate::catalog::stored_entry(ctx, uid)?))
+        let kids = crate::catalog::child_entries(ctx, &obj.uid, batch.start, batch.size)?
+            .into_iter()
+            .map(|(uid, entry)| listed(&uid, entry))
             .collect::<Result<Vec<_>>>()?;
         return Ok((kids, obj.child_count as usize));
     }
@@ -437,8 +436,8 @@ fn missing(uid: &str) -> EngineError {
 }
 
 /// The child `uid` decoded for a listing: from its catalog entry, else from its record.
-fn listing_record(ctx: &Ctx<'_>, uid: &str) -> Result<ContentRecord> {
-    match crate::catalog::stored_entry(ctx, uid)? {
+fn listing_record(ctx: &Ctx<'_>, uid: &str, entry: Option<StoredEntry>) -> Result<ContentRecord> {
+    match entry {
         Some(e) => e.record(),
         None => Ok(ContentRecord::from_json_for_listing(
             &tree::load_raw(ctx, uid)?.ok_or_else(|| missing(uid))?,

@@ -603,6 +603,34 @@ pub fn view(bytes: &[u8]) -> Result<View<'_>> {
     })
 }
 
+/// The uid of a stored entry (read past its head only).
+pub fn entry_uid(bytes: &[u8]) -> Result<&str> {
+    let mut r = Reader::new(bytes)?;
+    r.list_raw()?;
+    r.str()?;
+    r.varint()?;
+    r.opt_raw_time()?;
+    r.opt_raw_time()?;
+    r.str()
+}
+
+/// The listing copy of a stored entry (`x:c:`): the entry up to its listing fields, with empty
+/// lists of terms and links. It reads as the entry does ([`view`], [`head`], [`Reader::rest`]);
+/// only what drops postings on reindex reads the terms and links, and it reads `x:e:`.
+pub fn listing_copy(bytes: &[u8]) -> Result<Vec<u8>> {
+    let end = {
+        let mut r = Reader::new(bytes)?;
+        r.head()?;
+        r.skip_rest()?;
+        r.i
+    };
+    let mut w = Writer::bare();
+    w.raw(&bytes[..end]);
+    w.strs(std::iter::empty());
+    w.strs(std::iter::empty());
+    Ok(w.finish())
+}
+
 /// An encoded JSON object (a count, then keys and values), read in place.
 #[derive(Clone, Copy)]
 pub struct Fields<'a>(&'a [u8]);
@@ -954,6 +982,21 @@ impl Reader<'_> {
             8 => self.skip_map(depth + 1),
             _ => Err(corrupt("value tag")),
         }
+    }
+
+    /// Past the metadata after the head ([`Reader::rest`]), decoding nothing.
+    fn skip_rest(&mut self) -> Result<()> {
+        self.str()?;
+        self.str()?;
+        self.opt_str()?;
+        self.str()?;
+        self.raw_time()?;
+        self.raw_time()?;
+        self.str()?;
+        self.opt_str()?;
+        self.byte()?;
+        self.varint()?;
+        self.skip_map(0)
     }
 
     /// Past one object.

@@ -581,6 +581,13 @@ pub fn search_page(
         }
     }
     let (candidates, ordered, unique) = candidates(ctx, q, hits.as_ref())?;
+    // A candidate's stored entry: read with the candidates (a folder's children), else now.
+    let entry_of = |uid: &str, read: Option<Option<StoredEntry>>| -> Result<Option<Vec<u8>>> {
+        match read {
+            Some(e) => Ok(e.map(|e| e.0)),
+            None => ctx.get(&keys::catalog_entry(uid)),
+        }
+    };
     // Without sort keys, full-text results come by relevance.
     let relevance = |a: &str, b: &str| match &hits {
         Some(h) => match (h.get(a), h.get(b)) {
@@ -605,11 +612,11 @@ pub fn search_page(
             && (q.sort.is_empty() && ordered
                 || q.sort.len() == 1 && q.sort[0].index == Index::Position));
         let mut heads = Vec::new();
-        for uid in candidates {
+        for (uid, read) in candidates {
             if !first_time(&uid) {
                 continue;
             }
-            let Some(bytes) = ctx.get(&keys::catalog_entry(&uid))? else {
+            let Some(bytes) = entry_of(&uid, read)? else {
                 continue;
             };
             let h = codec::light_head(&bytes)?;
@@ -659,11 +666,11 @@ pub fn search_page(
         return Ok((page, total));
     }
     let mut out = Vec::new();
-    for uid in candidates {
+    for (uid, read) in candidates {
         if !first_time(&uid) {
             continue;
         }
-        let Some(bytes) = ctx.get(&keys::catalog_entry(&uid))? else {
+        let Some(bytes) = entry_of(&uid, read)? else {
             continue;
         };
         let e = Entry::decode(&bytes)?;
@@ -804,6 +811,53 @@ pub fn stored_entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<StoredEntry>> {
     Ok(ctx.get(&keys::catalog_entry(uid))?.map(StoredEntry))
 }
 
+/// The children of `parent_uid` in order (skipping `skip`, at most `limit` of them), each with
+/// its catalog entry as a listing reads it (`None`: the child has no entry). Two range scans:
+/// the children (`c:`) and the listing copies of their entries at the same positions (`x:c:`);
+/// a child whose copy is missing or names another uid (an index behind the tree) has its entry
+/// read from `x:e:`.
+pub fn child_entries(
+    ctx: &Ctx<'_>,
+    parent_uid: &str,
+    skip: usize,
+    limit: usize,
+) -> Result<Vec<(String, Option<StoredEntry>)>> {
+    let kids = tree::child_slots(ctx, parent_uid, skip, limit)?;
+    let (Some(first), Some(last)) = (kids.first(), kids.last()) else {
+        return Ok(Vec::new());
+    };
+    let start = keys::catalog_child(parent_uid, first.0);
+    let end = match last.0.checked_add(1) {
+        Some(after) => keys::catalog_child(parent_uid, after),
+        None => prefix_end(&keys::catalog_children_prefix(parent_uid)),
+    };
+    let mut copies = ctx
+        .scan(&start, &end, Direction::Forward, usize::MAX)?
+        .into_iter()
+        .peekable();
+    let mut out = Vec::with_capacity(kids.len());
+    for (pos, uid) in kids {
+        let mut copy = None;
+        while let Some(p) = copies.peek().and_then(|(k, _)| keys::child_pos(k)) {
+            if p > pos {
+                break;
+            }
+            if let Some((_, v)) = copies.next() {
+                if p == pos {
+                    copy = Some(v);
+                    break;
+                }
+            }
+        }
+        let entry = match copy {
+            Some(v) if codec::entry_uid(&v)? == uid => Some(StoredEntry(v)),
+            _ => stored_entry(ctx, &uid)?,
+        };
+        out.push((uid, entry));
+    }
+    Ok(out)
+}
+
 /// The catalog entry of `uid`.
 pub fn entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Entry>> {
     ctx.get(&keys::catalog_entry(uid))?
@@ -811,16 +865,27 @@ pub fn entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Entry>> {
         .transpose()
 }
 
-/// The candidates of a query, whether they come in the default order already (path order, or a
-/// folder's order for a one-level listing), and whether each comes once.
-fn candidates(ctx: &Ctx<'_>, q: &Query, hits: Option<&Hits>) -> Result<(Vec<String>, bool, bool)> {
+/// The candidates of a query (each uid with its stored entry when it was read with it: `Some`,
+/// holding `None` when it has none), whether they come in the default order already (path order,
+/// or a folder's order for a one-level listing), and whether each comes once.
+#[allow(clippy::type_complexity)]
+fn candidates(
+    ctx: &Ctx<'_>,
+    q: &Query,
+    hits: Option<&Hits>,
+) -> Result<(Vec<(String, Option<Option<StoredEntry>>)>, bool, bool)> {
+    let unread = |uids: Vec<String>| uids.into_iter().map(|u| (u, None)).collect::<Vec<_>>();
     for c in &q.criteria {
         if let Criterion::Any(Index::Uid, uids) = c {
-            return Ok((uids.clone(), false, false));
+            return Ok((unread(uids.clone()), false, false));
         }
     }
     if let Some(hits) = hits {
-        return Ok((hits.0.iter().map(|(u, _)| u.clone()).collect(), false, true));
+        return Ok((
+            hits.0.iter().map(|(u, _)| (u.clone(), None)).collect(),
+            false,
+            true,
+        ));
     }
     for c in &q.criteria {
         match c {
@@ -829,7 +894,7 @@ fn candidates(ctx: &Ctx<'_>, q: &Query, hits: Option<&Hits>) -> Result<(Vec<Stri
                 for s in subjects {
                     out.extend(subject_uids(ctx, s)?);
                 }
-                return Ok((out.into_iter().collect(), false, true));
+                return Ok((unread(out.into_iter().collect()), false, true));
             }
             Criterion::All(Index::Subject, subjects) if !subjects.is_empty() => {
                 let mut sets = subjects.iter().map(|s| subject_uids(ctx, s));
@@ -841,7 +906,7 @@ fn candidates(ctx: &Ctx<'_>, q: &Query, hits: Option<&Hits>) -> Result<(Vec<Stri
                     let s = s?;
                     acc.retain(|u| s.contains(u));
                 }
-                return Ok((acc.into_iter().collect(), false, true));
+                return Ok((unread(acc.into_iter().collect()), false, true));
             }
             _ => {}
         }
@@ -854,13 +919,17 @@ fn candidates(ctx: &Ctx<'_>, q: &Query, hits: Option<&Hits>) -> Result<(Vec<Stri
     let mut out = Vec::new();
     for p in &paths {
         match q.depth {
-            Some(0) => out.extend(tree::uid_at(ctx, p)?),
+            Some(0) => out.extend(tree::uid_at(ctx, p)?.map(|u| (u, None))),
             Some(1) => {
                 if let Some(uid) = tree::uid_at(ctx, p)? {
-                    out.extend(tree::child_uids(ctx, &uid, 0, usize::MAX)?);
+                    out.extend(
+                        child_entries(ctx, &uid, 0, usize::MAX)?
+                            .into_iter()
+                            .map(|(u, e)| (u, Some(e))),
+                    );
                 }
             }
-            _ => out.extend(tree::subtree_uids(ctx, p)?),
+            _ => out.extend(unread(tree::subtree_uids(ctx, p)?)),
         }
     }
     Ok((out, paths.len() == 1, paths.len() == 1))
@@ -1671,8 +1740,78 @@ fn write_index(
     };
     if old_bytes.as_deref() != Some(bytes.as_slice()) {
         ctx.put(&key, &bytes)?;
+        write_listing_copy(ctx, &obj.uid, old_bytes.as_deref(), &bytes)?;
     }
     Ok(())
+}
+
+/// The `x:c:` key of the listing copy of the stored entry `bytes` (`None` for the root).
+fn listing_slot(bytes: &[u8]) -> Result<Option<Vec<u8>>> {
+    let v = codec::view(bytes)?;
+    Ok(v.parent.map(|p| keys::catalog_child(p, v.head.pos)))
+}
+
+/// Keep the listing copy (`x:c:`) of the entry of `uid` in step with its new stored form
+/// `bytes` (`old`: the form it replaces): written at its position in its parent, and dropped
+/// from the position it left.
+fn write_listing_copy(
+    ctx: &mut Ctx<'_>,
+    uid: &str,
+    old: Option<&[u8]>,
+    bytes: &[u8],
+) -> Result<()> {
+    let slot = listing_slot(bytes)?;
+    let copy = codec::listing_copy(bytes)?;
+    if let Some(old) = old {
+        let old_slot = listing_slot(old)?;
+        if old_slot != slot {
+            if let Some(s) = &old_slot {
+                drop_listing_copy(ctx, s, uid)?;
+            }
+        } else if codec::listing_copy(old)? == copy {
+            // Only the terms or links changed: the copy is the same.
+            return Ok(());
+        }
+    }
+    if let Some(s) = slot {
+        ctx.put(&s, &copy)?;
+    }
+    Ok(())
+}
+
+/// Delete the listing copy at `slot` if it is the one of `uid` (another child may have taken
+/// the position since: a reorder reindexes the children one by one).
+fn drop_listing_copy(ctx: &mut Ctx<'_>, slot: &[u8], uid: &str) -> Result<()> {
+    let ours = match ctx.get(slot)? {
+        Some(v) => codec::entry_uid(&v)? == uid,
+        None => false,
+    };
+    if ours {
+        ctx.delete(slot)?;
+    }
+    Ok(())
+}
+
+/// Write the listing copy (`x:c:`) of every catalog entry, `batch` entries per scan: what schema
+/// 12 adds to a catalog built before it. Returns how many were written.
+pub fn write_listing_copies(ctx: &mut Ctx<'_>, batch: usize) -> Result<usize> {
+    let end = prefix_end(b"x:e:");
+    let mut start = b"x:e:".to_vec();
+    let mut n = 0;
+    loop {
+        let rows = ctx.scan(&start, &end, Direction::Forward, batch.max(1))?;
+        let Some((last, _)) = rows.last() else {
+            return Ok(n);
+        };
+        start = last.clone();
+        start.push(0);
+        for (_, bytes) in &rows {
+            if let Some(slot) = listing_slot(bytes)? {
+                ctx.put(&slot, &codec::listing_copy(bytes)?)?;
+                n += 1;
+            }
+        }
+    }
 }
 
 /// What an entry's postings are made of, read from its stored form: the subjects (from its
@@ -1716,6 +1855,9 @@ pub fn unindex(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
         }
         for t in &old.links {
             ctx.delete(&keys::backlink(t, uid))?;
+        }
+        if let Some(slot) = listing_slot(&bytes)? {
+            drop_listing_copy(ctx, &slot, uid)?;
         }
         ctx.delete(&key)?;
     }
@@ -1951,6 +2093,106 @@ mod tests {
         );
         tree::insert(ctx, &mut p, &mut rec)?;
         Ok(rec)
+    }
+
+    /// Every listing copy (`x:c:`) is the copy of an entry at its parent and position, and every
+    /// entry with a parent has its copy.
+    fn assert_listing_copies(e: &Engine<MemStore>) {
+        e.with_write(|ctx| {
+            let mut want = BTreeMap::new();
+            for (_, bytes) in ctx.scan(b"x:e:", b"x:e;", Direction::Forward, usize::MAX)? {
+                if let Some(slot) = listing_slot(&bytes)? {
+                    assert!(want.insert(slot, codec::listing_copy(&bytes)?).is_none());
+                }
+            }
+            let have: BTreeMap<Vec<u8>, Vec<u8>> = ctx
+                .scan(b"x:c:", b"x:c;", Direction::Forward, usize::MAX)?
+                .into_iter()
+                .collect();
+            assert_eq!(have, want);
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn listing_copies_follow_creates_reorders_renames_moves_and_deletes() {
+        use crate::{Method, Request};
+        let e = engine();
+        let send = |method: Method, path: &str, body: Option<Value>| {
+            let mut r = Request::new(method, path, "http://localhost")
+                .header("Authorization", "Basic YWRtaW46c2VjcmV0");
+            if let Some(b) = body {
+                r = r.json(&b);
+            }
+            let resp = e.handle(r);
+            assert!(
+                resp.status < 300,
+                "{path}: {}",
+                String::from_utf8_lossy(&resp.body)
+            );
+        };
+        for f in ["f", "g"] {
+            send(
+                Method::Post,
+                "/",
+                Some(json!({"@type": "Folder", "id": f, "title": f})),
+            );
+        }
+        for p in ["a", "b", "c", "d"] {
+            send(
+                Method::Post,
+                "/f",
+                Some(json!({"@type": "Page", "id": p, "title": p})),
+            );
+        }
+        assert_listing_copies(&e);
+        send(
+            Method::Patch,
+            "/f",
+            Some(json!({"ordering": {"obj_id": "d", "delta": "top"}})),
+        );
+        send(
+            Method::Patch,
+            "/f",
+            Some(json!({"ordering": {"obj_id": "a", "delta": 2}})),
+        );
+        send(
+            Method::Patch,
+            "/f/b",
+            Some(json!({"id": "b2", "title": "B two"})),
+        );
+        send(Method::Post, "/f/c/@workflow/publish", None);
+        assert_listing_copies(&e);
+        send(
+            Method::Post,
+            "/g/@move",
+            Some(json!({"source": ["http://localhost/f/a"]})),
+        );
+        send(Method::Delete, "/f/d", None);
+        send(
+            Method::Post,
+            "/g/@copy",
+            Some(json!({"source": ["http://localhost/f"]})),
+        );
+        assert_listing_copies(&e);
+        // The children's entries come from the copies, in folder order, as their own entries.
+        e.with_write(|ctx| {
+            let f = tree::at_path(ctx, "/f")?.expect("f");
+            let kids = child_entries(ctx, &f.uid, 0, usize::MAX)?;
+            let ids: Vec<String> = kids
+                .iter()
+                .map(|(_, e)| e.as_ref().expect("an entry").decode().map(|e| e.id))
+                .collect::<Result<_>>()?;
+            assert_eq!(ids, ["b2", "c"]);
+            for (uid, stored) in kids {
+                let stored = stored.expect("an entry");
+                assert_eq!(Some(stored.decode()?), entry(ctx, &uid)?);
+            }
+            assert_eq!(child_entries(ctx, &f.uid, 1, 5)?.len(), 1);
+            Ok(())
+        })
+        .unwrap();
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! The navigation lists the children of the navigation root ([`crate::content::multilingual::navigation_root`])
 //! that the caller may view and that are not excluded from navigation, `depth` levels deep; only
 //! folderish items are descended into, so a request reads the items it returns plus the siblings
-//! it filters out. Each child is read from its catalog entry (`x:e:<uid>`): its
+//! it filters out. Each child is read from its catalog entry, the folder's children's entries
+//! in one range scan ([`crate::catalog::child_entries`]: their listing copies, `x:c:`): its
 //! `allowedRolesAndUsers` decide whether the caller may view it (no ancestors are read), and it
 //! stands for the object's record unless the object has field values a catalog entry does not
 //! keep (then the record is read too).
@@ -218,8 +219,10 @@ impl Walk<'_> {
     fn level(&self, ctx: &Ctx<'_>, folder_uid: &str, level: usize) -> Result<Vec<NavItem>> {
         let mut out = Vec::new();
         let mut ancestors = None;
-        for uid in tree::child_uids(ctx, folder_uid, 0, usize::MAX)? {
-            let Some((mut item, folderish)) = self.listed(ctx, &uid, level, &mut ancestors)? else {
+        for (uid, stored) in crate::catalog::child_entries(ctx, folder_uid, 0, usize::MAX)? {
+            let Some((mut item, folderish)) =
+                self.listed(ctx, &uid, stored, level, &mut ancestors)?
+            else {
                 continue;
             };
             if level < self.depth && folderish {
@@ -230,8 +233,9 @@ impl Walk<'_> {
         Ok(out)
     }
 
-    /// The child `uid` as a navigation item (its children not read yet) and whether it is
-    /// folderish, if the caller may view it and the settings show it at `level`.
+    /// The child `uid` (with its catalog entry, `stored`) as a navigation item (its children
+    /// not read yet) and whether it is folderish, if the caller may view it and the settings
+    /// show it at `level`.
     ///
     /// Read from its catalog entry: the entry's `allowedRolesAndUsers` decide visibility (they
     /// meet the caller's search tokens exactly when it holds View, as for folder listings), and
@@ -247,10 +251,11 @@ impl Walk<'_> {
         &self,
         ctx: &Ctx<'_>,
         uid: &str,
+        stored: Option<StoredEntry>,
         level: usize,
         ancestors: &mut Option<Vec<ContentRecord>>,
     ) -> Result<Option<(NavItem, bool)>> {
-        let Some(stored) = crate::catalog::stored_entry(ctx, uid)? else {
+        let Some(stored) = stored else {
             let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
             if !ctx.permitted_within(Permission::View, &rec, ancestors)? {
                 return Ok(None);

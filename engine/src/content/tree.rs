@@ -99,6 +99,20 @@ pub fn child_uids(
     skip: usize,
     limit: usize,
 ) -> Result<Vec<String>> {
+    Ok(child_slots(ctx, parent_uid, skip, limit)?
+        .into_iter()
+        .map(|(_, uid)| uid)
+        .collect())
+}
+
+/// The children of `parent_uid` in order as their positions (the `pos` of their `c:` keys) and
+/// uids, skipping `skip` and returning at most `limit`.
+pub fn child_slots(
+    ctx: &Ctx<'_>,
+    parent_uid: &str,
+    skip: usize,
+    limit: usize,
+) -> Result<Vec<(u64, String)>> {
     let prefix = keys::children_prefix(parent_uid);
     let rows = ctx.scan(
         &prefix,
@@ -109,9 +123,10 @@ pub fn child_uids(
     Ok(rows
         .into_iter()
         .skip(skip)
-        .map(|(_, v)| {
-            String::from_utf8(v)
-                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        .map(|(k, v)| {
+            let uid = String::from_utf8(v)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+            (keys::child_pos(&k).unwrap_or(0), uid)
         })
         .collect())
 }

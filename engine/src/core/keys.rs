@@ -33,6 +33,7 @@
 //! | `s:` | `s:userschema` | the fields the site adds to the user forms (JSON list, [`crate::people::accounts::UserField`]) |
 //! | `s:` | `s:usergroup` | user and group settings (JSON, [`crate::people::accounts::UserGroupSettings`]) |
 //! | `x:` | `x:e:<uid>` | the catalog entry of an object (binary, [`crate::catalog::codec`]; [`crate::catalog::Entry`]: its `allowedRolesAndUsers`, path, position and dates first, then the metadata of a catalog item and the values of the indexes that are not range scans, then the full-text terms it is indexed under and the uids it links to, read when it is reindexed or removed to drop its postings) |
+//! | `x:` | `x:c:<parent uid>:<pos u64 BE>` | the listing copy of the catalog entry of the child at that position (the entry without its terms and links, [`crate::catalog::codec::listing_copy`]), written and dropped with the entry: a folder's children with their entries are one range scan beside the `c:` scan, not one read per child |
 //! | `x:` | `x:w:<term>\0<uid>` | full-text posting: `<uid>` contains `<term>`; the value ([`crate::catalog::postings::Meta`]) holds what ranking and filtering a match needs without reading the entry: the interned `allowedRolesAndUsers` id, effective and expiration dates, creation time and the term's frequency. One word is one range scan, `word*` one range scan over the prefix |
 //! | `x:` | `x:a:<allowedRolesAndUsers as stored>` | the id (u32 big-endian) interned for one `allowedRolesAndUsers` list, as postings name it |
 //! | `x:` | `x:A:<id u32 BE>` | the `allowedRolesAndUsers` list (as stored in entries) of an interned id; ids are never reused |
@@ -180,7 +181,7 @@ pub fn replica_listed(server_uid: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -457,6 +458,22 @@ pub const CATALOG_PREFIX: &[u8] = b"x:";
 /// `x:e:<uid>`: the catalog entry of `uid`.
 pub fn catalog_entry(uid: &str) -> Vec<u8> {
     cat(b"x:e:", uid.as_bytes())
+}
+
+/// Prefix of the listing copies of the catalog entries of the children of `parent_uid`
+/// (`x:c:<parent uid>:`).
+pub fn catalog_children_prefix(parent_uid: &str) -> Vec<u8> {
+    let mut k = cat(b"x:c:", parent_uid.as_bytes());
+    k.push(b':');
+    k
+}
+
+/// `x:c:<parent uid>:<pos u64 BE>`: the listing copy of the catalog entry of the child at
+/// `pos` of `parent_uid` (the same position as its `c:` key).
+pub fn catalog_child(parent_uid: &str, pos: u64) -> Vec<u8> {
+    let mut k = catalog_children_prefix(parent_uid);
+    k.extend_from_slice(&pos.to_be_bytes());
+    k
 }
 
 /// Prefix of the full-text postings of every term starting with `term` (`x:w:<term>`); with

@@ -93,6 +93,13 @@ pub const STEPS: &[Step] = &[
                       language-switcher layout",
         run: relations_and_language_roots,
     },
+    Step {
+        from: 11,
+        description: "catalog: each entry gets a listing copy under its parent and position \
+                      (x:c:<parent uid>:<pos>), so a folder's children and their entries are \
+                      read with range scans",
+        run: catalog_listing_copies,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -378,6 +385,18 @@ fn relations_and_language_roots(ctx: &mut Ctx<'_>) -> Result<()> {
     let content = crate::content::multilingual::PROFILE_MULTILINGUAL_CONTENT;
     if s.is_multilingual() && s.has_profile(content) {
         crate::content::multilingual::profiles::install(ctx, content)?;
+    }
+    Ok(())
+}
+
+/// Schema 11 → 12: write the listing copy (`x:c:`) of every catalog entry
+/// ([`crate::catalog::write_listing_copies`]); a catalog built by an earlier step of the same run
+/// has them already, and writing them again changes nothing.
+fn catalog_listing_copies(ctx: &mut Ctx<'_>) -> Result<()> {
+    let log = ctx.core.options.progress_log.clone();
+    let n = crate::catalog::write_listing_copies(ctx, 1000)?;
+    if let Some(log) = &log {
+        log(&format!("catalog: {n} listing copies written"));
     }
     Ok(())
 }
