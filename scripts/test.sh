@@ -222,6 +222,19 @@ readme_examples() {
   HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" python3 scripts/readme-examples.py README.md
 }
 
+# The operations process tests (issue 38: single sign-on against a real OpenID provider, backups
+# and restores, metrics and JSON logs; durability across kill -9, graceful shutdown and startup
+# errors) on the release binary that ships, the one built above (never built a second time): the
+# test binaries are the debug ones "cargo test --workspace" built (same selection of packages, so
+# nothing is recompiled), and `PROCESS_TESTS_BIN` tells them which server to start. The same tests
+# also run in "cargo test --workspace" on the debug binary, whose overflow checks and debug
+# assertions the release build leaves out.
+release_process_tests() {
+  wait_release_build || return 1
+  PROCESS_TESTS_BIN="$RELEASE_TARGET/release/host-server" cargo test --workspace --no-fail-fast \
+    --test process --test backup_process --test metrics_process --test oidc_process
+}
+
 # ---- run --------------------------------------------------------------------------------------
 
 SETUP_OK=1
@@ -275,6 +288,7 @@ else
 fi
 
 stage "README examples (release host-server)" readme_examples
+stage "operations process tests (release host-server)" release_process_tests
 
 if [ -x /usr/bin/chromium ] && command -v npm >/dev/null; then
   stage "Volto end-to-end (Volto 18 + host-server + chromium)" volto_e2e

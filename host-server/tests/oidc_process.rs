@@ -23,7 +23,6 @@ mod common;
 
 use common::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 const PASSWORD: &str = "oidc-admin-secret";
 const REDIRECT: &str = "http://127.0.0.1:3000/login-oidc/test";
 
@@ -121,7 +120,7 @@ client_secret = "unused"
 
 fn start_server(dir: &TempDir, config: &Path, extra: &[&str], log: &str) -> (Running, String) {
     let listening = common::spawn_listening(
-        Command::new(BIN)
+        Command::new(common::server_bin())
             .args(["--listen", "127.0.0.1:0", "--data"])
             .arg(dir.data())
             .arg("--oidc-config")
