@@ -216,6 +216,15 @@ volto_e2e() {
   HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" ./scripts/volto-e2e.sh
 }
 
+# Single sign-on through Volto (issue 38): a real OpenID provider, host-server with --oidc-config,
+# Volto's single sign-on build (@plone-collective/volto-authomatic; a second cached build, since
+# the add-on's login page replaces the password form editor-day.mjs uses) and Chromium clicking
+# "Log in with <provider>" (tests/volto/sso.mjs). Fails, never skips, when something is missing.
+volto_sso_e2e() {
+  wait_release_build || return 1
+  HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" ./scripts/volto-sso-e2e.sh
+}
+
 # The README's shell examples, run as written against the release server (scripts/readme-examples.py).
 readme_examples() {
   wait_release_build || return 1
@@ -295,5 +304,6 @@ if [ -x /usr/bin/chromium ] && command -v npm >/dev/null; then
 else
   skip "Volto end-to-end" "chromium or npm missing"
 fi
+stage "Volto single sign-on end-to-end (oidc-provider + host-server + Volto + chromium)" volto_sso_e2e
 
 summary

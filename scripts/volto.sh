@@ -10,6 +10,8 @@
 #   VOLTO_BACKEND   the host-server's URL                 (default http://127.0.0.1:8080)
 #   VOLTO_PORT      the port Volto listens on              (default 3000)
 #   VOLTO_CACHE     where builds are kept, outside the repo (default ~/.cache/cms-volto)
+#   VOLTO_SSO=1     the single sign-on variant: @plone-collective/volto-authomatic registered as an
+#                   add-on (see prepare.js), built and cached apart from the default build
 #
 # Volto is pinned (VOLTO_VERSION, its tarball's integrity) and installed with our own lockfile; a build
 # is cached under a key made of the version, the lockfile and prepare.js, so the next run starts in
@@ -74,7 +76,9 @@ unpack() {
 # Install and build into the cache (once per key); print the build's directory.
 build() {
   use_node
-  local dir=$CACHE/volto-$VOLTO_VERSION-$(cache_key)
+  local variant=""
+  [ "${VOLTO_SSO:-}" = 1 ] && variant=-sso
+  local dir=$CACHE/volto-$VOLTO_VERSION$variant-$(cache_key)
   if [ -f "$dir/package/build/server.js" ]; then
     echo "$dir/package"
     return
@@ -85,7 +89,16 @@ build() {
   unpack "$work"
   cp "$HERE/package-lock.json" "$work/package/package-lock.json"
   local t0=$(date +%s)
-  (cd "$work/package" && npm ci --legacy-peer-deps --ignore-scripts --no-audit --no-fund >&2)
+  local same=$CACHE/volto-$VOLTO_VERSION-$(cache_key)/package/node_modules
+  if [ -n "$variant" ] && [ -d "$same" ]; then
+    # The default build has the same lockfile: its packages, hard-linked (no second download, no
+    # second 600 MB), without its build caches.
+    say "hard-linking the packages of $(dirname "$(dirname "$same")")"
+    cp -al "$same" "$work/package/node_modules"
+    rm -rf "$work/package/node_modules/.cache"
+  else
+    (cd "$work/package" && npm ci --legacy-peer-deps --ignore-scripts --no-audit --no-fund >&2)
+  fi
   say "installed in $(($(date +%s) - t0))s; building (razzle build)"
   t0=$(date +%s)
   (cd "$work/package" && env $(env | grep -o '^RAZZLE_[A-Z_]*' | sed 's/^/-u /') \
@@ -102,6 +115,8 @@ lock() {
   local work
   work=$(mktemp -d)
   unpack "$work"
+  # Start from the lockfile we have: what is already pinned stays, what is new is added.
+  cp "$HERE/package-lock.json" "$work/package/package-lock.json"
   (cd "$work/package" && npm install --package-lock-only --legacy-peer-deps --ignore-scripts --no-audit --no-fund >&2)
   cp "$work/package/package-lock.json" "$HERE/package-lock.json"
   rm -rf "$work"
