@@ -224,10 +224,32 @@ volto_offline_e2e() {
   HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" ./scripts/volto-offline-e2e.sh
 }
 
+# Single sign-on through Volto (issue 38): a real OpenID provider, host-server with --oidc-config,
+# Volto's single sign-on build (@plone-collective/volto-authomatic; a second cached build, since
+# the add-on's login page replaces the password form editor-day.mjs uses) and Chromium clicking
+# "Log in with <provider>" (tests/volto/sso.mjs). Fails, never skips, when something is missing.
+volto_sso_e2e() {
+  wait_release_build || return 1
+  HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" ./scripts/volto-sso-e2e.sh
+}
+
 # The README's shell examples, run as written against the release server (scripts/readme-examples.py).
 readme_examples() {
   wait_release_build || return 1
   HOST_SERVER_BIN="$RELEASE_TARGET/release/host-server" python3 scripts/readme-examples.py README.md
+}
+
+# The operations process tests (issue 38: single sign-on against a real OpenID provider, backups
+# and restores, metrics and JSON logs; durability across kill -9, graceful shutdown and startup
+# errors) on the release binary that ships, the one built above (never built a second time): the
+# test binaries are the debug ones "cargo test --workspace" built (same selection of packages, so
+# nothing is recompiled), and `PROCESS_TESTS_BIN` tells them which server to start. The same tests
+# also run in "cargo test --workspace" on the debug binary, whose overflow checks and debug
+# assertions the release build leaves out.
+release_process_tests() {
+  wait_release_build || return 1
+  PROCESS_TESTS_BIN="$RELEASE_TARGET/release/host-server" cargo test --workspace --no-fail-fast \
+    --test process --test backup_process --test metrics_process --test oidc_process
 }
 
 # ---- run --------------------------------------------------------------------------------------
@@ -283,6 +305,7 @@ else
 fi
 
 stage "README examples (release host-server)" readme_examples
+stage "operations process tests (release host-server)" release_process_tests
 
 if [ -x /usr/bin/chromium ] && command -v npm >/dev/null; then
   stage "Volto end-to-end (Volto 18 + host-server + chromium)" volto_e2e
@@ -291,5 +314,6 @@ else
   skip "Volto end-to-end" "chromium or npm missing"
   skip "Volto offline end-to-end" "chromium or npm missing"
 fi
+stage "Volto single sign-on end-to-end (oidc-provider + host-server + Volto + chromium)" volto_sso_e2e
 
 summary

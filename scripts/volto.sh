@@ -13,6 +13,8 @@
 #   VOLTO_BACKEND   the host-server's URL                 (default http://127.0.0.1:8080)
 #   VOLTO_PORT      the port Volto listens on              (default 3000)
 #   VOLTO_CACHE     where builds are kept, outside the repo (default ~/.cache/cms-volto)
+#   VOLTO_SSO=1     the single sign-on variant: @plone-collective/volto-authomatic registered as an
+#                   add-on (see prepare.js), built and cached apart from the default build
 #
 # Volto is pinned (VOLTO_VERSION, its tarball's integrity) and installed with our own lockfile; a build
 # is cached under a key made of the version, the lockfile and prepare.js, so the next run starts in
@@ -125,11 +127,15 @@ unpack() {
 # Install and build into the cache (once per key); print the build's directory.
 build() {
   use_node
-  local dir=$CACHE/volto-$VOLTO_VERSION-$(cache_key)
-  local plain=$dir
+  local plain=$CACHE/volto-$VOLTO_VERSION-$(cache_key)
+  local dir=$plain variant=""
   if [ "$OFFLINE" = 1 ]; then
     offline_pkg
+    variant=offline
     dir=$CACHE/volto-$VOLTO_VERSION-offline-$(offline_key)
+  elif [ "${VOLTO_SSO:-}" = 1 ]; then
+    variant=sso
+    dir=$CACHE/volto-$VOLTO_VERSION-sso-$(cache_key)
   fi
   if [ -f "$dir/package/build/server.js" ]; then
     echo "$dir/package"
@@ -141,9 +147,10 @@ build() {
   unpack "$work"
   cp "$HERE/package-lock.json" "$work/package/package-lock.json"
   local t0=$(date +%s)
-  if [ "$OFFLINE" = 1 ] && [ -d "$plain/package/node_modules" ]; then
-    # the plain build's dependencies (same lockfile), hard-linked: no second download, no second
-    # 600 MB; its build caches are not shared
+  if [ -n "$variant" ] && [ -d "$plain/package/node_modules" ]; then
+    # The default build has the same lockfile: its packages, hard-linked (no second download, no
+    # second 600 MB), without its build caches.
+    say "hard-linking the packages of $plain"
     cp -al "$plain/package/node_modules" "$work/package/node_modules"
     rm -rf "$work/package/node_modules/.cache"
   else
@@ -171,6 +178,8 @@ lock() {
   local work
   work=$(mktemp -d)
   unpack "$work"
+  # Start from the lockfile we have: what is already pinned stays, what is new is added.
+  cp "$HERE/package-lock.json" "$work/package/package-lock.json"
   (cd "$work/package" && npm install --package-lock-only --legacy-peer-deps --ignore-scripts --no-audit --no-fund >&2)
   cp "$work/package/package-lock.json" "$HERE/package-lock.json"
   rm -rf "$work"

@@ -135,6 +135,50 @@ fn refusals_change_nothing() {
 }
 
 #[test]
+fn the_groups_claim_cannot_take_away_the_last_manager() {
+    let engine = engine(true);
+    // Alice becomes a Manager through the provider's Administrators group...
+    let token = engine
+        .log_in_external(&alice(Some(&["Administrators"]), "Alice"))
+        .unwrap();
+    let alice_auth = format!("Bearer {token}");
+    // ... and removes the local admin: she is the site's only Manager now.
+    let removed = engine.handle(
+        Request::new(Method::Delete, "/@users/admin", BASE).header("Authorization", &alice_auth),
+    );
+    assert_eq!(removed.status, 204, "{}", removed.json_body());
+    let admins = || {
+        let g = get(&engine, "/@groups/Administrators", &alice_auth);
+        assert_eq!(g.status, 200, "{}", g.json_body());
+        g.json_body()["users"]["items"].clone()
+    };
+    let before = admins();
+    // The provider no longer lists the group: the same rule as every other path refuses it,
+    // and nothing changes (not her name either).
+    let err = engine
+        .log_in_external(&alice(Some(&["editors"]), "Alice Renamed"))
+        .unwrap_err();
+    assert_eq!(err.status(), 400, "{err}");
+    assert!(err.to_string().contains("last Manager"), "{err}");
+    assert_eq!(admins(), before);
+    let me = get(&engine, "/@users/alice", &alice_auth).json_body();
+    assert_eq!(me["fullname"], "Alice");
+    assert_eq!(get(&engine, "/@groups/editors", &alice_auth).status, 404);
+    // With another Manager, she may leave it.
+    let bob = ExternalIdentity {
+        login: "bob".into(),
+        ..alice(Some(&["Administrators"]), "Bob")
+    };
+    engine.log_in_external(&bob).unwrap();
+    engine
+        .log_in_external(&alice(Some(&["editors"]), "Alice"))
+        .unwrap();
+    let bob_token = engine.log_in_external(&bob).unwrap();
+    let g = get(&engine, "/@users/alice", &format!("Bearer {bob_token}"));
+    assert_eq!(g.json_body()["roles"], json!(["Member"]));
+}
+
+#[test]
 fn password_login_can_be_turned_off() {
     let engine = engine(false);
     let login = engine.handle(

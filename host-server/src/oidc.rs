@@ -4,16 +4,20 @@
 //! The operator lists providers in a TOML file (`--oidc-config`, [`SsoConfig`]). For each, the
 //! server serves what `pas.plugins.oidc` serves to Volto's `@plone-collective/volto-authomatic`
 //! add-on (the engine answers `GET @login`, the list of login options, from
-//! [`engine::LoginOptions`]):
+//! [`engine::LoginOptions`]); the same endpoints also answer under `@login-authomatic/<provider>`,
+//! the name `pas.plugins.authomatic` serves them under, which the add-on's (2.0.1) login button
+//! calls for every provider but one whose id is `oidc`:
 //!
 //! - `GET @login-oidc/<provider>`: discovers the provider (`.well-known/openid-configuration`,
-//!   and its keys), remembers a fresh state, nonce and PKCE verifier for ten minutes and answers
+//!   and its keys; both kept for `discovery_cache_seconds`), remembers a fresh state, nonce and
+//!   PKCE verifier for ten minutes and answers
 //!   `{"next_url": <the provider's authorization URL>, "came_from": null, "session": <id>}`
 //!   with the same id in the `oidc_session` cookie;
 //! - `POST @login-oidc/<provider>` `{"qs": "?code=...&state=...", "session": ...}` (the query
 //!   string the provider sent the browser back with): the state must be one this server issued,
 //!   not yet used, to the same browser session (cookie or `session`); the code is exchanged
-//!   with the PKCE verifier, the ID token's signature is verified against the provider's keys,
+//!   with the PKCE verifier, the ID token's signature is verified against the provider's keys
+//!   (read again once when the token names a key they lack: the provider rotated its keys),
 //!   and its issuer, audience, expiry and nonce are checked (the `openidconnect` crate); its
 //!   claims, mapped as configured, go to the engine ([`engine::Engine::log_in_external`]),
 //!   which creates or updates the user and its groups and issues the token: `{"token": ...}`.
@@ -31,11 +35,12 @@ use std::time::{Duration, Instant};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use engine::{Engine, EngineError, ExternalIdentity, LoginOptions, LoginProvider, Store};
-use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreProviderMetadata};
+use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreIdToken};
 use openidconnect::{
-    AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
-    EndpointSet, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope,
-    TokenResponse,
+    AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken,
+    EndpointMaybeSet, EndpointNotSet, EndpointSet, IssuerUrl, JsonWebKeySet, Nonce,
+    PkceCodeChallenge, PkceCodeVerifier, ProviderMetadataWithLogout, RedirectUrl, Scope,
+    SignatureVerificationError, TokenResponse,
 };
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -50,8 +55,13 @@ const MAX_PENDING: usize = 10_000;
 pub const SESSION_COOKIE: &str = "oidc_session";
 /// The path segment of the login endpoints.
 const SEGMENT: &str = "@login-oidc";
+/// The same endpoints under `pas.plugins.authomatic`'s name.
+const AUTHOMATIC_SEGMENT: &str = "@login-authomatic";
 /// The path segment of the logout endpoint.
 const LOGOUT_SEGMENT: &str = "@logout-oidc";
+/// How long a provider's discovery document and keys are used before they are read again, when
+/// its configuration does not say (`discovery_cache_seconds`).
+pub const DISCOVERY_CACHE_SECS: u64 = 900;
 
 /// The `--oidc-config` file.
 #[derive(Debug, Clone, Deserialize)]
@@ -71,7 +81,8 @@ pub struct ProviderConfig {
     /// What the login form shows ("Log in with <title>"); the id when absent.
     #[serde(default)]
     pub title: Option<String>,
-    /// The issuer URL; its `.well-known/openid-configuration` is read at every login.
+    /// The issuer URL; its `.well-known/openid-configuration` (and the keys it points at) is
+    /// read at the first login and again when [`ProviderConfig::discovery_cache_seconds`] passed.
     pub issuer: String,
     /// The client id registered at the provider.
     pub client_id: String,
@@ -95,6 +106,11 @@ pub struct ProviderConfig {
     /// provider (off by default: the provider's users could otherwise take over local accounts).
     #[serde(default)]
     pub link_existing_users: bool,
+    /// How long the discovery document and the provider's keys are kept (default
+    /// [`DISCOVERY_CACHE_SECS`]; 0: read at every login). A key the provider retired is trusted
+    /// at most this long; a new one is read at once (an ID token naming an unknown key).
+    #[serde(default)]
+    pub discovery_cache_seconds: Option<u64>,
 }
 
 fn default_scopes() -> Vec<String> {
@@ -170,6 +186,37 @@ impl std::fmt::Debug for Sso {
 struct Provider {
     cfg: ProviderConfig,
     secret: Option<String>,
+    /// What discovery read last, and when.
+    discovered: Mutex<Option<Discovered>>,
+}
+
+/// A provider's discovery document with its keys.
+struct Discovered {
+    metadata: ProviderMetadataWithLogout,
+    fetched: Instant,
+}
+
+impl Provider {
+    fn discovered(&self) -> std::sync::MutexGuard<'_, Option<Discovered>> {
+        // A panic while holding it leaves a value that is still whole.
+        self.discovered.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn cache_for(&self) -> Duration {
+        Duration::from_secs(
+            self.cfg
+                .discovery_cache_seconds
+                .unwrap_or(DISCOVERY_CACHE_SECS),
+        )
+    }
+
+    /// A 502: the provider cannot be reached or answered nonsense.
+    fn down(&self, e: &dyn std::fmt::Display) -> EngineError {
+        EngineError::BadGateway(format!(
+            "The identity provider '{}' cannot be reached or answered wrongly: {e}",
+            self.cfg.id
+        ))
+    }
 }
 
 impl Sso {
@@ -225,7 +272,11 @@ impl Sso {
                 })?),
                 (None, None) => None,
             };
-            providers.push(Provider { cfg: p, secret });
+            providers.push(Provider {
+                cfg: p,
+                secret,
+                discovered: Mutex::new(None),
+            });
         }
         let http = openidconnect::reqwest::ClientBuilder::new()
             // The provider's answers are read as they come: a redirect is never followed (an
@@ -272,19 +323,51 @@ impl Sso {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Read the provider's configuration and keys and build a client for it (a 502 when it
-    /// cannot be reached or answers nonsense).
-    async fn client(&self, p: &Provider, redirect_uri: &str) -> Result<Client, EngineError> {
-        let down = |e: &dyn std::fmt::Display| {
-            EngineError::BadGateway(format!(
-                "The identity provider '{}' cannot be reached or answered wrongly: {e}",
-                p.cfg.id
-            ))
-        };
-        let issuer = IssuerUrl::new(p.cfg.issuer.clone()).map_err(|e| down(&e))?;
-        let metadata = CoreProviderMetadata::discover_async(issuer, &self.http)
+    /// The provider's discovery document and keys: the ones read last while they are younger
+    /// than its `discovery_cache_seconds`, else read again (a 502 when it cannot be reached or
+    /// answers nonsense; nothing is kept then).
+    async fn metadata(&self, p: &Provider) -> Result<ProviderMetadataWithLogout, EngineError> {
+        if let Some(d) = p.discovered().as_ref() {
+            if d.fetched.elapsed() < p.cache_for() {
+                return Ok(d.metadata.clone());
+            }
+        }
+        let issuer = IssuerUrl::new(p.cfg.issuer.clone()).map_err(|e| p.down(&e))?;
+        let metadata = ProviderMetadataWithLogout::discover_async(issuer, &self.http)
             .await
-            .map_err(|e| down(&error_chain(&e)))?;
+            .map_err(|e| p.down(&error_chain(&e)))?;
+        *p.discovered() = Some(Discovered {
+            metadata: metadata.clone(),
+            fetched: Instant::now(),
+        });
+        Ok(metadata)
+    }
+
+    /// Read the provider's keys again (an ID token named a key `metadata` lacks: the provider
+    /// rotated its keys) and keep them with the discovery document.
+    async fn refetch_keys(
+        &self,
+        p: &Provider,
+        metadata: ProviderMetadataWithLogout,
+    ) -> Result<ProviderMetadataWithLogout, EngineError> {
+        let keys = JsonWebKeySet::fetch_async(metadata.jwks_uri(), &self.http)
+            .await
+            .map_err(|e| p.down(&error_chain(&e)))?;
+        tracing::info!(provider = %p.cfg.id, "single sign-on: the provider's keys were read again (unknown key id)");
+        let metadata = metadata.set_jwks(keys);
+        if let Some(d) = p.discovered().as_mut() {
+            d.metadata = metadata.clone();
+        }
+        Ok(metadata)
+    }
+
+    /// A client for the provider described by `metadata`.
+    fn client(
+        &self,
+        p: &Provider,
+        metadata: ProviderMetadataWithLogout,
+        redirect_uri: &str,
+    ) -> Result<Client, EngineError> {
         let redirect = RedirectUrl::new(redirect_uri.to_string()).map_err(|e| {
             EngineError::bad_request(format!(
                 "The redirect URI {redirect_uri:?} is not a URL: {e}"
@@ -316,29 +399,11 @@ impl Sso {
                     context: None,
                 })?,
         };
-        let down = |e: &dyn std::fmt::Display| {
-            EngineError::BadGateway(format!(
-                "The identity provider '{}' cannot be reached or answered wrongly: {e}",
-                p.cfg.id
-            ))
-        };
-        let url = format!(
-            "{}/.well-known/openid-configuration",
-            p.cfg.issuer.trim_end_matches('/')
-        );
-        let answer = self
-            .http
-            .get(&url)
-            .send()
-            .await
-            .and_then(|r| r.error_for_status())
-            .map_err(|e| down(&error_chain(&e)))?;
-        let bytes = answer.bytes().await.map_err(|e| down(&error_chain(&e)))?;
-        let doc: Value = serde_json::from_slice(&bytes).map_err(|e| down(&e))?;
+        let metadata = self.metadata(p).await?;
         let back = base_url.trim_end_matches('/').to_string();
-        let next = match doc.get("end_session_endpoint").and_then(Value::as_str) {
+        let next = match &metadata.additional_metadata().end_session_endpoint {
             Some(end) => {
-                let mut u = url::Url::parse(end).map_err(|e| down(&e))?;
+                let mut u = end.url().clone();
                 u.query_pairs_mut()
                     .append_pair("client_id", &p.cfg.client_id)
                     .append_pair("post_logout_redirect_uri", &back);
@@ -365,7 +430,7 @@ impl Sso {
             .redirect_uri
             .clone()
             .unwrap_or_else(|| format!("{}/login-oidc/{id}", base_url.trim_end_matches('/')));
-        let client = self.client(p, &redirect_uri).await?;
+        let client = self.client(p, self.metadata(p).await?, &redirect_uri)?;
         let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
         let mut request = client.authorize_url(
             CoreAuthenticationFlow::AuthorizationCode,
@@ -476,7 +541,8 @@ impl Sso {
                 "The login's state is unknown".into(),
             ));
         };
-        let client = self.client(p, &pending.redirect_uri).await?;
+        let metadata = self.metadata(p).await?;
+        let client = self.client(p, metadata.clone(), &pending.redirect_uri)?;
         let response = client
             .exchange_code(AuthorizationCode::new(code.clone()))
             .map_err(|e| {
@@ -499,14 +565,27 @@ impl Sso {
         let token: &CoreIdToken = response.id_token().ok_or_else(|| {
             EngineError::BadGateway(format!("The identity provider '{id}' sent no ID token"))
         })?;
-        token
-            .claims(&client.id_token_verifier(), &pending.nonce)
-            .map_err(|e| {
-                EngineError::Unauthorized(format!(
-                    "The identity provider's ID token was refused: {}",
-                    error_chain(&e)
-                ))
-            })?;
+        let refused = |e: ClaimsVerificationError| {
+            EngineError::Unauthorized(format!(
+                "The identity provider's ID token was refused: {}",
+                error_chain(&e)
+            ))
+        };
+        match token.claims(&client.id_token_verifier(), &pending.nonce) {
+            Ok(_) => {}
+            Err(ClaimsVerificationError::SignatureVerification(
+                SignatureVerificationError::NoMatchingKey,
+            )) => {
+                // Signed with a key the kept ones lack: the provider may have rotated its keys.
+                // They are read again, once; a token no key verifies is refused.
+                let metadata = self.refetch_keys(p, metadata).await?;
+                let client = self.client(p, metadata, &pending.redirect_uri)?;
+                token
+                    .claims(&client.id_token_verifier(), &pending.nonce)
+                    .map_err(refused)?;
+            }
+            Err(e) => return Err(refused(e)),
+        }
         // Verified: its payload is what the provider signed.
         let claims = payload(token).ok_or_else(|| {
             EngineError::BadGateway(format!(
@@ -538,6 +617,10 @@ struct FinishBody {
     /// and sends `null`; the cookie carries it then).
     #[serde(default)]
     session: Option<String>,
+    /// The site's public URL, which the add-on sends to `@login-authomatic` (unused: the
+    /// redirect URI is the one the login started with).
+    #[serde(default, rename = "publicUrl")]
+    _public_url: Option<serde::de::IgnoredAny>,
 }
 
 /// An error and its causes, on one line.
@@ -669,7 +752,7 @@ where
 /// Which single sign-on endpoint a request is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target<'p> {
-    /// `@login-oidc/<id>`.
+    /// `@login-oidc/<id>` (or `@login-authomatic/<id>`).
     Login(&'p str),
     /// `@logout-oidc` (the first provider) or `@logout-oidc/<id>`.
     Logout(Option<&'p str>),
@@ -683,7 +766,7 @@ pub fn target(path: &str) -> Option<Target<'_>> {
         return Some(Target::Logout(None));
     }
     match rest.rsplit('/').next() {
-        Some(SEGMENT) if !last.is_empty() => Some(Target::Login(last)),
+        Some(SEGMENT | AUTHOMATIC_SEGMENT) if !last.is_empty() => Some(Target::Login(last)),
         Some(LOGOUT_SEGMENT) if !last.is_empty() => Some(Target::Logout(Some(last))),
         _ => None,
     }
@@ -735,7 +818,12 @@ mod tests {
             target("/@logout-oidc/staff"),
             Some(Target::Logout(Some("staff")))
         );
+        assert_eq!(
+            target("/++api++/@login-authomatic/staff"),
+            Some(Target::Login("staff"))
+        );
         assert_eq!(target("/@login-oidc"), None);
+        assert_eq!(target("/@login-authomatic"), None);
         assert_eq!(target("/@login-oidc/staff/more"), None);
         assert_eq!(target("/@login"), None);
     }

@@ -18,7 +18,6 @@ mod common;
 
 use common::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 const PASSWORD: &str = "backup-secret";
 
 struct Server {
@@ -36,7 +35,7 @@ impl Drop for Server {
 
 fn start(data: &Path, log: &Path) -> Server {
     let l = common::spawn_listening(
-        Command::new(BIN)
+        Command::new(common::server_bin())
             .args(["--listen", "127.0.0.1:0", "--log", "warn", "--data"])
             .arg(data)
             .env("ADMIN_PASSWORD", PASSWORD),
@@ -68,7 +67,7 @@ fn get(agent: &ureq::Agent, base: &str, path: &str) -> (u16, Value) {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(BIN)
+    Command::new(common::server_bin())
         .args(args)
         .env_remove("RUST_LOG")
         .output()

@@ -16,7 +16,6 @@ mod common;
 
 use common::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 const PASSWORD: &str = "metrics-secret";
 
 struct Server {
@@ -43,7 +42,7 @@ fn start(data: &Path, log: &Path, extra: &[&str]) -> Server {
         base,
         before,
     } = common::spawn_listening(
-        Command::new(BIN)
+        Command::new(common::server_bin())
             .args(["--listen", "127.0.0.1:0", "--data"])
             .arg(data)
             .args(extra)

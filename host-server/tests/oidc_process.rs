@@ -10,7 +10,8 @@
 //! unknown state, a state from another browser session, a local account's login and a bad body
 //! are refused with a clear JSON error and change nothing; a provider that is down is a 502;
 //! with `--no-password-login`, `POST @login` is a 403 and HTTP Basic a 401, and single sign-on
-//! still works.
+//! still works. The provider's discovery document and keys are kept between logins, and a key
+//! rotation at the provider is followed (`discovery_is_kept_and_a_key_rotation_is_followed`).
 #![cfg(unix)]
 
 use std::net::TcpListener;
@@ -23,7 +24,6 @@ mod common;
 
 use common::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_host-server");
 const PASSWORD: &str = "oidc-admin-secret";
 const REDIRECT: &str = "http://127.0.0.1:3000/login-oidc/test";
 
@@ -58,6 +58,9 @@ fn install_provider() {
              OpenID provider (oidc-provider)"
         );
     }
+    // The tests of this file run at once: one `npm ci` at a time in the directory.
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     let dir = provider_dir();
     if dir.join("node_modules/oidc-provider/package.json").exists() {
         return;
@@ -72,12 +75,18 @@ fn install_provider() {
 
 /// Start the provider; its issuer URL.
 fn start_provider(log: &Path) -> (Running, String) {
+    start_provider_with(log, &[])
+}
+
+/// Start the provider with `env` (`PORT`, `KEY_ID`); its issuer URL.
+fn start_provider_with(log: &Path, env: &[(&str, &str)]) -> (Running, String) {
     install_provider();
     let listening = common::spawn_listening(
         Command::new("node")
             .arg("provider.mjs")
             .current_dir(provider_dir())
-            .env("REDIRECT_URI", REDIRECT),
+            .env("REDIRECT_URI", REDIRECT)
+            .envs(env.iter().copied()),
         log,
     );
     (Running(listening.child, listening.stdout), listening.base)
@@ -90,6 +99,11 @@ fn dead_port() -> u16 {
 }
 
 fn write_config(dir: &Path, issuer: &str) -> PathBuf {
+    write_config_with(dir, issuer, "")
+}
+
+/// The configuration with `extra` lines in the `test` provider's table.
+fn write_config_with(dir: &Path, issuer: &str, extra: &str) -> PathBuf {
     let path = dir.join("oidc.toml");
     let text = format!(
         r#"
@@ -101,6 +115,7 @@ client_id = "cms"
 client_secret_env = "OIDC_TEST_SECRET"
 scopes = ["profile", "email", "groups"]
 redirect_uri = "{REDIRECT}"
+{extra}
 
 [provider.claims]
 login = "preferred_username"
@@ -121,7 +136,7 @@ client_secret = "unused"
 
 fn start_server(dir: &TempDir, config: &Path, extra: &[&str], log: &str) -> (Running, String) {
     let listening = common::spawn_listening(
-        Command::new(BIN)
+        Command::new(common::server_bin())
             .args(["--listen", "127.0.0.1:0", "--data"])
             .arg(dir.data())
             .arg("--oidc-config")
@@ -178,6 +193,16 @@ fn provider_account(issuer: &str, sub: &str, claims: Value) {
     assert_eq!(a.status, 200, "{}", a.body);
 }
 
+/// How often the provider's discovery document and keys were read: `(discovery, jwks)`.
+fn provider_counts(issuer: &str) -> (u64, u64) {
+    let a = call(&format!("{issuer}/__test/counts"), "GET", &[], None);
+    assert_eq!(a.status, 200, "{}", a.body);
+    (
+        a.body["discovery"].as_u64().unwrap(),
+        a.body["jwks"].as_u64().unwrap(),
+    )
+}
+
 fn provider_mode(issuer: &str, mode: &str) {
     let a = call(
         &format!("{issuer}/__test/mode"),
@@ -198,7 +223,12 @@ struct Started {
 
 /// `GET @login-oidc/test`, then the browser's part at the provider.
 fn start_login(base: &str, issuer: &str) -> Started {
-    let a = call(&format!("{base}/@login-oidc/test"), "GET", &[], None);
+    start_login_at(base, issuer, "@login-oidc/test")
+}
+
+/// `GET <endpoint>`, then the browser's part at the provider.
+fn start_login_at(base: &str, issuer: &str, endpoint: &str) -> Started {
+    let a = call(&format!("{base}/{endpoint}"), "GET", &[], None);
     assert_eq!(a.status, 200, "{}", a.body);
     let next = a.body["next_url"].as_str().expect("next_url").to_string();
     assert!(next.starts_with(&format!("{issuer}/auth?")), "{next}");
@@ -374,6 +404,24 @@ fn single_sign_on_with_a_real_openid_provider() {
     assert_eq!(groups_of(&base, "alice"), ["editors"]);
     assert_eq!(user_count(&base), users_before + 1);
 
+    // The same endpoints under pas.plugins.authomatic's name, as volto-authomatic 2.0.1's login
+    // button calls them (with the site's public URL, and its session id in the body).
+    let s = start_login_at(
+        &base,
+        &issuer,
+        "@login-authomatic/test?publicUrl=http://volto",
+    );
+    let session = s.cookie.trim_start_matches("oidc_session=").to_string();
+    let a = call(
+        &format!("{base}/@login-authomatic/test"),
+        "POST",
+        &[],
+        Some(&json!({"qs": s.qs, "session": session, "publicUrl": "http://volto"})),
+    );
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert!(a.body["token"].is_string(), "{}", a.body);
+    assert_eq!(user_count(&base), users_before + 1);
+
     // Logging out at the provider (what volto-authomatic's logout asks for).
     let out = call(&format!("{base}/@logout-oidc"), "GET", &[], None);
     assert_eq!(out.status, 200, "{}", out.body);
@@ -528,4 +576,81 @@ fn single_sign_on_with_a_real_openid_provider() {
         None,
     );
     assert_eq!(me.status, 200, "{}", me.body);
+}
+
+/// The provider's discovery document and keys are read once and kept (not at every login);
+/// when the provider rotates its keys (started again on its port with a new key under a new key
+/// id), the first ID token naming the new key makes the server read the keys again, once, and
+/// the login works; a token under a key id the provider never published costs one more read and
+/// is refused; with `discovery_cache_seconds`, both are read again once that time passed.
+#[test]
+fn discovery_is_kept_and_a_key_rotation_is_followed() {
+    let dir = TempDir::new("oidc-keys");
+    let (provider, issuer) = start_provider(&dir.0.join("provider.log"));
+    let port = issuer.rsplit(':').next().unwrap().to_string();
+    let config = write_config(&dir.0, &issuer);
+    let (server, base) = start_server(&dir, &config, &[], "server.log");
+    let dora = || {
+        provider_account(
+            &issuer,
+            "sub-dora",
+            json!({"preferred_username": "dora", "name": "Dora"}),
+        )
+    };
+    dora();
+    for _ in 0..3 {
+        let a = login(&base, &issuer);
+        assert_eq!(a.status, 200, "{}", a.body);
+    }
+    let out = call(&format!("{base}/@logout-oidc"), "GET", &[], None);
+    assert_eq!(out.status, 200, "{}", out.body);
+    assert_eq!(
+        provider_counts(&issuer),
+        (1, 1),
+        "three logins and a logout"
+    );
+
+    // The provider rotates its keys: same issuer, a new key under a new key id.
+    drop(provider);
+    let (_provider, again) = start_provider_with(
+        &dir.0.join("provider-rotated.log"),
+        &[("PORT", &port), ("KEY_ID", "k2")],
+    );
+    assert_eq!(again, issuer);
+    dora();
+    let a = login(&base, &issuer);
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(
+        provider_counts(&issuer),
+        (0, 1),
+        "the kept discovery document, the keys read again once"
+    );
+    let a = login(&base, &issuer);
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(provider_counts(&issuer), (0, 1), "the new keys are kept");
+
+    // A token under a key id the provider never published: read once more, then refused.
+    provider_mode(&issuer, "unknown-kid");
+    assert_refused(&login(&base, &issuer), 401, "ID token was refused");
+    assert_eq!(provider_counts(&issuer), (0, 2));
+    provider_mode(&issuer, "normal");
+    let a = login(&base, &issuer);
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(provider_counts(&issuer), (0, 2));
+    drop(server);
+
+    // A provider kept for one second is read again once it passed.
+    let config = write_config_with(&dir.0, &issuer, "discovery_cache_seconds = 1");
+    let (_server, base) = start_server(&dir, &config, &[], "server-short.log");
+    let a = login(&base, &issuer);
+    assert_eq!(a.status, 200, "{}", a.body);
+    let (d0, j0) = provider_counts(&issuer);
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    let a = login(&base, &issuer);
+    assert_eq!(a.status, 200, "{}", a.body);
+    let (d1, j1) = provider_counts(&issuer);
+    assert!(
+        d1 > d0 && j1 > j0,
+        "read again after a second: {d0},{j0} then {d1},{j1}"
+    );
 }

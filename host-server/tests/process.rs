@@ -12,8 +12,6 @@ use serde_json::{json, Value};
 
 mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_host-server");
-
 use common::TempDir;
 
 /// A running server. Killed (SIGKILL) on drop if still running, so a failing test leaves nothing.
@@ -34,7 +32,7 @@ fn start(data: &Path, log: &Path, admin_password: Option<&str>) -> Server {
 
 /// [`start`] with extra command-line arguments.
 fn start_with(data: &Path, log: &Path, admin_password: Option<&str>, extra: &[&str]) -> Server {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(common::server_bin());
     cmd.args(["--listen", "127.0.0.1:0", "--log", "info", "--data"])
         .arg(data)
         .args(extra)
@@ -198,7 +196,7 @@ fn sigterm_shuts_down_gracefully_with_exit_code_0() {
 
 /// Start the binary with `args` and expect it to fail before listening; returns its stderr.
 fn expect_startup_failure(args: &[&str]) -> String {
-    let mut child = Command::new(BIN)
+    let mut child = Command::new(common::server_bin())
         .args(["--listen", "127.0.0.1:0"])
         .args(args)
         .env("ADMIN_PASSWORD", "x")
@@ -286,7 +284,10 @@ fn second_server_on_the_same_data_dir_is_refused() {
 
 #[test]
 fn help_documents_every_option() {
-    let out = Command::new(BIN).arg("--help").output().unwrap();
+    let out = Command::new(common::server_bin())
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let help = String::from_utf8(out.stdout).unwrap();
     for opt in [
@@ -352,7 +353,7 @@ fn profile_flags_make_a_multilingual_site_new_or_existing() {
 
 #[test]
 fn unknown_profile_is_a_usage_error() {
-    let out = Command::new(BIN)
+    let out = Command::new(common::server_bin())
         .args(["--listen", "127.0.0.1:0", "--profile", "nonsense"])
         .stdin(Stdio::null())
         .output()

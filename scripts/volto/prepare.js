@@ -27,6 +27,15 @@ pkg.overrides = {
   '@pmmmwh/react-refresh-webpack-plugin': '0.5.11',
   'react-refresh': '0.14.0',
 };
+// Single sign-on (issue 38): Volto's login add-on for pas.plugins.oidc / pas.plugins.authomatic,
+// installed in every build (one lockfile) but registered as an add-on only in the single sign-on
+// variant (VOLTO_SSO=1, scripts/volto-sso-e2e.sh): its /login page lists the identity providers
+// and no password form (Volto's own form moves to /fallback_login), which the default build's
+// password-login test (tests/volto/editor-day.mjs) and password-only sites need at /login.
+pkg.dependencies['@plone-collective/volto-authomatic'] = '2.0.1';
+if (process.env.VOLTO_SSO === '1') {
+  pkg.addons = [...(pkg.addons || []), '@plone-collective/volto-authomatic'];
+}
 // Lifecycle scripts of the monorepo (patches, husky) do not apply to the unpacked package.
 delete pkg.scripts.postinstall;
 delete pkg.scripts.prepare;

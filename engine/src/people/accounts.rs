@@ -536,16 +536,25 @@ fn caller_is_manager(ctx: &Ctx<'_>) -> bool {
     matches!(&ctx.principal, Principal::User(u) if u.roles.iter().any(|r| r == Role::Manager.name()))
 }
 
-/// After a change: refuse (400) a site left without a Manager, and (403) a change of who the
-/// Managers are by a caller who is not one (a Site Administrator may manage users, not make or
-/// unmake Managers). `before`: [`managers`] before the change.
-fn check_managers(ctx: &Ctx<'_>, before: &[String]) -> Result<()> {
+/// After a change: refuse (400) a site left without a Manager (some user must remain one, by
+/// its own roles or a group's), on every path that can take Manager away: here, and a login
+/// whose identity provider takes its user out of a group ([`crate::people::auth::external`]).
+/// The Managers after the change.
+pub fn check_some_manager_remains(ctx: &Ctx<'_>) -> Result<Vec<String>> {
     let after = managers(ctx)?;
     if after.is_empty() {
         return Err(EngineError::bad_request(
             "This would remove the last Manager of the site: some user must remain a Manager",
         ));
     }
+    Ok(after)
+}
+
+/// After a change: refuse (400) a site left without a Manager ([`check_some_manager_remains`]), and (403) a change of who the
+/// Managers are by a caller who is not one (a Site Administrator may manage users, not make or
+/// unmake Managers). `before`: [`managers`] before the change.
+fn check_managers(ctx: &Ctx<'_>, before: &[String]) -> Result<()> {
+    let after = check_some_manager_remains(ctx)?;
     if after != before && !caller_is_manager(ctx) {
         return Err(EngineError::Forbidden(
             "Only Managers can make or unmake Managers".into(),

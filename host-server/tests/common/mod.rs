@@ -1,7 +1,8 @@
 //! What the process tests (`process`, `security`, `ai_process`, `outbox_process`, `tus_process`,
 //! `changes_process`, `pg_cluster`) share: a scratch directory removed on drop, starting the
 //! server binary up to its `listening on` line, an HTTP agent that hands back every status, and a
-//! JSON request, a webhook receiver. Each test binary uses part of it.
+//! JSON request, a webhook receiver, and which binary to start ([`server_bin`]: the debug build,
+//! or the one `$PROCESS_TESTS_BIN` names). Each test binary uses part of it.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -13,6 +14,27 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use serde_json::Value;
+
+/// The environment variable that names the server binary the process tests start (CI sets it to
+/// the release build, `./scripts/test.sh`'s "process tests on the release binary" stage).
+pub const BIN_ENV: &str = "PROCESS_TESTS_BIN";
+
+/// The server binary to start: the one `$PROCESS_TESTS_BIN` names when it is set (it must exist),
+/// else the debug binary cargo built for this test run. The choice is printed once per test
+/// binary, so a log says which binary was tested.
+pub fn server_bin() -> PathBuf {
+    static SHOWN: std::sync::Once = std::sync::Once::new();
+    let bin = match std::env::var_os(BIN_ENV).filter(|v| !v.is_empty()) {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            assert!(path.is_file(), "{BIN_ENV}={} is not a file", path.display());
+            path
+        }
+        None => PathBuf::from(env!("CARGO_BIN_EXE_host-server")),
+    };
+    SHOWN.call_once(|| eprintln!("process tests start {}", bin.display()));
+    bin
+}
 
 /// A scratch directory under the system's temp dir, unique per process and call, removed on
 /// drop.

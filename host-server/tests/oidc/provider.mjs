@@ -1,15 +1,23 @@
 // A real OpenID provider (the `oidc-provider` package) for host-server's single sign-on process
-// test (host-server/tests/oidc_process.rs). It listens on 127.0.0.1 (a free port), prints
-// "listening on http://127.0.0.1:PORT" (its issuer), and serves one confidential client:
+// test (host-server/tests/oidc_process.rs). It listens on 127.0.0.1 ($PORT, or a free port),
+// prints "listening on http://127.0.0.1:PORT" (its issuer), and serves one confidential client:
 //   client_id "cms", client_secret "cms-secret", redirect URI $REDIRECT_URI, PKCE required.
+// Its signing key is made at start under the key id $KEY_ID (default "k1"): started again on the
+// same port with another key id, it is the same issuer after a key rotation.
 //
-// What a browser would do is done by the test through three endpoints of its own, under /__test:
-//   POST /__test/account  {"sub": ..., "claims": {...}}: the account the next login logs in as
-//                         (its claims: name, email, preferred_username, groups)
+// What a browser would do is done by the test through three endpoints of its own, under /__test
+// (with LOGIN_FORM=1, a real browser does it: the provider shows a sign-in form, and the account
+// set below signs in with its "login" and "password"; scripts/volto-sso-e2e.sh):
+//   POST /__test/account  {"sub": ..., "claims": {...}, "login"?, "password"?}: the account the
+//                         next login logs in as (its claims: name, email, preferred_username,
+//                         groups)
 //   POST /__test/mode     {"mode": "normal" | "forge" | "nonce" | "expired"}: how the token
 //                         endpoint's ID token is changed before it is sent: signed with another key
 //                         under the same key id, a different nonce, or an expiry an hour ago (the
-//                         last two signed with the provider's real key)
+//                         last two signed with the provider's real key); "unknown-kid": signed
+//                         with another key under a key id the provider never published
+//   GET  /__test/counts   {"discovery": n, "jwks": n}: how often its discovery document and its
+//                         keys were read since it started
 //   GET  /__test/drive?url=<authorization URL>: follows the provider's redirects with a cookie
 //                         jar (its login and consent are granted to the account set above) and
 //                         answers {"callback": <the redirect URI with code and state>}
@@ -25,13 +33,15 @@ if (!redirectUri) {
 
 const { privateKey: realKey } = await jose.generateKeyPair('RS256', { extractable: true });
 const { privateKey: forgedKey } = await jose.generateKeyPair('RS256', { extractable: true });
-const realJwk = { ...(await jose.exportJWK(realKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+const keyId = process.env.KEY_ID || 'k1';
+const realJwk = { ...(await jose.exportJWK(realKey)), kid: keyId, alg: 'RS256', use: 'sig' };
 
 let account = { sub: 'nobody', claims: {} };
 let mode = 'normal';
+const counts = { discovery: 0, jwks: 0 };
 
 const server = http.createServer();
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+await new Promise((resolve) => server.listen(Number(process.env.PORT || 0), '127.0.0.1', resolve));
 const issuer = `http://127.0.0.1:${server.address().port}`;
 
 const provider = new Provider(issuer, {
@@ -72,7 +82,12 @@ provider.use(async (ctx, next) => {
   if (!body || typeof body.id_token !== 'string') return;
   const payload = jose.decodeJwt(body.id_token);
   let key = realKey;
+  let kid = keyId;
   if (mode === 'forge') key = forgedKey;
+  if (mode === 'unknown-kid') {
+    key = forgedKey;
+    kid = 'never-published';
+  }
   if (mode === 'nonce') payload.nonce = 'not-the-nonce-that-was-sent';
   if (mode === 'expired') {
     const now = Math.floor(Date.now() / 1000);
@@ -80,7 +95,7 @@ provider.use(async (ctx, next) => {
     payload.exp = now - 3600;
   }
   body.id_token = await new jose.SignJWT(payload)
-    .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setProtectedHeader({ alg: 'RS256', kid })
     .sign(key);
   ctx.body = body;
 });
@@ -98,9 +113,35 @@ function send(res, status, value) {
   res.end(JSON.stringify(value));
 }
 
-// Log in and consent as the current account (what the person at the browser would do).
+const escape = (text) =>
+  String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+// The sign-in page a person sees (LOGIN_FORM=1).
+function signInPage(res, uid, error) {
+  res.writeHead(error ? 401 : 200, { 'content-type': 'text/html; charset=utf-8' });
+  res.end(`<!doctype html><html><head><title>Sign in - test identity provider</title></head>
+<body><h1>Test identity provider</h1>
+${error ? `<p id="error">${escape(error)}</p>` : ''}
+<form method="post" action="/interaction/${escape(uid)}">
+<label>User name <input id="username" name="username" autocomplete="username"></label>
+<label>Password <input id="password" name="password" type="password"></label>
+<button id="sign-in" type="submit">Sign in</button>
+</form></body></html>`);
+}
+
+// Log in and consent as the current account (what the person at the browser would do): at once,
+// or through the sign-in form with LOGIN_FORM=1.
 async function interaction(req, res) {
   const details = await provider.interactionDetails(req, res);
+  if (process.env.LOGIN_FORM === '1') {
+    if (req.method !== 'POST') return signInPage(res, details.uid);
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+    if (form.get('username') !== account.login || form.get('password') !== account.password) {
+      return signInPage(res, details.uid, 'Wrong user name or password.');
+    }
+  }
   const accountId = account.sub;
   const grant = new provider.Grant({ accountId, clientId: details.params.client_id });
   grant.addOIDCScope(String(details.params.scope));
@@ -144,6 +185,9 @@ server.on('request', async (req, res) => {
       ({ mode } = await readJson(req));
       return send(res, 200, { ok: true });
     }
+    if (url.pathname === '/__test/counts') return send(res, 200, counts);
+    if (url.pathname === '/.well-known/openid-configuration') counts.discovery += 1;
+    if (url.pathname === '/jwks') counts.jwks += 1;
     if (url.pathname === '/__test/drive') {
       return send(res, 200, { callback: await drive(url.searchParams.get('url')) });
     }

@@ -10,6 +10,7 @@
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::security::{Role, AUTHENTICATED_USERS};
+use crate::people::accounts;
 use crate::runtime::context::Ctx;
 
 use super::groups::{self, GroupRecord};
@@ -52,7 +53,8 @@ fn usable(name: &str) -> bool {
 ///
 /// Refused: an unknown provider (404), a login or group id that cannot be stored (401, naming
 /// the claim's value), and a local account with a password unless
-/// [`ExternalIdentity::link_existing`] (403). Nothing is written when it is refused.
+/// [`ExternalIdentity::link_existing`] (403), and groups that would leave the site without a
+/// Manager (400, [`keep_groups`]). Nothing is written when it is refused.
 pub fn log_in(ctx: &mut Ctx<'_>, identity: &ExternalIdentity) -> Result<String> {
     if !ctx
         .core
@@ -144,7 +146,12 @@ pub fn log_in(ctx: &mut Ctx<'_>, identity: &ExternalIdentity) -> Result<String> 
 }
 
 /// Make `wanted` the direct groups of `login`: join the missing ones (created when they do not
-/// exist, titled with their id), leave the others.
+/// exist, titled with their id), leave the others. Leaving a group may take Manager away (the
+/// provider no longer lists `Administrators`): refused, as on every other path, when no Manager
+/// would remain ([`accounts::check_some_manager_remains`]); the login is then refused and
+/// nothing is written. (Who the Managers are is the provider's to say here: the operator mapped
+/// its groups claim; the caller is not logged in yet, so the rule that only Managers make or
+/// unmake Managers does not apply.)
 fn keep_groups(ctx: &mut Ctx<'_>, login: &str, wanted: &[String]) -> Result<()> {
     let current = groups::direct_groups(ctx, login)?;
     for id in wanted {
@@ -162,11 +169,16 @@ fn keep_groups(ctx: &mut Ctx<'_>, login: &str, wanted: &[String]) -> Result<()> 
         group.members.push(login.to_string());
         groups::put(ctx, &group)?;
     }
+    let mut left = false;
     for id in current.iter().filter(|g| !wanted.contains(g)) {
         if let Some(mut group) = groups::get(ctx, id)? {
             group.members.retain(|m| m != login);
             groups::put(ctx, &group)?;
+            left = true;
         }
+    }
+    if left {
+        accounts::check_some_manager_remains(ctx)?;
     }
     Ok(())
 }
