@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+source scripts/volto-lib.sh
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=${HOST_SERVER_BIN:-$TARGET/release/host-server}
 LOGS=$ROOT/artifacts/volto
@@ -30,33 +31,8 @@ if ! wait "$VOLTO_BUILD"; then
 fi
 grep '^volto: \(installed\|built\)' "$LOGS/volto-build.log" || echo "volto-e2e: Volto's build was in the cache"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-SPORT=$(free_port)
-VPORT=$(free_port)
-DATA=$(mktemp -d)
-export ADMIN_PASSWORD="e2e-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$DATA"
-}
-trap cleanup EXIT
-
-"$BIN" --data "$DATA" --listen "127.0.0.1:$SPORT" > "$LOGS/server.out" 2> "$LOGS/server.log" &
-pids+=($!)
-for _ in $(seq 1 100); do grep -q '^listening on' "$LOGS/server.out" 2>/dev/null && break; sleep 0.1; done
-grep -q '^listening on' "$LOGS/server.out" || { echo "host-server did not start; see $LOGS/server.log" >&2; exit 1; }
-
-VOLTO_BACKEND="http://127.0.0.1:$SPORT" VOLTO_PORT=$VPORT ./scripts/volto.sh > "$LOGS/volto.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 1200); do
-  grep -q '^Volto: http' "$LOGS/volto.log" 2>/dev/null && break
-  kill -0 "${pids[1]}" 2>/dev/null || { echo "Volto did not start; see $LOGS/volto.log" >&2; tail -20 "$LOGS/volto.log" >&2; exit 1; }
-  sleep 0.5
-done
-grep -q '^Volto: http' "$LOGS/volto.log" || { echo "Volto did not start within 10 minutes" >&2; exit 1; }
-
-(cd tests/volto && { [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --loglevel=error; })
+e2e_setup
+start_server
+start_volto
+ensure_playwright
 node tests/volto/editor-day.mjs "http://127.0.0.1:$VPORT" "http://127.0.0.1:$SPORT"

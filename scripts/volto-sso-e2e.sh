@@ -14,6 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
+source scripts/volto-lib.sh
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 BIN=${HOST_SERVER_BIN:-$TARGET/release/host-server}
 LOGS=$ROOT/artifacts/volto-sso
@@ -31,7 +32,7 @@ if [ -z "${HOST_SERVER_BIN:-}" ]; then
   echo "volto-sso-e2e: release host-server built in $(($(date +%s) - t0))s"
 fi
 (cd host-server/tests/oidc && { [ -f node_modules/oidc-provider/package.json ] || npm ci --no-audit --no-fund --loglevel=error; })
-(cd tests/volto && { [ -d node_modules/playwright-core ] || npm ci --no-audit --no-fund --loglevel=error; })
+ensure_playwright
 if ! wait "$VOLTO_BUILD"; then
   echo "Volto's install or build failed; see $LOGS/volto-build.log" >&2
   tail -20 "$LOGS/volto-build.log" >&2
@@ -39,33 +40,10 @@ if ! wait "$VOLTO_BUILD"; then
 fi
 grep '^volto: \(installed\|built\)' "$LOGS/volto-build.log" || echo "volto-sso-e2e: Volto's single sign-on build was in the cache"
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-SPORT=$(free_port)
-VPORT=$(free_port)
+e2e_setup
 PPORT=$(free_port)
 VOLTO=http://127.0.0.1:$VPORT
 ISSUER=http://127.0.0.1:$PPORT
-DATA=$(mktemp -d)
-export ADMIN_PASSWORD="e2e-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$DATA"
-}
-trap cleanup EXIT
-
-# wait_line FILE PREFIX PID WHAT: wait (60 s at most) for a line starting with PREFIX in FILE.
-wait_line() {
-  for _ in $(seq 1 600); do
-    grep -q "^$2" "$1" 2>/dev/null && return 0
-    kill -0 "$3" 2>/dev/null || { echo "$4 exited; see $1" >&2; tail -20 "$1" >&2; return 1; }
-    sleep 0.1
-  done
-  echo "$4 did not start within 60s; see $1" >&2
-  return 1
-}
 
 # The provider sends the browser back to the add-on's route (/login-authomatic/<id>, where its
 # login button's flow ends).
@@ -74,7 +52,7 @@ wait_line() {
 pids+=($!)
 wait_line "$LOGS/provider.out" "listening on $ISSUER" "${pids[-1]}" "the OpenID provider"
 
-cat > "$DATA/oidc.toml" <<EOF
+cat > "$LOGS/oidc.toml" <<EOF
 [[provider]]
 id = "test"
 title = "Test provider"
@@ -89,18 +67,7 @@ login = "preferred_username"
 groups = "groups"
 EOF
 
-OIDC_E2E_SECRET=cms-secret "$BIN" --data "$DATA/site" --listen "127.0.0.1:$SPORT" \
-  --oidc-config "$DATA/oidc.toml" > "$LOGS/server.out" 2> "$LOGS/server.log" &
-pids+=($!)
-wait_line "$LOGS/server.out" "listening on" "${pids[-1]}" "host-server"
-
-VOLTO_BACKEND="http://127.0.0.1:$SPORT" VOLTO_PORT=$VPORT ./scripts/volto.sh > "$LOGS/volto.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 1200); do
-  grep -q '^Volto: http' "$LOGS/volto.log" 2>/dev/null && break
-  kill -0 "${pids[-1]}" 2>/dev/null || { echo "Volto did not start; see $LOGS/volto.log" >&2; tail -20 "$LOGS/volto.log" >&2; exit 1; }
-  sleep 0.5
-done
-grep -q '^Volto: http' "$LOGS/volto.log" || { echo "Volto did not start within 10 minutes" >&2; exit 1; }
+OIDC_E2E_SECRET=cms-secret start_server --oidc-config "$LOGS/oidc.toml"
+start_volto
 
 VOLTO_ARTIFACTS=$LOGS node tests/volto/sso.mjs "$VOLTO" "http://127.0.0.1:$SPORT" "$ISSUER"

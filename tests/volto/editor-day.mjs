@@ -6,11 +6,12 @@
 //
 //   node tests/volto/editor-day.mjs <volto URL> <backend URL>
 // with ADMIN_PASSWORD set to the backend's admin password. scripts/volto-e2e.sh starts both.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { deflateSync } from "node:zlib";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { runSteps, summary } from "./steps.mjs";
 
 const [volto, backend] = process.argv.slice(2);
 if (!volto || !backend || !process.env.ADMIN_PASSWORD) {
@@ -782,31 +783,11 @@ try {
     console.log(`volto-e2e: api ${req.method()} ${res.url()} -> ${res.status()} ${body.slice(0, 300)}`);
     if (req.postData()) console.log(`volto-e2e:   request body: ${req.postData().slice(0, 600)}`);
   });
-  for (const s of steps) {
-    n += 1;
-    const shot = join(artifacts, `${String(n).padStart(2, "0")}-${s.name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
-    const t0 = Date.now();
-    try {
-      await s.fn(page);
-      await page.screenshot({ path: shot });
-      console.log(`volto-e2e: ok   ${n}. ${s.name} (${Date.now() - t0} ms) ${shot}`);
-    } catch (e) {
-      await page.screenshot({ path: shot }).catch(() => {});
-      // The page's markup beside the screenshot: what the step looked for may be there but hidden.
-      try { writeFileSync(shot.replace(/\.png$/, ".html"), await page.content()); } catch {}
-      console.log(`volto-e2e: FAIL ${n}. ${s.name}: ${e.message.split("\n").slice(0, 3).join(" | ")} ${shot}`);
-      console.log(`volto-e2e: the browser was at ${page.url()}; its last addresses: ${visited.slice(-6).join(" -> ")}`);
-      if (pageErrors.length) console.log(`volto-e2e: page errors: ${pageErrors.join(" | ")}`);
-      failed = s.name;
-      break;
-    }
-  }
+  ({ n, failed } = await runSteps(page, steps, { label: "volto-e2e", artifacts, visited, pageErrors }));
 } catch (e) {
   console.log(`volto-e2e: FAIL setup: ${e.message}`);
   failed = "setup";
 } finally {
   await browser.close();
 }
-for (const s of steps.slice(n)) console.log(`volto-e2e: not run: ${s.name}`);
-console.log(`volto-e2e: ${failed ? n - 1 : n} of ${steps.length} steps passed`);
-process.exit(failed ? 1 : 0);
+process.exit(summary("volto-e2e", steps, n, failed));

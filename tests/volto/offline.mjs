@@ -12,10 +12,11 @@
 // and SERVER_CMD (a JSON array: the command that starts it again on the same data and port).
 // scripts/volto-offline-e2e.sh sets all of them.
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync, openSync } from "node:fs";
+import { mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { runSteps, summary } from "./steps.mjs";
 
 const [volto, backend] = process.argv.slice(2);
 const { ADMIN_PASSWORD, SERVER_PID, SERVER_CMD } = process.env;
@@ -346,24 +347,7 @@ try {
     const body = await res.text().catch(() => "");
     console.log(`volto-offline-e2e: api ${res.request().method()} ${res.url()} -> ${res.status()} ${body.slice(0, 300)}`);
   });
-  for (const s of steps) {
-    n += 1;
-    const shot = join(artifacts, `${String(n).padStart(2, "0")}-${s.name.replace(/[^a-z0-9]+/gi, "-").toLowerCase().slice(0, 60)}.png`);
-    const t0 = Date.now();
-    try {
-      await s.fn(page);
-      await page.screenshot({ path: shot });
-      console.log(`volto-offline-e2e: ok   ${n}. ${s.name} (${Date.now() - t0} ms) ${shot}`);
-    } catch (e) {
-      await page.screenshot({ path: shot }).catch(() => {});
-      try { writeFileSync(shot.replace(/\.png$/, ".html"), await page.content()); } catch {}
-      console.log(`volto-offline-e2e: FAIL ${n}. ${s.name}: ${e.message.split("\n").slice(0, 3).join(" | ")} ${shot}`);
-      console.log(`volto-offline-e2e: the browser was at ${page.url()}`);
-      if (pageErrors.length) console.log(`volto-offline-e2e: page errors: ${pageErrors.join(" | ")}`);
-      failed = s.name;
-      break;
-    }
-  }
+  ({ n, failed } = await runSteps(page, steps, { label: "volto-offline-e2e", artifacts, pageErrors }));
 } catch (e) {
   console.log(`volto-offline-e2e: FAIL setup: ${e.message}`);
   failed = "setup";
@@ -371,6 +355,4 @@ try {
   await browser.close();
   if (restarted) restarted.kill("SIGTERM");
 }
-for (const s of steps.slice(n)) console.log(`volto-offline-e2e: not run: ${s.name}`);
-console.log(`volto-offline-e2e: ${failed ? n - 1 : n} of ${steps.length} steps passed`);
-process.exit(failed ? 1 : 0);
+process.exit(summary("volto-offline-e2e", steps, n, failed));

@@ -10,10 +10,11 @@
 //   node tests/volto/sso.mjs <volto URL> <backend URL> <provider's issuer URL>
 // with ADMIN_PASSWORD set to the backend's admin password. scripts/volto-sso-e2e.sh starts all
 // three.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { runSteps, summary } from "./steps.mjs";
 
 const [volto, backend, issuer] = process.argv.slice(2);
 if (!volto || !backend || !issuer || !process.env.ADMIN_PASSWORD) {
@@ -149,30 +150,11 @@ try {
     const body = await res.text().catch(() => "");
     console.log(`volto-sso: api ${res.request().method()} ${res.url()} -> ${res.status()} ${body.slice(0, 300)}`);
   });
-  for (const s of steps) {
-    n += 1;
-    const shot = join(artifacts, `${String(n).padStart(2, "0")}-${s.name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
-    const t0 = Date.now();
-    try {
-      await s.fn(page);
-      await page.screenshot({ path: shot });
-      console.log(`volto-sso: ok   ${n}. ${s.name} (${Date.now() - t0} ms) ${shot}`);
-    } catch (e) {
-      await page.screenshot({ path: shot }).catch(() => {});
-      try { writeFileSync(shot.replace(/\.png$/, ".html"), await page.content()); } catch {}
-      console.log(`volto-sso: FAIL ${n}. ${s.name}: ${e.message.split("\n").slice(0, 3).join(" | ")} ${shot}`);
-      console.log(`volto-sso: the browser was at ${page.url()}; its last addresses: ${visited.slice(-6).join(" -> ")}`);
-      if (pageErrors.length) console.log(`volto-sso: page errors: ${pageErrors.join(" | ")}`);
-      failed = s.name;
-      break;
-    }
-  }
+  ({ n, failed } = await runSteps(page, steps, { label: "volto-sso", artifacts, visited, pageErrors }));
 } catch (e) {
   console.log(`volto-sso: FAIL setup: ${e.message}`);
   failed = "setup";
 } finally {
   await browser.close();
 }
-for (const s of steps.slice(n)) console.log(`volto-sso: not run: ${s.name}`);
-console.log(`volto-sso: ${failed ? n - 1 : n} of ${steps.length} steps passed`);
-process.exit(failed ? 1 : 0);
+process.exit(summary("volto-sso", steps, n, failed));
