@@ -8,7 +8,7 @@
 //! writers share the cost of the commit. Nothing waits on purpose: while one group commits, the
 //! requests arriving meanwhile form the next group, so a lone writer sees no added latency.
 //!
-//! With parallel writes (`EngineOptions::parallel_writes`, on for SQLite) a write request first
+//! With parallel writes (`EngineOptions::parallel_writes`, `--parallel-writes`, SQLite only) a write request first
 //! runs where its connection is served, against a snapshot of its own ([`Engine::prepare_write`]),
 //! and only its write set goes to the writer thread, which validates and commits it with the
 //! others of its group ([`Engine::commit_prepared`]). One that read what another committed
