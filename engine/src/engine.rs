@@ -794,46 +794,35 @@ impl<S: Store> Engine<S> {
             } = *st;
             let valid = self.commits.valid(snapshot, current, &buffered.reads)
                 && !written.iter().any(|k| buffered.reads.touches(k));
-            if !valid {
+            let result = if valid {
+                // Its write set, then its commit work, in a savepoint of the group's transaction.
+                (|| {
+                    let mut sp = savepoint(outer.as_mut())?;
+                    for (k, v) in buffered.overlay.changes() {
+                        match v {
+                            Some(v) => sp.put(k, v)?,
+                            None => sp.delete(k)?,
+                        }
+                    }
+                    let m = pending.apply(sp.as_mut())?;
+                    sp.commit()?;
+                    written.extend(buffered.overlay.changes().map(|(k, _)| k.to_vec()));
+                    queued |= q;
+                    Ok::<_, EngineError>((resp, m))
+                })()
+            } else {
                 let routed = routes[i];
-                let result = self.found(routed).and_then(|(route, endpoint)| {
+                self.found(routed).and_then(|(route, endpoint)| {
                     let txn = Txn::Write(savepoint(outer.as_mut())?);
                     self.run(&routed.request, &route, endpoint, txn)
-                });
-                match result {
-                    Ok((resp, m)) => {
-                        if let Some(m) = &m {
-                            written.extend(m.writes.iter().cloned());
-                        }
-                        moved = crate::runtime::cache::Moved::merge(moved.take(), m);
-                        outcomes[i] = Some(Ok(resp));
-                        applied.push(i);
-                    }
-                    Err(e) if is_conflict(&e) => {}
-                    Err(e) => outcomes[i] = Some(Err(e)),
-                }
-                continue;
-            }
-            let result = (|| {
-                let mut sp = savepoint(outer.as_mut())?;
-                for (k, v) in buffered.overlay.changes() {
-                    match v {
-                        Some(v) => sp.put(k, v)?,
-                        None => sp.delete(k)?,
-                    }
-                }
-                let m = pending.apply(sp.as_mut())?;
-                sp.commit()?;
-                Ok::<_, EngineError>(m)
-            })();
+                })
+            };
             match result {
-                Ok(m) => {
+                Ok((resp, m)) => {
                     if let Some(m) = &m {
                         written.extend(m.writes.iter().cloned());
                     }
-                    written.extend(buffered.overlay.changes().map(|(k, _)| k.to_vec()));
                     moved = crate::runtime::cache::Moved::merge(moved.take(), m);
-                    queued |= q;
                     outcomes[i] = Some(Ok(resp));
                     applied.push(i);
                 }
@@ -844,9 +833,7 @@ impl<S: Store> Engine<S> {
         match outer.commit().map_err(EngineError::from) {
             Ok(()) => {
                 if queued {
-                    self.core
-                        .outbox_pending
-                        .store(true, std::sync::atomic::Ordering::Release);
+                    self.note_queued();
                 }
                 self.publish(moved);
             }
@@ -861,6 +848,14 @@ impl<S: Store> Engine<S> {
                 }
             }
         }
+    }
+
+    /// Note that a commit queued outbox deliveries; told to the host when the commit is durable
+    /// (a group's own commit): [`Self::publish`].
+    fn note_queued(&self) {
+        self.core
+            .outbox_pending
+            .store(true, std::sync::atomic::Ordering::Release);
     }
 
     /// Whose error bodies the site answers with: Nick's on a site created with the Nick profile
@@ -1007,11 +1002,7 @@ impl<S: Store> Engine<S> {
                     Txn::Read(_) => None,
                 };
                 if queued {
-                    // Told to the host when the commit is durable (a group's own commit):
-                    // [`Self::publish`].
-                    self.core
-                        .outbox_pending
-                        .store(true, std::sync::atomic::Ordering::Release);
+                    self.note_queued();
                 }
                 Ok((resp, moved))
             }

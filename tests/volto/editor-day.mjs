@@ -10,8 +10,7 @@ import { mkdirSync } from "node:fs";
 import { deflateSync } from "node:zlib";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { runSteps, summary } from "./steps.mjs";
+import { launchChromium, runSteps, summary } from "./steps.mjs";
 
 const [volto, backend] = process.argv.slice(2);
 if (!volto || !backend || !process.env.ADMIN_PASSWORD) {
@@ -754,11 +753,7 @@ step("a second user, Editor by the group's local role, edits inside the folder o
 
 // ---- run ----------------------------------------------------------------------------------------
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
+const browser = await launchChromium();
 let failed = null;
 let n = 0;
 try {

@@ -15,8 +15,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { runSteps, summary } from "./steps.mjs";
+import { launchChromium, runSteps, summary } from "./steps.mjs";
 
 const [volto, backend] = process.argv.slice(2);
 const { ADMIN_PASSWORD, SERVER_PID, SERVER_CMD } = process.env;
@@ -325,11 +324,7 @@ step("the conflict view shows both versions; 'Keep mine' resolves it", async (pa
 
 // ---- run -------------------------------------------------------------------------------------
 
-const browser = await chromium.launch({
-  executablePath: "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
+const browser = await launchChromium();
 let failed = null;
 let n = 0;
 const pageErrors = [];

@@ -13,8 +13,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-import { runSteps, summary } from "./steps.mjs";
+import { launchChromium, runSteps, summary } from "./steps.mjs";
 
 const [volto, backend, issuer] = process.argv.slice(2);
 if (!volto || !backend || !issuer || !process.env.ADMIN_PASSWORD) {
@@ -129,11 +128,7 @@ step("password login stays available at /fallback_login", async (page) => {
 
 // ---- run ----------------------------------------------------------------------------------------
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
+const browser = await launchChromium();
 let failed = null;
 let n = 0;
 try {

@@ -3,6 +3,16 @@
 // the run, leaving its screenshot, the page's markup beside it and where the browser was.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { chromium } from "playwright-core";
+
+/** Headless Chromium as every Volto script drives it (`CHROMIUM` picks the binary). */
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
 
 /**
  * Runs `steps` ({name, fn(page)}) on `page`, printing one line per step prefixed with `label`.
