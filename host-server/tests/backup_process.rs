@@ -134,7 +134,16 @@ fn backup_while_writers_are_busy_keeps_every_acknowledged_write() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    // Wait for acknowledged writes rather than for a fixed time: a loaded machine (a debug build
+    // beside other test binaries) may take seconds for its first few creates.
+    let waited = Instant::now();
+    while acked.lock().unwrap().len() < 8 {
+        assert!(
+            waited.elapsed() < Duration::from_secs(120),
+            "the writers got fewer than 8 writes acknowledged in 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let file = tmp.0.join("site.backup");
     let began = Instant::now();
     backup(&tmp.data(), &file);

@@ -421,6 +421,21 @@ fn single_sign_on_with_a_real_openid_provider() {
     assert_eq!(a.status, 200, "{}", a.body);
     assert!(a.body["token"].is_string(), "{}", a.body);
     assert_eq!(user_count(&base), users_before + 1);
+    // A provider that is not configured, or none named: 404 with a JSON error, as
+    // pas.plugins.authomatic answers ("Provider unknown is not available.").
+    for path in ["@login-authomatic/unknown", "@login-authomatic"] {
+        let missing = call(&format!("{base}/{path}"), "GET", &[], None);
+        assert_eq!(missing.status, 404, "{path}: {}", missing.body);
+        assert_eq!(missing.body["type"], "NotFound", "{path}: {}", missing.body);
+    }
+    let missing = call(
+        &format!("{base}/@login-authomatic/unknown"),
+        "POST",
+        &[],
+        Some(&json!({"qs": s.qs, "session": "x"})),
+    );
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    assert_eq!(user_count(&base), users_before + 1);
 
     // Logging out at the provider (what volto-authomatic's logout asks for).
     let out = call(&format!("{base}/@logout-oidc"), "GET", &[], None);
