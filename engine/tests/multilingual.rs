@@ -72,7 +72,8 @@ fn site_setup_installs_the_content_profile_with_languages() {
     assert_eq!(root["layout"], "language-switcher");
     let de = get(&e, "/de");
     assert_eq!(de["@type"], "LRF");
-    assert_eq!(de["type_title"], "Language Root Folder");
+    // Answered in the folder's own language (Plone's content negotiation).
+    assert_eq!(de["type_title"], "Basisordner einer Sprache");
     assert_eq!(de["layout"], "folder_listing");
     assert_eq!(de["review_state"], "published");
     assert_eq!(de["exclude_from_nav"], true);

@@ -227,6 +227,7 @@ pub fn dispatch(
     endpoint: Endpoint,
 ) -> Result<crate::core::http::Response> {
     let obj = resolve(ctx, route)?;
+    ctx.content_language = crate::content::multilingual::content_language(ctx, &obj)?;
     let params = match endpoint {
         Endpoint::Route(def) => router::bind(def, route),
         Endpoint::Options => Vec::new(),

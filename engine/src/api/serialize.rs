@@ -246,7 +246,8 @@ fn members<'a>(
     } else {
         out.set("review_state", json!(obj.review_state));
     }
-    out.set("type_title", json!(ty.title));
+    let tr = crate::site::i18n::Translator::for_request(ctx)?;
+    out.set("type_title", json!(tr.t(&ty.title)));
     let lock = crate::content::locking::current(ctx, obj)?;
     out.set(
         "lock",
@@ -467,7 +468,8 @@ pub fn summary(ctx: &Ctx<'_>, obj: &ContentRecord, metadata_fields: &[&str]) -> 
         m.insert("review_state".into(), json!(obj.review_state));
     }
     m.insert("title".into(), json!(obj.title()));
-    m.insert("type_title".into(), json!(ty.title));
+    let tr = crate::site::i18n::Translator::for_request(ctx)?;
+    m.insert("type_title".into(), json!(tr.t(&ty.title)));
     let wanted: Vec<&str> = if metadata_fields.contains(&"_all") {
         CATALOG_FIELDS.to_vec()
     } else {

@@ -90,8 +90,10 @@ pub struct ItemJson<'a> {
     v: View<'a>,
     known: Known<'a>,
     url: String,
-    /// Its type, shared with the cached registry (title and folderishness read from it).
+    /// Its type, shared with the cached registry (folderishness read from it).
     ty: Arc<ContentType>,
+    /// Its type's title in the request's language ([`crate::site::i18n::Translator`]).
+    type_title: String,
     keys: &'a [&'a str],
     /// The object's blocks as Markdown, when the keys name `markdown` (read from the object
     /// itself: the catalog entry does not hold the blocks).
@@ -124,8 +126,10 @@ impl<'a> ItemJson<'a> {
         let mut url = String::with_capacity(ctx.base_url.len() + v.head.path.len());
         url.push_str(&ctx.base_url);
         url.push_str(v.head.path);
+        let type_title = crate::site::i18n::Translator::for_request(ctx)?.t(&ty.title);
         Ok(ItemJson {
             url,
+            type_title,
             v,
             known,
             ty,
@@ -149,7 +153,7 @@ impl<'a> ItemJson<'a> {
                 "@type" | "Type" | "portal_type" => out.string(v.type_name)?,
                 "title" | "Title" => out.string(str_of(f.title))?,
                 "description" | "Description" => out.string(str_of(f.description))?,
-                "type_title" => out.string(&self.ty.title)?,
+                "type_title" => out.string(&self.type_title)?,
                 "review_state" => match v.review_state {
                     Some(s) => out.string(s)?,
                     None => out.null(),

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::batching::{Batch, BatchLinks};
 use super::extract::Call;
 use super::router::{RouteDef, RouteTable};
-use crate::catalog::vocabularies::{self, VOCABULARIES};
+use crate::catalog::vocabularies;
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -99,7 +99,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
     let Some(name) = call.param("name") else {
         let mut list = Vec::new();
         let profile = ctx.profile();
-        for v in VOCABULARIES {
+        for v in vocabularies::all() {
             if vocabularies::listed(profile, v) && vocabularies::readable(ctx, v, &obj)? {
                 list.push(VocabularyLink {
                     id: format!("{base}/{}", v.name),
@@ -107,6 +107,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
                 });
             }
         }
+        list.sort_by(|a, b| a.title.cmp(b.title));
         return Ok(Response::json(200, &list));
     };
     let v = vocabularies::find(name).ok_or_else(|| EngineError::NotFound {
@@ -163,4 +164,17 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
         items_total: total,
     };
     Ok(Response::json(200, &answer))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_metadata_vocabulary_names_columns_search_results_show() {
+        for (column, _) in crate::catalog::vocabularies::METADATA_COLUMNS {
+            assert!(
+                super::super::summaries::CATALOG_FIELDS.contains(column),
+                "{column}"
+            );
+        }
+    }
 }

@@ -172,9 +172,14 @@ pub fn listed(profile: SiteProfile, v: &Vocabulary) -> bool {
     }
 }
 
+/// Every vocabulary: [`VOCABULARIES`], then [`MORE_PLONE`].
+pub fn all() -> impl Iterator<Item = &'static Vocabulary> {
+    VOCABULARIES.iter().chain(MORE_PLONE)
+}
+
 /// The vocabulary `name`.
 pub fn find(name: &str) -> Option<&'static Vocabulary> {
-    VOCABULARIES.iter().find(|v| v.name == name)
+    all().find(|v| v.name == name)
 }
 
 /// Whether the caller may read `v` on `obj`.
@@ -471,14 +476,328 @@ fn workflow_transitions(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     Ok(out)
 }
 
+// ---------------------------------------------------------------------------------------------
+// The rest of Plone's vocabularies (issue 33): each computed from what this site holds. Those
+// naming Plone machinery this site does not have (skins, syndication feeds, marker interfaces,
+// base-class migrations, calendar import) answer an empty list: docs/DECISIONS.md says why.
+// ---------------------------------------------------------------------------------------------
+
+/// Plone's vocabularies beyond [`VOCABULARIES`], in name order.
+pub const MORE_PLONE: &[Vocabulary] = &[
+    voc("Interfaces", View, nothing),
+    voc("plone.app.content.ValidAddableTypes", View, allowed_types),
+    voc(
+        "plone.app.contenttypes.metadatafields",
+        View,
+        metadata_fields,
+    ),
+    voc(
+        "plone.app.contenttypes.migration.changed_base_classes",
+        View,
+        nothing,
+    ),
+    voc(
+        "plone.app.discussion.vocabularies.CaptchaVocabulary",
+        View,
+        captchas,
+    ),
+    voc(
+        "plone.app.discussion.vocabularies.TextTransformVocabulary",
+        View,
+        comment_formats,
+    ),
+    voc("plone.app.event.SynchronizationStrategies", View, nothing),
+    voc("plone.app.multilingual.RootCatalog", View, catalog_content),
+    voc(
+        "plone.app.multilingual.vocabularies.AllAvailableLanguageVocabulary",
+        View,
+        available_languages_by_title,
+    ),
+    voc(
+        "plone.app.multilingual.vocabularies.AllContentLanguageVocabulary",
+        View,
+        languages_by_title,
+    ),
+    voc("plone.app.users.group_ids", Modify, group_ids),
+    voc(
+        "plone.app.users.user_registration_fields",
+        View,
+        user_fields,
+    ),
+    voc("plone.app.vocabularies.Actions", View, action_categories),
+    voc("plone.app.vocabularies.AvailableTimezones", View, timezones),
+    voc("plone.app.vocabularies.Catalog", View, catalog_content),
+    voc(
+        "plone.app.vocabularies.ImagesScales",
+        View,
+        image_scale_sizes,
+    ),
+    voc(
+        "plone.app.vocabularies.MetadataFields",
+        View,
+        metadata_fields,
+    ),
+    voc("plone.app.vocabularies.Month", View, months),
+    voc("plone.app.vocabularies.MonthAbbr", View, months_abbr),
+    voc(
+        "plone.app.vocabularies.PortalActionCategories",
+        View,
+        action_categories,
+    ),
+    voc("plone.app.vocabularies.Principals", Modify, principals),
+    voc("plone.app.vocabularies.Skins", View, nothing),
+    voc(
+        "plone.app.vocabularies.SyndicatableFeedItems",
+        View,
+        nothing,
+    ),
+    voc("plone.app.vocabularies.SyndicationFeedTypes", View, nothing),
+    voc("plone.app.vocabularies.Weekdays", View, weekdays),
+    voc("plone.app.vocabularies.WeekdaysAbbr", View, weekdays_abbr),
+    voc("plone.app.vocabularies.WeekdaysShort", View, weekdays_short),
+    voc(
+        "plone.formwidget.relations.cmfcontentsearch",
+        View,
+        catalog_content,
+    ),
+    voc(
+        "plone.schemaeditor.VocabulariesVocabulary",
+        View,
+        vocabulary_names,
+    ),
+];
+
+/// A vocabulary of something this site does not have (see [`MORE_PLONE`]).
+fn nothing(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(Vec::new())
+}
+
+/// The days of the week, Monday first, tokens `0` to `6` (Plone's numbering).
+const WEEKDAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+
+/// The months, tokens `0` to `11` (Plone's numbering).
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// Terms `0`, `1`, ... titled by the first `len` characters of each name (all of it for `None`).
+fn numbered(names: &[&str], len: Option<usize>) -> Vec<Term> {
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let title: String = match len {
+                Some(l) => n.chars().take(l).collect(),
+                None => (*n).to_string(),
+            };
+            term(i.to_string(), title)
+        })
+        .collect()
+}
+
+fn weekdays(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(numbered(&WEEKDAYS, None))
+}
+
+fn weekdays_abbr(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(numbered(&WEEKDAYS, Some(3)))
+}
+
+fn weekdays_short(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(numbered(&WEEKDAYS, Some(2)))
+}
+
+fn months(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(numbered(&MONTHS, None))
+}
+
+fn months_abbr(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(numbered(&MONTHS, Some(3)))
+}
+
+/// The catalog metadata columns search results can show (`metadata_fields`), titled as Plone
+/// labels them.
+pub const METADATA_COLUMNS: &[(&str, &str)] = &[
+    ("CreationDate", "Created on"),
+    ("Creator", "Creator"),
+    ("Description", "Description"),
+    ("EffectiveDate", "Publication date"),
+    ("ExpirationDate", "Expiration date"),
+    ("ModificationDate", "Last modified"),
+    ("Subject", "Tags"),
+    ("Title", "Title"),
+    ("Type", "Type"),
+    ("UID", "UID"),
+    ("exclude_from_nav", "Excluded from navigation"),
+    ("getId", "getId"),
+    ("getObjSize", "Object Size"),
+    ("id", "ID"),
+    ("is_folderish", "Folder"),
+    ("mime_type", "MIME type"),
+    ("portal_type", "portal_type"),
+    ("review_state", "Review state"),
+];
+
+fn metadata_fields(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(METADATA_COLUMNS.iter().map(|(c, t)| term(*c, *t)).collect())
+}
+
+/// The captcha choice of the comment form: disabled (Plone always offers that; this site has
+/// no captcha to enable).
+fn captchas(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(vec![term("disabled", "Disabled")])
+}
+
+/// The text formats comments may have ([`crate::content::comments::validate_text`]).
+fn comment_formats(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(vec![term("text/plain", "Plain text")])
+}
+
+/// The content the caller may view, by UID, titled by its title.
+fn catalog_content(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(
+        crate::catalog::search(ctx, &crate::catalog::Query::default())?
+            .into_iter()
+            .map(|e| {
+                let title = e.title().to_string();
+                term(e.uid, title)
+            })
+            .collect(),
+    )
+}
+
+/// Every language the site knows, sorted by title.
+fn languages_by_title(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = language::all().iter().map(|(c, t)| term(*c, *t)).collect();
+    out.sort_by(|a, b| a.title.cmp(&b.title));
+    Ok(out)
+}
+
+/// The site's languages, sorted by title.
+fn available_languages_by_title(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out = available_languages(ctx, obj)?;
+    out.sort_by(|a, b| a.title.cmp(&b.title));
+    Ok(out)
+}
+
+/// Every group, by id, titled by its title (or id).
+fn group_ids(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<Term>> {
+    groups(ctx, obj)
+}
+
+/// The fields of the user schema (the ones a registration form may show), by name.
+fn user_fields(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(
+        crate::people::accounts::user_fields(ctx, crate::people::accounts::UserForm::Profile)?
+            .into_iter()
+            .map(|f| {
+                let title = if f.title.is_empty() {
+                    f.name.clone()
+                } else {
+                    f.title
+                };
+                term(f.name, title)
+            })
+            .collect(),
+    )
+}
+
+/// The action categories, sorted, titled by their ids.
+fn action_categories(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let mut cats: Vec<&str> = crate::core::model::actions::CATEGORIES.to_vec();
+    cats.sort_unstable();
+    Ok(cats.into_iter().map(|c| term(c, c)).collect())
+}
+
+/// The image scales with their boxes (`preview (400x400)`).
+fn image_scale_sizes(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    Ok(crate::content::files::allowed_sizes(ctx)?
+        .into_iter()
+        .map(|s| {
+            let title = format!("{} {}x{}", s.name, s.width, s.height);
+            term(s.name, title)
+        })
+        .collect())
+}
+
+/// Groups (`group__<id>`) then users (`user__<login>`), as Plone's principals vocabulary
+/// tokens them.
+fn principals(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<Term>> {
+    let mut out: Vec<Term> = groups(ctx, obj)?
+        .into_iter()
+        .map(|t| term(format!("group__{}", t.token), t.title))
+        .collect();
+    out.extend(
+        users(ctx, obj)?
+            .into_iter()
+            .map(|t| term(format!("user__{}", t.token), t.title)),
+    );
+    Ok(out)
+}
+
+/// The names of the vocabularies a field may take its values from.
+fn vocabulary_names(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
+    let profile = ctx.profile();
+    let mut out: Vec<Term> = all()
+        .filter(|v| listed(profile, v))
+        .map(|v| term(v.name, v.name))
+        .collect();
+    out.sort_by(|a, b| a.token.cmp(&b.token));
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn names_are_sorted_and_unique() {
-        for w in VOCABULARIES.windows(2) {
-            assert!(w[0].name < w[1].name, "{} before {}", w[0].name, w[1].name);
+        for list in [VOCABULARIES, MORE_PLONE] {
+            for w in list.windows(2) {
+                assert!(w[0].name < w[1].name, "{} before {}", w[0].name, w[1].name);
+            }
         }
+        for v in MORE_PLONE {
+            assert!(
+                VOCABULARIES.iter().all(|o| o.name != v.name),
+                "{} twice",
+                v.name
+            );
+        }
+    }
+
+    #[test]
+    fn weekdays_and_months_are_numbered_from_zero() {
+        let days = numbered(&WEEKDAYS, Some(2));
+        assert_eq!(
+            (days[0].token.as_str(), days[0].title.as_str()),
+            ("0", "Mo")
+        );
+        assert_eq!(
+            (days[6].token.as_str(), days[6].title.as_str()),
+            ("6", "Su")
+        );
+        let months = numbered(&MONTHS, Some(3));
+        assert_eq!(months.len(), 12);
+        assert_eq!(months[11].title, "Dec");
     }
 }

@@ -226,10 +226,64 @@ pub fn navigation_root(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<ContentReco
     tree::root(ctx)
 }
 
-/// The language a new object added inside `parent` gets when the client names none: that of its
-/// language root folder (multilingual sites), else the parent's, else the site's default.
+/// The content language of a request addressed to `obj` (Plone's content negotiation, which
+/// plone.app.multilingual switches on): on a multilingual site, the language of `obj` or, when it
+/// has none, of its nearest ancestor with one, provided that language is one of the site's; the
+/// site root (which speaks the default language) counts for nothing, so a request to it keeps
+/// its `Accept-Language`. `None` on other sites.
+pub fn content_language(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<String>> {
+    let mut lang = language_of(obj).to_string();
+    let mut parent = obj.parent.clone();
+    let mut at_root = obj.is_root();
+    while lang.is_empty() && !at_root {
+        let Some(uid) = parent else { break };
+        let Some(p) = tree::load(ctx, &uid)? else {
+            break;
+        };
+        at_root = p.is_root();
+        lang = language_of(&p).to_string();
+        parent = p.parent.clone();
+    }
+    if at_root || lang.is_empty() {
+        return Ok(None);
+    }
+    let s = settings(ctx)?;
+    Ok((s.is_multilingual() && s.is_available(&lang)).then_some(lang))
+}
+
+/// The type of the language independent folders (Plone's "Language Independent Folder",
+/// `plone.app.multilingual`'s `LIF`): [`profiles`] makes one in each language root folder.
+pub const LIF: &str = "LIF";
+
+/// Whether `obj` is language independent: on a multilingual site, inside a [`LIF`] (the folder
+/// itself has its language root's language, as in Plone). Such content has no language.
+pub fn is_language_independent(
+    ctx: &Ctx<'_>,
+    s: &LanguageSettings,
+    obj: &ContentRecord,
+) -> Result<bool> {
+    if !s.is_multilingual() || obj.is_root() {
+        return Ok(false);
+    }
+    for p in ancestor_paths(&obj.path) {
+        if p.is_empty() {
+            continue;
+        }
+        if tree::at_path(ctx, &p)?.is_some_and(|a| a.type_name == LIF) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The language a new object added inside `parent` gets: none inside a language independent
+/// folder (whatever the client names, as Plone does), else when the client names none: that of
+/// its language root folder (multilingual sites), else the parent's, else the site's default.
 pub fn language_for_new_child(ctx: &Ctx<'_>, parent: &ContentRecord) -> Result<String> {
     let s = settings(ctx)?;
+    if independent_inside(ctx, &s, parent)? {
+        return Ok(String::new());
+    }
     if let Some((code, _)) = language_root_of(ctx, &s, parent)? {
         return Ok(code);
     }
@@ -237,6 +291,18 @@ pub fn language_for_new_child(ctx: &Ctx<'_>, parent: &ContentRecord) -> Result<S
         "" => Ok(s.default_language),
         l => Ok(l.to_string()),
     }
+}
+
+/// Whether what is added inside `parent` is language independent.
+pub fn independent_inside(
+    ctx: &Ctx<'_>,
+    s: &LanguageSettings,
+    parent: &ContentRecord,
+) -> Result<bool> {
+    Ok(
+        s.is_multilingual()
+            && (parent.type_name == LIF || is_language_independent(ctx, s, parent)?),
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

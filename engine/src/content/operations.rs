@@ -215,9 +215,13 @@ pub fn create(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, cmd: Create) -> Res
     if !rec.fields.contains_key("creators") {
         rec.fields.insert("creators".into(), json!([login]));
     }
-    if !rec.fields.contains_key("language") && ty.field("language").is_some() {
+    if ty.field("language").is_some() {
+        // Inside a language independent folder the object has no language, whatever the
+        // client named (Plone's rule); elsewhere the client's language stands.
         let lang = crate::content::multilingual::language_for_new_child(ctx, parent)?;
-        rec.fields.insert("language".into(), json!(lang));
+        if lang.is_empty() || !rec.fields.contains_key("language") {
+            rec.fields.insert("language".into(), json!(lang));
+        }
     }
     rec.id = match requested_id {
         Some(id) => id,

@@ -42,6 +42,13 @@ pub struct Ctx<'a> {
     /// The languages the caller accepts (`Accept-Language` codes, best first; empty when it
     /// names none): UI strings are translated by them ([`crate::site::i18n`]).
     pub accept_language: Vec<String>,
+    /// The language of the content the request addresses, on a multilingual site (Plone's
+    /// content negotiation, [`crate::content::multilingual::content_language`]): UI strings are
+    /// served in it before any `Accept-Language`.
+    pub content_language: Option<String>,
+    /// The language UI strings are served in, once decided ([`crate::site::i18n::Translator`];
+    /// `None` inside: untranslated).
+    pub ui_language: OnceCell<Option<String>>,
     events: Vec<Event>,
     /// For each pending event, the content rules whose actions were running when it was emitted
     /// (outermost first; empty for the request's own changes): see [`Ctx::running_rules`].
@@ -90,6 +97,8 @@ impl<'a> Ctx<'a> {
             base_url: base_url.trim_end_matches('/').to_string(),
             principal: Principal::Anonymous,
             accept_language: Vec::new(),
+            content_language: None,
+            ui_language: OnceCell::new(),
             events: Vec::new(),
             causes: Vec::new(),
             running_rules: Vec::new(),

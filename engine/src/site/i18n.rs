@@ -6,7 +6,8 @@
 //! built-in catalog `model/messages.json` (German, Spanish, French and Dutch). A message the
 //! catalog does not translate, and every message in English or a language without a catalog,
 //! reads as its id. [`Translator`] applies the same catalog to the titles other endpoints serve
-//! (`@types`, `@workflow`), by the request's `Accept-Language`, as plone.restapi does.
+//! (`@types`, `@workflow`, the `type_title` of content and of listed items), by the content
+//! language of a multilingual site, else the request's `Accept-Language`, as Plone does.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -78,9 +79,11 @@ pub fn pick_language(
     Ok((chosen, s.available_languages))
 }
 
-/// Translates UI strings for one request: into the best language of its `Accept-Language` that
-/// the site has (else the site's default language); strings stay as they are when the request
-/// names no language, or the language has no catalog.
+/// Translates UI strings for one request, as Plone negotiates its language: on a multilingual
+/// site into the language of the content the request addresses ([`Ctx::content_language`]),
+/// else into the best language of its `Accept-Language` that the site has (else the site's
+/// default language); strings stay as they are when neither names a language, or the language
+/// has no catalog. Decided once per request ([`Ctx::ui_language`]).
 pub struct Translator {
     catalog: Option<&'static BTreeMap<String, String>>,
 }
@@ -88,12 +91,20 @@ pub struct Translator {
 impl Translator {
     /// The translator for the request of `ctx`.
     pub fn for_request(ctx: &Ctx<'_>) -> Result<Translator> {
-        if ctx.accept_language.is_empty() {
-            return Ok(Translator { catalog: None });
-        }
-        let (language, _) = pick_language(ctx, None, &ctx.accept_language)?;
+        let language = match ctx.ui_language.get() {
+            Some(language) => language.clone(),
+            None => {
+                let language = match &ctx.content_language {
+                    Some(l) => Some(l.clone()),
+                    None if ctx.accept_language.is_empty() => None,
+                    None => Some(pick_language(ctx, None, &ctx.accept_language)?.0),
+                };
+                let _ = ctx.ui_language.set(language.clone());
+                language
+            }
+        };
         Ok(Translator {
-            catalog: catalogs().get(&language),
+            catalog: language.and_then(|l| catalogs().get(&l)),
         })
     }
 

@@ -9,7 +9,7 @@ use serde_json::{json, Map};
 
 use super::{
     group_members, group_of, is_profile, language_changed, language_of, parse_code, put_member,
-    save_settings, settings, LanguageSettings, PROFILES, PROFILE_MULTILINGUAL,
+    save_settings, settings, LanguageSettings, LIF, PROFILES, PROFILE_MULTILINGUAL,
     PROFILE_MULTILINGUAL_CONTENT,
 };
 use crate::content::{content_types, operations, tree};
@@ -22,6 +22,10 @@ use crate::runtime::context::Ctx;
 /// The type of the language root folders (Plone's "Language Root Folder"), added to the type
 /// registry when [`PROFILE_MULTILINGUAL_CONTENT`] is installed.
 pub const LRF: &str = "LRF";
+
+/// The id of the language independent folder made in each new language root folder (Plone's
+/// `assets`), and its title.
+pub const ASSETS: (&str, &str) = ("assets", "Assets");
 
 /// The `layout` of the site root while [`PROFILE_MULTILINGUAL_CONTENT`] is installed (Plone's
 /// view that sends a visitor to the root folder of their language).
@@ -63,12 +67,50 @@ fn lrf_type() -> TypeData {
     }
 }
 
-/// Add [`LRF`] to the type registry unless it is there (a site owner may have changed it since):
-/// on installing [`PROFILE_MULTILINGUAL_CONTENT`], and on a replica that imports a server's
+/// The registry record of [`LIF`]: folderish, not addable by users (`global_allow` off: the site
+/// makes one per language root folder), any type addable inside, Plone's fields and layouts
+/// (`folder_listing` first), the folders' workflow.
+fn lif_type() -> TypeData {
+    TypeData {
+        name: LIF.into(),
+        title: "Language Independent Folder".into(),
+        description: "A folder whose content has no language (assets every language uses)".into(),
+        folderish: true,
+        global_allow: false,
+        allowed_types: None,
+        layout: "folder_listing".into(),
+        layouts: [
+            "folder_listing",
+            "summary_view",
+            "listing_view",
+            "album_view",
+        ]
+        .map(String::from)
+        .to_vec(),
+        workflow: Some("simple_publication_workflow".into()),
+        allow_discussion: false,
+        behaviors: [
+            "plone.dublincore",
+            "plone.excludefromnavigation",
+            "plone.allowdiscussion",
+        ]
+        .map(String::from)
+        .to_vec(),
+        fields: Vec::new(),
+        fieldsets: Vec::new(),
+        nick_switches: Vec::new(),
+    }
+}
+
+/// Add [`LRF`] and [`LIF`] to the type registry unless they are there (a site owner may have
+/// changed them since): on installing [`PROFILE_MULTILINGUAL_CONTENT`], and on a replica that imports a server's
 /// language root folder.
 pub fn ensure_lrf_type(ctx: &mut Ctx<'_>) -> Result<()> {
     if ctx.types()?.get(LRF).is_none() {
         content_types::save_type(ctx, lrf_type())?;
+    }
+    if ctx.types()?.get(LIF).is_none() {
+        content_types::save_type(ctx, lif_type())?;
     }
     Ok(())
 }
@@ -325,15 +367,30 @@ fn create_language_root(
     if state.as_deref() == Some("published") {
         fields.insert("effective".into(), json!(iso(&now)));
     }
-    operations::place(
+    let mut lrf = operations::place(
         ctx,
         root,
         operations::Place {
             type_name: ty.name.clone(),
             id: code.to_string(),
+            owner: owner.clone(),
+            fields: fields.clone(),
+            review_state: state.clone(),
+        },
+    )?;
+    // Its language independent folder, as Plone's language setup makes it: published and
+    // excluded from navigation like the root folder.
+    fields.insert("title".into(), json!(ASSETS.1));
+    operations::place(
+        ctx,
+        &mut lrf,
+        operations::Place {
+            type_name: LIF.into(),
+            id: ASSETS.0.into(),
             owner,
             fields,
             review_state: state,
         },
-    )
+    )?;
+    Ok(lrf)
 }

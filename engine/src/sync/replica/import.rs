@@ -92,9 +92,12 @@ pub fn import(
         .and_then(Value::as_str)
         .ok_or_else(|| bad("@type"))?;
     let path = server_path(server, at_id).ok_or_else(|| bad("an @id on this server"))?;
-    if type_name == crate::content::multilingual::profiles::LRF {
-        // The server's language root folders: their type comes with the multilingual profile,
-        // which the replica's own site need not have installed.
+    if type_name == crate::content::multilingual::profiles::LRF
+        || type_name == crate::content::multilingual::LIF
+    {
+        // The server's language root folders and their language independent folders: their
+        // types come with the multilingual profile, which the replica's own site need not have
+        // installed.
         crate::content::multilingual::profiles::ensure_lrf_type(ctx)?;
     }
     let ty = ctx
