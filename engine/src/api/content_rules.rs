@@ -109,6 +109,7 @@ pub struct AssignedRule {
 
 fn object_rules(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<Response> {
     let all = rules::all(ctx)?;
+    let profile = ctx.profile();
     let find = |id: &str| all.iter().find(|r| r.id == id);
     let to_view = |(id, a): (String, rules::Assignment)| {
         find(&id).map(|r| AssignedRule {
@@ -118,7 +119,7 @@ fn object_rules(ctx: &mut Ctx<'_>, _: &Call<'_>, obj: ContentRecord) -> Result<R
             bubbles: a.bubbles,
             enabled: a.enabled,
             global_enabled: r.enabled,
-            trigger: r.event.clone(),
+            trigger: r.trigger_named(profile).to_string(),
         })
     };
     let here = rules::assigned(ctx, &obj.uid)?;

@@ -226,7 +226,11 @@ pub fn dispatch(
     route: &Route,
     endpoint: Endpoint,
 ) -> Result<crate::core::http::Response> {
-    let obj = resolve(ctx, route)?;
+    let obj = if router::at_any_path(route, ctx.core) {
+        tree::root(ctx)?
+    } else {
+        resolve(ctx, route)?
+    };
     ctx.content_language = crate::content::multilingual::content_language(ctx, &obj)?;
     let params = match endpoint {
         Endpoint::Route(def) => router::bind(def, route),

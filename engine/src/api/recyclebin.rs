@@ -32,13 +32,19 @@ pub fn register(r: &mut RouteTable) {
         RouteDef::get("@recyclebin/{recycle_id}", get)
             .checked_by_handler()
             .root_only()
-            .summary("One item of the bin with its descendants flattened in `items` (Manage portal, or who deleted it)")
+            .at_any_path()
+            .summary(
+                "One item of the bin with its descendants flattened in `items` (Manage portal, or \
+                 who deleted it); also at `<old path>/@recyclebin/{recycle_id}`, the path its \
+                 object had",
+            )
             .answers::<BinEntry>(),
     );
     r.route(
         RouteDef::post("@recyclebin/{recycle_id}/restore", restore)
             .checked_by_handler()
             .root_only()
+            .at_any_path()
             .summary(
                 "Restore an item to its old parent, or into `target_path` (a folderish object \
                  where the caller may add content); 400 when the old parent is gone or the id is \
@@ -51,6 +57,7 @@ pub fn register(r: &mut RouteTable) {
         RouteDef::delete("@recyclebin/{recycle_id}", purge)
             .checked_by_handler()
             .root_only()
+            .at_any_path()
             .status(204)
             .summary("Purge one item for good (Manage portal, or who deleted it)"),
     );
@@ -183,9 +190,20 @@ fn display(path: &str) -> String {
     }
 }
 
+/// An item's URL: below the site root, or on a Nick site below the path its object had (as
+/// Nick writes it; both answer).
+fn item_url(ctx: &Ctx<'_>, item: &BinItem) -> String {
+    let under = if ctx.profile().is_nick() {
+        item.path()
+    } else {
+        ""
+    };
+    ctx.url(&format!("{under}/@recyclebin/{}", item.recycle_id))
+}
+
 fn entry(ctx: &Ctx<'_>, item: &BinItem, with_members: bool) -> Result<BinEntry> {
     let top = item.top()?;
-    let url = ctx.url(&format!("/@recyclebin/{}", item.recycle_id));
+    let url = item_url(ctx, item);
     Ok(BinEntry {
         id_url: url.clone(),
         type_name: top.type_name.clone(),
@@ -226,7 +244,12 @@ fn member(rec: &ContentRecord) -> BinMember {
 
 fn the_item(ctx: &Ctx<'_>, call: &Call<'_>) -> Result<BinItem> {
     let id = call.param("recycle_id").unwrap_or("");
-    recyclebin::find(ctx, id, &call.route.url(&ctx.base_url))
+    recyclebin::find_at(
+        ctx,
+        &call.route.object_path,
+        id,
+        &call.route.url(&ctx.base_url),
+    )
 }
 
 fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {

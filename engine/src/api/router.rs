@@ -118,6 +118,9 @@ pub struct RouteDef {
     pub writes: bool,
     /// Only on the site root: elsewhere the route does not exist (404).
     pub root_only: bool,
+    /// Also answers below a path where no object is (a recycle bin item at the path its object
+    /// had): the context is then the site root, and the handler decides which paths it takes.
+    pub any_path: bool,
     /// `If-Match` is checked against the context object's `ETag` (412 when it does not match).
     pub conditional: bool,
     /// Present only when this holds for the engine (e.g. the test clock).
@@ -176,6 +179,7 @@ impl RouteDef {
             params,
             access: Access::Public,
             root_only: false,
+            any_path: false,
             conditional: false,
             available: always,
             carriage: Carriage::Plain,
@@ -232,6 +236,11 @@ impl RouteDef {
     /// Exists only on the site root.
     pub fn root_only(mut self) -> Self {
         self.root_only = true;
+        self
+    }
+    /// Also answers below any path, the context being the site root ([`RouteDef::any_path`]).
+    pub fn at_any_path(mut self) -> Self {
+        self.any_path = true;
         self
     }
     /// Honours `If-Match` against the context object's `ETag`.
@@ -463,6 +472,12 @@ pub fn lookup(route: &Route, method: &Method, core: &Core, base_url: &str) -> Re
             method: method.as_str().to_string(),
             allowed: allow(table.candidates(route, core)),
         })
+}
+
+/// Whether a route that answers `route` takes any path ([`RouteDef::any_path`]): its context
+/// is the site root, whatever object the path names, if any.
+pub fn at_any_path(route: &Route, core: &Core) -> bool {
+    route.endpoint.is_some() && table().candidates(route, core).any(|r| r.any_path)
 }
 
 /// Run `endpoint` for `call` on the resolved context object `obj`: the route's root-only rule,

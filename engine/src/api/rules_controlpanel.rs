@@ -185,6 +185,11 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
     let mut items = Vec::new();
     for r in rules::all(ctx)? {
         let assigned = rules::is_assigned(ctx, &r.id)?;
+        let trigger = if ctx.profile().is_nick() {
+            r.trigger_named(ctx.profile()).to_string()
+        } else {
+            rules::trigger_title(&r.event).to_string()
+        };
         items.push(RuleSummary {
             url: rule_url(ctx, &r.id),
             assigned,
@@ -198,11 +203,7 @@ fn list(ctx: &mut Ctx<'_>, _: &Call<'_>, _: ContentRecord) -> Result<Response> {
             ),
             id: r.id,
             title: r.title,
-            trigger: if ctx.profile().is_nick() {
-                r.event.clone()
-            } else {
-                rules::trigger_title(&r.event).to_string()
-            },
+            trigger,
         });
     }
     Ok(Response::json(
@@ -476,7 +477,10 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
     let assigned = rules::assigned_to(ctx, &r.id)?;
     let nick = profile.is_nick();
     let (is_assigned, trigger) = if nick {
-        (Some(!assigned.is_empty()), Some(r.event.clone()))
+        (
+            Some(!assigned.is_empty()),
+            Some(r.trigger_named(profile).to_string()),
+        )
     } else {
         (None, None)
     };
@@ -498,7 +502,7 @@ fn view(ctx: &Ctx<'_>, r: &Rule) -> Result<RuleView> {
         id: r.id.clone(),
         title: r.title.clone(),
         description: r.description.clone(),
-        event: r.event.clone(),
+        event: r.trigger_named(profile).to_string(),
         enabled: r.enabled,
         stop: r.stop,
         cascading: r.cascading,

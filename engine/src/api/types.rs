@@ -164,7 +164,12 @@ pub struct ItemsSchema {
 #[derive(Serialize, JsonSchema)]
 pub struct WidgetOptions {
     /// Where values come from.
-    pub vocabulary: VocabularyLink,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vocabulary: Option<VocabularyLink>,
+    /// Options of the widget's pattern (a Nick site's related items: `{"recentlyUsed": true}`,
+    /// the widget offers the items chosen last).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern_options: Option<Value>,
 }
 
 /// The schema of one field.
@@ -478,11 +483,13 @@ pub fn schema(ctx: &Ctx<'_>, ty: &ContentType) -> TypeSchema {
         .zip(&ty.sources)
         .map(|(f, src)| (f.name.clone(), field_schema(ctx, f, src.as_deref())))
         .collect();
+    let nick = ctx.profile().is_nick();
     let mut layouts = ty.data.layouts.clone();
-    if layouts.is_empty() {
+    if layouts.is_empty() && !nick {
+        // a Nick site's types list the layouts they have (Nick's: none)
         layouts.push(ty.layout.clone());
     }
-    TypeSchema {
+    let mut out = TypeSchema {
         fieldsets,
         layouts,
         properties,
@@ -494,7 +501,55 @@ pub fn schema(ctx: &Ctx<'_>, ty: &ContentType) -> TypeSchema {
             .collect(),
         title: ty.title.clone(),
         kind: "object",
+    };
+    if nick {
+        nick_short_name(&mut out, ty);
     }
+    out
+}
+
+/// Nick's short name on a Nick site: a type with Nick's `short_name` switch on shows the
+/// object's id as the first field of its `settings` tab, as Nick's schemas do. It is the id a
+/// POST gives the new object and a PATCH renames it to (the content API takes `id` on every
+/// site), not a stored field.
+fn nick_short_name(schema: &mut TypeSchema, ty: &ContentType) {
+    const SHORT_NAME: &str = "short_name";
+    if !ty.data.nick_switches.iter().any(|s| s == SHORT_NAME) || ty.field("id").is_some() {
+        return;
+    }
+    let at = match schema.fieldsets.iter().position(|fs| fs.id == "settings") {
+        Some(at) => at,
+        None => {
+            schema.fieldsets.push(FieldsetOut {
+                behavior: SHORT_NAME.into(),
+                description: String::new(),
+                fields: Vec::new(),
+                id: "settings".into(),
+                title: "Settings".into(),
+            });
+            schema.fieldsets.len() - 1
+        }
+    };
+    schema.fieldsets[at].fields.insert(0, "id".into());
+    schema.properties.insert(
+        "id".into(),
+        FieldSchema {
+            additional_items: None,
+            behavior: SHORT_NAME.into(),
+            default: None,
+            description: "This name will be displayed in the URL.".into(),
+            factory: FieldKind::String.factory().into(),
+            items: None,
+            max_length: None,
+            min_length: None,
+            title: "Identifier".into(),
+            kind: "string",
+            unique_items: None,
+            vocabulary: None,
+            widget: None,
+            widget_options: None,
+        },
+    );
 }
 
 fn fieldset_out(ctx: &Ctx<'_>, ty: &ContentType, fs: &FieldsetDef) -> FieldsetOut {
@@ -526,6 +581,10 @@ pub fn field_schema(ctx: &Ctx<'_>, f: &FieldDef, source: Option<&str>) -> FieldS
         FieldKind::Blocks | FieldKind::BlocksLayout => Some(f.default_value()),
         _ => None,
     });
+    let nick = ctx.profile().is_nick();
+    // A Nick site's related items: the items titled `Related`, the widget offering the items
+    // chosen last, as Nick's schemas show them.
+    let nick_related = nick && f.kind == FieldKind::Uids && f.name == "relatedItems";
     FieldSchema {
         additional_items: array.then_some(true),
         behavior: match source {
@@ -547,7 +606,7 @@ pub fn field_schema(ctx: &Ctx<'_>, f: &FieldDef, source: Option<&str>) -> FieldS
             } else {
                 "Text line (String)"
             },
-            title: String::new(),
+            title: if nick_related { "Related" } else { "" }.to_string(),
             kind: "string",
             vocabulary: vocabulary.clone().filter(|_| f.kind == FieldKind::Uids),
         }),
@@ -556,11 +615,16 @@ pub fn field_schema(ctx: &Ctx<'_>, f: &FieldDef, source: Option<&str>) -> FieldS
         title: f.title.clone(),
         kind: f.kind.json_type(),
         unique_items: array.then_some(true),
-        vocabulary: vocabulary.clone().filter(|_| !array),
+        // a Nick site names an array's vocabulary here too, as Nick's schemas do
+        vocabulary: vocabulary.clone().filter(|_| !array || nick),
         widget: f.widget_name().map(str::to_string),
-        widget_options: vocabulary
-            .filter(|_| array)
-            .map(|vocabulary| WidgetOptions { vocabulary }),
+        widget_options: match (vocabulary.filter(|_| array), nick_related) {
+            (None, false) => None,
+            (vocabulary, related) => Some(WidgetOptions {
+                vocabulary,
+                pattern_options: related.then(|| serde_json::json!({"recentlyUsed": true})),
+            }),
+        },
     }
 }
 

@@ -100,6 +100,22 @@ pub struct Rule {
     pub actions: Vec<Action>,
     /// The key its webhooks are signed with (HMAC-SHA256).
     pub secret: String,
+    /// On a Nick site, the other name of the trigger ([`TRIGGER_ALIASES`]) the rule was given
+    /// (`onAfterModify`): `event` holds the token, and a Nick site answers this name as the
+    /// rule's trigger, as Nick answers the name it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event_alias: Option<String>,
+}
+
+impl Rule {
+    /// The rule's trigger as a site with `profile` names it: the token, or on a Nick site the
+    /// other name the rule was given ([`Rule::event_alias`]).
+    pub fn trigger_named(&self, profile: crate::site::profile::SiteProfile) -> &str {
+        match &self.event_alias {
+            Some(alias) if profile.is_nick() => alias,
+            _ => &self.event,
+        }
+    }
 }
 
 /// A condition of a rule (`type` is Plone's name of its kind).
@@ -517,7 +533,8 @@ pub fn validate(ctx: &Ctx<'_>, rule: &mut Rule) -> Result<()> {
             message: "'title' is required".into(),
         });
     }
-    rule.event = trigger_token(&rule.event)
+    let given = rule.event.clone();
+    rule.event = trigger_token(&given)
         .ok_or_else(|| EngineError::Invalid {
             field: "event".into(),
             message: format!(
@@ -531,6 +548,14 @@ pub fn validate(ctx: &Ctx<'_>, rule: &mut Rule) -> Result<()> {
             ),
         })?
         .to_string();
+    if given != rule.event {
+        // a Nick site keeps the other name the trigger was given by, to answer it
+        rule.event_alias = TRIGGER_ALIASES
+            .iter()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(&given))
+            .filter(|_| ctx.profile().is_nick())
+            .map(|(alias, _)| alias.to_string());
+    }
     for a in &rule.actions {
         validate_action(ctx, a)?;
     }
@@ -646,22 +671,45 @@ pub fn validate_new_action(ctx: &Ctx<'_>, a: &Action) -> Result<()> {
     Ok(())
 }
 
-/// Store a new rule (validated) under the next free id; the stored rule.
+/// Store a new rule (validated) under a free id ([`new_id`]); the stored rule.
 pub fn create(ctx: &mut Ctx<'_>, mut rule: Rule) -> Result<Rule> {
     validate(ctx, &mut rule)?;
-    let next = all(ctx)?
+    rule.id = new_id(ctx, &rule.title)?;
+    if rule.secret.is_empty() {
+        rule.secret = ctx.new_uid();
+    }
+    save(ctx, &rule)?;
+    Ok(rule)
+}
+
+/// The id of a new rule titled `title`: on the default site the next `rule-<n>`; on a Nick
+/// site, as Nick names a rule, the title made an id (`Content Rule 3` is `content-rule-3`),
+/// with `-1`, `-2`, ... added while another rule has it (a title with nothing to make an id
+/// of takes the next `rule-<n>`). Ids given out before stay as they are.
+fn new_id(ctx: &Ctx<'_>, title: &str) -> Result<String> {
+    let rules = all(ctx)?;
+    let taken = |id: &str| rules.iter().any(|r| r.id == id);
+    if ctx.profile().is_nick() && title.chars().any(char::is_alphanumeric) {
+        let base = crate::core::model::ids::normalize(title);
+        let mut id = base.clone();
+        let mut n = 0;
+        while taken(&id) {
+            n += 1;
+            id = format!("{base}-{n}");
+        }
+        return Ok(id);
+    }
+    let mut next = rules
         .iter()
         .map(|r| number_of(&r.id))
         .filter(|n| *n != u64::MAX)
         .max()
         .unwrap_or(0)
         + 1;
-    rule.id = format!("rule-{next}");
-    if rule.secret.is_empty() {
-        rule.secret = ctx.new_uid();
+    while taken(&format!("rule-{next}")) {
+        next += 1;
     }
-    save(ctx, &rule)?;
-    Ok(rule)
+    Ok(format!("rule-{next}"))
 }
 
 /// What a caller sets of a rule: on creation `event` is required and the others default
@@ -706,6 +754,7 @@ pub fn create_from(ctx: &mut Ctx<'_>, c: RuleChanges) -> Result<Rule> {
             conditions: Vec::new(),
             actions: Vec::new(),
             secret: c.secret.unwrap_or_default(),
+            event_alias: None,
         },
     )
 }
@@ -732,6 +781,9 @@ pub fn update(ctx: &mut Ctx<'_>, mut rule: Rule, c: RuleChanges) -> Result<()> {
     };
     set(&mut rule.title, c.title);
     set(&mut rule.description, c.description);
+    if c.event.is_some() {
+        rule.event_alias = None;
+    }
     set(&mut rule.event, c.event);
     set(&mut rule.secret, c.secret);
     rule.enabled = c.enabled.unwrap_or(rule.enabled);

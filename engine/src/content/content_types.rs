@@ -51,6 +51,26 @@ pub fn install_builtin(ctx: &mut Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
+/// Write the behaviors and types of `data` (registry data in the format of `types.json`) over
+/// the stored ones of the same names: a site profile's own type set (a Nick site's,
+/// [`crate::site::nick_defaults`]), written when the site is created. Behaviors and types it
+/// does not name stay as they are.
+pub fn install_set(ctx: &mut Ctx<'_>, data: &str) -> Result<()> {
+    let (behaviors, types) = types::parse(data)?;
+    for b in behaviors {
+        ctx.put_json(&keys::behavior(&b.name), &b)?;
+    }
+    for t in types {
+        let name = t.name.clone();
+        ctx.put_json(&keys::content_type(&t.name), &t)?;
+        ctx.emit(Event::TypeChanged {
+            name,
+            removed: false,
+        });
+    }
+    Ok(())
+}
+
 /// Make the stored types `names` folderish (they may then hold items): what a Nick site does
 /// for its Page and Event at creation ([`crate::site::profile`]), as Nick's types are.
 pub fn make_folderish(ctx: &mut Ctx<'_>, names: &[&str]) -> Result<()> {
@@ -147,7 +167,9 @@ pub const NICK_BEHAVIORS: &[(&str, &str, Option<&str>)] = &[
 pub fn nick_behavior_of_field(source: &str, field: &str) -> Option<&'static str> {
     match (source, field) {
         ("plone.dublincore", "title" | "description") => Some("basic"),
-        ("plone.dublincore", "subjects" | "language") => Some("categorization"),
+        ("plone.dublincore", "subjects" | "language" | "relatedItems" | "coverage") => {
+            Some("categorization")
+        }
         ("plone.dublincore", "effective" | "expires") => Some("dates"),
         ("plone.dublincore", _) => Some("ownership"),
         ("plone.relateditems", _) => Some("categorization"),

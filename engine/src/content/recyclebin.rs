@@ -176,6 +176,21 @@ pub fn find(ctx: &Ctx<'_>, recycle_id: &str, url: &str) -> Result<BinItem> {
     Ok(item)
 }
 
+/// The item `recycle_id` asked for below `at`, a site path: the site root (`""`), or the path
+/// the item's object had (its URL on a Nick site, `<old path>/@recyclebin/<id>`, answers even
+/// though the object is gone). Another path is a 404 naming `url`, as is a missing item; 401 or
+/// 403 when it is someone else's ([`find`]).
+pub fn find_at(ctx: &Ctx<'_>, at: &str, recycle_id: &str, url: &str) -> Result<BinItem> {
+    let item = find(ctx, recycle_id, url)?;
+    if !at.is_empty() && at != item.path() {
+        return Err(EngineError::NotFound {
+            url: url.to_string(),
+            context: Some(ctx.url("")),
+        });
+    }
+    Ok(item)
+}
+
 /// Where `item` is restored to: `target` if given, else its old parent (by uid). A missing old
 /// parent, a target that is not folderish or does not allow the item's type, an id taken there,
 /// or a caller without Add portal content there is refused (400, 401/403) before anything

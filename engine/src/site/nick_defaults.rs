@@ -69,53 +69,27 @@ const NICK_SITE_TITLE: &str = "Nick";
 /// The built-in types Nick 2.8 does not have (removed from a new Nick site).
 const NOT_NICK_TYPES: &[&str] = &["Collection", "Link", "News Item"];
 
-/// Nick's type descriptions (its core profile's `types/*.json`).
-const NICK_TYPE_DESCRIPTIONS: &[(&str, &str)] = &[
-    ("Event", ""),
-    ("Feed", ""),
-    ("File", "Lets you upload a file to the site."),
-    ("Folder", ""),
-    (
-        "Image",
-        "Images can be referenced in pages or displayed in an album.",
-    ),
-    ("Page", ""),
-    ("Site", ""),
-    ("Video", "Videos can be referenced in pages."),
-];
-
-/// Nick's panel switches its core profile turns on for every type (the parts of Dublin Core and
-/// the id every type here has anyway), and the ones the site root's type leaves off.
-const NICK_TYPE_SWITCHES: &[&str] = &["dates", "dublin_core", "short_name"];
-const NICK_SITE_SWITCHES_OFF: &[&str] = &["short_name"];
-
-/// Nick's types that are not addable anywhere unless a folder allows them (`global_allow: false`).
-const NICK_NOT_GLOBAL: &[&str] = &["Feed"];
+/// Nick's type set: its eight types with Nick's schemas (its core profile's `types/*.json` and
+/// `behaviors/*.json`, written in this registry's format): Page, Folder and the site root with
+/// Dublin Core (Nick's titles and help texts, `coverage`, `source` and `publisher` as stored
+/// fields, related items among the categorization fields), blocks, versioning and exclusion
+/// from navigation, and no rich text, table of contents, discussion or preview image field;
+/// Event with its event fields; File, Image and Video without blocks; Feed not addable unless
+/// a folder allows it; Nick's descriptions and panel switches (`dates`, `dublin_core`,
+/// `short_name` on; the site root's `short_name` off); no layouts. The behaviors keep this
+/// registry's names, so the types panel and `@vocabularies/behaviors` name them as on any Nick
+/// site.
+pub const NICK_TYPES: &str = include_str!("nick_types.json");
 
 /// Give a new site Nick's type set: remove the types Nick does not have, and write Nick's
-/// descriptions and `global_allow` into the others (ordinary type records afterwards).
+/// types and behaviors over the built-in ones (ordinary type records afterwards).
 fn seed_types(ctx: &mut Ctx<'_>) -> Result<()> {
     for name in NOT_NICK_TYPES {
         if ctx.types()?.get(name).is_some() {
             content_types::remove_type(ctx, name)?;
         }
     }
-    for (name, description) in NICK_TYPE_DESCRIPTIONS {
-        let Some(ty) = ctx.types()?.get(name) else {
-            continue;
-        };
-        let mut data = ty.data.clone();
-        data.description = (*description).to_string();
-        if NICK_NOT_GLOBAL.contains(name) {
-            data.global_allow = false;
-        }
-        for switch in NICK_TYPE_SWITCHES {
-            let on = !(*name == "Site" && NICK_SITE_SWITCHES_OFF.contains(switch));
-            content_types::set_nick_switch(&mut data, switch, on);
-        }
-        content_types::save_type(ctx, data)?;
-    }
-    Ok(())
+    content_types::install_set(ctx, NICK_TYPES)
 }
 
 /// Write Nick's defaults into a new site; `languages` are the ones the site was created with
@@ -169,6 +143,31 @@ mod tests {
             crate::core::security::Permission::from_name(p).is_some()
         })
         .unwrap();
+    }
+
+    #[test]
+    fn nick_types_resolve_over_the_builtin_behaviors() {
+        use crate::core::model::types::{parse, TypeRegistry, BUILTIN_TYPES};
+        let (mut behaviors, _) = parse(BUILTIN_TYPES).unwrap();
+        let (nick_behaviors, nick_types) = parse(NICK_TYPES).unwrap();
+        behaviors.retain(|b| !nick_behaviors.iter().any(|n| n.name == b.name));
+        behaviors.extend(nick_behaviors);
+        let r = TypeRegistry::build(behaviors, nick_types).unwrap();
+        assert_eq!(r.all().count(), 8);
+        let page = r.get("Page").unwrap();
+        for gone in [
+            "text",
+            "table_of_contents",
+            "allow_discussion",
+            "preview_image",
+        ] {
+            assert!(page.field(gone).is_none(), "{gone}");
+        }
+        for kept in ["coverage", "source", "publisher", "relatedItems", "blocks"] {
+            assert!(page.field(kept).is_some(), "{kept}");
+        }
+        assert!(r.get("Event").unwrap().field("start").unwrap().required);
+        assert!(!r.get("Feed").unwrap().global_allow);
     }
 
     #[test]
