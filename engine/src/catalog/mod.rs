@@ -259,6 +259,13 @@ impl Entry {
 /// (`getRawRelatedItems`). Each set value also has a field posting (`x:i:`, [`field_terms`]).
 pub const INDEX_FIELDS: &[&str] = &["start", "end", "relatedItems"];
 
+/// The field postings of `start` (an event's start; the field and the index share the name).
+const START_POSTINGS: &str = "start";
+/// The field postings of `end`.
+const END_POSTINGS: &str = "end";
+/// The field postings of `getRawRelatedItems` (the uids of `relatedItems`).
+const RELATED_POSTINGS: &str = "getRawRelatedItems";
+
 /// The uids of a `relatedItems` value among `fields`.
 fn related_items(fields: &Map<String, Value>) -> Vec<&str> {
     match fields.get("relatedItems") {
@@ -277,26 +284,18 @@ pub fn date_term(d: &DateTime<Utc>) -> String {
 /// dates ([`date_term`]) and the uids of its `relatedItems`.
 fn field_terms(fields: &Map<String, Value>) -> BTreeSet<(&'static str, String)> {
     let mut out = BTreeSet::new();
-    for index in [Index::Start, Index::End] {
-        let (Some(name), Some(d)) = (
-            index.posting_name(),
-            fields
-                .get(if index == Index::Start {
-                    "start"
-                } else {
-                    "end"
-                })
-                .and_then(Value::as_str)
-                .and_then(parse_datetime),
-        ) else {
-            continue;
-        };
-        out.insert((name, date_term(&d)));
-    }
-    if let Some(name) = Index::RelatedItems.posting_name() {
-        for uid in related_items(fields) {
-            out.insert((name, uid.to_string()));
+    // Each date field has the name of its index.
+    for name in [START_POSTINGS, END_POSTINGS] {
+        if let Some(d) = fields
+            .get(name)
+            .and_then(Value::as_str)
+            .and_then(parse_datetime)
+        {
+            out.insert((name, date_term(&d)));
         }
+    }
+    for uid in related_items(fields) {
+        out.insert((RELATED_POSTINGS, uid.to_string()));
     }
     out
 }
@@ -511,9 +510,9 @@ impl Index {
     /// The name of its postings (`x:i:<name>`), for the indexes kept in postings of their own.
     fn posting_name(self) -> Option<&'static str> {
         match self {
-            Index::Start => Some("start"),
-            Index::End => Some("end"),
-            Index::RelatedItems => Some("getRawRelatedItems"),
+            Index::Start => Some(START_POSTINGS),
+            Index::End => Some(END_POSTINGS),
+            Index::RelatedItems => Some(RELATED_POSTINGS),
             _ => None,
         }
     }
@@ -1059,12 +1058,7 @@ fn candidates(
             Criterion::Any(Index::RelatedItems, targets) => {
                 let mut out = BTreeSet::new();
                 for t in targets {
-                    out.extend(field_posting_uids(
-                        ctx,
-                        "getRawRelatedItems",
-                        Some(t),
-                        Some(t),
-                    )?);
+                    out.extend(field_posting_uids(ctx, RELATED_POSTINGS, Some(t), Some(t))?);
                 }
                 return Ok((unread(out.into_iter().collect()), false, true));
             }
