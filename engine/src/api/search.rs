@@ -205,9 +205,9 @@ pub struct QuerystringDoc {
     #[serde(rename = "@id")]
     pub id: String,
     /// Every index by name.
-    pub indexes: BTreeMap<String, Value>,
+    pub indexes: BTreeMap<String, querystring::IndexInfo>,
     /// The sortable ones.
-    pub sortable_indexes: BTreeMap<String, Value>,
+    pub sortable_indexes: BTreeMap<String, querystring::IndexInfo>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -548,6 +548,14 @@ fn index_criteria(
             Criterion::Text(index, text)
         }
         IndexKind::Bool => Criterion::Bool(index, truthy(param, &values[0])?),
+        IndexKind::DateRange => match values.as_slice() {
+            [v] => Criterion::Holds(
+                index,
+                querystring::parse_date(v)
+                    .ok_or_else(|| bad_param(param, format!("'{v}' is not a date (ISO 8601)")))?,
+            ),
+            _ => return Err(bad_param(param, "give one date")),
+        },
         IndexKind::Date | IndexKind::Int => {
             let b = values
                 .iter()
@@ -734,61 +742,18 @@ fn write_item(
 // @querystring
 
 fn get_querystring(ctx: &mut Ctx<'_>, _call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
-    let reg = querystring::registry();
-    let profile = ctx.profile();
-    let mut indexes = BTreeMap::new();
-    let mut sortable = BTreeMap::new();
-    for (name, def) in &reg.indexes {
-        let operators: Map<String, Value> = def
-            .operations
-            .iter()
-            .filter_map(|op| {
-                reg.operators.get(op).map(|d| {
-                    let mut d = d.clone();
-                    d.operation = querystring::parser_name(profile, &d.operation);
-                    (
-                        querystring::operation_id(profile, op),
-                        serde_json::to_value(d).unwrap_or(Value::Null),
-                    )
-                })
-            })
-            .collect();
-        let operations: Vec<String> = def
-            .operations
-            .iter()
-            .map(|op| querystring::operation_id(profile, op))
-            .collect();
-        let vocabulary = def
-            .vocabulary
-            .as_deref()
-            .map(|v| querystring::vocabulary_name(profile, v));
-        let values: Map<String, Value> = querystring::index_values(ctx, def)?
-            .into_iter()
-            .map(|(k, t)| (k, json!({"title": t})))
-            .collect();
-        let v = json!({
-            "description": def.description,
-            "enabled": def.enabled,
-            "fetch_vocabulary": true,
-            "group": def.group,
-            "operations": operations,
-            "operators": operators,
-            "sortable": def.sortable,
-            "title": def.title,
-            "values": values,
-            "vocabulary": vocabulary,
-        });
-        if def.sortable {
-            sortable.insert(name.clone(), v.clone());
-        }
-        indexes.insert(name.clone(), v);
-    }
+    let indexes = querystring::describe(ctx)?;
+    let sortable_indexes = indexes
+        .iter()
+        .filter(|(_, i)| i.sortable)
+        .map(|(k, i)| (k.clone(), i.clone()))
+        .collect();
     Ok(Response::json(
         200,
         &QuerystringDoc {
             id: endpoint_url(ctx, &obj, "@querystring"),
             indexes,
-            sortable_indexes: sortable,
+            sortable_indexes,
         },
     ))
 }

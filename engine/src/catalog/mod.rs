@@ -10,7 +10,9 @@
 //! need no object loads. Range-scanned postings serve the selective queries: full text
 //! (`x:w:<term>\0<uid>`, [`text`]), `Subject` (`x:k:<subject>\0<uid>`), the path index is the
 //! tree's own path and child keys (a folder listing in position order is one range scan of its
-//! children), and the reverse link index (`x:l:<target>\0<source>`) answers link integrity.
+//! children), field postings (`x:i:<index>\0<term>\0<uid>`) serve an event's `start` and `end`
+//! (a date range is one range scan) and `getRawRelatedItems`, and the reverse link index
+//! (`x:l:<target>\0<source>`) answers link integrity.
 //!
 //! A search ([`search`]) picks the most selective source of candidates (UIDs, full text,
 //! subjects, a folder's children, a subtree), reads their entries, keeps those the caller may
@@ -68,7 +70,8 @@ pub struct Entry {
     pub folderish: bool,
     /// Size of the object's field values as JSON (`getObjSize`).
     pub size: usize,
-    /// The field values listings read ([`LISTING_FIELDS`] that are set).
+    /// The field values listings read ([`LISTING_FIELDS`]) and the indexes read
+    /// ([`INDEX_FIELDS`]), those that are set.
     pub fields: Map<String, Value>,
     /// `allowedRolesAndUsers`: the roles and `user:<id>` tokens that may view the object.
     pub allowed: Allowed,
@@ -251,6 +254,81 @@ impl Entry {
     }
 }
 
+/// Field values an entry keeps besides [`LISTING_FIELDS`], for the indexes that read them: an
+/// event's `start` and `end` (the indexes `start`, `end`) and `relatedItems`
+/// (`getRawRelatedItems`). Each set value also has a field posting (`x:i:`, [`field_terms`]).
+pub const INDEX_FIELDS: &[&str] = &["start", "end", "relatedItems"];
+
+/// The field postings of `start` (an event's start; the field and the index share the name).
+const START_POSTINGS: &str = "start";
+/// The field postings of `end`.
+const END_POSTINGS: &str = "end";
+/// The field postings of `getRawRelatedItems` (the uids of `relatedItems`).
+const RELATED_POSTINGS: &str = "getRawRelatedItems";
+
+/// The uids of a `relatedItems` value among `fields`.
+fn related_items(fields: &Map<String, Value>) -> Vec<&str> {
+    match fields.get("relatedItems") {
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A date as the term of a field posting: the seconds since the epoch, offset to be positive,
+/// in 20 digits, so that terms sort as their dates do and a date range is one range scan.
+pub fn date_term(d: &DateTime<Utc>) -> String {
+    format!("{:020}", i128::from(d.timestamp()) - i128::from(i64::MIN))
+}
+
+/// The field postings (`x:i:<index>\0<term>`) of an entry with `fields`: its `start` and `end`
+/// dates ([`date_term`]) and the uids of its `relatedItems`.
+fn field_terms(fields: &Map<String, Value>) -> BTreeSet<(&'static str, String)> {
+    let mut out = BTreeSet::new();
+    // Each date field has the name of its index.
+    for name in [START_POSTINGS, END_POSTINGS] {
+        if let Some(d) = fields
+            .get(name)
+            .and_then(Value::as_str)
+            .and_then(parse_datetime)
+        {
+            out.insert((name, date_term(&d)));
+        }
+    }
+    for uid in related_items(fields) {
+        out.insert((RELATED_POSTINGS, uid.to_string()));
+    }
+    out
+}
+
+/// The uids with a field posting of `index` whose term lies from `from` to `to` (inclusive;
+/// `None`: open).
+fn field_posting_uids(
+    ctx: &Ctx<'_>,
+    index: &str,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<BTreeSet<String>> {
+    let prefix = keys::field_posting_prefix(index);
+    let mut start = prefix.clone();
+    if let Some(f) = from {
+        start.extend_from_slice(f.as_bytes());
+    }
+    let end = match to {
+        Some(t) => {
+            let mut k = prefix.clone();
+            k.extend_from_slice(t.as_bytes());
+            k.push(keys::TERM_END + 1);
+            k
+        }
+        None => prefix_end(&prefix),
+    };
+    Ok(ctx
+        .scan(&start, &end, Direction::Forward, usize::MAX)?
+        .into_iter()
+        .filter_map(|(k, _)| keys::posting_uid(&k).map(str::to_string))
+        .collect())
+}
+
 /// `sortable_title`: the title folded (case and accents), numbers padded to 6 digits so that
 /// "Page 10" sorts after "Page 9".
 pub fn sortable_title(title: &str) -> String {
@@ -318,6 +396,17 @@ pub enum Index {
     Title,
     /// `Description` (the words of the description).
     Description,
+    /// `start`: an event's start (postings `x:i:start`).
+    Start,
+    /// `end`: an event's end (postings `x:i:end`).
+    End,
+    /// `effectiveRange`: the window from `effective` (none: always) to `expires` (none:
+    /// never); a date is in it when `effective <= date < expires` (Plone's DateRangeIndex,
+    /// the same test as [`Entry::active_at`]).
+    EffectiveRange,
+    /// `getRawRelatedItems`: the uids of the object's `relatedItems` (postings
+    /// `x:i:getRawRelatedItems`).
+    RelatedItems,
 }
 
 /// The kind of values an index holds, which decides the queries it answers.
@@ -335,6 +424,8 @@ pub enum IndexKind {
     Bool,
     /// Words (full text).
     Text,
+    /// A window of time, queried with one date (the objects whose window holds it).
+    DateRange,
 }
 
 impl Index {
@@ -363,6 +454,10 @@ impl Index {
         ("SearchableText", Index::SearchableText),
         ("Title", Index::Title),
         ("Description", Index::Description),
+        ("start", Index::Start),
+        ("end", Index::End),
+        ("effectiveRange", Index::EffectiveRange),
+        ("getRawRelatedItems", Index::RelatedItems),
     ];
 
     /// The index a query parameter names, if any.
@@ -384,8 +479,15 @@ impl Index {
             | Index::Creator
             | Index::Language
             | Index::Id
-            | Index::SortableTitle => IndexKind::Strings,
-            Index::Created | Index::Modified | Index::Effective | Index::Expires => IndexKind::Date,
+            | Index::SortableTitle
+            | Index::RelatedItems => IndexKind::Strings,
+            Index::Created
+            | Index::Modified
+            | Index::Effective
+            | Index::Expires
+            | Index::Start
+            | Index::End => IndexKind::Date,
+            Index::EffectiveRange => IndexKind::DateRange,
             Index::Position => IndexKind::Int,
             Index::IsFolderish | Index::ExcludeFromNav => IndexKind::Bool,
             Index::SearchableText | Index::Title | Index::Description => IndexKind::Text,
@@ -396,8 +498,23 @@ impl Index {
     pub fn sortable(self) -> bool {
         !matches!(
             self,
-            Index::Subject | Index::SearchableText | Index::Title | Index::Description
+            Index::Subject
+                | Index::SearchableText
+                | Index::Title
+                | Index::Description
+                | Index::EffectiveRange
+                | Index::RelatedItems
         )
+    }
+
+    /// The name of its postings (`x:i:<name>`), for the indexes kept in postings of their own.
+    fn posting_name(self) -> Option<&'static str> {
+        match self {
+            Index::Start => Some(START_POSTINGS),
+            Index::End => Some(END_POSTINGS),
+            Index::RelatedItems => Some(RELATED_POSTINGS),
+            _ => None,
+        }
     }
 
     fn strings(self, e: &Entry) -> Vec<Cow<'_, str>> {
@@ -415,6 +532,10 @@ impl Index {
             Index::Id => vec![Cow::Borrowed(e.id.as_str())],
             Index::SortableTitle => vec![Cow::Owned(sortable_title(e.title()))],
             Index::Path => vec![Cow::Borrowed(e.path.as_str())],
+            Index::RelatedItems => related_items(&e.fields)
+                .into_iter()
+                .map(Cow::Borrowed)
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -425,6 +546,8 @@ impl Index {
             Index::Modified => Some(e.modified),
             Index::Effective => e.date_field("effective"),
             Index::Expires => e.date_field("expires"),
+            Index::Start => e.date_field("start"),
+            Index::End => e.date_field("end"),
             _ => None,
         }
     }
@@ -502,6 +625,30 @@ pub enum Criterion {
     Bool(Index, bool),
     /// Every word of the text (full-text syntax: `word*` prefixes) occurs.
     Text(Index, String),
+    /// The window of the range index holds the date (`effectiveRange`).
+    Holds(Index, DateTime<Utc>),
+    /// Values given as patterns: one ending in `*` matches the values starting with what
+    /// precedes it, another only itself (the querystring widget's "use * to autocomplete").
+    Glob(Index, Glob, Vec<String>),
+}
+
+/// How the patterns of a [`Criterion::Glob`] must match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Glob {
+    /// Some value matches some pattern.
+    Any,
+    /// Every pattern matches some value.
+    All,
+    /// No value matches any pattern.
+    None,
+}
+
+/// Whether `value` matches `pattern` (a trailing `*`: a prefix).
+fn glob_matches(pattern: &str, value: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => value.starts_with(prefix),
+        None => value == pattern,
+    }
 }
 
 /// One sort key.
@@ -907,6 +1054,26 @@ fn candidates(
                     acc.retain(|u| s.contains(u));
                 }
                 return Ok((unread(acc.into_iter().collect()), false, true));
+            }
+            Criterion::Any(Index::RelatedItems, targets) => {
+                let mut out = BTreeSet::new();
+                for t in targets {
+                    out.extend(field_posting_uids(ctx, RELATED_POSTINGS, Some(t), Some(t))?);
+                }
+                return Ok((unread(out.into_iter().collect()), false, true));
+            }
+            Criterion::Range(i @ (Index::Start | Index::End), min, max)
+                if min.is_some() || max.is_some() =>
+            {
+                let term = |b: &Option<Bound>| match b {
+                    Some(Bound::Date(d)) => Ok(Some(date_term(d))),
+                    None => Ok(None),
+                    Some(_) => Err(()),
+                };
+                if let (Ok(from), Ok(to), Some(name)) = (term(min), term(max), i.posting_name()) {
+                    let uids = field_posting_uids(ctx, name, from.as_deref(), to.as_deref())?;
+                    return Ok((unread(uids.into_iter().collect()), false, true));
+                }
             }
             _ => {}
         }
@@ -1400,6 +1567,16 @@ fn matches(analyzer: &text::Analyzer, hits: Option<&Hits>, e: &Entry, c: &Criter
             !vals.iter().any(|v| have.iter().any(|h| h == v))
         }
         Criterion::Bool(i, b) => i.boolean(e) == *b,
+        Criterion::Holds(_, d) => e.active_at(*d),
+        Criterion::Glob(i, mode, patterns) => {
+            let have = i.strings(e);
+            let hit = |p: &String| have.iter().any(|h| glob_matches(p, h));
+            match mode {
+                Glob::Any => patterns.iter().any(hit),
+                Glob::All => patterns.iter().all(hit),
+                Glob::None => !patterns.iter().any(hit),
+            }
+        }
         Criterion::Range(i, min, max) => {
             let cmp = |b: &Bound| -> Option<Ordering> {
                 match (i.kind(), b) {
@@ -1625,7 +1802,7 @@ fn write_index(
     let allowed = crate::people::permissions::allowed_roles_and_users(ctx, obj, ancestors)?;
     let allowed = Allowed::new(allowed.iter().map(String::as_str));
     let mut fields = Map::new();
-    for name in LISTING_FIELDS {
+    for name in LISTING_FIELDS.iter().chain(INDEX_FIELDS) {
         match obj.fields.get(*name) {
             None | Some(Value::Null) => {}
             Some(v) => {
@@ -1661,6 +1838,19 @@ fn write_index(
     }
     for s in new_subjects.difference(&old_subjects) {
         ctx.put(&keys::subject_posting(s, &obj.uid), b"")?;
+    }
+
+    // Field postings (event dates, related items).
+    let new_field_terms = field_terms(&e.fields);
+    let old_field_terms = old
+        .as_ref()
+        .map(|o| field_terms(&o.fields))
+        .unwrap_or_default();
+    for (index, term) in old_field_terms.difference(&new_field_terms) {
+        ctx.delete(&keys::field_posting(index, term, &obj.uid))?;
+    }
+    for (index, term) in new_field_terms.difference(&old_field_terms) {
+        ctx.put(&keys::field_posting(index, term, &obj.uid), b"")?;
     }
 
     let old_terms: BTreeSet<&str> = old
@@ -1814,6 +2004,26 @@ pub fn write_listing_copies(ctx: &mut Ctx<'_>, batch: usize) -> Result<usize> {
     }
 }
 
+/// Index the field values schema 13 adds to catalog entries ([`INDEX_FIELDS`], with their
+/// field postings) for every object that has one: the others' entries do not change. Returns
+/// how many objects were indexed again.
+pub fn index_added_fields(ctx: &mut Ctx<'_>) -> Result<usize> {
+    let mut n = 0;
+    for uid in tree::subtree_uids(ctx, "")? {
+        let Some(obj) = tree::load(ctx, &uid)? else {
+            continue;
+        };
+        let has = INDEX_FIELDS
+            .iter()
+            .any(|f| obj.fields.get(*f).is_some_and(|v| !v.is_null()));
+        if has {
+            reindex(ctx, &uid)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
 /// What an entry's postings are made of, read from its stored form: the subjects (from its
 /// fields), the full-text terms and the links.
 struct Stored<'a> {
@@ -1849,6 +2059,9 @@ pub fn unindex(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
         let old = Stored::read(&bytes)?;
         for s in old.subjects() {
             ctx.delete(&keys::subject_posting(s, uid))?;
+        }
+        for (index, term) in field_terms(&old.fields) {
+            ctx.delete(&keys::field_posting(index, &term, uid))?;
         }
         for t in &old.terms {
             ctx.delete(&keys::text_posting(t, uid))?;
@@ -2299,6 +2512,194 @@ mod tests {
             assert!(ctx.get(format!("x:t:{uid}").as_bytes())?.is_none());
             let a = query_analyzer(ctx)?;
             assert_eq!(text_matches(ctx, &a, "alpha")?.len(), 1);
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    /// The uids `q` finds, in order (as admin).
+    fn found(ctx: &Ctx<'_>, q: &Query) -> Result<Vec<String>> {
+        Ok(search(ctx, q)?.into_iter().map(|e| e.id).collect())
+    }
+
+    fn date(s: &str) -> Option<Bound> {
+        parse_datetime(s).map(Bound::Date)
+    }
+
+    #[test]
+    fn event_dates_and_related_items_are_indexed_with_postings_and_migrated() {
+        let e = engine();
+        let page = e
+            .with_write(|ctx| {
+                let page = add(ctx, "", "Page", "p", json!({"title": "P"}))?;
+                add(
+                    ctx,
+                    "",
+                    "Event",
+                    "march",
+                    json!({"title": "M", "start": "2026-03-01T09:00:00+00:00",
+                           "end": "2026-03-02T09:00:00+00:00", "relatedItems": [page.uid]}),
+                )?;
+                add(
+                    ctx,
+                    "",
+                    "Event",
+                    "may",
+                    json!({"title": "May", "start": "2026-05-01T09:00:00+00:00",
+                           "end": "2026-05-01T10:00:00+00:00"}),
+                )?;
+                Ok(page)
+            })
+            .unwrap();
+        let queries = |ctx: &mut Ctx<'_>| -> Result<()> {
+            ctx.principal = Principal::User(crate::core::security::User {
+                login: "admin".into(),
+                fullname: String::new(),
+                roles: vec!["Manager".into()],
+                groups: Vec::new(),
+            });
+            let after_april = Query {
+                criteria: vec![Criterion::Range(
+                    Index::Start,
+                    date("2026-04-01T00:00:00Z"),
+                    None,
+                )],
+                ..Query::default()
+            };
+            assert_eq!(found(ctx, &after_april)?, vec!["may"]);
+            let ends_in_march = Query {
+                criteria: vec![Criterion::Range(
+                    Index::End,
+                    date("2026-03-01T00:00:00Z"),
+                    date("2026-03-02T09:00:00Z"),
+                )],
+                ..Query::default()
+            };
+            assert_eq!(found(ctx, &ends_in_march)?, vec!["march"]);
+            let by_start = Query {
+                criteria: vec![Criterion::Any(Index::PortalType, vec!["Event".into()])],
+                sort: vec![Sort {
+                    index: Index::Start,
+                    reverse: true,
+                }],
+                ..Query::default()
+            };
+            assert_eq!(found(ctx, &by_start)?, vec!["may", "march"]);
+            let related = Query {
+                criteria: vec![Criterion::Any(Index::RelatedItems, vec![page.uid.clone()])],
+                ..Query::default()
+            };
+            assert_eq!(found(ctx, &related)?, vec!["march"]);
+            Ok(())
+        };
+        e.with_write(queries).unwrap();
+        // What schema 12 left: entries without those values, no field postings.
+        e.with_write(|ctx| {
+            ctx.delete_prefix(b"x:i:")?;
+            for (k, bytes) in ctx.scan_prefix(b"x:e:")? {
+                let stored = Stored::read(&bytes)?;
+                let mut old = Entry::decode(&bytes)?;
+                for f in INDEX_FIELDS {
+                    old.fields.remove(*f);
+                }
+                let terms = stored.terms.clone();
+                let links = stored.links.clone();
+                ctx.put(&k, &old.encode(terms.into_iter(), links.into_iter()))?;
+            }
+            ctx.put(keys::SCHEMA, b"12")
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            assert!(ctx.scan_prefix(b"x:i:")?.is_empty());
+            let report = crate::site::migrations::run(ctx)?;
+            assert_eq!(report.to, Some(keys::SCHEMA_VERSION));
+            assert_eq!(ctx.scan_prefix(b"x:i:")?.len(), 5);
+            Ok(())
+        })
+        .unwrap();
+        e.with_write(queries).unwrap();
+        // Moved and removed with the object.
+        e.with_write(|ctx| {
+            let mut may = tree::at_path(ctx, "/may")?.expect("may");
+            may.fields
+                .insert("start".into(), json!("2026-02-01T09:00:00+00:00"));
+            tree::save(
+                ctx,
+                &mut may,
+                tree::Change::Edit {
+                    fields: vec!["start".into()],
+                    change_note: None,
+                },
+            )?;
+            let march = tree::at_path(ctx, "/march")?.expect("march");
+            unindex(ctx, &march.uid)?;
+            Ok(may)
+        })
+        .and_then(|may| {
+            e.with_write(|ctx| {
+                let keys: Vec<Vec<u8>> = ctx
+                    .scan_prefix(b"x:i:")?
+                    .into_iter()
+                    .map(|(k, _)| k)
+                    .collect();
+                assert_eq!(
+                    keys,
+                    vec![
+                        keys::field_posting(
+                            "end",
+                            &date_term(&parse_datetime("2026-05-01T10:00:00Z").unwrap()),
+                            &may.uid
+                        ),
+                        keys::field_posting(
+                            "start",
+                            &date_term(&parse_datetime("2026-02-01T09:00:00Z").unwrap()),
+                            &may.uid
+                        ),
+                    ]
+                );
+                Ok(())
+            })
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn effective_range_holds_dates_from_effective_to_before_expires() {
+        let e = engine();
+        e.with_write(|ctx| {
+            add(ctx, "", "Page", "always", json!({"title": "A"}))?;
+            add(
+                ctx,
+                "",
+                "Page",
+                "window",
+                json!({"title": "W", "effective": "2026-01-01T00:00:00+00:00",
+                       "expires": "2026-02-01T00:00:00+00:00"}),
+            )?;
+            Ok(())
+        })
+        .unwrap();
+        e.with_write(|ctx| {
+            ctx.principal = Principal::User(crate::core::security::User {
+                login: "admin".into(),
+                fullname: String::new(),
+                roles: vec!["Manager".into()],
+                groups: Vec::new(),
+            });
+            let at = |d: &str| Query {
+                criteria: vec![
+                    Criterion::Any(Index::PortalType, vec!["Page".into()]),
+                    Criterion::Holds(Index::EffectiveRange, parse_datetime(d).expect("date")),
+                ],
+                show_inactive: true,
+                ..Query::default()
+            };
+            assert_eq!(found(ctx, &at("2025-12-31T23:59:59Z"))?, vec!["always"]);
+            assert_eq!(
+                found(ctx, &at("2026-01-01T00:00:00Z"))?,
+                vec!["always", "window"]
+            );
+            assert_eq!(found(ctx, &at("2026-02-01T00:00:00Z"))?, vec!["always"]);
             Ok(())
         })
         .unwrap();

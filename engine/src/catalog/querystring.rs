@@ -1,23 +1,30 @@
 //! Querystring queries (what Volto's listing and search blocks and Collections store): rows of
 //! `{i: index, o: operation, v: value}` turned into a catalog [`Query`], and the description of
-//! the indexes and operations offered (`querystring.json`), which `@querystring` serves (under
-//! Plone's dotted names, or Nick's short ones on a Nick site: [`operation_id`]).
+//! the indexes and operations offered, which `@querystring` serves ([`describe`]): Plone's
+//! registry (`querystring.json`: plone.app.querystring's indexes, operations, titles and help
+//! texts), or on a Nick site Nick's (`querystring_nick.json`: its short operation ids, its
+//! operations per index and their order, its titles and texts). Every index offered is a
+//! catalog index ([`Index::from_name`]) or the `show_inactive` flag, and every operation offered
+//! is one [`apply`] carries out; queries take Plone's dotted ids and Nick's short ones alike on
+//! every site.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use chrono::{DateTime, Days, NaiveDate, NaiveTime, Utc};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{bad_param, Bound, Criterion, Index, IndexKind, Query, Sort, StoredEntry};
 use crate::core::error::{EngineError, Result};
 use crate::core::model::ContentRecord;
+use crate::core::security::Role;
 use crate::runtime::context::Ctx;
 use crate::site::profile::SiteProfile;
 
 /// One operation, as `@querystring` describes it.
-#[derive(Debug, Clone, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 pub struct OperatorDef {
     /// Title shown in the query widget.
     pub title: String,
@@ -25,11 +32,11 @@ pub struct OperatorDef {
     pub description: Option<String>,
     /// The widget Volto renders for the value.
     pub widget: Option<String>,
-    /// The dotted name of the operation.
+    /// The parser of the operation (Plone's dotted function name, Nick's bare name).
     pub operation: String,
 }
 
-/// One index, as `@querystring` describes it.
+/// One index of a registry.
 #[derive(Debug, Clone, Deserialize)]
 pub struct IndexDef {
     /// Title.
@@ -38,7 +45,7 @@ pub struct IndexDef {
     pub description: String,
     /// Group in the widget (`Metadata`, `Text`, `Dates`).
     pub group: String,
-    /// The operations offered, by dotted name.
+    /// The operations offered, by the registry's ids, in the order the widget lists them.
     pub operations: Vec<String>,
     /// Whether results can be sorted on it.
     pub sortable: bool,
@@ -47,71 +54,107 @@ pub struct IndexDef {
     /// The vocabulary of its values, if any.
     pub vocabulary: Option<String>,
     /// Where its `values` come from: `types` (the content types), `states` (the workflow
-    /// states), or none.
+    /// states), `roles` (the roles), or none.
     #[serde(default)]
     pub values_from: Option<String>,
 }
 
-/// The querystring registry: operations and indexes.
+/// A querystring registry: operations and indexes.
 #[derive(Debug, Clone, Deserialize)]
 pub struct QueryIndexes {
-    /// Operations by dotted name.
+    /// Operations by id (Plone's dotted ids, or Nick's short ones).
     pub operators: BTreeMap<String, OperatorDef>,
     /// Indexes by name.
     pub indexes: BTreeMap<String, IndexDef>,
 }
 
-/// How `@querystring` names operation `op` (a dotted name of the registry) on a site with
-/// `profile`: Plone's dotted name, or Nick's short id (`date.today`). Queries take either form
-/// on every site ([`apply`]).
-pub fn operation_id(profile: SiteProfile, op: &str) -> String {
-    match profile {
-        SiteProfile::Plone => op.to_string(),
-        SiteProfile::Nick => op.strip_prefix(PREFIX).unwrap_or(op).to_string(),
-    }
+/// One index, as `@querystring` describes it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IndexInfo {
+    /// Title.
+    pub title: String,
+    /// Description.
+    pub description: String,
+    /// Group in the widget.
+    pub group: String,
+    /// Whether it is offered in the widget.
+    pub enabled: bool,
+    /// Whether the widget fetches its vocabulary (Plone's registry says so; Nick's leaves it out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fetch_vocabulary: Option<bool>,
+    /// Whether results can be sorted on it.
+    pub sortable: bool,
+    /// Its values with their titles (content types, workflow states, roles).
+    pub values: BTreeMap<String, ValueTitle>,
+    /// The vocabulary of its values, if any.
+    pub vocabulary: Option<String>,
+    /// The operations offered, in order.
+    pub operations: Vec<String>,
+    /// Each operation described.
+    pub operators: BTreeMap<String, OperatorDef>,
 }
 
-/// How `@querystring` names an operator's parser (`operation` of [`OperatorDef`]) on a site with
-/// `profile`: Plone's dotted function name, or Nick's bare name (`today`).
-pub fn parser_name(profile: SiteProfile, parser: &str) -> String {
-    match profile {
-        SiteProfile::Plone => parser.to_string(),
-        SiteProfile::Nick => parser
-            .strip_prefix("plone.app.querystring.queryparser._")
-            .unwrap_or(parser)
-            .to_string(),
-    }
+/// The title of one value of an index.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ValueTitle {
+    /// Title.
+    pub title: String,
 }
 
-/// How `@querystring` names an index's vocabulary on a site with `profile`: Plone's name, or
-/// Nick's short name for the same vocabulary ([`crate::catalog::vocabularies`] knows both).
-pub fn vocabulary_name(profile: SiteProfile, name: &str) -> &str {
-    if !profile.is_nick() {
-        return name;
-    }
-    match name {
-        "plone.app.vocabularies.Users" => "users",
-        "plone.app.vocabularies.Keywords" => "subjects",
-        "plone.app.vocabularies.WorkflowStates" => "workflowStates",
-        "plone.app.vocabularies.ReallyUserFriendlyTypes" => "types",
-        other => other,
-    }
-}
-
-/// The registry (`querystring.json`, read once).
-pub fn registry() -> &'static QueryIndexes {
-    static R: OnceLock<QueryIndexes> = OnceLock::new();
-    R.get_or_init(|| {
-        // The file is part of the source tree; its shape is checked by a unit test.
-        serde_json::from_str(include_str!("querystring.json")).unwrap_or(QueryIndexes {
+/// The registry a site with `profile` offers (`querystring.json` or `querystring_nick.json`,
+/// read once; a unit test checks both).
+pub fn registry(profile: SiteProfile) -> &'static QueryIndexes {
+    static PLONE: OnceLock<QueryIndexes> = OnceLock::new();
+    static NICK: OnceLock<QueryIndexes> = OnceLock::new();
+    let read = |text: &str| {
+        serde_json::from_str(text).unwrap_or(QueryIndexes {
             operators: BTreeMap::new(),
             indexes: BTreeMap::new(),
         })
-    })
+    };
+    match profile {
+        SiteProfile::Plone => PLONE.get_or_init(|| read(include_str!("querystring.json"))),
+        SiteProfile::Nick => NICK.get_or_init(|| read(include_str!("querystring_nick.json"))),
+    }
+}
+
+/// The indexes a site offers the query widget, by name: its registry's ([`registry`]), with
+/// their operations described and their values (content types, workflow states, roles).
+pub fn describe(ctx: &Ctx<'_>) -> Result<BTreeMap<String, IndexInfo>> {
+    let profile = ctx.profile();
+    let reg = registry(profile);
+    let mut out = BTreeMap::new();
+    for (name, def) in &reg.indexes {
+        let operators = def
+            .operations
+            .iter()
+            .filter_map(|op| reg.operators.get(op).map(|d| (op.clone(), d.clone())))
+            .collect();
+        let values = index_values(ctx, def)?
+            .into_iter()
+            .map(|(k, title)| (k, ValueTitle { title }))
+            .collect();
+        out.insert(
+            name.clone(),
+            IndexInfo {
+                title: def.title.clone(),
+                description: def.description.clone(),
+                group: def.group.clone(),
+                enabled: def.enabled,
+                fetch_vocabulary: (!profile.is_nick()).then_some(true),
+                sortable: def.sortable,
+                values,
+                vocabulary: def.vocabulary.clone(),
+                operations: def.operations.clone(),
+                operators,
+            },
+        );
+    }
+    Ok(out)
 }
 
 /// The `values` of an index for the query widget: title by value (content types, workflow
-/// states); empty for the others.
+/// states, roles); empty for the others.
 pub fn index_values(ctx: &Ctx<'_>, def: &IndexDef) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     match def.values_from.as_deref() {
@@ -133,10 +176,19 @@ pub fn index_values(ctx: &Ctx<'_>, def: &IndexDef) -> Result<BTreeMap<String, St
                 }
             }
         }
+        Some("roles") => {
+            for r in Role::ALL {
+                out.insert(r.name().to_string(), r.name().to_string());
+            }
+        }
         _ => {}
     }
     Ok(out)
 }
+
+/// The flag `show_inactive` is a row of its own (`plone.app.querystring`'s `_showInactive`),
+/// not an index: inactive content is shown when the caller holds one of the roles named.
+pub const SHOW_INACTIVE: &str = "show_inactive";
 
 /// One row of a querystring query.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -216,23 +268,35 @@ pub fn apply(ctx: &Ctx<'_>, context: &ContentRecord, rows: &[Row], q: &mut Query
     for (n, row) in rows.iter().enumerate() {
         let what = format!("query[{n}]");
         let op = row.o.strip_prefix(PREFIX).unwrap_or(&row.o);
-        if !registry().operators.contains_key(&format!("{PREFIX}{op}")) {
+        if !registry(SiteProfile::Plone)
+            .operators
+            .contains_key(&format!("{PREFIX}{op}"))
+        {
             return Err(EngineError::bad_request(format!(
                 "Invalid property '{what}.o': unknown operation '{}'",
                 row.o
             )));
         }
-        let Some(index) = Index::from_name(&row.i) else {
-            continue;
-        };
-        let (family, name) = op.split_once('.').unwrap_or((op, ""));
-        let kind = index.kind();
         let unfit = || {
             EngineError::bad_request(format!(
                 "Invalid property '{what}.o': the operation '{}' does not apply to the index '{}'",
                 row.o, row.i
             ))
         };
+        if row.i == SHOW_INACTIVE || op == "string.showInactive" {
+            if row.i != SHOW_INACTIVE || op != "string.showInactive" {
+                return Err(unfit());
+            }
+            if holds_any_role(ctx, context, &strings(&row.v, &what)?, &what)? {
+                q.show_inactive = true;
+            }
+            continue;
+        }
+        let Some(index) = Index::from_name(&row.i) else {
+            continue;
+        };
+        let (family, name) = op.split_once('.').unwrap_or((op, ""));
+        let kind = index.kind();
         let now = ctx.now();
         let crit = match (family, name) {
             ("string", "absolutePath" | "relativePath" | "path") => {
@@ -253,10 +317,23 @@ pub fn apply(ctx: &Ctx<'_>, context: &ContentRecord, rows: &[Row], q: &mut Query
                         Criterion::Text(index, text)
                     }
                     (IndexKind::Text, _)
-                    | (IndexKind::Date | IndexKind::Int | IndexKind::Bool, _) => {
-                        return Err(unfit())
-                    }
+                    | (
+                        IndexKind::Date | IndexKind::Int | IndexKind::Bool | IndexKind::DateRange,
+                        _,
+                    ) => return Err(unfit()),
                     (IndexKind::Path, _) => Criterion::Any(Index::Path, values),
+                    // "Tip: you can use * to autocomplete.": a value ending in `*` matches
+                    // the values it starts.
+                    (_, "is" | "isNot" | "any" | "all" | "none")
+                        if values.iter().any(|v| v.ends_with('*')) =>
+                    {
+                        let mode = match name {
+                            "all" => super::Glob::All,
+                            "none" | "isNot" => super::Glob::None,
+                            _ => super::Glob::Any,
+                        };
+                        Criterion::Glob(index, mode, values)
+                    }
                     (_, "all") => Criterion::All(index, values),
                     (_, "none" | "isNot") => Criterion::NoneOf(index, values),
                     _ => Criterion::Any(index, values),
@@ -349,6 +426,33 @@ pub fn apply(ctx: &Ctx<'_>, context: &ContentRecord, rows: &[Row], q: &mut Query
         q.criteria.push(crit);
     }
     Ok(())
+}
+
+/// Whether the caller holds one of `roles` (names, Nick's `Administrator` too) on `context`;
+/// an unknown role is a 400 naming the row's value.
+fn holds_any_role(
+    ctx: &Ctx<'_>,
+    context: &ContentRecord,
+    roles: &[String],
+    what: &str,
+) -> Result<bool> {
+    let mut wanted = Vec::new();
+    for r in roles {
+        match Role::from_name(r.trim()) {
+            Some(role) => wanted.push(role.name()),
+            None => {
+                return Err(EngineError::bad_request(format!(
+                    "Invalid property '{what}.v': unknown role '{r}'"
+                )))
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Ok(false);
+    }
+    let ancestors = crate::content::tree::ancestors_for_permissions(ctx, context)?;
+    let held = ctx.principal.roles_on(context, &ancestors);
+    Ok(wanted.iter().any(|r| held.contains(*r)))
 }
 
 /// A path row: `/a/b`, `/a/b::depth`, a uid, or (relative) `..`, `../x`, `x::1`.
@@ -469,18 +573,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_registry_reads_and_names_known_operations() {
-        let r = registry();
-        assert!(r.indexes.len() > 10);
-        for (name, def) in &r.indexes {
-            assert!(
-                Index::from_name(name).is_some(),
-                "{name} is no catalog index"
-            );
-            for op in &def.operations {
-                assert!(r.operators.contains_key(op), "{name}: {op}");
+    fn the_registries_read_and_name_known_indexes_and_operations() {
+        let plone = registry(SiteProfile::Plone);
+        for profile in [SiteProfile::Plone, SiteProfile::Nick] {
+            let r = registry(profile);
+            assert!(r.indexes.len() > 10, "{profile:?}");
+            for (name, def) in &r.indexes {
+                assert!(
+                    name == SHOW_INACTIVE || Index::from_name(name).is_some(),
+                    "{name} is no catalog index"
+                );
+                // What is offered as sortable, the catalog sorts on.
+                if let Some(i) = Index::from_name(name).filter(|_| def.sortable) {
+                    assert!(i.sortable(), "{profile:?} {name}");
+                }
+                for op in &def.operations {
+                    assert!(r.operators.contains_key(op), "{profile:?} {name}: {op}");
+                    // Every operation offered is one the query parser knows.
+                    let short = op.strip_prefix(PREFIX).unwrap_or(op);
+                    assert!(
+                        plone.operators.contains_key(&format!("{PREFIX}{short}")),
+                        "{profile:?} {name}: {op}"
+                    );
+                }
             }
         }
+        let nick = registry(SiteProfile::Nick);
+        assert!(nick.indexes.contains_key("start") && nick.indexes.contains_key("end"));
+        assert!(nick.operators.contains_key("date.today"));
     }
 
     #[test]

@@ -39,6 +39,7 @@
 //! | `x:` | `x:A:<id u32 BE>` | the `allowedRolesAndUsers` list (as stored in entries) of an interned id; ids are never reused |
 //! | `x:` | `x:k:<subject>\0<uid>` | `Subject` posting: `<uid>` is tagged `<subject>` (empty value) |
 //! | `x:` | `x:l:<target uid>\0<source uid>` | reverse link index: `<source>` links to `<target>` (empty value) |
+//! | `x:` | `x:i:<index>\0<term>\0<uid>` | field index posting (empty value): `<uid>` has `<term>` in `<index>`: `start` and `end` (an event's dates, as [`crate::catalog::date_term`] writes them, so a date range is one range scan) and `getRawRelatedItems` (a uid of its `relatedItems`) |
 //! | `L:` | `L:s:<source uid>\0<relation name>\0<target uid>` | a relation ([`crate::content::relations`]): `f` when it comes from the source's `relatedItems` field, `a` when added through `@relations` |
 //! | `L:` | `L:t:<target uid>\0<relation name>\0<source uid>` | the same relation by its target (empty value) |
 //! | `z:` | `z:<recycle id>` | an item of the recycle bin (JSON, [`crate::content::recyclebin::BinItem`]: who deleted it and when, the records of the binned subtree, its aliases, the objects that linked into it); the binned objects' versions, workflow history, comments and counters stay under their uids until the item is purged |
@@ -181,7 +182,7 @@ pub fn replica_listed(server_uid: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -519,6 +520,22 @@ pub fn subject_posting_prefix(subject: &str) -> Vec<u8> {
 /// `x:k:<subject>\0<uid>`
 pub fn subject_posting(subject: &str, uid: &str) -> Vec<u8> {
     let mut k = subject_posting_prefix(subject);
+    k.extend_from_slice(uid.as_bytes());
+    k
+}
+
+/// Prefix of the postings of the field index `index` (`x:i:<index>\0`).
+pub fn field_posting_prefix(index: &str) -> Vec<u8> {
+    let mut k = cat(b"x:i:", index.as_bytes());
+    k.push(TERM_END);
+    k
+}
+
+/// `x:i:<index>\0<term>\0<uid>`: `<uid>` has `<term>` in the field index `index` (empty value).
+pub fn field_posting(index: &str, term: &str, uid: &str) -> Vec<u8> {
+    let mut k = field_posting_prefix(index);
+    k.extend_from_slice(term.as_bytes());
+    k.push(TERM_END);
     k.extend_from_slice(uid.as_bytes());
     k
 }

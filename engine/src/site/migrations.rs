@@ -100,6 +100,14 @@ pub const STEPS: &[Step] = &[
                       read with range scans",
         run: catalog_listing_copies,
     },
+    Step {
+        from: 12,
+        description: "catalog: entries keep an event's start and end and the relatedItems, with \
+                      field postings (x:i:start, x:i:end, x:i:getRawRelatedItems) for the \
+                      indexes start, end and getRawRelatedItems; objects with such values are \
+                      indexed again",
+        run: catalog_field_postings,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -397,6 +405,20 @@ fn catalog_listing_copies(ctx: &mut Ctx<'_>) -> Result<()> {
     let n = crate::catalog::write_listing_copies(ctx, 1000)?;
     if let Some(log) = &log {
         log(&format!("catalog: {n} listing copies written"));
+    }
+    Ok(())
+}
+
+/// Schema 12 → 13: index the values the catalog keeps since schema 13 (an event's `start` and
+/// `end`, `relatedItems`) with their field postings ([`crate::catalog::index_added_fields`]);
+/// objects without them keep their entries. Running it again changes nothing.
+fn catalog_field_postings(ctx: &mut Ctx<'_>) -> Result<()> {
+    let log = ctx.core.options.progress_log.clone();
+    let n = crate::catalog::index_added_fields(ctx)?;
+    if let Some(log) = &log {
+        log(&format!(
+            "catalog: {n} objects indexed again for start, end and related items"
+        ));
     }
     Ok(())
 }
