@@ -1106,6 +1106,80 @@ mod tests {
     }
 
     #[test]
+    fn factories_are_named_by_token_or_title() {
+        assert_eq!(
+            FieldKind::from_factory("label_choice_field"),
+            Some(FieldKind::Choice)
+        );
+        assert_eq!(
+            FieldKind::from_factory("Multiple Choice"),
+            Some(FieldKind::MultipleChoice)
+        );
+        assert_eq!(
+            FieldKind::from_factory("label_email"),
+            Some(FieldKind::Email)
+        );
+        assert_eq!(FieldKind::from_factory("Tuple"), Some(FieldKind::Strings));
+        assert_eq!(FieldKind::from_factory("label_colour_field"), None);
+        // `Full Name` makes a text line, which still reports its own factory
+        assert_eq!(FieldKind::String.factory(), "Text line (String)");
+        assert_eq!(FACTORIES.iter().filter(|f| f.listed).count(), 20);
+    }
+
+    #[test]
+    fn dates_keep_no_time() {
+        let d = def(FieldKind::Date);
+        assert_eq!(
+            d.validate(&json!("2026-11-28")).unwrap(),
+            json!("2026-11-28")
+        );
+        assert_eq!(d.validate(&json!("")).unwrap(), Value::Null);
+        assert!(d.validate(&json!("2026-11-28T10:00:00Z")).is_err());
+        assert!(d.validate(&json!("2026-02-30")).is_err());
+        assert!(d.validate(&json!("2026-1-5")).is_err());
+    }
+
+    #[test]
+    fn choices_take_their_own_values() {
+        let mut c = def(FieldKind::Choice);
+        c.values = Some(vec![
+            ChoiceValue::from_line("red|Red"),
+            ChoiceValue::from_line("blue"),
+        ]);
+        assert_eq!(c.choice("blue").map(|v| v.title.as_str()), Some("blue"));
+        assert_eq!(c.validate(&json!("red")).unwrap(), json!("red"));
+        assert_eq!(
+            c.validate(&json!({"token": "blue"})).unwrap(),
+            json!("blue")
+        );
+        assert!(c.validate(&json!("green")).is_err());
+        assert!(c.validate(&json!(["red"])).is_err());
+        let mut m = c.clone();
+        m.kind = FieldKind::MultipleChoice;
+        assert_eq!(
+            m.validate(&json!(["blue", {"token": "red"}])).unwrap(),
+            json!(["blue", "red"])
+        );
+        assert!(m.validate(&json!(["red", "red"])).is_err());
+        assert!(m.validate(&json!("red")).is_err());
+        assert!(check_values(
+            "f",
+            &[ChoiceValue::from_line("a"), ChoiceValue::from_line("a|A")]
+        )
+        .is_err());
+        assert!(check_values("f", &[ChoiceValue::from_line("|A")]).is_err());
+    }
+
+    #[test]
+    fn a_missing_required_value_does_not_block_a_schema_change() {
+        let mut f = def(FieldKind::String);
+        f.required = true;
+        assert!(f.check_stored(None).is_ok());
+        f.max_length = Some(2);
+        assert!(f.check_stored(Some(&json!("abc"))).is_err());
+    }
+
+    #[test]
     fn language_accepts_token_objects() {
         let v = def(FieldKind::Language)
             .validate(&json!({"token": "de", "title": "Deutsch"}))
