@@ -221,6 +221,9 @@ fn members<'a>(
                     (FieldKind::File | FieldKind::Image, value) => {
                         super::file_fields::field_json(&url, &f.name, f.kind, &value)
                     }
+                    (FieldKind::Choice | FieldKind::MultipleChoice, value) => {
+                        choice_output(f, &value)
+                    }
                     (_, value) => value,
                 };
                 out.set(f.name.as_str(), value)

@@ -928,11 +928,7 @@ fn put_type(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Resp
         data.layouts = layouts;
     }
     for f in &data.fields {
-        if let Some(d) = &f.default {
-            f.validate(d).map_err(|e| {
-                EngineError::bad_request(format!("Invalid default of field '{}': {e}", f.name))
-            })?;
-        }
+        f.check_default()?;
     }
     content_types::save_type(ctx, data)?;
     Ok(Response::empty(204))

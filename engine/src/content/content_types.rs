@@ -609,6 +609,7 @@ pub fn change_field(
 ) -> Result<()> {
     let mut data = ty.data.clone();
     let def = own_field(ty, &mut data, name)?;
+    let values_changed = change.values.is_some();
     if let Some(values) = change.values {
         if !def.kind.has_values() {
             return Err(not_a_choice(name));
@@ -626,12 +627,11 @@ pub fn change_field(
         def.required = r;
     }
     if let Some(d) = change.default {
-        if let Some(v) = &d {
-            def.validate(v).map_err(|e| {
-                EngineError::bad_request(format!("Invalid default of field '{name}': {e}"))
-            })?;
-        }
         def.default = d;
+        def.check_default()?;
+    } else if values_changed {
+        // the default must stay among the values
+        def.check_default()?;
     }
     if let Some(m) = change.min_length {
         def.min_length = m;

@@ -407,6 +407,23 @@ impl FieldDef {
         }
     }
 
+    /// Whether this field's `default` (if any) is a value it accepts; a Password field takes
+    /// none (a default would be kept in clear in the type). `Err` names the field.
+    pub fn check_default(&self) -> Result<()> {
+        let Some(d) = self.default.as_ref().filter(|d| !d.is_null()) else {
+            return Ok(());
+        };
+        if self.kind == FieldKind::Password {
+            return Err(EngineError::bad_request(format!(
+                "Field '{}' is a Password field, which takes no default",
+                self.name
+            )));
+        }
+        self.validate(d).map(|_| ()).map_err(|e| {
+            EngineError::bad_request(format!("Invalid default of field '{}': {e}", self.name))
+        })
+    }
+
     /// The value to report when nothing is stored.
     pub fn default_value(&self) -> Value {
         if let Some(v) = &self.default {
