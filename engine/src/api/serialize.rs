@@ -11,7 +11,7 @@ use super::summaries::{self, ItemJson, ItemKeys, JsonOut};
 use crate::catalog::StoredEntry;
 use crate::content::tree;
 use crate::core::error::{EngineError, Result};
-use crate::core::model::fields::FieldKind;
+use crate::core::model::fields::{FieldDef, FieldKind};
 use crate::core::model::{language, ContentRecord, ContentType};
 use crate::core::security::Permission;
 use crate::people::permissions::Access;
@@ -202,6 +202,14 @@ fn members<'a>(
                 super::file_fields::field_json(&url, &f.name, f.kind, value),
             ),
             (FieldKind::Richtext, Some(value)) => out.set(f.name.as_str(), richtext_output(value)),
+            // never read back, not even as a hash
+            (FieldKind::Password, _) => out.set(f.name.as_str(), Value::Null),
+            (FieldKind::Choice | FieldKind::MultipleChoice, Some(value)) => {
+                out.set(f.name.as_str(), choice_output(f, value))
+            }
+            (FieldKind::RelationChoice, Some(Value::String(uid))) => {
+                out.set(f.name.as_str(), relation_output(ctx, uid)?)
+            }
             (_, Some(value)) => out.set_ref(f.name.as_str(), value),
             (kind, None) => {
                 let value = match (kind, f.default_value()) {
@@ -212,6 +220,9 @@ fn members<'a>(
                     }
                     (FieldKind::File | FieldKind::Image, value) => {
                         super::file_fields::field_json(&url, &f.name, f.kind, &value)
+                    }
+                    (FieldKind::Choice | FieldKind::MultipleChoice, value) => {
+                        choice_output(f, &value)
                     }
                     (_, value) => value,
                 };
@@ -454,6 +465,32 @@ fn sees_everything(ctx: &Ctx<'_>) -> bool {
             .iter()
             .any(|r| r == "Manager" || r == "Site Administrator"),
         crate::core::security::Principal::Anonymous => false,
+    }
+}
+
+/// A Choice's stored token as `{token, title}`, a Multiple Choice's tokens as a list of them (as
+/// plone.restapi serializes a field's own vocabulary); a token the field no longer offers is
+/// given as stored.
+fn choice_output(f: &FieldDef, stored: &Value) -> Value {
+    let term = |v: &Value| match v.as_str().and_then(|t| f.choice(t)) {
+        Some(c) => json!({"token": c.token, "title": c.title}),
+        None => v.clone(),
+    };
+    match stored {
+        Value::Array(tokens) => Value::Array(tokens.iter().map(term).collect()),
+        Value::Null => Value::Null,
+        one => term(one),
+    }
+}
+
+/// A Relation Choice's related object as Plone serializes a relation: the object's summary with
+/// its `UID`; `null` when it is gone or the caller may not view it.
+fn relation_output(ctx: &Ctx<'_>, uid: &str) -> Result<Value> {
+    match tree::load(ctx, uid)? {
+        Some(target) if ctx.permitted(Permission::View, &target)? => {
+            summary(ctx, &target, &["UID"])
+        }
+        _ => Ok(Value::Null),
     }
 }
 

@@ -15,7 +15,7 @@ use super::Route;
 use crate::content::content_types::{self, FieldChange, Member, NewField, OWN_SCHEMA};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
-use crate::core::model::fields::{FieldDef, FieldKind};
+use crate::core::model::fields::{ChoiceValue, FieldDef, FieldKind};
 use crate::core::model::types::FieldsetDef;
 use crate::core::model::{ContentRecord, ContentType};
 use crate::core::security::Permission;
@@ -158,6 +158,37 @@ pub struct ItemsSchema {
     /// Where values come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vocabulary: Option<VocabularyLink>,
+    /// Multiple Choice: the values offered.
+    #[serde(flatten)]
+    pub choices: Option<Choices>,
+}
+
+/// The values a Choice (or a Multiple Choice's items) offers, inlined as plone.restapi inlines a
+/// field's own vocabulary.
+#[derive(Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Choices {
+    /// `[token, title]` pairs.
+    pub choices: Vec<(String, String)>,
+    /// The tokens.
+    #[serde(rename = "enum")]
+    pub tokens: Vec<String>,
+    /// The titles, in the order of the tokens.
+    pub enum_names: Vec<String>,
+}
+
+impl Choices {
+    fn of(f: &FieldDef) -> Option<Choices> {
+        f.kind.has_values().then(|| Choices {
+            choices: f
+                .choice_values()
+                .iter()
+                .map(|v| (v.token.clone(), v.title.clone()))
+                .collect(),
+            tokens: f.choice_values().iter().map(|v| v.token.clone()).collect(),
+            enum_names: f.choice_values().iter().map(|v| v.title.clone()).collect(),
+        })
+    }
 }
 
 /// Options for an array field's widget.
@@ -188,6 +219,9 @@ pub struct FieldSchema {
     pub description: String,
     /// The field factory (`Text line (String)`, `Email`, ...).
     pub factory: String,
+    /// Choice: the values offered.
+    #[serde(flatten)]
+    pub choices: Option<Choices>,
     /// Arrays: the items.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<ItemsSchema>,
@@ -249,6 +283,62 @@ pub struct AddRequest {
     /// Fields only: required.
     #[serde(default)]
     pub required: bool,
+    /// Choice and Multiple Choice fields: the values offered.
+    #[serde(default)]
+    pub values: Option<ValuesIn>,
+}
+
+/// The values of a Choice or Multiple Choice field as a client sends them: a list of lines, or
+/// one text of lines (as plone.schemaeditor's form), each `token` or `token|title`; or a list
+/// of `{token, title}`.
+#[derive(Deserialize, JsonSchema, Clone)]
+#[serde(untagged)]
+pub enum ValuesIn {
+    /// One line per value.
+    Text(String),
+    /// One entry per value.
+    List(Vec<ValueIn>),
+}
+
+/// One value of a Choice field as a client sends it.
+#[derive(Deserialize, JsonSchema, Clone)]
+#[serde(untagged)]
+pub enum ValueIn {
+    /// `token` or `token|title`.
+    Line(String),
+    /// `{token, title}`.
+    Term {
+        /// What is stored.
+        token: String,
+        /// What forms show (the token when left out).
+        #[serde(default)]
+        title: Option<String>,
+    },
+    /// `[token, title]`, as `choices` reads back.
+    Pair(String, String),
+}
+
+impl ValuesIn {
+    fn into_values(self) -> Vec<ChoiceValue> {
+        match self {
+            ValuesIn::Text(text) => text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(ChoiceValue::from_line)
+                .collect(),
+            ValuesIn::List(list) => list
+                .into_iter()
+                .map(|v| match v {
+                    ValueIn::Line(l) => ChoiceValue::from_line(&l),
+                    ValueIn::Term { token, title } => ChoiceValue {
+                        title: title.unwrap_or_else(|| token.clone()),
+                        token,
+                    },
+                    ValueIn::Pair(token, title) => ChoiceValue { token, title },
+                })
+                .collect(),
+        }
+    }
 }
 
 // Some fields are accepted from clients or only describe the OpenAPI document; none is read.
@@ -279,6 +369,18 @@ pub struct FieldPatch {
     /// Widget.
     #[serde(default, deserialize_with = "some")]
     pub widget: Option<Option<String>>,
+    /// Choice and Multiple Choice: the values offered.
+    #[serde(default)]
+    pub values: Option<ValuesIn>,
+    /// Read back from a GET: a Choice's values as `[token, title]` (`values` wins).
+    #[serde(default)]
+    pub choices: Option<ValuesIn>,
+    /// Read back from a GET; ignored (`choices` carries the values).
+    #[serde(default, rename = "enum")]
+    pub tokens: Option<Vec<String>>,
+    /// Read back from a GET; ignored (`choices` carries the values).
+    #[serde(default, rename = "enumNames")]
+    pub enum_names: Option<Vec<String>>,
     /// Read back from a GET; must equal the field's factory (a field's kind cannot change).
     #[serde(default)]
     pub factory: Option<String>,
@@ -363,6 +465,24 @@ pub struct PropertyIn {
     /// Widget.
     #[serde(default)]
     pub widget: Option<String>,
+    /// Choice and Multiple Choice: the values offered.
+    #[serde(default)]
+    pub values: Option<ValuesIn>,
+    /// Read back from a GET: a Choice's values as `[token, title]` (`values` wins).
+    #[serde(default)]
+    pub choices: Option<ValuesIn>,
+    /// Read back from a GET: a Multiple Choice's items, with their `choices`.
+    #[serde(default)]
+    pub items: Option<ItemsIn>,
+}
+
+/// The items of an array field as a GET answers them; only a Multiple Choice's `choices` are
+/// read.
+#[derive(Deserialize, JsonSchema)]
+pub struct ItemsIn {
+    /// The values offered.
+    #[serde(default)]
+    pub choices: Option<ValuesIn>,
 }
 
 // Some fields are accepted from clients or only describe the OpenAPI document; none is read.
@@ -415,6 +535,9 @@ pub struct PatchMemberRequest {
     /// Fields: widget.
     #[serde(default, deserialize_with = "some")]
     pub widget: Option<Option<String>>,
+    /// Choice and Multiple Choice fields: the values offered.
+    #[serde(default)]
+    pub values: Option<ValuesIn>,
     /// Fieldsets: the type's own fields to put on it.
     #[serde(default)]
     pub fields: Option<Vec<String>>,
@@ -599,16 +722,18 @@ pub fn field_schema(ctx: &Ctx<'_>, f: &FieldDef, source: Option<&str>) -> FieldS
         default,
         description: f.description.clone(),
         factory: f.factory_name().to_string(),
+        choices: Choices::of(f).filter(|_| !array),
         items: array.then(|| ItemsSchema {
             description: String::new(),
-            factory: if f.kind == FieldKind::Uids {
-                "Relation Choice"
-            } else {
-                "Text line (String)"
+            factory: match f.kind {
+                FieldKind::Uids => "Relation Choice",
+                FieldKind::MultipleChoice => "Choice",
+                _ => "Text line (String)",
             },
             title: if nick_related { "Related" } else { "" }.to_string(),
             kind: "string",
             vocabulary: vocabulary.clone().filter(|_| f.kind == FieldKind::Uids),
+            choices: Choices::of(f),
         }),
         max_length: f.max_length,
         min_length: f.min_length,
@@ -682,6 +807,7 @@ fn post(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Response
             title: body.title,
             description: body.description,
             required: body.required,
+            values: body.values.map(ValuesIn::into_values),
         },
     )?;
     Ok(Response::json(201, &field_schema(ctx, &def, None)))
@@ -697,6 +823,7 @@ fn change_of(p: FieldPatch) -> FieldChange {
         max_length: p.max_length,
         widget: p.widget,
         fieldset: None,
+        values: p.values.or(p.choices).map(ValuesIn::into_values),
     }
 }
 
@@ -747,7 +874,10 @@ fn apply_fieldset(ctx: &mut Ctx<'_>, ty: &ContentType, fs: FieldsetIn) -> Result
 
 fn check_same_factory(ty: &ContentType, name: &str, factory: &str) -> Result<()> {
     if let Some(f) = ty.field(name) {
-        if f.factory_name() != factory {
+        let same = f.factory_name() == factory
+            || crate::core::model::fields::factory_named(factory)
+                .is_some_and(|k| k.title == f.factory_name());
+        if !same {
             return Err(EngineError::bad_request(format!(
                 "Field '{name}' is a '{}' field; its factory cannot change to '{factory}'",
                 f.factory_name()
@@ -785,14 +915,22 @@ fn put_type(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Resp
                 let factory = p.factory.as_deref().ok_or_else(|| {
                     EngineError::bad_request(format!("New field '{name}' needs a 'factory'"))
                 })?;
-                let kind = FieldKind::from_factory(factory).ok_or_else(|| {
-                    EngineError::bad_request(format!(
-                        "Unknown field factory '{factory}' for field '{name}'"
-                    ))
-                })?;
+                let known =
+                    crate::core::model::fields::factory_named(factory).ok_or_else(|| {
+                        EngineError::bad_request(format!(
+                            "Unknown field factory '{factory}' for field '{name}'"
+                        ))
+                    })?;
+                let kind = known.kind;
                 let mut def = FieldDef::new(name, kind);
-                if factory != kind.factory() {
-                    def.factory = Some(factory.to_string());
+                if known.title != kind.factory() {
+                    def.factory = Some(known.title.to_string());
+                }
+                if kind.has_values() {
+                    def.values = Some(Vec::new());
+                }
+                if kind == FieldKind::RelationChoice {
+                    def.vocabulary = Some(content_types::RELATION_VOCABULARY.to_string());
                 }
                 def
             }
@@ -804,6 +942,25 @@ fn put_type(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Resp
         def.max_length = p.max_length;
         if p.widget.is_some() {
             def.widget = p.widget.clone();
+        }
+        if p.values.is_some() && !def.kind.has_values() {
+            return Err(EngineError::Invalid {
+                field: "values".into(),
+                message: format!(
+                    "Field '{name}' is not a Choice or Multiple Choice field: 'values' does not \
+                     apply"
+                ),
+            });
+        }
+        let values = p
+            .values
+            .clone()
+            .or_else(|| p.choices.clone())
+            .or_else(|| p.items.as_ref().and_then(|i| i.choices.clone()));
+        if let Some(values) = values.filter(|_| def.kind.has_values()) {
+            let values = values.into_values();
+            crate::core::model::fields::check_values(name, &values)?;
+            def.values = Some(values);
         }
         def.required = body.required.contains(name);
         def.fieldset = None;
@@ -835,11 +992,7 @@ fn put_type(ctx: &mut Ctx<'_>, call: &Call<'_>, _: ContentRecord) -> Result<Resp
         data.layouts = layouts;
     }
     for f in &data.fields {
-        if let Some(d) = &f.default {
-            f.validate(d).map_err(|e| {
-                EngineError::bad_request(format!("Invalid default of field '{}': {e}", f.name))
-            })?;
-        }
+        f.check_default()?;
     }
     content_types::save_type(ctx, data)?;
     Ok(Response::empty(204))
@@ -870,6 +1023,7 @@ fn patch_member(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Resul
                     max_length: body.max_length,
                     widget: body.widget,
                     fieldset: None,
+                    values: body.values.map(ValuesIn::into_values),
                 },
             )?;
         }

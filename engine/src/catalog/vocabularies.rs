@@ -231,11 +231,12 @@ fn behaviors(ctx: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
         .collect())
 }
 
-/// The kinds of field a type's field may have (the factories `@types` accepts).
+/// The kinds of field a type's field may have (the factories `@types` accepts, by token or
+/// title): plone.schemaeditor's tokens and titles, by title.
 fn fields(_: &Ctx<'_>, _: &ContentRecord) -> Result<Vec<Term>> {
     Ok(crate::content::content_types::field_factories()
         .into_iter()
-        .map(|f| term(f, f))
+        .map(|(token, title)| term(token, title))
         .collect())
 }
 

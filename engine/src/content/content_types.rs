@@ -2,8 +2,9 @@
 //! in a context, and every change to the registry (adding and removing types, fields and
 //! fieldsets, switching behaviors). Every change is checked against the whole registry (no
 //! unknown behavior, no two fields of one type with the same name) and against the stored
-//! content of the type (a change that would make an object invalid is refused, naming the
-//! field), then written under `y:t:<name>` and announced ([`Event::TypeChanged`]).
+//! content of the type (a change that would make a stored value invalid is refused, naming the
+//! field; a required field may lack a value, as in Plone), then written under `y:t:<name>` and
+//! announced ([`Event::TypeChanged`]).
 //!
 //! Reads go through [`Ctx::types`] (cached per store generation). The functions
 //! [`type_titles`], [`behavior_titles`] and [`field_factories`] are what vocabularies list.
@@ -15,7 +16,7 @@ use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
-use crate::core::model::fields::{FieldDef, FieldKind, FACTORIES};
+use crate::core::model::fields::{self, ChoiceValue, FieldDef, FieldKind, FACTORIES};
 use crate::core::model::types::{self, BehaviorData, FieldsetDef, TypeData, BUILTIN_TYPES};
 use crate::core::model::{ContentRecord, ContentType};
 use crate::core::security::Permission;
@@ -261,10 +262,14 @@ pub fn behavior_titles(ctx: &Ctx<'_>) -> Result<Vec<(String, String)>> {
         .collect())
 }
 
-/// The factories a field may be added with (`Text line (String)`, `Email`, ...): the field
-/// factories vocabulary.
-pub fn field_factories() -> Vec<&'static str> {
-    FACTORIES.iter().map(|(f, _)| *f).collect()
+/// The factories a field may be added with, as `(token, title)` (`label_textline_field`,
+/// `Text line (String)`): the field factories vocabulary. A factory is named by either.
+pub fn field_factories() -> Vec<(&'static str, &'static str)> {
+    FACTORIES
+        .iter()
+        .filter(|f| f.listed)
+        .map(|f| (f.token, f.title))
+        .collect()
 }
 
 /// The type named `name`, or a 404 for `url`.
@@ -296,9 +301,10 @@ pub fn counts(ctx: &Ctx<'_>) -> Result<BTreeMap<String, u64>> {
 
 /// Store `data` as the type of its name (new or changed): resolved against the stored
 /// behaviors (unknown behaviors and duplicate field names are 400s naming them), and checked
-/// against every stored object of the type for each field that is new or changed (a value the
-/// new definition refuses, or a missing value of a now required field, is a 400 naming the
-/// field). Nothing is written when a check fails.
+/// against every stored object of the type for each field that is new or changed (a stored
+/// value the new definition refuses is a 400 naming the field; a missing value of a new or now
+/// required field is not: the object keeps none until an edit supplies it). Nothing is written
+/// when a check fails.
 pub fn save_type(ctx: &mut Ctx<'_>, data: TypeData) -> Result<Arc<ContentType>> {
     let registry = ctx.types()?;
     let behaviors: BTreeMap<String, BehaviorData> = registry
@@ -457,6 +463,7 @@ pub fn add_defined_type(ctx: &mut Ctx<'_>, def: TypeDefinition) -> Result<Arc<Co
                 title: f.title,
                 description: f.description,
                 required: f.required,
+                values: None,
             },
         )?;
         ty = require_type(ctx, &name, &name)?;
@@ -494,6 +501,8 @@ pub struct NewField {
     pub description: String,
     /// Whether it is required.
     pub required: bool,
+    /// Choice and Multiple Choice: the values it offers (none: an empty list, given later).
+    pub values: Option<Vec<ChoiceValue>>,
 }
 
 /// A change to a field definition; `None` leaves a property as it is.
@@ -515,6 +524,8 @@ pub struct FieldChange {
     pub widget: Option<Option<String>>,
     /// Move to this fieldset.
     pub fieldset: Option<String>,
+    /// Choice and Multiple Choice: the values it offers (stored values must stay among them).
+    pub values: Option<Vec<ChoiceValue>>,
 }
 
 /// A field or fieldset addressed under a type.
@@ -546,17 +557,24 @@ pub fn fieldset_fields(ty: &ContentType, id: &str) -> Vec<String> {
 }
 
 /// Add a field to the type `ty`. An unknown factory or a name the type already has (as a field
-/// or a fieldset) is a 400 naming it; a required field without a default cannot be added while
-/// objects of the type exist (they would lack it).
+/// or a fieldset) is a 400 naming it. A required field may be added to a type with content, as
+/// in Plone: its objects stay without a value (and read back the field's empty value) until an
+/// edit, which must then supply one. A Choice or Multiple Choice field takes its `values`; a
+/// Relation Choice field offers the catalog's objects.
 pub fn add_field(ctx: &mut Ctx<'_>, ty: &ContentType, new: NewField) -> Result<FieldDef> {
-    let kind = FieldKind::from_factory(&new.factory).ok_or_else(|| {
+    let factory = fields::factory_named(&new.factory).ok_or_else(|| {
         EngineError::bad_request(format!(
             "Unknown field factory '{}' for field '{}'; known: {}",
             new.factory,
             new.title,
-            field_factories().join(", ")
+            field_factories()
+                .iter()
+                .map(|(_, title)| *title)
+                .collect::<Vec<_>>()
+                .join(", ")
         ))
     })?;
+    let kind = factory.kind;
     let name = match new.id {
         Some(id) => id,
         None => normalize(&new.title),
@@ -572,13 +590,35 @@ pub fn add_field(ctx: &mut Ctx<'_>, ty: &ContentType, new: NewField) -> Result<F
     def.title = new.title;
     def.description = new.description;
     def.required = new.required;
-    if new.factory != kind.factory() {
-        def.factory = Some(new.factory);
+    if factory.title != kind.factory() {
+        def.factory = Some(factory.title.to_string());
+    }
+    if kind.has_values() {
+        let values = new.values.unwrap_or_default();
+        fields::check_values(&name, &values)?;
+        def.values = Some(values);
+    } else if new.values.is_some() {
+        return Err(not_a_choice(&name));
+    }
+    if kind == FieldKind::RelationChoice {
+        def.vocabulary = Some(RELATION_VOCABULARY.to_string());
     }
     let mut data = ty.data.clone();
     data.fields.push(def.clone());
     save_type(ctx, data)?;
     Ok(def)
+}
+
+/// The vocabulary a Relation Choice field's objects come from (as `relatedItems`').
+pub const RELATION_VOCABULARY: &str = "plone.app.vocabularies.Catalog";
+
+fn not_a_choice(name: &str) -> EngineError {
+    EngineError::Invalid {
+        field: "values".into(),
+        message: format!(
+            "Field '{name}' is not a Choice or Multiple Choice field: 'values' does not apply"
+        ),
+    }
 }
 
 /// Change the own field `name` of `ty` (fields of behaviors are shared and cannot be changed
@@ -591,6 +631,14 @@ pub fn change_field(
 ) -> Result<()> {
     let mut data = ty.data.clone();
     let def = own_field(ty, &mut data, name)?;
+    let values_changed = change.values.is_some();
+    if let Some(values) = change.values {
+        if !def.kind.has_values() {
+            return Err(not_a_choice(name));
+        }
+        fields::check_values(name, &values)?;
+        def.values = Some(values);
+    }
     if let Some(t) = change.title {
         def.title = t;
     }
@@ -601,12 +649,11 @@ pub fn change_field(
         def.required = r;
     }
     if let Some(d) = change.default {
-        if let Some(v) = &d {
-            def.validate(v).map_err(|e| {
-                EngineError::bad_request(format!("Invalid default of field '{name}': {e}"))
-            })?;
-        }
         def.default = d;
+        def.check_default()?;
+    } else if values_changed {
+        // the default must stay among the values
+        def.check_default()?;
     }
     if let Some(m) = change.min_length {
         def.min_length = m;

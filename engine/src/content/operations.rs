@@ -292,6 +292,7 @@ fn apply_fields(
 ) -> Result<Written> {
     let mut written = Vec::new();
     let mut change_note = None;
+    let changes_fields = !body.is_empty();
     for (key, value) in body {
         // Read-only properties, and `@`-prefixed metadata other than `@type` (Volto's forms send
         // back `@static_behaviors`), are ignored as Plone ignores them.
@@ -317,6 +318,8 @@ fn apply_fields(
         })?;
         let value = if key == "relatedItems" {
             normalize_related(ctx, &value).map_err(|e| e.for_field(&key))?
+        } else if def.kind == FieldKind::RelationChoice {
+            related_uid(ctx, &value).map_err(|e| e.for_field(&key))?
         } else {
             value
         };
@@ -336,6 +339,17 @@ fn apply_fields(
         let mut stored = def.validate(&value)?;
         if def.kind == FieldKind::Blocks {
             links::to_stored(ctx, &mut stored)?;
+        }
+        if def.kind == FieldKind::Password {
+            // kept as a salted hash only, never in clear ("" or null: no password)
+            stored = match stored.as_str().filter(|s| !s.is_empty()) {
+                Some(secret) => Value::String(crate::people::auth::password::hash(
+                    secret,
+                    ctx.core.options.password_cost,
+                    ctx.core.entropy.as_ref(),
+                )?),
+                None => Value::Null,
+            };
         }
         if def.transient {
             if key == "changeNote" {
@@ -371,6 +385,23 @@ fn apply_fields(
                         message: format!("Field '{}' is required", def.name),
                     })
                 }
+            }
+        }
+    }
+    if !creating && changes_fields {
+        // A required field added (or made required) after the object was made: the object has
+        // no value until an edit supplies one, and every edit of its fields must (as Plone's
+        // edit form). A rename or a reordering alone changes no field.
+        for def in ty.fields.iter().filter(|d| d.required && !d.transient) {
+            let missing = matches!(rec.fields.get(&def.name), None | Some(Value::Null));
+            if missing && def.default.as_ref().is_none_or(Value::is_null) {
+                return Err(EngineError::Required {
+                    field: def.name.clone(),
+                    message: format!(
+                        "Field '{}' is required: this object has no value for it yet",
+                        def.name
+                    ),
+                });
             }
         }
     }
@@ -414,6 +445,42 @@ fn normalize_related(ctx: &Ctx<'_>, value: &Value) -> Result<Value> {
         out.push(Value::String(uid));
     }
     Ok(Value::Array(out))
+}
+
+/// A Relation Choice's value as the UID it names: a UID, a site path or URL, or an object
+/// carrying `UID` or `@id`; `null` (or `""`) is no relation. The object must exist.
+fn related_uid(ctx: &Ctx<'_>, value: &Value) -> Result<Value> {
+    let reference = match value {
+        Value::Null => return Ok(Value::Null),
+        Value::String(s) if s.trim().is_empty() => return Ok(Value::Null),
+        Value::String(s) => s.trim(),
+        Value::Object(o) => o
+            .get("UID")
+            .or_else(|| o.get("@id"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                EngineError::bad_request("A related object needs a 'UID' or an '@id'")
+            })?,
+        // the kind's own check names what is wrong
+        other => return Ok(other.clone()),
+    };
+    let path = reference
+        .strip_prefix(ctx.base_url.as_str())
+        .filter(|p| p.is_empty() || p.starts_with('/'))
+        .unwrap_or(reference);
+    let found = if path.starts_with('/') || path.is_empty() {
+        tree::at_path(ctx, path.trim_end_matches('/'))?
+    } else if path.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+        tree::load(ctx, path)?
+    } else {
+        None
+    };
+    match found {
+        Some(obj) => Ok(Value::String(obj.uid)),
+        None => Err(EngineError::bad_request(format!(
+            "Related object '{reference}' does not exist"
+        ))),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

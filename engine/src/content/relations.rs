@@ -2,7 +2,8 @@
 //! link from a source object to a target object.
 //!
 //! Where they come from:
-//! - `relatedItems`: each uid in an object's `relatedItems` field (kept in the index by
+//! - `relatedItems`: each uid in an object's `relatedItems` field, and the object a Relation
+//!   Choice field holds (the relation named after the field) (kept in the index by
 //!   [`RelationsSubscriber`] as the object is added, edited, restored and removed);
 //! - `isReferencing`: each link to another object inside an object's blocks (the catalog's link
 //!   index, [`crate::catalog::linking_to`], which the catalog keeps current itself);
@@ -22,6 +23,7 @@ use crate::content::tree;
 use crate::core::error::{EngineError, Result};
 use crate::core::events::Event;
 use crate::core::keys;
+use crate::core::model::fields::FieldKind;
 use crate::core::model::ContentRecord;
 use crate::core::security::Permission;
 use crate::people::permissions::Access;
@@ -33,7 +35,8 @@ pub const RELATED_ITEMS: &str = "relatedItems";
 /// The relation of a link inside an object's blocks.
 pub const IS_REFERENCING: &str = "isReferencing";
 
-/// Stored value: the relation comes from the source's `relatedItems` field.
+/// Stored value: the relation comes from a field of the source (`relatedItems`, a Relation
+/// Choice).
 const FROM_FIELD: &[u8] = b"f";
 /// Stored value: the relation was added through the API.
 const FROM_API: &[u8] = b"a";
@@ -364,11 +367,15 @@ fn related_uids(obj: &ContentRecord) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Write `relatedItems` of `source` through the content edit (the same one `PATCH` runs: lock,
-/// permission-free here, validation, versioning, events).
-fn edit_related(ctx: &mut Ctx<'_>, source: &mut ContentRecord, uids: Vec<String>) -> Result<()> {
+/// Write the field `name` of `source` through the content edit (as [`edit_related`]).
+fn edit_field(
+    ctx: &mut Ctx<'_>,
+    source: &mut ContentRecord,
+    name: &str,
+    value: Value,
+) -> Result<()> {
     let mut fields = Map::new();
-    fields.insert(RELATED_ITEMS.into(), json!(uids));
+    fields.insert(name.into(), value);
     operations::edit(
         ctx,
         source,
@@ -381,9 +388,16 @@ fn edit_related(ctx: &mut Ctx<'_>, source: &mut ContentRecord, uids: Vec<String>
     )
 }
 
+/// Write `relatedItems` of `source` through the content edit (the same one `PATCH` runs: lock,
+/// permission-free here, validation, versioning, events).
+fn edit_related(ctx: &mut Ctx<'_>, source: &mut ContentRecord, uids: Vec<String>) -> Result<()> {
+    edit_field(ctx, source, RELATED_ITEMS, json!(uids))
+}
+
 /// Add the relation `name` from `source` to `target` (the caller must be allowed to edit the
-/// source). `relatedItems` goes into the source's field (as an edit of it); other names are kept
-/// in the index. Adding a relation that exists changes nothing.
+/// source). `relatedItems` goes into the source's field (as an edit of it), as does the name of
+/// a Relation Choice field of the source's type (the target replaces the object it held); other
+/// names are kept in the index. Adding a relation that exists changes nothing.
 pub fn create(
     ctx: &mut Ctx<'_>,
     name: &str,
@@ -407,6 +421,13 @@ pub fn create(
         }
         return Ok(());
     }
+    if relation_choice_fields(ctx, source)?
+        .iter()
+        .any(|n| n == name)
+    {
+        // the field holds one object: the new one replaces it
+        return edit_field(ctx, source, name, json!(target.uid));
+    }
     let r = Relation {
         name: name.into(),
         source: source.uid.clone(),
@@ -422,7 +443,8 @@ pub fn create(
 }
 
 /// Remove the relation `r` (the caller must be allowed to edit its source, when the source
-/// exists). A `relatedItems` relation leaves the source's field (as an edit of it); a link inside
+/// exists). A `relatedItems` relation leaves the source's field (as an edit of it), a Relation
+/// Choice's empties its field; a link inside
 /// the source's blocks is refused (409: edit the blocks); a relation that does not exist is a
 /// 422.
 pub fn delete(ctx: &mut Ctx<'_>, r: &Relation) -> Result<()> {
@@ -433,13 +455,15 @@ pub fn delete(ctx: &mut Ctx<'_>, r: &Relation) -> Result<()> {
     let stored = ctx.get(&keys::relation(&r.source, &r.name, &r.target))?;
     let in_blocks = r.name == IS_REFERENCING && content_links(ctx, &r.source)?.contains(&r.target);
     match (stored.as_deref(), source) {
-        (Some(FROM_FIELD), Some(mut source)) => {
+        (Some(FROM_FIELD), Some(mut source)) if r.name == RELATED_ITEMS => {
             let uids = related_uids(&source)
                 .into_iter()
                 .filter(|u| *u != r.target)
                 .collect();
             edit_related(ctx, &mut source, uids)
         }
+        // a Relation Choice field: emptied
+        (Some(FROM_FIELD), Some(mut source)) => edit_field(ctx, &mut source, &r.name, Value::Null),
         (Some(_), _) => remove(ctx, r),
         (None, Some(source)) if in_blocks => Err(EngineError::Conflict(format!(
             "'{}' links to the target inside its blocks; remove the link by editing the blocks",
@@ -494,39 +518,70 @@ pub fn matching(ctx: &Ctx<'_>, query: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// Bring the `relatedItems` relations of `uid` in line with its field (no field, or no object:
-/// none).
+/// The relations an object's fields make, as `(name, target)`: each uid of its `relatedItems`,
+/// and the object each Relation Choice field of its type holds (named after the field).
+fn field_relations(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<BTreeSet<(String, String)>> {
+    let mut out: BTreeSet<(String, String)> = related_uids(obj)
+        .into_iter()
+        .map(|t| (RELATED_ITEMS.to_string(), t))
+        .collect();
+    for f in ctx
+        .type_of(obj)?
+        .fields
+        .iter()
+        .filter(|f| f.kind == FieldKind::RelationChoice)
+    {
+        if let Some(Value::String(target)) = obj.fields.get(&f.name) {
+            out.insert((f.name.clone(), target.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// The names of the Relation Choice fields of `obj`'s type.
+fn relation_choice_fields(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Vec<String>> {
+    Ok(ctx
+        .type_of(obj)?
+        .fields
+        .iter()
+        .filter(|f| f.kind == FieldKind::RelationChoice)
+        .map(|f| f.name.clone())
+        .collect())
+}
+
+/// Bring the relations of `uid` that come from its fields in line with them (no object: none).
 fn sync_field(ctx: &mut Ctx<'_>, uid: &str) -> Result<()> {
-    let wanted: BTreeSet<String> = match tree::load(ctx, uid)? {
-        Some(obj) => related_uids(&obj).into_iter().collect(),
+    let wanted: BTreeSet<(String, String)> = match tree::load(ctx, uid)? {
+        Some(obj) => field_relations(ctx, &obj)?,
         None => BTreeSet::new(),
     };
-    let mut prefix = keys::relations_of(uid);
-    prefix.extend_from_slice(RELATED_ITEMS.as_bytes());
-    prefix.push(keys::TERM_END);
+    let prefix = keys::relations_of(uid);
     let mut have = BTreeSet::new();
     for (k, v) in ctx.scan_prefix(&prefix)? {
         if v != FROM_FIELD {
             continue;
         }
-        let target = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
-        if !wanted.contains(&target) {
+        let mut parts = k[prefix.len()..].splitn(2, |b| *b == keys::TERM_END);
+        let name = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+        let target = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+        let pair = (name, target);
+        if !wanted.contains(&pair) {
             remove(
                 ctx,
                 &Relation {
-                    name: RELATED_ITEMS.into(),
+                    name: pair.0.clone(),
                     source: uid.into(),
-                    target: target.clone(),
+                    target: pair.1.clone(),
                 },
             )?;
         }
-        have.insert(target);
+        have.insert(pair);
     }
-    for target in wanted.difference(&have) {
+    for (name, target) in wanted.difference(&have) {
         put(
             ctx,
             &Relation {
-                name: RELATED_ITEMS.into(),
+                name: name.clone(),
                 source: uid.into(),
                 target: target.clone(),
             },
@@ -587,8 +642,19 @@ impl Subscriber for RelationsSubscriber {
     fn on_event(&self, ctx: &mut Ctx<'_>, event: &Event) -> Result<()> {
         match event {
             Event::Added { uid, .. } | Event::Restored { uid, .. } => sync_field(ctx, uid),
-            Event::Modified { uid, fields, .. } if fields.iter().any(|f| f == RELATED_ITEMS) => {
-                sync_field(ctx, uid)
+            Event::Modified { uid, fields, .. } => {
+                let touched = fields.iter().any(|f| f == RELATED_ITEMS)
+                    || match tree::load(ctx, uid)? {
+                        Some(obj) => relation_choice_fields(ctx, &obj)?
+                            .iter()
+                            .any(|n| fields.contains(n)),
+                        None => false,
+                    };
+                if touched {
+                    sync_field(ctx, uid)
+                } else {
+                    Ok(())
+                }
             }
             Event::Removed { uid, .. } => drop_source(ctx, uid),
             _ => Ok(()),

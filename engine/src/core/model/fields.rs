@@ -54,35 +54,106 @@ pub enum FieldKind {
     /// An image: a [`FieldKind::File`] that must decode as an image, read back with its `width`,
     /// `height` and `scales`.
     Image,
+    /// A calendar date without a time (`2026-11-28`), or `null`.
+    Date,
+    /// One of the field's own [`FieldDef::values`], stored as its token and read back as
+    /// `{token, title}`; or `null`.
+    Choice,
+    /// Several of the field's own [`FieldDef::values`] (no token twice), stored as tokens and
+    /// read back as a list of `{token, title}`.
+    MultipleChoice,
+    /// A one-line secret: stored as a salted hash, never read back (`null`).
+    Password,
+    /// One related object (a UID; a path, URL or an object carrying `UID` or `@id` is accepted
+    /// and stored as the UID), read back as the object's summary; or `null`.
+    RelationChoice,
 }
 
-/// The factories a client names when it adds a field (`POST @types/<Type>`), with the kind each
-/// makes. The first factory listed for a kind is the one reported for it.
-pub const FACTORIES: &[(&str, FieldKind)] = &[
-    ("Text line (String)", FieldKind::String),
-    ("Text", FieldKind::Text),
-    ("Yes/No", FieldKind::Bool),
-    ("Date/Time", FieldKind::Datetime),
-    ("Tuple", FieldKind::Strings),
-    ("List", FieldKind::Strings),
-    ("Relation List", FieldKind::Uids),
-    ("Rich Text", FieldKind::Richtext),
-    ("Integer", FieldKind::Int),
-    ("Floating-point number", FieldKind::Float),
-    ("Email", FieldKind::Email),
-    ("URL", FieldKind::Url),
-    ("JSONField", FieldKind::Json),
-    ("File Upload", FieldKind::File),
-    ("Image", FieldKind::Image),
+/// One factory a client may name when it adds a field (`POST @types/<Type>`): the field
+/// factories vocabulary's token and title (plone.schemaeditor's), and the kind it makes.
+#[derive(Debug, Clone, Copy)]
+pub struct Factory {
+    /// The vocabulary token (`label_textline_field`); a client may name a factory by it.
+    pub token: &'static str,
+    /// The title (`Text line (String)`), also accepted as its name and reported as a field's
+    /// `factory`.
+    pub title: &'static str,
+    /// The kind of field it makes.
+    pub kind: FieldKind,
+    /// Whether the field factories vocabulary lists it (`Tuple` and `List` are accepted, and
+    /// reported for built-in fields, but not offered, as in Plone).
+    pub listed: bool,
+}
+
+const fn factory(token: &'static str, title: &'static str, kind: FieldKind) -> Factory {
+    Factory {
+        token,
+        title,
+        kind,
+        listed: true,
+    }
+}
+
+/// The factories a client names when it adds a field (`POST @types/<Type>`), by token or by
+/// title, in the order (by title) the field factories vocabulary lists them: Plone 6's twenty
+/// (plone.schemaeditor's, plone.schema's and plone.app.relationfield's). The first factory of a
+/// kind is the one reported for it; `Full Name` is a text line and the second `Email`
+/// (`label_email`) an e-mail address, reported as such.
+pub const FACTORIES: &[Factory] = &[
+    factory("label_choice_field", "Choice", FieldKind::Choice),
+    factory("label_date_field", "Date", FieldKind::Date),
+    factory("label_datetime_field", "Date/Time", FieldKind::Datetime),
+    factory("Email", "Email", FieldKind::Email),
+    factory("label_email", "Email", FieldKind::Email),
+    factory("File Upload", "File Upload", FieldKind::File),
+    factory(
+        "label_float_field",
+        "Floating-point number",
+        FieldKind::Float,
+    ),
+    factory("label_full_name", "Full Name", FieldKind::String),
+    factory("Image", "Image", FieldKind::Image),
+    factory("label_integer_field", "Integer", FieldKind::Int),
+    factory("JSONField", "JSONField", FieldKind::Json),
+    factory(
+        "label_multi_choice_field",
+        "Multiple Choice",
+        FieldKind::MultipleChoice,
+    ),
+    factory("label_password_field", "Password", FieldKind::Password),
+    factory(
+        "Relation Choice",
+        "Relation Choice",
+        FieldKind::RelationChoice,
+    ),
+    factory("Relation List", "Relation List", FieldKind::Uids),
+    factory("Rich Text", "Rich Text", FieldKind::Richtext),
+    factory("label_text_field", "Text", FieldKind::Text),
+    factory(
+        "label_textline_field",
+        "Text line (String)",
+        FieldKind::String,
+    ),
+    factory("URL", "URL", FieldKind::Url),
+    factory("label_boolean_field", "Yes/No", FieldKind::Bool),
+    Factory {
+        token: "Tuple",
+        title: "Tuple",
+        kind: FieldKind::Strings,
+        listed: false,
+    },
+    Factory {
+        token: "List",
+        title: "List",
+        kind: FieldKind::Strings,
+        listed: false,
+    },
 ];
 
 impl FieldKind {
-    /// The kind a factory name makes, if it is one of [`FACTORIES`].
+    /// The kind a factory name (a token or a title of [`FACTORIES`]) makes, if any.
     pub fn from_factory(factory: &str) -> Option<FieldKind> {
-        FACTORIES
-            .iter()
-            .find(|(f, _)| *f == factory)
-            .map(|(_, k)| *k)
+        factory_named(factory).map(|f| f.kind)
     }
 
     /// The factory name reported for this kind.
@@ -91,18 +162,25 @@ impl FieldKind {
             FieldKind::Language => "Choice",
             FieldKind::NullableBool => "Yes/No",
             FieldKind::Blocks | FieldKind::BlocksLayout => "JSONField",
+            FieldKind::Strings => "Tuple",
+            FieldKind::String => "Text line (String)",
             k => FACTORIES
                 .iter()
-                .find(|(_, fk)| *fk == k)
-                .map_or("JSONField", |(f, _)| f),
+                .find(|f| f.kind == k)
+                .map_or("JSONField", |f| f.title),
         }
+    }
+
+    /// Whether fields of this kind take their values from their own list ([`FieldDef::values`]).
+    pub fn has_values(self) -> bool {
+        matches!(self, FieldKind::Choice | FieldKind::MultipleChoice)
     }
 
     /// The JSON Schema `type` of values of this kind.
     pub fn json_type(self) -> &'static str {
         match self {
             FieldKind::Bool | FieldKind::NullableBool => "boolean",
-            FieldKind::Strings | FieldKind::Uids => "array",
+            FieldKind::Strings | FieldKind::Uids | FieldKind::MultipleChoice => "array",
             FieldKind::Int => "integer",
             FieldKind::Float => "number",
             FieldKind::Blocks | FieldKind::BlocksLayout | FieldKind::Json => "dict",
@@ -116,6 +194,8 @@ impl FieldKind {
         match self {
             FieldKind::Text => Some("textarea"),
             FieldKind::Datetime => Some("datetime"),
+            FieldKind::Date => Some("date"),
+            FieldKind::Password => Some("password"),
             FieldKind::Email => Some("email"),
             FieldKind::Url => Some("url"),
             FieldKind::Richtext => Some("richtext"),
@@ -131,9 +211,70 @@ impl FieldKind {
     pub fn has_length(self) -> bool {
         matches!(
             self,
-            FieldKind::String | FieldKind::Text | FieldKind::Email | FieldKind::Url
+            FieldKind::String
+                | FieldKind::Text
+                | FieldKind::Email
+                | FieldKind::Url
+                | FieldKind::Password
         )
     }
+}
+
+/// The factory named `name` (its token or its title), if any.
+pub fn factory_named(name: &str) -> Option<&'static Factory> {
+    FACTORIES
+        .iter()
+        .find(|f| f.token == name || f.title == name)
+}
+
+/// One value a Choice or Multiple Choice field offers: the token stored and sent, and the title
+/// shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChoiceValue {
+    /// What is stored and sent.
+    pub token: String,
+    /// What forms show.
+    pub title: String,
+}
+
+impl ChoiceValue {
+    /// A value in plone.schemaeditor's line form: `token`, or `token|title`.
+    pub fn from_line(line: &str) -> ChoiceValue {
+        match line.split_once('|') {
+            Some((token, title)) => ChoiceValue {
+                token: token.trim().to_string(),
+                title: title.trim().to_string(),
+            },
+            None => ChoiceValue {
+                token: line.trim().to_string(),
+                title: line.trim().to_string(),
+            },
+        }
+    }
+}
+
+/// Check the values of a Choice or Multiple Choice field `name`: each token non-empty, on one
+/// line and given once. `Err` names the field and the value.
+pub fn check_values(name: &str, values: &[ChoiceValue]) -> Result<()> {
+    for (i, v) in values.iter().enumerate() {
+        if v.token.is_empty() || has_control_characters(&v.token) || v.token.contains('|') {
+            return Err(EngineError::Invalid {
+                field: "values".into(),
+                message: format!(
+                    "Value {} of field '{name}' needs a token of one line without '|', got '{}'",
+                    i + 1,
+                    v.token
+                ),
+            });
+        }
+        if values[..i].iter().any(|o| o.token == v.token) {
+            return Err(EngineError::Invalid {
+                field: "values".into(),
+                message: format!("Field '{name}' lists the value '{}' twice", v.token),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// One field of a content type or behavior, as stored in the type registry.
@@ -176,6 +317,10 @@ pub struct FieldDef {
     /// Longest accepted value (characters), for string kinds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_length: Option<u64>,
+    /// The values a Choice or Multiple Choice field offers (given when it is added, changed
+    /// through `@types`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<ChoiceValue>>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -199,7 +344,18 @@ impl FieldDef {
             fieldset: None,
             min_length: None,
             max_length: None,
+            values: None,
         }
+    }
+
+    /// The values this field offers (none for kinds without values).
+    pub fn choice_values(&self) -> &[ChoiceValue] {
+        self.values.as_deref().unwrap_or_default()
+    }
+
+    /// The value with token `token`, if this field offers it.
+    pub fn choice(&self, token: &str) -> Option<&ChoiceValue> {
+        self.choice_values().iter().find(|v| v.token == token)
     }
 
     /// The factory reported for this field.
@@ -224,20 +380,20 @@ impl FieldDef {
             return Ok(());
         }
         match value {
-            None | Some(Value::Null) => {
-                if self.required && self.default.is_none() {
-                    return Err(EngineError::bad_request(format!(
-                        "Field '{}' is required, and stored content has no value for it",
-                        self.name
-                    )));
-                }
-                Ok(())
-            }
+            // A required field may be new, or newly required, on a type with content (as in
+            // Plone): such objects stay without a value until an edit supplies one
+            // (`crate::content::operations` refuses an edit that does not).
+            None | Some(Value::Null) => Ok(()),
             Some(v) => {
-                // Stored forms of rich text and language differ from what clients send.
+                // Stored forms of rich text, language, files and passwords differ from what
+                // clients send.
                 if matches!(
                     self.kind,
-                    FieldKind::Richtext | FieldKind::Language | FieldKind::File | FieldKind::Image
+                    FieldKind::Richtext
+                        | FieldKind::Language
+                        | FieldKind::File
+                        | FieldKind::Image
+                        | FieldKind::Password
                 ) {
                     return Ok(());
                 }
@@ -251,6 +407,23 @@ impl FieldDef {
         }
     }
 
+    /// Whether this field's `default` (if any) is a value it accepts; a Password field takes
+    /// none (a default would be kept in clear in the type). `Err` names the field.
+    pub fn check_default(&self) -> Result<()> {
+        let Some(d) = self.default.as_ref().filter(|d| !d.is_null()) else {
+            return Ok(());
+        };
+        if self.kind == FieldKind::Password {
+            return Err(EngineError::bad_request(format!(
+                "Field '{}' is a Password field, which takes no default",
+                self.name
+            )));
+        }
+        self.validate(d).map(|_| ()).map_err(|e| {
+            EngineError::bad_request(format!("Invalid default of field '{}': {e}", self.name))
+        })
+    }
+
     /// The value to report when nothing is stored.
     pub fn default_value(&self) -> Value {
         if let Some(v) = &self.default {
@@ -259,7 +432,7 @@ impl FieldDef {
         match self.kind {
             FieldKind::String | FieldKind::Text => json!(""),
             FieldKind::Bool => json!(false),
-            FieldKind::Strings | FieldKind::Uids => json!([]),
+            FieldKind::Strings | FieldKind::Uids | FieldKind::MultipleChoice => json!([]),
             FieldKind::Blocks => json!({}),
             FieldKind::BlocksLayout => json!({"items": []}),
             FieldKind::Email | FieldKind::Url => json!(""),
@@ -271,7 +444,11 @@ impl FieldDef {
             | FieldKind::Float
             | FieldKind::Json
             | FieldKind::File
-            | FieldKind::Image => Value::Null,
+            | FieldKind::Image
+            | FieldKind::Date
+            | FieldKind::Choice
+            | FieldKind::Password
+            | FieldKind::RelationChoice => Value::Null,
             FieldKind::Querystring => json!([]),
         }
     }
@@ -305,7 +482,11 @@ impl FieldDef {
             ))
         };
         match self.kind {
-            FieldKind::String | FieldKind::Text | FieldKind::Email | FieldKind::Url => {
+            FieldKind::String
+            | FieldKind::Text
+            | FieldKind::Email
+            | FieldKind::Url
+            | FieldKind::Password => {
                 let s = value.as_str().ok_or_else(|| wrong("a string"))?;
                 if self.kind != FieldKind::Text && s.contains(['\n', '\r']) {
                     return Err(EngineError::bad_request(format!(
@@ -451,6 +632,50 @@ impl FieldDef {
                     "an upload {data, encoding, filename, content-type} or null",
                 )),
             },
+            FieldKind::Date => match value {
+                Value::Null => Ok(Value::Null),
+                Value::String(s) if s.is_empty() => Ok(Value::Null),
+                Value::String(s) => parse_date(s)
+                    .map(|d| Value::String(d.format("%Y-%m-%d").to_string()))
+                    .ok_or_else(|| {
+                        EngineError::bad_request(format!(
+                            "Field '{}' must be a date (YYYY-MM-DD), got '{s}'",
+                            self.name
+                        ))
+                    }),
+                _ => Err(wrong("a date string (YYYY-MM-DD) or null")),
+            }
+            .and_then(|v| self.present(v)),
+            FieldKind::Choice => match value {
+                Value::Null => Ok(Value::Null),
+                _ => self.token_of(value).map(Value::String),
+            },
+            FieldKind::MultipleChoice => {
+                let arr = value
+                    .as_array()
+                    .ok_or_else(|| wrong("an array of tokens"))?;
+                let mut out: Vec<String> = Vec::with_capacity(arr.len());
+                for item in arr {
+                    let token = self.token_of(item)?;
+                    if out.contains(&token) {
+                        return Err(EngineError::bad_request(format!(
+                            "Field '{}' lists '{token}' twice",
+                            self.name
+                        )));
+                    }
+                    out.push(token);
+                }
+                if self.required && out.is_empty() {
+                    return self.present(Value::Null);
+                }
+                Ok(json!(out))
+            }
+            // A reference is turned into the UID it names (which must exist) by
+            // `crate::content::operations` before this check.
+            FieldKind::RelationChoice => match value {
+                Value::Null | Value::String(_) => Ok(value.clone()),
+                _ => Err(wrong("a UID or null")),
+            },
             FieldKind::Querystring => {
                 let rows = value
                     .as_array()
@@ -470,6 +695,53 @@ impl FieldDef {
         }
     }
 }
+
+impl FieldDef {
+    /// The token a client's value of a Choice names (the token, or `{token, ...}`), if this field
+    /// offers it.
+    fn token_of(&self, value: &Value) -> Result<String> {
+        let token = match value {
+            Value::String(s) => s.as_str(),
+            Value::Object(o) => o.get("token").and_then(Value::as_str).ok_or_else(|| {
+                EngineError::bad_request(format!(
+                    "Field '{}' must be a token or {{token, title}}, got an object without \
+                     'token'",
+                    self.name
+                ))
+            })?,
+            other => {
+                return Err(EngineError::bad_request(format!(
+                    "Field '{}' must be a token, got {}",
+                    self.name,
+                    json_kind(other)
+                )))
+            }
+        };
+        match self.choice(token) {
+            Some(v) => Ok(v.token.clone()),
+            None => Err(EngineError::bad_request(format!(
+                "Field '{}': '{token}' is not one of its values ({})",
+                self.name,
+                self.choice_values()
+                    .iter()
+                    .map(|v| v.token.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+}
+
+/// A calendar date `YYYY-MM-DD` (exactly: a date field keeps no time).
+pub fn parse_date(s: &str) -> Option<NaiveDate> {
+    if s.len() != 10 {
+        return None;
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()
+}
+
+/// The regular expression of the form [`parse_date`] reads.
+const DATE_PATTERN: &str = r"^\d{4}-\d{2}-\d{2}$";
 
 /// The regular expression (ECMA-262, as JSON Schema uses) of what [`is_email`] accepts, or empty.
 const EMAIL_PATTERN: &str = r"^$|^[^@\s,]+@[^@\s,.][^@\s,]*\.[^@\s,]*[^@\s,.]$";
@@ -596,7 +868,11 @@ impl FieldDef {
         };
         let mut any: Vec<Value> = Vec::new();
         let mut schema = match self.kind {
-            FieldKind::String | FieldKind::Text | FieldKind::Email | FieldKind::Url => {
+            FieldKind::String
+            | FieldKind::Text
+            | FieldKind::Email
+            | FieldKind::Url
+            | FieldKind::Password => {
                 let mut all = vec![json!({"type": "string"})];
                 if self.kind != FieldKind::Text {
                     all.push(json!({"pattern": "^[^\\r\\n]*$"}));
@@ -682,6 +958,51 @@ impl FieldDef {
                 json!({})
             }
             FieldKind::Querystring => json!({"type": "array", "items": r("QueryRow")}),
+            FieldKind::Date => {
+                any.push(json!({"type": "string", "pattern": DATE_PATTERN}));
+                if !self.required {
+                    any.push(json!({"enum": ["", null]}));
+                }
+                json!({})
+            }
+            FieldKind::Choice | FieldKind::MultipleChoice => {
+                let tokens: Vec<&str> = self
+                    .choice_values()
+                    .iter()
+                    .map(|v| v.token.as_str())
+                    .collect();
+                let one = json!({"anyOf": [
+                    {"enum": tokens},
+                    {"type": "object", "required": ["token"],
+                     "properties": {"token": {"enum": tokens}}},
+                ]});
+                if self.kind == FieldKind::MultipleChoice {
+                    // no token twice (`{token}` objects and plain tokens alike: the parse's)
+                    let mut items = json!({"type": "array", "items": one, "uniqueItems": true});
+                    if self.required {
+                        items["minItems"] = json!(1);
+                    }
+                    items
+                } else {
+                    any.push(one);
+                    if !self.required {
+                        any.push(json!({"type": "null"}));
+                    }
+                    json!({})
+                }
+            }
+            FieldKind::RelationChoice => {
+                any.push(json!({"type": "string"}));
+                any.push(json!({
+                    "type": "object",
+                    "anyOf": [{"required": ["UID"]}, {"required": ["@id"]}],
+                }));
+                if !self.required {
+                    any.push(json!({"type": "null"}));
+                }
+                // UID, path or URL; that it names an object is the parse's
+                json!({})
+            }
         };
         if !any.is_empty() {
             schema = json!({ "anyOf": any });
@@ -799,6 +1120,80 @@ mod tests {
                 .unwrap(),
             json!("2026-03-01T00:00:00+00:00")
         );
+    }
+
+    #[test]
+    fn factories_are_named_by_token_or_title() {
+        assert_eq!(
+            FieldKind::from_factory("label_choice_field"),
+            Some(FieldKind::Choice)
+        );
+        assert_eq!(
+            FieldKind::from_factory("Multiple Choice"),
+            Some(FieldKind::MultipleChoice)
+        );
+        assert_eq!(
+            FieldKind::from_factory("label_email"),
+            Some(FieldKind::Email)
+        );
+        assert_eq!(FieldKind::from_factory("Tuple"), Some(FieldKind::Strings));
+        assert_eq!(FieldKind::from_factory("label_colour_field"), None);
+        // `Full Name` makes a text line, which still reports its own factory
+        assert_eq!(FieldKind::String.factory(), "Text line (String)");
+        assert_eq!(FACTORIES.iter().filter(|f| f.listed).count(), 20);
+    }
+
+    #[test]
+    fn dates_keep_no_time() {
+        let d = def(FieldKind::Date);
+        assert_eq!(
+            d.validate(&json!("2026-11-28")).unwrap(),
+            json!("2026-11-28")
+        );
+        assert_eq!(d.validate(&json!("")).unwrap(), Value::Null);
+        assert!(d.validate(&json!("2026-11-28T10:00:00Z")).is_err());
+        assert!(d.validate(&json!("2026-02-30")).is_err());
+        assert!(d.validate(&json!("2026-1-5")).is_err());
+    }
+
+    #[test]
+    fn choices_take_their_own_values() {
+        let mut c = def(FieldKind::Choice);
+        c.values = Some(vec![
+            ChoiceValue::from_line("red|Red"),
+            ChoiceValue::from_line("blue"),
+        ]);
+        assert_eq!(c.choice("blue").map(|v| v.title.as_str()), Some("blue"));
+        assert_eq!(c.validate(&json!("red")).unwrap(), json!("red"));
+        assert_eq!(
+            c.validate(&json!({"token": "blue"})).unwrap(),
+            json!("blue")
+        );
+        assert!(c.validate(&json!("green")).is_err());
+        assert!(c.validate(&json!(["red"])).is_err());
+        let mut m = c.clone();
+        m.kind = FieldKind::MultipleChoice;
+        assert_eq!(
+            m.validate(&json!(["blue", {"token": "red"}])).unwrap(),
+            json!(["blue", "red"])
+        );
+        assert!(m.validate(&json!(["red", "red"])).is_err());
+        assert!(m.validate(&json!("red")).is_err());
+        assert!(check_values(
+            "f",
+            &[ChoiceValue::from_line("a"), ChoiceValue::from_line("a|A")]
+        )
+        .is_err());
+        assert!(check_values("f", &[ChoiceValue::from_line("|A")]).is_err());
+    }
+
+    #[test]
+    fn a_missing_required_value_does_not_block_a_schema_change() {
+        let mut f = def(FieldKind::String);
+        f.required = true;
+        assert!(f.check_stored(None).is_ok());
+        f.max_length = Some(2);
+        assert!(f.check_stored(Some(&json!("abc"))).is_err());
     }
 
     #[test]
