@@ -659,6 +659,7 @@ fn nick_short_name(schema: &mut TypeSchema, ty: &ContentType) {
         FieldSchema {
             additional_items: None,
             behavior: SHORT_NAME.into(),
+            choices: None,
             default: None,
             description: "This name will be displayed in the URL.".into(),
             factory: FieldKind::String.factory().into(),
