@@ -129,7 +129,7 @@ window.prof = {
   async compressTest(name, format = "deflate-raw") {
     const idb = (n, upgrade) =>
       new Promise((res, rej) => {
-        const r = indexedDB.open(n, 1);
+        const r = upgrade ? indexedDB.open(n, 1) : indexedDB.open(n);
         r.onupgradeneeded = () => upgrade && upgrade(r.result);
         r.onsuccess = () => res(r.result);
         r.onerror = () => rej(r.error);

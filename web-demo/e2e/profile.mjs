@@ -70,7 +70,7 @@ function summarize(profile, label) {
   }
   const idle = self.get("(idle)") || 0;
   const busy = total - idle;
-  const wasm = [...self].filter(([k]) => k.endsWith("[wasm]")).reduce((s, [, v]) => s + v, 0);
+  const wasm = [...self].filter(([k]) => k.endsWith(".wasm]")).reduce((s, [, v]) => s + v, 0);
   console.log(`\n== ${label}: ${total.toFixed(1)} ms sampled, idle ${idle.toFixed(1)} ms, busy ${busy.toFixed(1)} ms (wasm ${wasm.toFixed(1)} ms)`);
   console.log(`   top ${TOP} by self time (share of busy time):`);
   [...self]
