@@ -318,8 +318,10 @@ pub fn decode_snapshot(bytes: &[u8]) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut at = 0usize;
     while at < bytes.len() {
         for _ in 0..2 {
-            let len = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize;
-            at = at.checked_add(4 + len)?;
+            let len_end = at.checked_add(4)?;
+            let len = u32::from_le_bytes(bytes.get(at..len_end)?.try_into().ok()?) as usize;
+            // checked: on wasm32 a malformed length near u32::MAX would wrap `usize`
+            at = len_end.checked_add(len)?;
         }
         pairs += 1;
     }
@@ -732,5 +734,9 @@ mod tests {
         assert_eq!(decode_snapshot(&bytes), Some(pairs));
         assert_eq!(decode_snapshot(&bytes[..bytes.len() - 1]), None);
         assert_eq!(decode_snapshot(&[]), Some(Vec::new()));
+        // a key without its value, and lengths running past the end (one near u32::MAX)
+        assert_eq!(decode_snapshot(&[1, 0, 0, 0, b'a']), None);
+        assert_eq!(decode_snapshot(&[1, 0, 0, 0, b'a', 9, 0, 0, 0, b'1']), None);
+        assert_eq!(decode_snapshot(&[0xfc, 0xff, 0xff, 0xff, b'a']), None);
     }
 }
