@@ -88,6 +88,23 @@ window.prof = {
     const bytes = records.reduce((s, v) => s + (v && v.byteLength ? v.byteLength : 0), 0);
     return { ms: performance.now() - t, bytes };
   },
+  // What a GET costs outside the engine, in the page alone (no wasm): building the `Request` as
+  // `req` does, and a `Response` of a typical page answer read back with `arrayBuffer()`, as
+  // host-wasm builds it and `ok` reads it. Medians over `k` calls, in ms.
+  async callerCost(k) {
+    const body = new TextEncoder().encode(JSON.stringify({ "@id": BASE + "/f1/p11", title: "Page 11", description: "seed", text: null, items: [], review_state: "private", x: "y".repeat(1500) }));
+    const init = { status: 200, headers: [["content-type", "application/json"]] };
+    const reqs = [], resps = [];
+    for (let i = 0; i < k; i++) {
+      let t = performance.now();
+      new Request(BASE + `/f${i % FOLDERS}/p${i}`, { method: "GET", headers: { Accept: "application/json", Authorization: AUTH } });
+      reqs.push(performance.now() - t);
+      t = performance.now();
+      await new Response(body, init).arrayBuffer();
+      resps.push(performance.now() - t);
+    }
+    return { request: median(reqs), response: median(resps), bytes: body.length };
+  },
   // Bytes of the snapshot per key family (`o:`, `x:e:`, ...): it is `[u32 LE len][key][u32 LE
   // len][value]...` (host-wasm/src/idb.rs, encode_snapshot), in chunks.
   async composition(name) {

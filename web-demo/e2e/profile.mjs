@@ -140,6 +140,10 @@ if (STEPS.includes("compress")) {
       `compress ${r.compressMs.toFixed(0)} ms, write ${r.writeMs.toFixed(0)} ms; read back ${r.readMs.toFixed(0)} ms + inflate ${r.inflateMs.toFixed(0)} ms (medians of 3)`);
   }
 }
+if (STEPS.includes("caller")) {
+  const c = await page.evaluate(() => prof.callerCost(2000));
+  console.log(`\nin the page alone, no wasm (medians of 2000): new Request(...) ${c.request.toFixed(4)} ms; new Response(${c.bytes} bytes).arrayBuffer() ${c.response.toFixed(4)} ms`);
+}
 if (STEPS.includes("get")) {
   await page.evaluate((n) => prof.gets(n, 100, 5000), N); // warm-up (argon2 once, caches)
   const med = await page.evaluate((n) => prof.gets(n, 300), N);
