@@ -215,7 +215,24 @@ function figure(text) {
 // Log in through Volto's login form (the page is on it or goes there).
 async function logIn(page, who) {
   if (!/\/login/.test(page.url())) await page.goto(volto + "/login");
-  await see(page.locator("#login"), "the login form");
+  let loggedIn = false;
+  for (let i = 0; i < 32 && !loggedIn; i += 1) {
+    loggedIn = (await page.locator("body.has-toolbar").count()) > 0;
+    if (!loggedIn) await new Promise((r) => setTimeout(r, 250));
+  }
+  if (loggedIn) {
+    // Seen now and then after a logout made offline: a full page load comes back with the
+    // previous session (a token the server already revoked) and Volto's login form leaves at
+    // once. Cause not found; logging out again gives the form.
+    console.log(`volto-offline-e2e: note: the login page came back logged in (at ${page.url()}); logging out again`);
+    await goInside(page, "/logout");
+    await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
+    await page.goto(volto + "/login");
+  }
+  await see(page.locator("#login"), "the login form").catch(async (e) => {
+    const cookie = await page.evaluate(() => document.cookie).catch(() => "?");
+    throw new Error(`${e.message} (at ${page.url()}, cookies: ${cookie.replace(/=[^;]{12,}/g, "=…")})`);
+  });
   await page.fill("#login", who.login);
   await page.fill("#password", who.password);
   await page.click("#login-form-submit");
@@ -522,32 +539,37 @@ step("a second conflict is resolved by a merge of fields: their title, my descri
 step("a session revoked while offline: nothing is sent, 'log in to sync', the login sends the edit", async (page) => {
   await page.context().setOffline(true);
   await waitIndicator(page, { online: "no" }, "the indicator to say offline");
-  await editPage(page, "/library/rules", "Rules (edited, session revoked)", "Written while the session was ended elsewhere.");
+  await editPage(page, "/library/written-offline", "Written offline (session revoked)", "Edited while the session was ended elsewhere.");
   await waitIndicator(page, { pending: 1 }, "the edit waiting");
   // every session of the editor ends on the server (as "log out everywhere" does)
   const { token } = await api("POST", "/@login", { login: admin.login, password: admin.password });
   await api("POST", "/@logout", { all: true }, `Bearer ${token}`);
   await page.context().setOffline(false);
   await waitIndicator(page, { loginNeeded: "yes", pending: 1 }, "the indicator to ask for a login, the edit still waiting", 60000);
-  const rules = await api("GET", "/library/rules");
-  if (rules.title === "Rules (edited, session revoked)") throw new Error("the edit was sent with the revoked session");
+  const before = await api("GET", "/library/written-offline");
+  if (before.title === "Written offline (session revoked)") throw new Error("the edit was sent with the revoked session");
   await new Promise((r) => setTimeout(r, 6000)); // rounds would run meanwhile: none may send
   if ((await indicator(page)).pending !== 1) throw new Error("the waiting edit left with the revoked session");
   await page.click("#volto-offline-status");
   await page.waitForURL(/\/login/);
   await logIn(page, admin);
-  await waitIndicator(page, { loginNeeded: "no", online: "yes", pending: 0, conflicts: 0 }, "the edit sent after the login", 60000);
-  const sent = await api("GET", "/library/rules");
-  if (sent.title !== "Rules (edited, session revoked)") throw new Error(`the server's /library/rules after the login: ${sent.title}`);
+  await waitIndicator(page, { loginNeeded: "no", online: "yes", downloaded: "yes", pending: 0, conflicts: 0 }, "the edit sent after the login", 60000);
+  const sent = await api("GET", "/library/written-offline");
+  if (sent.title !== "Written offline (session revoked)") throw new Error(`the server's /library/written-offline after the login: ${sent.title}`);
 });
 
 step("logout with writes waiting; a second user sees none of them; the first user's next login sends them", async (page) => {
   await page.context().setOffline(true);
   await waitIndicator(page, { online: "no" }, "the indicator to say offline");
   await goInside(page, "/");
-  await page.click("#toolbar-add");
-  await page.click("#toolbar-add-page");
-  await page.waitForURL(/\/add\?type=Page$/);
+  await settle(page);
+  // the add menu, once more if the first click did not lead to the form (a re-render took it)
+  for (let attempt = 0; attempt < 3 && !/\/add\?type=Page$/.test(page.url()); attempt += 1) {
+    if (!(await page.locator("#toolbar-add-page").isVisible())) await page.click("#toolbar-add");
+    await page.click("#toolbar-add-page");
+    await page.waitForURL(/\/add\?type=Page$/, { timeout: 8000 }).catch(() => {});
+  }
+  await page.waitForURL(/\/add\?type=Page$/, { timeout: 1000 });
   await settle(page);
   await setTitle(page, "Admin draft");
   await page.click("#toolbar-save");
@@ -556,7 +578,10 @@ step("logout with writes waiting; a second user sees none of them; the first use
   // log out offline: the replica and its waiting write stay, closed, for this user
   await goInside(page, "/logout");
   await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
+  await waitFor(async () => !(await page.evaluate(() => document.cookie.includes("auth_token="))), "Volto to drop its session cookie");
   await page.context().setOffline(false);
+  await page.goto(volto + "/login");
+  await settle(page);
   await logIn(page, other);
   await waitIndicator(page, { online: "yes", downloaded: "yes", pending: 0, conflicts: 0 }, "the second user's own copy, nothing waiting", 60000);
   const st = await workerStatus(page);
@@ -578,7 +603,7 @@ step("logout with writes waiting; a second user sees none of them; the first use
   await goInside(page, "/logout");
   await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
   await logIn(page, admin);
-  await waitIndicator(page, { online: "yes", pending: 0, conflicts: 0 }, "the first user's waiting page sent after their login", 60000);
+  await waitIndicator(page, { online: "yes", downloaded: "yes", pending: 0, conflicts: 0 }, "the first user's waiting page sent after their login", 60000);
   const st2 = await workerStatus(page);
   if (st2 && st2.figures) figure(`opening an existing replica at login (a round sends its waiting write): ${st2.figures.openMs} ms`);
   const draft = await api("GET", "/admin-draft");
