@@ -214,13 +214,16 @@ function figure(text) {
 
 // Log in through Volto's login form (the page is on it or goes there).
 async function logIn(page, who) {
-  if (!/\/login/.test(page.url())) await page.goto(volto + "/login");
-  let loggedIn = false;
-  for (let i = 0; i < 32 && !loggedIn; i += 1) {
-    loggedIn = (await page.locator("body.has-toolbar").count()) > 0;
-    if (!loggedIn) await new Promise((r) => setTimeout(r, 250));
-  }
-  if (loggedIn) {
+  for (let attempt = 0; ; attempt += 1) {
+    if (!/\/login/.test(page.url())) await page.goto(volto + "/login");
+    await settle(page);
+    const form = await page.locator("#login").first().waitFor({ timeout: 15000 }).then(() => true, () => false);
+    const loggedIn = (await page.locator("body.has-toolbar").count()) > 0;
+    if (form && !loggedIn) break;
+    if (!loggedIn || attempt >= 1) {
+      const cookie = await page.evaluate(() => document.cookie).catch(() => "?");
+      throw new Error(`not shown: the login form (at ${page.url()}, cookies: ${cookie.replace(/=[^;]{12,}/g, "=…")})`);
+    }
     // Seen now and then after a logout made offline: a full page load comes back with the
     // previous session (a token the server already revoked) and Volto's login form leaves at
     // once. Cause not found; logging out again gives the form.
@@ -229,10 +232,6 @@ async function logIn(page, who) {
     await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
     await page.goto(volto + "/login");
   }
-  await see(page.locator("#login"), "the login form").catch(async (e) => {
-    const cookie = await page.evaluate(() => document.cookie).catch(() => "?");
-    throw new Error(`${e.message} (at ${page.url()}, cookies: ${cookie.replace(/=[^;]{12,}/g, "=…")})`);
-  });
   await page.fill("#login", who.login);
   await page.fill("#password", who.password);
   await page.click("#login-form-submit");
@@ -524,6 +523,12 @@ step("a second conflict is resolved by a merge of fields: their title, my descri
   const conflict = page.locator(".volto-offline-conflict").first();
   await see(conflict.locator("button.volto-offline-merge"), "the Merge button");
   await see(conflict.locator('tr[data-field="title"] td.theirs', { hasText: "Hours (theirs)" }), "their title");
+  // only fields both versions have are offered (a server-only field is not the edit's to send)
+  const offered = await conflict.locator("tr[data-field]").evaluateAll((rows) => rows
+    .filter((r) => r.querySelector("input.volto-offline-pick-mine"))
+    .map((r) => [r.dataset.field, r.querySelector("td.mine").innerText.trim(), r.querySelector("td.theirs").innerText.trim()]));
+  const oneSided = offered.filter(([, mine, theirs]) => mine === "—" || theirs === "—");
+  if (oneSided.length) throw new Error(`the merge offers fields one side lacks: ${oneSided.map(([k]) => k).join(", ")}`);
   await conflict.locator('tr[data-field="title"] input.volto-offline-pick-theirs').check();
   await conflict.locator('tr[data-field="description"] input.volto-offline-pick-mine').check();
   await page.screenshot({ path: join(artifacts, "conflict-merge.png") });

@@ -17,7 +17,7 @@ const NOISE = new Set([
   'layout', 'id', 'allow_discussion', 'exclude_from_nav', 'language', 'working_copy',
   'working_copy_of', 'blocks_layout', 'effective', 'expires', 'creators',
   'contributors', 'rights', 'subjects', 'table_of_contents', 'changeNote',
-  'versioning_enabled', 'targetUrl', 'is_workingcopy',
+  'versioning_enabled', 'targetUrl', 'is_workingcopy', 'owner', 'type_title',
 ]);
 
 function blockText(blocks, layout) {
@@ -75,8 +75,8 @@ export function canMerge(c) {
 export function mergedFields(local, picks) {
   const out = {};
   Object.entries(picks).forEach(([k, side]) => {
-    if (side !== 'mine' || NOT_MERGEABLE.has(k)) return;
-    out[k] = local[k] === undefined ? null : local[k];
+    if (side !== 'mine' || NOT_MERGEABLE.has(k) || local[k] === undefined) return;
+    out[k] = local[k];
     if (k === 'blocks' && local.blocks_layout) {
       out.blocks_layout = local.blocks_layout;
     }
@@ -93,9 +93,16 @@ function what(w) {
 function Conflict({ c, onResolve, busy }) {
   const fields = differing(c.local, c.server);
   const merge = canMerge(c);
-  const mergeable = fields.filter(
-    (k) => !NOT_MERGEABLE.has(k) && show(k, c.local) !== show(k, c.server),
-  );
+  // a field only one side has (the server's read-only fields) is not the local edit's to send
+  const mergeable = merge
+    ? fields.filter(
+        (k) =>
+          !NOT_MERGEABLE.has(k) &&
+          k in c.local &&
+          k in c.server &&
+          show(k, c.local) !== show(k, c.server),
+      )
+    : [];
   // per field: 'mine' (default) or 'theirs'
   const [picks, setPicks] = useState({});
   const pick = (k) => picks[k] || 'mine';
