@@ -2,8 +2,11 @@
 # The Volto offline end-to-end stage (issue 37): host-server on a fresh data directory, Volto built
 # with the volto-offline add-on in front of it (scripts/volto.sh --offline, cached), and
 # tests/volto/offline.mjs driving an editor through Volto's UI in headless Chromium: online login,
-# then the browser context offline and the server stopped, edits, a reload, the server back with a
-# conflicting edit, the conflict resolved in the add-on's view. Screenshots: artifacts/volto-offline/.
+# the change stream followed, then the browser context offline and the server stopped, an image,
+# edits, the history, a reorder, a reload, the server back with a conflicting edit, the conflict
+# resolved in the add-on's view ("Keep mine", then a merge of fields), a session revoked while
+# offline (a login before anything is sent), a second user of the browser and a logout with writes
+# waiting; figures printed. Screenshots: artifacts/volto-offline/.
 #
 #   HOST_SERVER_BIN=path/to/host-server ./scripts/volto-offline-e2e.sh
 #

@@ -4,14 +4,21 @@
 // stopped; the editor browses, searches, opens the contents view, edits a page, adds a page and a
 // folder, reloads the tab, publishes; the server comes back with a conflicting edit made meanwhile
 // through its API; the browser comes back online: the server has every other change, the conflict
-// shows in the add-on's view and is resolved there ("Keep mine"). A screenshot per step goes to
-// $VOLTO_ARTIFACTS (default artifacts/volto-offline/). The first failing step fails the run.
+// shows in the add-on's view and is resolved there ("Keep mine"). Also: the worker follows the
+// server's change stream; an image synced online shows offline; the history view shows an offline
+// edit; a reorder in the contents view offline reaches the server; a second conflict is resolved
+// by a merge of fields; a session revoked while offline makes the worker send nothing until the
+// editor logs in again; a second user of the browser sees none of the first one's writes, which
+// wait (through a logout) for the first user's next login. Figures (the replica's opening, an
+// offline GET and PATCH through the worker) are printed, not asserted. A screenshot per step goes
+// to $VOLTO_ARTIFACTS (default artifacts/volto-offline/). The first failing step fails the run.
 //
 //   node tests/volto/offline.mjs <volto URL> <backend URL>
 // with ADMIN_PASSWORD (the backend's admin), SERVER_PID (the running server, stopped by the test)
 // and SERVER_CMD (a JSON array: the command that starts it again on the same data and port).
 // scripts/volto-offline-e2e.sh sets all of them.
 import { spawn } from "node:child_process";
+import { crc32, deflateSync } from "node:zlib";
 import { mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,6 +34,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const artifacts = process.env.VOLTO_ARTIFACTS || join(here, "..", "..", "artifacts", "volto-offline");
 mkdirSync(artifacts, { recursive: true });
 const admin = { login: "admin", password: ADMIN_PASSWORD };
+// the second user of the browser (a Manager: they could see the first user's writes were they on
+// the server)
+const other = { login: "harriet", password: `h-${ADMIN_PASSWORD}` };
 
 // ---- the server: stopped and started again by the test ----------------------------------------
 
@@ -56,10 +66,10 @@ async function startServer() {
 
 // ---- the REST API (fixtures and checks), Basic auth straight to the server ---------------------
 
-async function api(method, path, body) {
+async function api(method, path, body, auth) {
   const headers = {
     Accept: "application/json",
-    Authorization: "Basic " + Buffer.from(`${admin.login}:${admin.password}`).toString("base64"),
+    Authorization: auth || "Basic " + Buffer.from(`${admin.login}:${admin.password}`).toString("base64"),
   };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const res = await fetch(backend + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -88,6 +98,29 @@ async function fixtures() {
   await api("POST", "/library", { "@type": "Page", id: "rules", title: "Library rules", ...textBlocks("Whisper, and return books on time.") });
   await api("POST", "/", { "@type": "Page", id: "opening-hours", title: "Opening hours", description: "When we are open.", ...textBlocks("Monday to Friday, nine to five.") });
   await api("POST", "/opening-hours/@workflow/publish", {});
+  await api("POST", "/library", {
+    "@type": "Image", id: "harbour-map", title: "Harbour map",
+    image: { data: png(320, 200).toString("base64"), encoding: "base64", filename: "harbour-map.png", "content-type": "image/png" },
+  });
+  await api("POST", "/@users", { username: other.login, email: "harriet@example.org", password: other.password, roles: ["Manager"] });
+}
+
+// A `w` x `h` RGB PNG (stripes), for the image fixture.
+function png(w, h) {
+  const row = (y) => Buffer.from([0, ...Array.from({ length: w }, (_, x) => [(x * 3) & 255, (y * 5) & 255, ((x + y) >> 2) & 255]).flat()]);
+  const raw = Buffer.concat(Array.from({ length: h }, (_, y) => row(y)));
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(crc32(Buffer.concat([Buffer.from(type), data])));
+    return Buffer.concat([len, Buffer.from(type), data, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr.set([8, 2, 0, 0, 0], 8);
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk("IHDR", ihdr), chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
 }
 
 // ---- helpers -----------------------------------------------------------------------------------
@@ -122,6 +155,10 @@ async function indicator(page) {
     downloaded: await get("data-downloaded"),
     pending: Number(await get("data-pending")),
     conflicts: Number(await get("data-conflicts")),
+    loginNeeded: await get("data-login-needed"),
+    stream: await get("data-stream"),
+    streamEvents: Number(await get("data-stream-events")),
+    images: Number(await get("data-images")),
   };
 }
 
@@ -154,6 +191,55 @@ async function workerDetails(page) {
     sw.postMessage({ type: "details", online: navigator.onLine }, [ch.port2]);
     setTimeout(() => resolve("no answer"), 5000);
   })).catch((e) => `cannot ask: ${e.message}`);
+}
+
+// What the Service Worker reports as the status of the page's user (`figures` among it).
+async function workerStatus(page) {
+  return page.evaluate(() => new Promise((resolve) => {
+    const sw = navigator.serviceWorker && navigator.serviceWorker.controller;
+    const token = (document.cookie.match(/(?:^|; )auth_token=([^;]+)/) || [])[1];
+    if (!sw) return resolve(null);
+    const ch = new MessageChannel();
+    ch.port1.onmessage = (e) => resolve(e.data && e.data.value);
+    sw.postMessage({ type: "status", token, online: navigator.onLine }, [ch.port2]);
+    setTimeout(() => resolve(null), 5000);
+  }));
+}
+
+const figures = [];
+function figure(text) {
+  figures.push(text);
+  console.log(`volto-offline-e2e: figure: ${text}`);
+}
+
+// Log in through Volto's login form (the page is on it or goes there).
+async function logIn(page, who) {
+  for (let attempt = 0; ; attempt += 1) {
+    if (!/\/login/.test(page.url())) await page.goto(volto + "/login");
+    await settle(page);
+    const form = await page.locator("#login").first().waitFor({ timeout: 15000 }).then(() => true, () => false);
+    const loggedIn = (await page.locator("body.has-toolbar").count()) > 0;
+    if (form && !loggedIn) break;
+    const cookie = await page.evaluate(() => document.cookie).catch(() => "?");
+    if (attempt >= 1) {
+      throw new Error(`not shown: the login form (at ${page.url()}, cookies: ${cookie.replace(/=[^;]{12,}/g, "=…")})`);
+    }
+    // Seen now and then after a logout made offline: the session cookie holds the ended session
+    // again, so the page load shows Volto logged in with it or its "Unauthorized" page instead of
+    // the form (README, step 17). Cause not found; the stage drops the cookie and goes on.
+    console.log(`volto-offline-e2e: note: no login form (at ${page.url()}, logged in: ${loggedIn}, session cookie: ${cookie.includes("auth_token=")}); the cookie is dropped`);
+    if (loggedIn) {
+      await goInside(page, "/logout");
+      await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
+    }
+    await page.context().clearCookies();
+    await page.goto(volto + "/login");
+  }
+  await page.fill("#login", who.login);
+  await page.fill("#password", who.password);
+  await page.click("#login-form-submit");
+  await page.locator("body.has-toolbar").waitFor({ timeout: 15000 });
+  await settle(page);
 }
 
 // Navigate inside Volto without a page load, as a click on one of its links does (its router
@@ -190,12 +276,25 @@ step("log in online: the Service Worker controls the page and the offline copy d
   await page.locator("body.has-toolbar").waitFor({ timeout: 15000 });
   await settle(page);
   await waitIndicator(page, { online: "yes", downloaded: "yes", pending: 0, conflicts: 0 }, "the offline copy to be downloaded", 60000);
+  const st = await workerStatus(page);
+  if (st && st.figures && st.figures.openMs !== undefined) {
+    figure(`opening the replica at login (a new one: the full download of ${st.downloaded ? "the site" : "?"}): ${st.figures.openMs} ms`);
+  }
+  // the image's bytes (every scale) are kept once the replica has it
+  await waitIndicator(page, { images: (n) => n >= 1 }, "the image's bytes kept for offline use", 60000);
   // pages the editor opens online are kept for offline reloads
   for (const p of ["/", "/library", "/opening-hours"]) {
     await page.goto(volto + p);
     await settle(page);
   }
   await heading(page, "Opening hours");
+});
+
+step("online: the worker follows the server's change stream; an edit through the API arrives at once", async (page) => {
+  await waitIndicator(page, { stream: "open" }, "the change stream to be open", 30000);
+  const before = (await indicator(page)).streamEvents;
+  await api("PATCH", "/library", { description: "Books, rules and maps." });
+  await waitIndicator(page, { streamEvents: (n) => n > before }, "the change to come through the stream", 15000);
 });
 
 step("the browser goes offline and the server stops", async (page) => {
@@ -217,6 +316,17 @@ step("offline: browse through the navigation, open the contents view, search", a
   await see(page.locator("#page-search a, .searchresults a, #content-core a", { hasText: "Library rules" }), "the search result");
 });
 
+step("offline: an image synced online shows (its bytes kept by the worker)", async (page) => {
+  await goInside(page, "/library/harbour-map");
+  await heading(page, "Harbour map");
+  const img = page.locator("#content-core img, #page-document img, .view-wrapper img").first();
+  await see(img, "the image");
+  await waitFor(() => img.evaluate((el) => el.complete && el.naturalWidth > 0), "the image's bytes to load offline", 10000)
+    .catch(async (e) => {
+      throw new Error(`${e.message}: ${await img.evaluate((el) => `${el.currentSrc} ${el.naturalWidth}`)}`);
+    });
+});
+
 step("offline: edit a page (title, description, text)", async (page) => {
   await goInside(page, "/opening-hours");
   await heading(page, "Opening hours");
@@ -234,6 +344,19 @@ step("offline: edit a page (title, description, text)", async (page) => {
   await heading(page, "Opening hours (offline)");
   await see(page.locator("#page-document", { hasText: "Closed on holidays." }), "the edited text");
   await waitIndicator(page, { pending: (n) => n >= 1 }, "a write waiting to be sent");
+});
+
+step("offline: the history view shows the offline edit", async (page) => {
+  await goInside(page, "/opening-hours/historyview");
+  const rows = page.locator("#content-core table tbody tr, .history table tbody tr, table tbody tr");
+  await see(rows, "the history's rows");
+  // the newest entry is the offline edit: a version after the download, by the editor
+  const first = rows.first();
+  const text = await first.innerText();
+  const version = Number((await first.locator("td").first().innerText()).trim());
+  if (!(version >= 1)) throw new Error(`the newest history entry is not an edit made here: ${text}`);
+  await goInside(page, "/opening-hours");
+  await heading(page, "Opening hours (offline)");
 });
 
 step("offline: add a page and a folder", async (page) => {
@@ -257,6 +380,24 @@ step("offline: add a page and a folder", async (page) => {
   await page.click("#toolbar-save");
   await page.waitForURL(/\/offline-folder$/, { timeout: 15000 });
   await heading(page, "Offline folder");
+});
+
+step("offline: reorder in the contents view (the new page to the top)", async (page) => {
+  await goInside(page, "/library/contents");
+  const row = (title) => page.locator("#content-core table tbody tr", { hasText: title });
+  await see(row("Written offline"), "the new page in the contents view");
+  const names = () => page.locator("#content-core table tbody tr").evaluateAll((rs) => rs.map((r) => (r.querySelector(".icon-align-name") || r).innerText.trim().split("\n")[0].trim()));
+  const before = await names();
+  if (before[0] === "Written offline") throw new Error(`the new page is already first: ${before}`);
+  const saved = page.waitForResponse((r) => r.request().method() === "PATCH" && /\/library$/.test(new URL(r.url()).pathname), { timeout: 15000 });
+  await row("Written offline").locator(".drag.handle").first().dragTo(row(before[0]).first(), { targetPosition: { x: 20, y: 5 } });
+  const res = await saved;
+  if (!res.ok()) throw new Error(`the reorder answered ${res.status()}`);
+  await page.reload();
+  await settle(page);
+  await see(row("Written offline"), "the contents view after a reload");
+  const after = await names();
+  if (after[0] !== "Written offline") throw new Error(`the order after the reorder: ${after.join(", ")}`);
 });
 
 step("offline: reload the tab, the changes stay", async (page) => {
@@ -285,7 +426,39 @@ step("offline: publish the new page (state menu)", async (page) => {
   await settle(page);
   await see(menu.locator(".react-select__single-value", { hasText: "Published" }), "the state Published");
   await page.keyboard.press("Escape");
-  await waitIndicator(page, { online: "no", pending: (n) => n >= 4 }, "four writes waiting (edit, page, folder, publish)");
+  await waitIndicator(page, { online: "no", pending: (n) => n >= 5 }, "five writes waiting (edit, page, folder, reorder, publish)");
+});
+
+step("figures: an offline GET and PATCH answered through the worker (printed, not asserted)", async (page) => {
+  const m = await page.evaluate(async () => {
+    const token = (document.cookie.match(/(?:^|; )auth_token=([^;]+)/) || [])[1];
+    const headers = { Accept: "application/json", Authorization: `Bearer ${token}` };
+    const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    const gets = [];
+    for (let i = 0; i < 20; i += 1) {
+      const t0 = performance.now();
+      const r = await fetch("/++api++/library/rules", { headers });
+      await r.json();
+      if (!r.ok) throw new Error(`GET answered ${r.status}`);
+      gets.push(performance.now() - t0);
+    }
+    const patches = [];
+    for (let i = 0; i < 5; i += 1) {
+      const t0 = performance.now();
+      const r = await fetch("/++api++/library/rules", {
+        method: "PATCH",
+        headers: { ...headers, "Content-Type": "application/json", Prefer: "return=representation" },
+        body: JSON.stringify({ description: `Kept offline (${i + 1}).` }),
+      });
+      await r.text();
+      if (!r.ok) throw new Error(`PATCH answered ${r.status}`);
+      patches.push(performance.now() - t0);
+    }
+    return { get: median(gets), getMax: Math.max(...gets), patch: median(patches), patchMax: Math.max(...patches) };
+  });
+  figure(`offline GET of a page through the worker: median ${m.get.toFixed(1)} ms (max ${m.getMax.toFixed(1)}) over 20`);
+  figure(`offline PATCH of a page through the worker: median ${m.patch.toFixed(1)} ms (max ${m.patchMax.toFixed(1)}) over 5`);
+  await waitIndicator(page, { pending: (n) => n >= 10 }, "the five PATCHes waiting too");
 });
 
 step("the server comes back with a conflicting edit; the browser goes online: writes replayed, one conflict", async (page) => {
@@ -300,6 +473,11 @@ step("the server comes back with a conflicting edit; the browser goes online: wr
   }
   const folder = await api("GET", "/offline-folder");
   if (folder.title !== "Offline folder") throw new Error(`the server's /offline-folder: ${folder.title}`);
+  const library = await api("GET", "/library");
+  const order = library.items.map((i) => i["@id"].split("/").pop());
+  if (order[0] !== "written-offline") throw new Error(`the server's order of /library: ${order.join(", ")}`);
+  const rules = await api("GET", "/library/rules");
+  if (rules.description !== "Kept offline (5).") throw new Error(`the server's /library/rules description: ${rules.description}`);
   const edited = await api("GET", "/opening-hours");
   if (edited.title !== "Opening hours (changed on the server)") throw new Error(`the conflict was overwritten: ${edited.title}`);
 });
@@ -320,6 +498,124 @@ step("the conflict view shows both versions; 'Keep mine' resolves it", async (pa
   if (edited.title !== "Opening hours (offline)" || edited.description !== "Changed without the server.") {
     throw new Error(`the server's /opening-hours after 'Keep mine': ${edited.title} / ${edited.description}`);
   }
+});
+
+// An edit of a page through Volto's form: title and description.
+async function editPage(page, path, title, description) {
+  await goInside(page, path);
+  await page.click("#toolbar a.edit");
+  await page.waitForURL(new RegExp(`${path}/edit$`));
+  await settle(page);
+  await setTitle(page, title);
+  await page.fill("textarea#field-description", description);
+  await page.click("#toolbar-save");
+  await page.waitForURL(new RegExp(`${path}$`), { timeout: 15000 });
+  await heading(page, title);
+}
+
+step("a second conflict is resolved by a merge of fields: their title, my description", async (page) => {
+  await page.context().setOffline(true);
+  await waitIndicator(page, { online: "no" }, "the indicator to say offline");
+  await editPage(page, "/opening-hours", "Hours (mine)", "My description, written offline.");
+  await waitIndicator(page, { pending: 1 }, "the edit waiting");
+  await api("PATCH", "/opening-hours", { title: "Hours (theirs)", description: "Their description." });
+  await page.context().setOffline(false);
+  await waitIndicator(page, { online: "yes", pending: 0, conflicts: 1 }, "the edit refused as a conflict", 60000);
+  await page.click("#volto-offline-status");
+  await page.waitForURL(/\/offline-sync$/);
+  const conflict = page.locator(".volto-offline-conflict").first();
+  await see(conflict.locator("button.volto-offline-merge"), "the Merge button");
+  await see(conflict.locator('tr[data-field="title"] td.theirs', { hasText: "Hours (theirs)" }), "their title");
+  // only fields both versions have are offered (a server-only field is not the edit's to send)
+  const offered = await conflict.locator("tr[data-field]").evaluateAll((rows) => rows
+    .filter((r) => r.querySelector("input.volto-offline-pick-mine"))
+    .map((r) => [r.dataset.field, r.querySelector("td.mine").innerText.trim(), r.querySelector("td.theirs").innerText.trim()]));
+  const oneSided = offered.filter(([, mine, theirs]) => mine === "—" || theirs === "—");
+  if (oneSided.length) throw new Error(`the merge offers fields one side lacks: ${oneSided.map(([k]) => k).join(", ")}`);
+  await conflict.locator('tr[data-field="title"] input.volto-offline-pick-theirs').check();
+  await conflict.locator('tr[data-field="description"] input.volto-offline-pick-mine').check();
+  await page.screenshot({ path: join(artifacts, "conflict-merge.png") });
+  await conflict.locator("button.volto-offline-merge").click();
+  await see(page.locator(".volto-offline-no-conflicts"), "no conflicts left", 60000);
+  await waitIndicator(page, { pending: 0, conflicts: 0 }, "nothing waiting", 60000);
+  const merged = await api("GET", "/opening-hours");
+  if (merged.title !== "Hours (theirs)" || merged.description !== "My description, written offline.") {
+    throw new Error(`the server's /opening-hours after the merge: ${merged.title} / ${merged.description}`);
+  }
+});
+
+step("a session revoked while offline: nothing is sent, 'log in to sync', the login sends the edit", async (page) => {
+  await page.context().setOffline(true);
+  await waitIndicator(page, { online: "no" }, "the indicator to say offline");
+  await editPage(page, "/library/written-offline", "Written offline (session revoked)", "Edited while the session was ended elsewhere.");
+  await waitIndicator(page, { pending: 1 }, "the edit waiting");
+  // every session of the editor ends on the server (as "log out everywhere" does)
+  const { token } = await api("POST", "/@login", { login: admin.login, password: admin.password });
+  await api("POST", "/@logout", { all: true }, `Bearer ${token}`);
+  await page.context().setOffline(false);
+  await waitIndicator(page, { loginNeeded: "yes", pending: 1 }, "the indicator to ask for a login, the edit still waiting", 60000);
+  const before = await api("GET", "/library/written-offline");
+  if (before.title === "Written offline (session revoked)") throw new Error("the edit was sent with the revoked session");
+  await new Promise((r) => setTimeout(r, 6000)); // rounds would run meanwhile: none may send
+  if ((await indicator(page)).pending !== 1) throw new Error("the waiting edit left with the revoked session");
+  await page.click("#volto-offline-status");
+  await page.waitForURL(/\/login/);
+  await logIn(page, admin);
+  await waitIndicator(page, { loginNeeded: "no", online: "yes", downloaded: "yes", pending: 0, conflicts: 0 }, "the edit sent after the login", 60000);
+  const sent = await api("GET", "/library/written-offline");
+  if (sent.title !== "Written offline (session revoked)") throw new Error(`the server's /library/written-offline after the login: ${sent.title}`);
+});
+
+step("logout with writes waiting; a second user sees none of them; the first user's next login sends them", async (page) => {
+  await page.context().setOffline(true);
+  await waitIndicator(page, { online: "no" }, "the indicator to say offline");
+  await goInside(page, "/");
+  await settle(page);
+  // the add menu, once more if the first click did not lead to the form (a re-render took it)
+  for (let attempt = 0; attempt < 3 && !/\/add\?type=Page$/.test(page.url()); attempt += 1) {
+    if (!(await page.locator("#toolbar-add-page").isVisible())) await page.click("#toolbar-add");
+    await page.click("#toolbar-add-page");
+    await page.waitForURL(/\/add\?type=Page$/, { timeout: 8000 }).catch(() => {});
+  }
+  await page.waitForURL(/\/add\?type=Page$/, { timeout: 1000 });
+  await settle(page);
+  await setTitle(page, "Admin draft");
+  await page.click("#toolbar-save");
+  await page.waitForURL(/\/admin-draft$/, { timeout: 15000 });
+  await waitIndicator(page, { pending: 1 }, "the new page waiting");
+  // log out offline: the replica and its waiting write stay, closed, for this user
+  await goInside(page, "/logout");
+  await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
+  await waitFor(async () => !(await page.evaluate(() => document.cookie.includes("auth_token="))), "Volto to drop its session cookie");
+  await page.context().setOffline(false);
+  await page.goto(volto + "/login");
+  await settle(page);
+  await logIn(page, other);
+  await waitIndicator(page, { online: "yes", downloaded: "yes", pending: 0, conflicts: 0 }, "the second user's own copy, nothing waiting", 60000);
+  const st = await workerStatus(page);
+  if (!st || st.login !== other.login) throw new Error(`the worker's replica is not the second user's: ${JSON.stringify(st)}`);
+  await goInside(page, "/offline-sync");
+  await see(page.locator(".volto-offline-nothing-pending"), "nothing waiting for the second user");
+  await new Promise((r) => setTimeout(r, 6000)); // a round or more of the second user
+  const drafts = await api("GET", "/@search?SearchableText=Admin%20draft");
+  if (drafts.items_total !== 0) throw new Error("the first user's page reached the server during the second user's session");
+  // offline, the second user's copy has no trace of it either
+  await page.context().setOffline(true);
+  await waitIndicator(page, { online: "no" }, "the indicator to say offline");
+  await goInside(page, "/search?SearchableText=draft");
+  await settle(page);
+  if (await page.locator("#page-search a, .searchresults a, #content-core a", { hasText: "Admin draft" }).count()) {
+    throw new Error("the second user's copy shows the first user's page");
+  }
+  await page.context().setOffline(false);
+  await goInside(page, "/logout");
+  await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
+  await logIn(page, admin);
+  await waitIndicator(page, { online: "yes", downloaded: "yes", pending: 0, conflicts: 0 }, "the first user's waiting page sent after their login", 60000);
+  const st2 = await workerStatus(page);
+  if (st2 && st2.figures) figure(`opening an existing replica at login (a round sends its waiting write): ${st2.figures.openMs} ms`);
+  const draft = await api("GET", "/admin-draft");
+  if (draft.title !== "Admin draft") throw new Error(`the server's /admin-draft: ${draft.title}`);
 });
 
 // ---- run -------------------------------------------------------------------------------------
@@ -350,4 +646,5 @@ try {
   await browser.close();
   if (restarted) restarted.kill("SIGTERM");
 }
+if (figures.length) console.log(`volto-offline-e2e: figures:\n${figures.map((f) => `  - ${f}`).join("\n")}`);
 process.exit(summary("volto-offline-e2e", steps, n, failed));

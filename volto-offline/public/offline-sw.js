@@ -15,6 +15,14 @@
 // One replica per user (IndexedDB database "volto-offline:<login>"); requests are answered from the
 // replica of the user named by their own bearer token only, so another user of the browser never
 // sees it, and anonymous requests never reach a replica.
+//
+// Also: while online, the worker follows the server's change stream (Server-Sent Events of
+// `GET /@changes`, reached through the add-on's streaming route of Volto's server) and starts a
+// round as soon as something changes; when the server refuses the user's token (a round answered
+// 401, or a token whose `exp` passed) it sends nothing more until Volto's login gives a new token
+// of the same user; images: the bytes of the images in the replica (every scale) and those Volto
+// showed are kept in a per-user cache (`volto-offline-files:<login>`), with the image fields the
+// replica does not hold, and put back into the replica's answers offline.
 import init, { openSite } from "/offline-pkg/host_wasm.js";
 
 const ORIGIN = self.location.origin;
@@ -27,8 +35,18 @@ const SHELL_ROOT = "/__volto-offline-shell__/root";
 const SHELL_ANY = "/__volto-offline-shell__/any";
 // How long a failed network attempt makes the worker answer from the replica without trying.
 const OFFLINE_GRACE_MS = 5000;
-// Sync rounds while online: at most this often (pending writes are sent at the next round).
+// Sync rounds while online: at most this often (pending writes are sent at the next round) while
+// the change stream is not open; with the stream open, a change starts a round at once and
+// rounds run at least this often (the visibility check of each round, and a stream that misses).
 const SYNC_EVERY_MS = 5000;
+const SYNC_EVERY_STREAMING_MS = 30000;
+// Reconnecting a change stream that ended or failed: after this long (the server's `retry`).
+const STREAM_RETRY_MS = 2000;
+// Images of the replica (their scales) fetched into the files cache: at most this often, this many.
+const PREFETCH_EVERY_MS = 20000;
+const PREFETCH_MAX = 200;
+// The key prefix of the image fields kept in a user's files cache, per object path.
+const META_PREFIX = "/__volto-offline-meta__";
 
 const realFetch = self.fetch.bind(self);
 
@@ -67,6 +85,8 @@ let clientsOnline = true;
 let syncing = null;
 let lastSync = 0;
 let lastStatus = null;
+/** Times measured by the worker (ms): `openMs`, the last opening of a replica (with its round). */
+const figures = {};
 
 function wasm() {
   if (!wasmReady) {
@@ -100,25 +120,43 @@ function claims(token) {
   try {
     const part = token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/");
     const c = JSON.parse(atob(part + "=".repeat((4 - (part.length % 4)) % 4)));
-    return typeof c.sub === "string" && c.sub ? { login: c.sub, token, exp: c.exp || 0 } : null;
+    return typeof c.sub === "string" && c.sub
+      ? { login: c.sub, token, exp: c.exp || 0, iat: c.iat || 0 }
+      : null;
   } catch {
     return null;
   }
 }
 
+const expired = (user) => !!user.exp && user.exp * 1000 <= Date.now();
+
 // The replica of `user`, opened (or created: the first download runs then) when it is not the open
-// one. Opening another user's replica closes the open one first. A new token of the same user (a
-// new login, e.g. after the server refused an expired one) reopens the replica with it.
+// one. Opening another user's replica closes the open one first. A newer token of the same user (a
+// new login, e.g. after the server refused the old one) reopens the replica with it; an older one
+// (a request Volto sent before the login) changes nothing.
 function replicaFor(user) {
   if (current && current.login === user.login) {
-    if (current.token !== user.token && (!user.exp || user.exp * 1000 > Date.now())) {
+    const newer = user.iat > current.iat || (user.iat === current.iat && user.exp > current.exp);
+    if (current.token !== user.token && newer && !expired(user)) {
       current.token = user.token;
+      current.iat = user.iat;
+      current.exp = user.exp;
+      current.needsLogin = false;
       openReplica(current, current.ready);
     }
     return current;
   }
-  const entry = { login: user.login, token: user.token, site: null };
+  const entry = {
+    login: user.login,
+    token: user.token,
+    iat: user.iat,
+    exp: user.exp,
+    site: null,
+    // the server refused the token (or it expired): nothing is sent until a new login
+    needsLogin: expired(user),
+  };
   openReplica(entry, current ? current.ready : null);
+  if (current) stopStream();
   current = entry;
   return entry;
 }
@@ -132,14 +170,20 @@ function openReplica(entry, previous) {
       if (old) old.close();
     }
     await wasm();
-    const site = await openSite(dbName(entry.login), {
-      baseUrl: ORIGIN,
-      server: ORIGIN,
-      credentials: { login: entry.login, token: entry.token },
-    });
+    const t0 = performance.now();
+    // a token known to be refused is not given: the replica then sends nothing
+    const credentials = entry.needsLogin ? { login: entry.login } : { login: entry.login, token: entry.token };
+    const site = await openSite(dbName(entry.login), { baseUrl: ORIGIN, server: ORIGIN, credentials });
+    figures.openMs = Math.round(performance.now() - t0);
+    if (current !== entry) {
+      site.close(); // another user logged in meanwhile
+      return site;
+    }
     entry.site = site;
     lastSync = Date.now();
     noteStatus(site.syncStatus());
+    followStream();
+    prefetchImages(entry, site);
     return site;
   })();
   entry.ready.catch((e) => {
@@ -148,10 +192,18 @@ function openReplica(entry, previous) {
   });
 }
 
+// What the sync core says when the server refused the credentials, or has none to send.
+const REFUSED = /^(the server refused the credentials|not logged in to the server)/;
+
 function noteStatus(st) {
   lastStatus = st;
   if (st.online) offlineUntil = 0;
   else if (st.lastError && st.lastError.startsWith("no answer")) offlineUntil = Date.now() + OFFLINE_GRACE_MS;
+  if (current && st.lastError && REFUSED.test(st.lastError)) {
+    // a round got 401: no more rounds (nothing is sent) until Volto's login brings a new token
+    current.needsLogin = true;
+    stopStream();
+  }
 }
 
 function offlineNow() {
@@ -161,9 +213,20 @@ function offlineNow() {
 // One sync round of the open replica, unless one runs, the browser is offline, or one ran less than
 // SYNC_EVERY_MS ago (`force` skips that last check).
 function scheduleSync(force) {
-  if (!current || !current.site || syncing || !clientsOnline) return syncing;
-  if (!force && Date.now() - lastSync < SYNC_EVERY_MS) return null;
+  if (!current || !current.site || !clientsOnline) return syncing;
+  if (current.needsLogin || expired(current)) {
+    current.needsLogin = true;
+    return syncing;
+  }
+  if (syncing) {
+    if (force) again = true; // a change arrived during the round: one more after it
+    return syncing;
+  }
+  const every = stream.open ? SYNC_EVERY_STREAMING_MS : SYNC_EVERY_MS;
+  if (!force && Date.now() - lastSync < every) return null;
+  const entry = current;
   const site = current.site;
+  again = false;
   syncing = site
     .sync()
     .then(noteStatus)
@@ -171,8 +234,89 @@ function scheduleSync(force) {
     .finally(() => {
       lastSync = Date.now();
       syncing = null;
+      if (current === entry) {
+        followStream();
+        prefetchImages(entry, site);
+        if (again) scheduleSync(true);
+      }
     });
   return syncing;
+}
+
+// ---- the change stream -----------------------------------------------------------------------
+
+// The open stream of the current replica's user: { open, controller, login, events, retry }.
+const stream = { open: false, controller: null, login: null, events: 0, retry: null, lastId: null };
+let again = false;
+
+function stopStream() {
+  if (stream.controller) stream.controller.abort();
+  stream.controller = null;
+  stream.open = false;
+  stream.login = null;
+  clearTimeout(stream.retry);
+  stream.retry = null;
+}
+
+// Follow the server's change stream (`GET /@changes`, `Accept: text/event-stream`) as the current
+// user while the browser is online: each change starts a round at once. Volto's own proxy keeps a
+// whole answer before passing it on, so the add-on's server route streams this one (src/server.js).
+function followStream() {
+  const entry = current;
+  if (!entry || !entry.site || entry.needsLogin || !clientsOnline || offlineNow()) return;
+  if (stream.controller && stream.login === entry.login) return; // already followed
+  stopStream();
+  const controller = new AbortController();
+  stream.controller = controller;
+  stream.login = entry.login;
+  const headers = { Accept: "text/event-stream", Authorization: `Bearer ${entry.token}` };
+  if (stream.lastId) headers["Last-Event-ID"] = stream.lastId;
+  const ended = (why) => {
+    if (stream.controller !== controller) return;
+    stream.controller = null;
+    stream.open = false;
+    if (why === 401) {
+      noteStatus({ ...(lastStatus || {}), lastError: "the server refused the credentials (change stream)" });
+      return;
+    }
+    stream.retry = setTimeout(() => {
+      stream.retry = null;
+      if (current === entry) followStream();
+    }, STREAM_RETRY_MS);
+  };
+  (async () => {
+    const resp = await realFetch(`${ORIGIN}${API_PREFIX}/@changes`, { headers, signal: controller.signal });
+    if (!resp.ok || !(resp.headers.get("content-type") || "").includes("text/event-stream") || !resp.body) {
+      if (resp.status === 410) stream.lastId = null; // the cursor expired: from now on
+      return ended(resp.status);
+    }
+    stream.open = true;
+    scheduleSync(true); // what changed before the stream opened
+    const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const message = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let event = "message";
+        let id = null;
+        for (const line of message.split("\n")) {
+          if (line.startsWith("event:")) event = line.slice(6).trim();
+          else if (line.startsWith("id:")) id = line.slice(3).trim();
+        }
+        if (event === "change") {
+          stream.events += 1;
+          if (id) stream.lastId = id;
+          scheduleSync(true);
+        }
+      }
+    }
+    ended(0);
+  })().catch(() => ended(0));
 }
 
 // ---- the API ---------------------------------------------------------------------------------
@@ -190,7 +334,8 @@ async function fromReplica(site, req) {
   if (url.pathname === API_PREFIX || url.pathname.startsWith(API_PREFIX + "/")) {
     url.pathname = url.pathname.slice(API_PREFIX.length) || "/";
   }
-  return site.fetch(new Request(url.href, { method: req.method, headers, body }));
+  const resp = await site.fetch(new Request(url.href, { method: req.method, headers, body }));
+  return req.method === "GET" ? withImages(resp) : resp;
 }
 
 async function handleApi(req) {
@@ -202,7 +347,9 @@ async function handleApi(req) {
   if (!user) return realFetch(req).catch(() => jsonError(503, "ServiceUnavailable", "The server cannot be reached."));
   const entry = replicaFor(user);
   const unsafe = !["GET", "HEAD", "OPTIONS"].includes(req.method);
-  const local = offlineNow() || (entry.site && entry.site.pending() > 0);
+  // the replica answers while writes wait (the editor sees their own changes) and while the
+  // server refuses the token (the editor keeps working; the writes wait for the next login)
+  const local = offlineNow() || entry.needsLogin || (entry.site && entry.site.pending() > 0);
   if (!local) {
     try {
       const resp = await throughProxy(req.clone());
@@ -260,14 +407,157 @@ async function logout(req) {
       const st = site.syncStatus();
       if (st.pending === 0 && st.conflicts === 0) {
         await site.logout(true).catch((e) => console.error("volto-offline: logout", e));
+        await caches.delete(filesCache(entry.login));
       } else {
         site.close();
       }
     }
+    stopStream();
   }
   await caches.delete(PAGES_CACHE);
   lastStatus = null;
   return resp || jsonError(503, "ServiceUnavailable", "The server cannot be reached.");
+}
+
+// ---- images ----------------------------------------------------------------------------------
+//
+// The replica holds no file or image bytes (engine::replica::import leaves those fields out), so
+// the worker keeps them itself, per user, in the Cache Storage `volto-offline-files:<login>`
+// (deleted with the replica at logout): after a round, every Image of the replica whose bytes it
+// does not have yet (or that changed) is fetched from the server: its image field (as the server
+// shows it: download URLs, sizes, scales) and the bytes of the original and of every scale, which
+// are the URLs Volto's image tags and their srcset name. Images Volto shows online are kept too.
+// Offline, the replica's answers get the kept image fields back (a content object's own field,
+// the `image_scales` of listed items), and the image requests are answered from the cache.
+// The Cache Storage rather than the replica: the bytes are served to <img> tags, never through
+// the API, and the engine in the browser stays free of the server's scales.
+
+const filesCache = (login) => `volto-offline-files:${login}`;
+const metaCache = { login: null, map: null };
+let prefetching = false;
+let lastPrefetch = 0;
+
+// The kept image fields of `login`'s objects, by `@id`: { id, modified, fields, image_scales }.
+async function metaFor(login) {
+  if (metaCache.login === login && metaCache.map) return metaCache.map;
+  const map = new Map();
+  const cache = await caches.open(filesCache(login));
+  for (const key of await cache.keys()) {
+    if (!new URL(key.url).pathname.startsWith(META_PREFIX)) continue;
+    const m = await (await cache.match(key)).json().catch(() => null);
+    if (m && m.id) map.set(m.id, m);
+  }
+  metaCache.login = login;
+  metaCache.map = map;
+  return map;
+}
+
+const isFileField = (v) => !!v && typeof v === "object" && typeof v.download === "string" && !!v["content-type"];
+
+// Fetch into the files cache what the replica's images need offline (see above).
+async function prefetchImages(entry, site) {
+  if (prefetching || Date.now() - lastPrefetch < PREFETCH_EVERY_MS) return;
+  if (!clientsOnline || offlineNow() || entry.needsLogin) return;
+  prefetching = true;
+  lastPrefetch = Date.now();
+  try {
+    const listed = await site
+      .fetch(new Request(`${ORIGIN}/@search?portal_type=Image&sort_on=modified&sort_order=descending&b_size=${PREFETCH_MAX}&metadata_fields=modified`, { headers: { Accept: "application/json" } }))
+      .then((r) => r.json());
+    const cache = await caches.open(filesCache(entry.login));
+    const metas = await metaFor(entry.login);
+    for (const item of listed.items || []) {
+      if (current !== entry || entry.needsLogin) return;
+      const id = item["@id"];
+      const known = metas.get(id);
+      if (known && known.modified === item.modified) continue;
+      const path = new URL(id).pathname;
+      const resp = await realFetch(`${ORIGIN}${API_PREFIX}${path}`, {
+        headers: { Accept: "application/json", Authorization: `Bearer ${entry.token}` },
+      });
+      if (!resp.ok) continue;
+      const obj = await resp.json();
+      const fields = {};
+      for (const [k, v] of Object.entries(obj)) if (isFileField(v)) fields[k] = v;
+      let complete = true;
+      for (const f of Object.values(fields)) {
+        const urls = [f.download, ...Object.values(f.scales || {}).map((sc) => sc.download)];
+        for (const u of urls) {
+          const abs = new URL(u, `${id}/`).href;
+          if (await cache.match(abs)) continue;
+          const r = await realFetch(abs).catch(() => null);
+          if (r && r.ok) await cache.put(abs, r);
+          else complete = false;
+        }
+      }
+      const meta = { id, modified: complete ? item.modified : null, fields, image_scales: obj.image_scales || null };
+      metas.set(id, meta);
+      await cache.put(`${ORIGIN}${META_PREFIX}${path}`, new Response(JSON.stringify(meta), { headers: { "Content-Type": "application/json" } }));
+    }
+  } catch (e) {
+    console.error("volto-offline: keeping images", e);
+  } finally {
+    prefetching = false;
+  }
+}
+
+// The replica's JSON answer `resp` with the kept image fields of the objects it shows put back.
+async function withImages(resp) {
+  const entry = current;
+  if (!entry || !resp.ok || !(resp.headers.get("content-type") || "").includes("application/json")) return resp;
+  const metas = await metaFor(entry.login);
+  if (!metas.size) return resp;
+  const body = await resp.clone().json().catch(() => null);
+  if (!body || typeof body !== "object") return resp;
+  let changed = false;
+  const fill = (obj, listed) => {
+    const m = obj && typeof obj["@id"] === "string" ? metas.get(obj["@id"]) : null;
+    if (!m) return;
+    const names = Object.keys(m.fields);
+    if (listed) {
+      if (!obj.image_scales && names.length) {
+        obj.image_scales = m.image_scales || Object.fromEntries(names.map((k) => [k, [m.fields[k]]]));
+        obj.image_field = obj.image_field || names[0];
+        changed = true;
+      }
+      return;
+    }
+    for (const k of names) {
+      if (obj[k] === undefined || obj[k] === null) {
+        obj[k] = m.fields[k];
+        changed = true;
+      }
+    }
+  };
+  fill(body, false);
+  if (Array.isArray(body.items)) body.items.forEach((i) => fill(i, true));
+  if (!changed) return resp;
+  const headers = new Headers(resp.headers);
+  headers.delete("content-length");
+  return new Response(JSON.stringify(body), { status: resp.status, statusText: resp.statusText, headers });
+}
+
+// An image or file of the site (`@@images`, `@@download`, `@@display-file`; Volto's server passes
+// them to the API): the network while it answers, kept for the logged-in user; else the kept copy.
+async function fileAsset(req) {
+  const entry = current;
+  const name = entry ? filesCache(entry.login) : null;
+  if (!offlineNow()) {
+    try {
+      const resp = await realFetch(req);
+      if (resp.status < 500) {
+        if (resp.ok && name) {
+          const copy = resp.clone();
+          caches.open(name).then((c) => c.put(req.url, copy));
+        }
+        return resp;
+      }
+    } catch {
+      // offline: below
+    }
+  }
+  const hit = name ? await caches.match(req.url, { cacheName: name }) : null;
+  return hit || new Response("Offline, and this image was not kept.", { status: 504 });
 }
 
 // ---- the app ---------------------------------------------------------------------------------
@@ -341,6 +631,10 @@ self.addEventListener("fetch", (event) => {
     return;
   }
   if (req.method !== "GET") return;
+  if (/\/@@(images|download|display-file)(\/|$)/.test(url.pathname)) {
+    event.respondWith(fileAsset(req));
+    return;
+  }
   if (req.mode === "navigate") {
     event.respondWith(navigation(req));
     return;
@@ -357,24 +651,42 @@ async function answer(msg) {
     const back = msg.online && !clientsOnline;
     clientsOnline = msg.online;
     if (back) offlineUntil = 0;
+    if (!msg.online) stopStream();
   }
   if (msg.token) {
     const user = claims(msg.token);
     if (user) replicaFor(user);
   }
+  followStream();
   const site = current && current.site;
   switch (msg.type) {
     case "status": {
       if (site) {
         scheduleSync(site.pending() > 0 && Date.now() - lastSync > 1000);
         const st = site.syncStatus();
-        return { replica: true, login: current.login, ...st, online: clientsOnline && !offlineNow() && st.online, syncing: !!syncing };
+        const metas = await metaFor(current.login);
+        return {
+          replica: true,
+          login: current.login,
+          ...st,
+          online: clientsOnline && !offlineNow() && st.online,
+          syncing: !!syncing,
+          needsLogin: !!current.needsLogin,
+          stream: { open: stream.open, events: stream.events },
+          images: [...metas.values()].filter((m) => m.modified).length,
+          figures,
+        };
       }
-      return { replica: false, opening: !!current, online: clientsOnline && !offlineNow() };
+      return { replica: false, opening: !!current, online: clientsOnline && !offlineNow(), needsLogin: !!(current && current.needsLogin) };
     }
     case "details":
       if (!site) return { replica: false };
-      return { replica: true, pending: site.pendingWrites(), conflicts: site.conflicts(), status: site.syncStatus() };
+      return {
+        replica: true,
+        pending: site.pendingWrites(),
+        conflicts: site.conflicts(),
+        status: { ...site.syncStatus(), needsLogin: !!current.needsLogin },
+      };
     case "resolve":
       if (!site) throw new Error("no offline copy is open");
       await site.resolveConflict(msg.id, msg.how, msg.fields || undefined);

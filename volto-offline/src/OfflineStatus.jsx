@@ -1,9 +1,11 @@
 // The toolbar indicator: online or offline, the writes waiting to be sent and the conflicts; a click
 // opens the /offline-sync view. Rendered through Volto's appExtras into the toolbar's bottom
 // pluggable (so only for a logged-in user, who has the toolbar). Also registers the Service Worker.
+// When the server refused the user's token (revoked, or expired), the worker sends nothing and the
+// indicator says "log in to sync", linking to Volto's login: a new token of the same user resumes.
 import React, { useEffect, useState } from 'react';
 import { useSelector } from 'react-redux';
-import { Link } from 'react-router-dom';
+import { Link, useLocation } from 'react-router-dom';
 import { Plug } from '@plone/volto/components/manage/Pluggable';
 import { ask, registerWorker } from './worker';
 
@@ -46,6 +48,11 @@ export function useOfflineStatus() {
 
 function label(st) {
   if (!st) return 'Offline copy: not available';
+  if (st.needsLogin) {
+    return `Log in to sync: the server refused your session${
+      st.pending ? `, ${st.pending} waiting` : ''
+    }`;
+  }
   if (!st.replica) return st.opening ? 'Offline copy: opening' : 'Offline copy: none';
   const parts = [st.online ? 'Online' : 'Offline'];
   if (!st.downloaded) parts.push('downloading');
@@ -55,13 +62,26 @@ function label(st) {
 }
 
 function Badge({ status: st }) {
+  const location = useLocation();
   const online = !!(st && st.online);
   const conflicts = (st && st.conflicts) || 0;
   const pending = (st && st.pending) || 0;
-  const color = conflicts ? '#c0392b' : online ? '#2e7d32' : '#b26a00';
+  const needsLogin = !!(st && st.needsLogin);
+  const color = conflicts || needsLogin ? '#c0392b' : online ? '#2e7d32' : '#b26a00';
+  const here = location.pathname.replace(/\/(login|offline-sync)$/, '') || '/';
   return (
     <Link
-      to="/offline-sync"
+      to={
+        needsLogin
+          ? {
+              // isLogout: Volto's login form drops the refused session first (else it sees
+              // a token and leaves at once); the worker keeps the replica's waiting writes
+              pathname: '/login',
+              search: `?return_url=${encodeURIComponent(here)}`,
+              state: { isLogout: true },
+            }
+          : '/offline-sync'
+      }
       id="volto-offline-status"
       className="item"
       title={label(st)}
@@ -71,6 +91,10 @@ function Badge({ status: st }) {
       data-downloaded={st && st.downloaded ? 'yes' : 'no'}
       data-pending={pending}
       data-conflicts={conflicts}
+      data-login-needed={needsLogin ? 'yes' : 'no'}
+      data-stream={st && st.stream && st.stream.open ? 'open' : 'closed'}
+      data-stream-events={(st && st.stream && st.stream.events) || 0}
+      data-images={(st && st.images) || 0}
       style={{
         display: 'flex',
         flexDirection: 'column',
@@ -91,7 +115,9 @@ function Badge({ status: st }) {
           display: 'inline-block',
         }}
       />
-      <span>{online ? 'online' : 'offline'}</span>
+      <span>
+        {needsLogin ? 'log in to sync' : online ? 'online' : 'offline'}
+      </span>
       {pending > 0 && <span className="volto-offline-pending">{pending}↑</span>}
       {conflicts > 0 && (
         <span className="volto-offline-conflicts">{conflicts}⚠</span>

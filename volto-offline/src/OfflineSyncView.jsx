@@ -1,6 +1,8 @@
 // The /offline-sync view: the state of the editor's offline copy, the writes waiting to be sent and
 // the conflicts (writes the server refused), each with both versions side by side and "Keep mine"
-// (send the write again over the server's version) or "Take theirs" (drop it, keep the server's).
+// (send the write again over the server's version), "Take theirs" (drop it, keep the server's) or,
+// for an edit, a merge of fields: the editor picks mine or theirs per field and "Merge" sends the
+// server's version with the fields picked as mine (the replica's resolveConflict "merge").
 import React, { useCallback, useEffect, useState } from 'react';
 import { useLocation } from 'react-router-dom';
 import { Portal } from 'react-portal';
@@ -15,7 +17,7 @@ const NOISE = new Set([
   'layout', 'id', 'allow_discussion', 'exclude_from_nav', 'language', 'working_copy',
   'working_copy_of', 'blocks_layout', 'effective', 'expires', 'creators',
   'contributors', 'rights', 'subjects', 'table_of_contents', 'changeNote',
-  'versioning_enabled', 'targetUrl', 'is_workingcopy',
+  'versioning_enabled', 'targetUrl', 'is_workingcopy', 'owner', 'type_title',
 ]);
 
 function blockText(blocks, layout) {
@@ -50,6 +52,38 @@ function differing(local, server) {
   );
 }
 
+// Fields shown but never sent in a merge: the workflow state changes by transitions only.
+const NOT_MERGEABLE = new Set(['review_state']);
+
+/** Whether conflict `c` can be merged field by field: an edit of an object both sides have. */
+export function canMerge(c) {
+  return (
+    !!c.write &&
+    c.write.method === 'PATCH' &&
+    !c.write.created &&
+    !!c.server_fetched &&
+    !!c.server &&
+    !!c.local
+  );
+}
+
+/**
+ * The fields a merge sends: each field picked as mine (`picks[k] === 'mine'`), with its value in
+ * my version (`blocks` brings its `blocks_layout`). Fields picked as theirs are not sent: the
+ * merge starts from the server's version.
+ */
+export function mergedFields(local, picks) {
+  const out = {};
+  Object.entries(picks).forEach(([k, side]) => {
+    if (side !== 'mine' || NOT_MERGEABLE.has(k) || local[k] === undefined) return;
+    out[k] = local[k];
+    if (k === 'blocks' && local.blocks_layout) {
+      out.blocks_layout = local.blocks_layout;
+    }
+  });
+  return out;
+}
+
 function what(w) {
   if (!w) return 'an unreadable write';
   const path = w.path || '/';
@@ -58,6 +92,20 @@ function what(w) {
 
 function Conflict({ c, onResolve, busy }) {
   const fields = differing(c.local, c.server);
+  const merge = canMerge(c);
+  // a field only one side has (the server's read-only fields) is not the local edit's to send
+  const mergeable = merge
+    ? fields.filter(
+        (k) =>
+          !NOT_MERGEABLE.has(k) &&
+          k in c.local &&
+          k in c.server &&
+          show(k, c.local) !== show(k, c.server),
+      )
+    : [];
+  // per field: 'mine' (default) or 'theirs'
+  const [picks, setPicks] = useState({});
+  const pick = (k) => picks[k] || 'mine';
   return (
     <div
       className="volto-offline-conflict ui segment"
@@ -77,6 +125,7 @@ function Conflict({ c, onResolve, busy }) {
             <th>Field</th>
             <th>Mine (made offline)</th>
             <th>Theirs (on the server)</th>
+            {merge && <th>Merge takes</th>}
           </tr>
         </thead>
         <tbody>
@@ -89,6 +138,28 @@ function Conflict({ c, onResolve, busy }) {
               <td className="theirs" style={{ whiteSpace: 'pre-wrap' }}>
                 {show(k, c.server)}
               </td>
+              {merge && (
+                <td className="pick">
+                  {mergeable.includes(k) ? (
+                    ['mine', 'theirs'].map((side) => (
+                      <label key={side} style={{ marginRight: '1em' }}>
+                        <input
+                          type="radio"
+                          name={`pick-${c.id}-${k}`}
+                          value={side}
+                          className={`volto-offline-pick-${side}`}
+                          checked={pick(k) === side}
+                          disabled={busy}
+                          onChange={() => setPicks({ ...picks, [k]: side })}
+                        />{' '}
+                        {side}
+                      </label>
+                    ))
+                  ) : (
+                    <span>theirs</span>
+                  )}
+                </td>
+              )}
             </tr>
           ))}
         </tbody>
@@ -109,6 +180,24 @@ function Conflict({ c, onResolve, busy }) {
       >
         Take theirs
       </button>
+      {merge && (
+        <button
+          type="button"
+          className="ui button volto-offline-merge"
+          disabled={busy}
+          onClick={() => {
+            const chosen = mergedFields(
+              c.local,
+              Object.fromEntries(mergeable.map((k) => [k, pick(k)])),
+            );
+            // nothing picked as mine: the merge is the server's version
+            if (Object.keys(chosen).length === 0) onResolve(c.id, 'theirs');
+            else onResolve(c.id, 'merge', chosen);
+          }}
+        >
+          Merge
+        </button>
+      )}
     </div>
   );
 }
@@ -161,7 +250,8 @@ export default function OfflineSyncView() {
           {' · '}
           {st.downloaded ? 'downloaded' : 'downloading'} · {st.pending} waiting
           · {st.conflicts} conflict{st.conflicts === 1 ? '' : 's'}
-          {st.lastError ? ` · last error: ${st.lastError}` : ''}{' '}
+          {st.lastError ? ` · last error: ${st.lastError}` : ''}
+          {st.needsLogin ? ' · the server refused your session: log in again to sync' : ''}{' '}
           <button
             type="button"
             className="ui basic button volto-offline-sync-now"
@@ -183,7 +273,9 @@ export default function OfflineSyncView() {
               key={c.id}
               c={c}
               busy={busy}
-              onResolve={(id, how) => run({ type: 'resolve', id, how })}
+              onResolve={(id, how, fields) =>
+                run({ type: 'resolve', id, how, fields })
+              }
             />
           ))}
           <h2>Waiting to be sent</h2>

@@ -522,8 +522,12 @@ pub fn set_order(ctx: &mut Ctx<'_>, parent: &mut ContentRecord, order: &[String]
         })?;
         ctx.put(&keys::child(&parent.uid, pos), uid.as_bytes())?;
         if rec.pos != pos {
+            // A child's place is its parent's list, not its own content: its revision (its
+            // ETag) stays, so an edit based on it (an offline edit replayed after a reorder of
+            // its folder) is not refused. The parent's revision goes up below.
             rec.pos = pos;
-            write(ctx, &mut rec)?;
+            ctx.put_json(&keys::object(&rec.uid), &rec)?;
+            ctx.remember_saved(&rec);
             moved.push(rec.uid);
         }
     }
