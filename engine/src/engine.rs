@@ -31,6 +31,9 @@ pub struct Engine<S: Store> {
     /// The recent commits, for validating writes that ran in parallel
     /// ([`crate::runtime::occ`]; kept when [`EngineOptions::parallel_writes`] is on).
     commits: CommitLog,
+    /// How many prepared writes were found stale at commit and ran again
+    /// ([`Engine::prepared_reruns`]).
+    reruns: std::sync::atomic::AtomicU64,
 }
 
 impl<S: Store> Engine<S> {
@@ -44,6 +47,7 @@ impl<S: Store> Engine<S> {
             subscribers: crate::site::registry::builtin(),
             migrated: crate::site::migrations::Report::default(),
             commits: CommitLog::default(),
+            reruns: std::sync::atomic::AtomicU64::new(0),
         };
         let mut engine = engine;
         engine.migrated = engine.migrate()?;
@@ -378,7 +382,7 @@ impl<S: Store> Engine<S> {
     fn publish(&self, moved: Option<crate::runtime::cache::Moved>) {
         if self.core.options.parallel_writes {
             if let Some(m) = &moved {
-                self.commits.record(m.from, m.to, &m.writes);
+                self.commits.record(m.from, m.to, &m.writes, &m.merged);
             }
         }
         self.core.publish(moved);
@@ -670,6 +674,13 @@ impl<S: Store> Engine<S> {
         }
     }
 
+    /// How many writes prepared in parallel ([`Engine::prepare_write`]) were found stale at
+    /// commit (they read what a later commit wrote) and ran again on the writer, since this
+    /// engine started.
+    pub fn prepared_reruns(&self) -> u64 {
+        self.reruns.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Run a write request ([`Engine::route`]) against a snapshot of its own, on any thread,
     /// up to its commit ([`crate::runtime::occ`]): its writes are buffered and what it read is
     /// recorded. [`Engine::commit_prepared`] then commits it, or tells that it must run again.
@@ -792,8 +803,49 @@ impl<S: Store> Engine<S> {
                 pending,
                 queued: q,
             } = *st;
-            let valid = self.commits.valid(snapshot, current, &buffered.reads)
-                && !written.iter().any(|k| buffered.reads.touches(k));
+            let outright = |k: &[u8]| {
+                buffered.overlay.lookup(k).is_some() && !pending.merges.iter().any(|m| m.key() == k)
+            };
+            let (group_writes, group_merged) = moved
+                .as_ref()
+                .map_or((&[][..], &[][..]), |m: &crate::runtime::cache::Moved| {
+                    (&m.writes[..], &m.merged[..])
+                });
+            let mut valid = self
+                .commits
+                .valid(snapshot, current, &buffered.reads, &outright)
+                && !crate::runtime::occ::conflicts(
+                    &written,
+                    group_merged,
+                    &buffered.reads,
+                    &outright,
+                )
+                && !crate::runtime::occ::conflicts(
+                    group_writes,
+                    group_merged,
+                    &buffered.reads,
+                    &outright,
+                );
+            // The folders it counted children in: their records as committed, with its counts.
+            let mut rebased = Vec::new();
+            if valid {
+                for fm in &pending.merges {
+                    let key = fm.key();
+                    let merged = match (outer.get(&key), buffered.overlay.lookup(&key)) {
+                        (Ok(Some(committed)), Some(Some(mine))) => fm.rebase(&committed, mine),
+                        _ => Ok(crate::runtime::commit::Rebased::Conflict),
+                    };
+                    match merged {
+                        Ok(crate::runtime::commit::Rebased::Unchanged) => {}
+                        Ok(crate::runtime::commit::Rebased::Merged(v)) => rebased.push((key, v)),
+                        Ok(crate::runtime::commit::Rebased::Conflict) | Err(_) => valid = false,
+                    }
+                }
+            }
+            if !valid {
+                self.reruns
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
             let result = if valid {
                 // Its write set, then its commit work, in a savepoint of the group's transaction.
                 (|| {
@@ -803,6 +855,9 @@ impl<S: Store> Engine<S> {
                             Some(v) => sp.put(k, v)?,
                             None => sp.delete(k)?,
                         }
+                    }
+                    for (k, v) in &rebased {
+                        sp.put(k, v)?;
                     }
                     let m = pending.apply(sp.as_mut())?;
                     sp.commit()?;

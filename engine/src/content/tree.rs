@@ -293,13 +293,21 @@ pub fn add(
 ) -> Result<()> {
     rec.path = child_path(parent, &rec.id);
     rec.parent = Some(parent.uid.clone());
-    rec.pos = parent.next_pos;
-    parent.next_pos += 1;
+    rec.pos = ctx.core.child_position(&parent.uid, parent.next_pos);
+    parent.next_pos = rec.pos + 1;
     parent.child_count += 1;
-    ctx.put(&keys::child(&parent.uid, rec.pos), rec.uid.as_bytes())?;
+    let child = keys::child(&parent.uid, rec.pos);
+    if ctx.core.options.parallel_writes {
+        // Read, so that a position taken meanwhile by another commit makes this one run
+        // again (the engine's positions handed out are only a hint: `Core::child_position`).
+        ctx.get(&child)?;
+    }
+    ctx.put(&child, rec.uid.as_bytes())?;
     ctx.put(&keys::path(&rec.path), rec.uid.as_bytes())?;
     write(ctx, rec)?;
-    write(ctx, parent)?;
+    parent.rev += 1;
+    ctx.put_folder_counters(parent)?;
+    ctx.remember_saved(parent);
     ctx.emit(Event::Added {
         uid: rec.uid.clone(),
         path: rec.path.clone(),

@@ -218,6 +218,10 @@ pub struct Moved {
     pub to: u64,
     /// The keys written (empty when the engine keeps no caches).
     pub writes: Vec<Vec<u8>>,
+    /// The keys of `writes` that were only merged: folder records whose child counters moved
+    /// ([`crate::runtime::commit::FolderMerge`]). A write prepared in parallel that read one
+    /// of them still commits, unless it wrote it otherwise ([`crate::runtime::occ::CommitLog`]).
+    pub merged: Vec<Vec<u8>>,
 }
 
 impl Moved {
@@ -227,6 +231,19 @@ impl Moved {
             (Some(mut a), Some(b)) => {
                 a.from = a.from.min(b.from);
                 a.to = a.to.max(b.to);
+                // A key one of them wrote outright is no merge of both.
+                let outright =
+                    |m: &Moved, k: &Vec<u8>| m.writes.contains(k) && !m.merged.contains(k);
+                let mut merged: Vec<Vec<u8>> = a
+                    .merged
+                    .iter()
+                    .filter(|k| !outright(&b, k))
+                    .cloned()
+                    .collect();
+                merged.extend(b.merged.iter().filter(|k| !outright(&a, k)).cloned());
+                merged.sort_unstable();
+                merged.dedup();
+                a.merged = merged;
                 a.writes.extend(b.writes);
                 Some(a)
             }

@@ -14,8 +14,68 @@
 
 use crate::core::error::Result;
 use crate::core::generation;
+use crate::core::keys;
+use crate::core::model::ContentRecord;
 use crate::core::store::{Direction, KeyValue, WriteTxn};
 use crate::runtime::cache::Moved;
+
+/// A folder whose record a request wrote only to count the children it added
+/// ([`crate::content::tree::add`]): how many, and how many times it wrote the record. Two
+/// creates in one folder both write its record, but what they change there (`child_count`,
+/// `next_pos`, `rev`) adds up: the commit recorded the write as a merge
+/// ([`Moved::merged`]), and a create prepared on an older snapshot has its counts added to the
+/// record as committed ([`FolderMerge::rebase`]) instead of conflicting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderMerge {
+    /// The folder's uid.
+    pub uid: String,
+    /// Children added.
+    pub children: u64,
+    /// Writes of the record (each moved `rev` by one).
+    pub writes: u64,
+}
+
+impl FolderMerge {
+    /// The folder's `o:` key.
+    pub fn key(&self) -> Vec<u8> {
+        keys::object(&self.uid)
+    }
+
+    /// The record to commit, when the request wrote `mine` on its snapshot and the store now
+    /// holds `committed`: `committed` with this request's counts added (`next_pos` past the
+    /// positions it handed out).
+    pub fn rebase(&self, committed: &[u8], mine: &[u8]) -> Result<Rebased> {
+        let committed: ContentRecord = serde_json::from_slice(committed)?;
+        let mine: ContentRecord = serde_json::from_slice(mine)?;
+        let mut merged = mine.clone();
+        merged.child_count = committed.child_count;
+        merged.next_pos = committed.next_pos;
+        merged.rev = committed.rev;
+        if merged != committed {
+            return Ok(Rebased::Conflict);
+        }
+        merged.child_count += self.children;
+        merged.next_pos = mine.next_pos.max(committed.next_pos);
+        merged.rev += self.writes;
+        Ok(if merged == mine {
+            Rebased::Unchanged
+        } else {
+            Rebased::Merged(serde_json::to_vec(&merged)?)
+        })
+    }
+}
+
+/// What [`FolderMerge::rebase`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Rebased {
+    /// Nothing committed in between: the request's own record stands.
+    Unchanged,
+    /// Other creates committed children in between: this record, with all the counts.
+    Merged(Vec<u8>),
+    /// The request's record differs from the committed one in more than the counters: it
+    /// changed (or read) what another commit changed, and must run again.
+    Conflict,
+}
 
 /// Work left for the commit (see the module documentation). It reads and writes only through
 /// the [`CommitTxn`] it is given, which sees every commit before this one.
@@ -75,6 +135,8 @@ pub struct Pending {
     pub dirty: bool,
     /// The keys written, when recorded ([`Moved::writes`]).
     pub writes: Option<Vec<Vec<u8>>>,
+    /// The folders whose records it wrote only to count added children.
+    pub merges: Vec<FolderMerge>,
 }
 
 impl Pending {
@@ -99,6 +161,12 @@ impl Pending {
         if !writes.is_empty() {
             writes.push(generation::GENERATION.to_vec());
         }
-        Ok(Some(Moved { from, to, writes }))
+        let merged = self.merges.iter().map(FolderMerge::key).collect();
+        Ok(Some(Moved {
+            from,
+            to,
+            writes,
+            merged,
+        }))
     }
 }

@@ -3,7 +3,7 @@
 //! the ancestors of an object, are in [`crate::people::permissions`].
 
 use std::cell::{OnceCell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
@@ -19,7 +19,7 @@ use crate::core::security::Principal;
 use crate::core::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
 pub use crate::runtime::cache::Moved;
 use crate::runtime::cache::ReadSet;
-use crate::runtime::commit::{AtCommit, Pending};
+use crate::runtime::commit::{AtCommit, FolderMerge, Pending};
 use crate::runtime::state::Core;
 
 /// The transaction of a request: read-only for safe methods, read-write otherwise.
@@ -85,6 +85,12 @@ pub struct Ctx<'a> {
     writes: Option<Vec<Vec<u8>>>,
     /// Work left for the commit ([`Ctx::at_commit`]).
     at_commit: Vec<Box<dyn AtCommit>>,
+    /// Folders whose records this request wrote only to count added children
+    /// ([`Ctx::put_folder_counters`]).
+    counted: Vec<FolderMerge>,
+    /// Uids whose `o:` record this request wrote or deleted otherwise: their writes are no
+    /// merges.
+    outright: HashSet<String>,
 }
 
 impl<'a> Ctx<'a> {
@@ -115,6 +121,8 @@ impl<'a> Ctx<'a> {
             writes: ((core.caches_enabled() || core.options.parallel_writes) && writes)
                 .then(Vec::new),
             at_commit: Vec::new(),
+            counted: Vec::new(),
+            outright: HashSet::new(),
         }
     }
 
@@ -235,10 +243,43 @@ impl<'a> Ctx<'a> {
             self.types_written = true;
         }
         if let Some(uid) = key.strip_prefix(b"o:") {
+            let uid = String::from_utf8_lossy(uid);
             if !self.saved.is_empty() {
-                self.saved.remove(String::from_utf8_lossy(uid).as_ref());
+                self.saved.remove(uid.as_ref());
+            }
+            if self.core.options.parallel_writes {
+                self.outright.insert(uid.into_owned());
             }
         }
+    }
+
+    /// Write the record of folder `rec` after adding a child to it, when that is all this
+    /// request changed in it: the commit then merges the counts into the record as committed
+    /// ([`FolderMerge`]), so creates in one folder prepared side by side do not conflict. A
+    /// folder this request also wrote otherwise (before or after) is written outright. Only
+    /// with parallel writes ([`crate::runtime::state::EngineOptions::parallel_writes`]): the
+    /// serial paths commit one request at a time and need no merge.
+    pub fn put_folder_counters(&mut self, rec: &ContentRecord) -> Result<()> {
+        if !self.core.options.parallel_writes {
+            return self.put_json(&keys::object(&rec.uid), rec);
+        }
+        let outright = self.outright.contains(&rec.uid);
+        self.put_json(&keys::object(&rec.uid), rec)?;
+        if !outright {
+            self.outright.remove(&rec.uid);
+            match self.counted.iter_mut().find(|m| m.uid == rec.uid) {
+                Some(m) => {
+                    m.children += 1;
+                    m.writes += 1;
+                }
+                None => self.counted.push(FolderMerge {
+                    uid: rec.uid.clone(),
+                    children: 1,
+                    writes: 1,
+                }),
+            }
+        }
+        Ok(())
     }
 
     /// Remember `rec` as just written under its `o:` key (see [`Ctx::saved_record`]).
@@ -310,6 +351,10 @@ impl<'a> Ctx<'a> {
             work: std::mem::take(&mut self.at_commit),
             dirty: self.dirty && self.is_write(),
             writes: self.writes.take(),
+            merges: std::mem::take(&mut self.counted)
+                .into_iter()
+                .filter(|m| !self.outright.contains(&m.uid))
+                .collect(),
         };
         Ok((self.txn, pending))
     }

@@ -16,7 +16,11 @@
 //!
 //! The hot keys every write moves (the generation, the change log's sequence) are not read by
 //! the request: they are assigned in the commit ([`crate::runtime::commit`]), so two writes of
-//! different objects do not conflict.
+//! different objects do not conflict. Creates in one folder each take their own position
+//! ([`crate::runtime::state::Core::child_position`]) and write the folder's record only to
+//! count the child: the log keeps such writes as merges, which conflict only with a request
+//! that wrote the record otherwise, and the commit adds the counts to the record as committed
+//! ([`crate::runtime::commit::FolderMerge`]).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -96,10 +100,31 @@ impl WriteTxn for SnapshotTxn<'_> {
     }
 }
 
-/// One commit as the log keeps it: the generation it reached and the keys it wrote.
+/// One commit as the log keeps it: the generation it reached, the keys it wrote and which of
+/// them it only merged ([`crate::runtime::cache::Moved::merged`]).
 struct Entry {
     to: u64,
     writes: Vec<Vec<u8>>,
+    merged: Vec<Vec<u8>>,
+}
+
+/// Whether a request conflicts with a commit that wrote `writes`, of which `merged` were only
+/// merges (a folder's child counters): an outright write conflicts with a request that read the
+/// key, a merge only with one that wrote the key otherwise than by merging (`outright`), whose
+/// write would put old counts back.
+pub fn conflicts(
+    writes: &[Vec<u8>],
+    merged: &[Vec<u8>],
+    reads: &ReadSet,
+    outright: &dyn Fn(&[u8]) -> bool,
+) -> bool {
+    writes.iter().any(|k| {
+        if merged.contains(k) {
+            outright(k)
+        } else {
+            reads.touches(k)
+        }
+    })
 }
 
 /// The recent commits of this engine (see the module documentation).
@@ -129,10 +154,11 @@ impl CommitLog {
         }
     }
 
-    /// Record a commit that moved the generation from `from` to `to` writing `writes`. A move
+    /// Record a commit that moved the generation from `from` to `to` writing `writes` (of
+    /// which `merged` were only merged). A move
     /// that does not follow the newest one recorded (a commit the log missed) starts the log over
     /// at `to`: every older snapshot then conflicts.
-    pub fn record(&self, from: u64, to: u64, writes: &[Vec<u8>]) {
+    pub fn record(&self, from: u64, to: u64, writes: &[Vec<u8>], merged: &[Vec<u8>]) {
         let Ok(mut log) = self.inner.lock() else {
             return;
         };
@@ -146,6 +172,7 @@ impl CommitLog {
         log.entries.push_back(Entry {
             to,
             writes: writes.to_vec(),
+            merged: merged.to_vec(),
         });
         while log.entries.len() > LOG_COMMITS {
             if let Some(e) = log.entries.pop_front() {
@@ -156,8 +183,15 @@ impl CommitLog {
 
     /// Whether a request that read `reads` on the snapshot of generation `snapshot` may commit
     /// now, the store being at generation `current`: the log covers every commit after the
-    /// snapshot up to `current`, and none of them wrote what the request read.
-    pub fn valid(&self, snapshot: u64, current: u64, reads: &ReadSet) -> bool {
+    /// snapshot up to `current`, and none of them [`conflicts`] with it (`outright`: whether
+    /// the request wrote a key otherwise than by merging).
+    pub fn valid(
+        &self,
+        snapshot: u64,
+        current: u64,
+        reads: &ReadSet,
+        outright: &dyn Fn(&[u8]) -> bool,
+    ) -> bool {
         let Ok(log) = self.inner.lock() else {
             return false;
         };
@@ -169,6 +203,6 @@ impl CommitLog {
             .iter()
             .rev()
             .take_while(|e| e.to > snapshot)
-            .all(|e| !e.writes.iter().any(|k| reads.touches(k)))
+            .all(|e| !conflicts(&e.writes, &e.merged, reads, outright))
     }
 }

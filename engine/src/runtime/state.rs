@@ -212,7 +212,15 @@ pub struct Core {
     /// The site profile once read from a committed state ([`Core::known_profile`]): it never
     /// changes once the site exists, so requests share it instead of each reading it.
     profile: std::sync::OnceLock<crate::core::model::profile::SiteProfile>,
+    /// With parallel writes: per folder uid, the position after the last one handed to a new
+    /// child ([`Core::child_position`]), so that creates in one folder prepared side by side
+    /// take different positions.
+    positions: Mutex<HashMap<String, u64>>,
 }
+
+/// Most folders [`Core::child_position`] remembers before it forgets them all (a position
+/// handed out twice is then caught at commit: the create read its `c:` key).
+const POSITIONS_MAX: usize = 4096;
 
 /// A test engine's copy of a mail that carries a token (see [`Core::keep_test_mail`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -265,7 +273,30 @@ impl Core {
             outbox_pending: std::sync::atomic::AtomicBool::new(false),
             changes_pending: std::sync::atomic::AtomicBool::new(false),
             profile: std::sync::OnceLock::new(),
+            positions: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The position of a new child of folder `parent`, whose record says `next_pos`. On the
+    /// serial paths that is `next_pos`. With parallel writes ([`EngineOptions::parallel_writes`])
+    /// creates in one folder run on snapshots that all show the same `next_pos`: the position
+    /// is then the larger of `next_pos` and the one after the last position this engine handed
+    /// out in `parent`, so that each takes its own (a create that fails or runs again leaves a
+    /// gap, as a delete does). The folder's counters are merged at commit
+    /// ([`crate::runtime::commit::FolderMerge`]).
+    pub fn child_position(&self, parent: &str, next_pos: u64) -> u64 {
+        if !self.options.parallel_writes {
+            return next_pos;
+        }
+        let Ok(mut handed) = self.positions.lock() else {
+            return next_pos;
+        };
+        let pos = handed.get(parent).copied().unwrap_or(0).max(next_pos);
+        if handed.len() >= POSITIONS_MAX && !handed.contains_key(parent) {
+            handed.clear();
+        }
+        handed.insert(parent.to_string(), pos + 1);
+        pos
     }
 
     /// The site profile, when a request or the host has read it already.
