@@ -389,9 +389,32 @@ step("offline: reorder in the contents view (the new page to the top)", async (p
   const names = () => page.locator("#content-core table tbody tr").evaluateAll((rs) => rs.map((r) => (r.querySelector(".icon-align-name") || r).innerText.trim().split("\n")[0].trim()));
   const before = await names();
   if (before[0] === "Written offline") throw new Error(`the new page is already first: ${before}`);
-  const saved = page.waitForResponse((r) => r.request().method() === "PATCH" && /\/library$/.test(new URL(r.url()).pathname), { timeout: 15000 });
-  await row("Written offline").locator(".drag.handle").first().dragTo(row(before[0]).first(), { targetPosition: { x: 20, y: 5 } });
-  const res = await saved;
+  // The drag, with the mouse moved in small steps (react-dnd's HTML5 backend needs a move after
+  // the press to start a drag). A gesture that did not start a drag sends nothing: it is made
+  // again, at most three times; every attempt that sends the reorder must succeed, and the order
+  // is checked after a reload below.
+  let res = null;
+  for (let attempt = 1; attempt <= 3 && !res; attempt++) {
+    if (attempt > 1) {
+      console.log(`volto-offline-e2e: note: the drag (attempt ${attempt - 1}) sent no reorder; dragging again`);
+      await goInside(page, "/library/contents");
+      await see(row("Written offline"), "the new page in the contents view");
+    }
+    const saved = page
+      .waitForResponse((r) => r.request().method() === "PATCH" && /\/library$/.test(new URL(r.url()).pathname), { timeout: 8000 })
+      .catch(() => null);
+    const from = await row("Written offline").locator(".drag.handle").first().boundingBox();
+    const to = await row(before[0]).first().boundingBox();
+    if (!from || !to) throw new Error("the rows of the contents view have no position");
+    const [x, y] = [from.x + from.width / 2, from.y + from.height / 2];
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    await page.mouse.move(x, y - 4, { steps: 4 });
+    await page.mouse.move(x, to.y + 5, { steps: 20 });
+    await page.mouse.up();
+    res = await saved;
+  }
+  if (!res) throw new Error("three drags in the contents view sent no reorder");
   if (!res.ok()) throw new Error(`the reorder answered ${res.status()}`);
   await page.reload();
   await settle(page);
