@@ -827,6 +827,7 @@ async fn serve<S: Store + Send + Sync + 'static>(
         host_server::metrics::set_sampler(move || host_server::metrics::Sample {
             cache_lookups: sampled.response_cache_lookups(),
             outbox_backlog: sampled.outbox_backlog(OUTBOX_BACKLOG_CAP).ok(),
+            prepared_reruns: sampled.prepared_reruns(),
         });
         tokio::spawn(host_server::metrics::serve(listener));
         info!(%addr, "serving metrics");

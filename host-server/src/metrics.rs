@@ -46,6 +46,9 @@ pub struct Sample {
     pub cache_lookups: (u64, u64),
     /// Outbox deliveries queued, when it could be read.
     pub outbox_backlog: Option<usize>,
+    /// Write requests prepared in parallel (`--parallel-writes`) that were found stale at commit
+    /// and ran again on the writer thread, since start.
+    pub prepared_reruns: u64,
 }
 
 type Sampler = Box<dyn Fn() -> Sample + Send + Sync>;
@@ -60,6 +63,7 @@ struct Metrics {
     group_size: Histogram,
     cache_hits: Counter,
     cache_misses: Counter,
+    prepared_reruns: Counter,
     outbox_backlog: Gauge,
     deliveries: Family<OutcomeLabels, Counter>,
     connections_open: Gauge,
@@ -121,6 +125,13 @@ impl Metrics {
             "Cacheable read requests the response cache had no answer for",
             cache_misses.clone(),
         );
+        let prepared_reruns = Counter::default();
+        registry.register(
+            "writer_prepared_reruns",
+            "Write requests prepared in parallel (--parallel-writes) that were stale at commit and \
+             ran again on the writer thread",
+            prepared_reruns.clone(),
+        );
         let outbox_backlog = Gauge::default();
         registry.register(
             "outbox_backlog",
@@ -154,6 +165,7 @@ impl Metrics {
             group_size,
             cache_hits,
             cache_misses,
+            prepared_reruns,
             outbox_backlog,
             deliveries,
             connections_open,
@@ -263,6 +275,9 @@ pub fn render() -> String {
     m.cache_misses
         .inner()
         .store(sample.cache_lookups.1, Ordering::Relaxed);
+    m.prepared_reruns
+        .inner()
+        .store(sample.prepared_reruns, Ordering::Relaxed);
     if let Some(n) = sample.outbox_backlog {
         m.outbox_backlog.set(i64::try_from(n).unwrap_or(i64::MAX));
     }

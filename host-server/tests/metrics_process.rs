@@ -146,6 +146,7 @@ fn metrics_endpoint_counts_requests_writes_cache_and_streams() {
         "host_server_streams_open",
         "host_server_response_cache_hits_total",
         "host_server_response_cache_misses_total",
+        "host_server_writer_prepared_reruns_total",
     ] {
         assert!(before.contains_key(name), "{name} missing:\n{text}");
     }
@@ -215,6 +216,12 @@ fn metrics_endpoint_counts_requests_writes_cache_and_streams() {
     );
     assert_eq!(
         value(&after, "host_server_writer_queue_depth"),
+        0.0,
+        "{text}"
+    );
+    // Without --parallel-writes no write is prepared ahead, so none runs again.
+    assert_eq!(
+        value(&after, "host_server_writer_prepared_reruns_total"),
         0.0,
         "{text}"
     );
