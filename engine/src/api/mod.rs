@@ -226,7 +226,12 @@ pub fn dispatch(
     route: &Route,
     endpoint: Endpoint,
 ) -> Result<crate::core::http::Response> {
-    let obj = if router::at_any_path(route, ctx.core) {
+    // The matched route says it; only OPTIONS (no route chosen) asks the table.
+    let any_path = match endpoint {
+        Endpoint::Route(def) => def.any_path,
+        Endpoint::Options => router::at_any_path(route, ctx.core),
+    };
+    let obj = if any_path {
         tree::root(ctx)?
     } else {
         resolve(ctx, route)?

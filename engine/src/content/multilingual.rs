@@ -232,6 +232,11 @@ pub fn navigation_root(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<ContentReco
 /// site root (which speaks the default language) counts for nothing, so a request to it keeps
 /// its `Accept-Language`. `None` on other sites.
 pub fn content_language(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<String>> {
+    // Every request asks: a site with one language answers before any ancestor is read.
+    let s = settings(ctx)?;
+    if !s.is_multilingual() {
+        return Ok(None);
+    }
     let mut lang = language_of(obj).to_string();
     let mut parent = obj.parent.clone();
     let mut at_root = obj.is_root();
@@ -247,8 +252,7 @@ pub fn content_language(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<Str
     if at_root || lang.is_empty() {
         return Ok(None);
     }
-    let s = settings(ctx)?;
-    Ok((s.is_multilingual() && s.is_available(&lang)).then_some(lang))
+    Ok(s.is_available(&lang).then_some(lang))
 }
 
 /// The type of the language independent folders (Plone's "Language Independent Folder",
