@@ -100,7 +100,7 @@ impl LanguageSettings {
 
 /// The language settings (defaults, derived from the site settings, until first changed).
 pub fn settings(ctx: &Ctx<'_>) -> Result<LanguageSettings> {
-    if let Some(s) = ctx.get_json(keys::MULTILINGUAL)? {
+    if let Some(s) = stored_settings(ctx)? {
         return Ok(s);
     }
     let default = settings::settings(ctx)?.default_language;
@@ -109,6 +109,12 @@ pub fn settings(ctx: &Ctx<'_>) -> Result<LanguageSettings> {
         default_language: default,
         ..LanguageSettings::default()
     })
+}
+
+/// The language settings as stored; `None` until first changed (the defaults [`settings`] gives
+/// then have no multilingual profile).
+fn stored_settings(ctx: &Ctx<'_>) -> Result<Option<LanguageSettings>> {
+    ctx.get_json(keys::MULTILINGUAL)
 }
 
 /// Store the language settings (and the site's default language, which the root speaks).
@@ -232,11 +238,12 @@ pub fn navigation_root(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<ContentReco
 /// site root (which speaks the default language) counts for nothing, so a request to it keeps
 /// its `Accept-Language`. `None` on other sites.
 pub fn content_language(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<String>> {
-    // Every request asks: a site with one language answers before any ancestor is read.
-    let s = settings(ctx)?;
-    if !s.is_multilingual() {
+    // Every request asks: a site with one language answers before any ancestor is read, and
+    // one whose language settings were never changed (the defaults are not multilingual)
+    // before the site settings are read for the default language.
+    let Some(s) = stored_settings(ctx)?.filter(LanguageSettings::is_multilingual) else {
         return Ok(None);
-    }
+    };
     let mut lang = language_of(obj).to_string();
     let mut parent = obj.parent.clone();
     let mut at_root = obj.is_root();
