@@ -64,7 +64,7 @@ fn collection_items(
 /// The full representation of `obj`.
 pub fn full(ctx: &Ctx<'_>, obj: &ContentRecord, listing: &ListingRequest<'_>) -> Result<Value> {
     let ty = ctx.type_of(obj)?;
-    Ok(members(ctx, obj, &ty, listing, true, None)?.into_value())
+    members(ctx, obj, &ty, listing, true, None)?.into_value()
 }
 
 /// The full representation of `obj` as the body of an answer: what [`full`] gives, written out
@@ -79,21 +79,8 @@ pub fn full_response(
     let ty = ctx.type_of(obj)?;
     let mut items = None;
     let members = members(ctx, obj, &ty, listing, true, Some(&mut items))?;
-    let Some(items) = items else {
-        return Ok(crate::core::http::Response::json(status, &members.sorted()));
-    };
-    let sorted = members.sorted();
-    let mut out = JsonOut::new(items.len() + 4096);
-    out.open();
-    for (k, v) in &sorted.0 {
-        out.any_key(k)?;
-        if k == "items" {
-            out.buf.extend_from_slice(&items);
-        } else {
-            out.value(v.as_ref())?;
-        }
-    }
-    out.close();
+    let mut out = JsonOut::new(items.as_ref().map_or(0, Vec::len) + 4096);
+    members.write(&mut out, items.as_deref())?;
     Ok(crate::core::http::Response {
         status,
         headers: vec![("Content-Type".into(), "application/json".into())],
@@ -111,59 +98,146 @@ pub fn full_without_items(
     listing: &ListingRequest<'_>,
 ) -> Result<Value> {
     let ty = ctx.type_of(obj)?;
-    Ok(members(ctx, obj, &ty, listing, false, None)?.into_value())
+    members(ctx, obj, &ty, listing, false, None)?.into_value()
 }
 
 /// The members of a JSON object being built, in the order they were set; a name set twice keeps
 /// its last value (as inserting into a [`Map`] does). Values are borrowed where they are the
-/// record's own.
-struct Members<'a>(Vec<(Cow<'a, str>, Cow<'a, Value>)>);
+/// record's own; some are JSON text, written where they were made.
+struct Members<'a>(Vec<(Cow<'a, str>, Member<'a>)>);
+
+/// The value of one member.
+enum Member<'a> {
+    /// A value, the record's own (borrowed) or made for the answer.
+    Value(Cow<'a, Value>),
+    /// A string, borrowed.
+    Str(&'a str),
+    /// The value's JSON text.
+    Text(Vec<u8>),
+}
 
 impl<'a> Members<'a> {
     fn set(&mut self, name: impl Into<Cow<'a, str>>, value: Value) {
-        self.0.push((name.into(), Cow::Owned(value)));
+        self.0.push((name.into(), Member::Value(Cow::Owned(value))));
     }
 
     fn set_ref(&mut self, name: impl Into<Cow<'a, str>>, value: &'a Value) {
-        self.0.push((name.into(), Cow::Borrowed(value)));
+        self.0
+            .push((name.into(), Member::Value(Cow::Borrowed(value))));
     }
 
-    /// The members in name order (the order a [`Map`] keeps), each name once with its last value.
-    fn sorted(mut self) -> Sorted<'a> {
-        // Stable: of the members with one name, the last set stays last.
-        self.0.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut out: Vec<(Cow<'a, str>, Cow<'a, Value>)> = Vec::with_capacity(self.0.len());
-        for m in self.0 {
+    fn set_str(&mut self, name: &'a str, value: &'a str) {
+        self.0.push((Cow::Borrowed(name), Member::Str(value)));
+    }
+
+    fn set_text(&mut self, name: &'a str, text: Vec<u8>) {
+        self.0.push((Cow::Borrowed(name), Member::Text(text)));
+    }
+
+    /// The positions of the members in name order (the order a [`Map`] keeps), each name once:
+    /// the last set.
+    fn order(&self) -> Vec<usize> {
+        let names = &self.0;
+        let mut order: Vec<usize> = (0..names.len()).collect();
+        order.sort_unstable_by(|&a, &b| name_cmp(&names[a].0, &names[b].0).then(a.cmp(&b)));
+        let mut out: Vec<usize> = Vec::with_capacity(order.len());
+        for i in order {
             match out.last_mut() {
-                Some(last) if last.0 == m.0 => *last = m,
-                _ => out.push(m),
+                Some(last) if names[*last].0 == names[i].0 => *last = i,
+                _ => out.push(i),
             }
         }
-        Sorted(out)
+        out
     }
 
-    fn into_value(self) -> Value {
-        Value::Object(
-            self.0
-                .into_iter()
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect(),
-        )
+    /// The members as a JSON object into `out`; `items`, when given, is the JSON text of the
+    /// member `items` (which holds `null` here, keeping its place in the order).
+    fn write(&self, out: &mut JsonOut, items: Option<&[u8]>) -> Result<()> {
+        out.open();
+        for i in self.order() {
+            let (name, value) = &self.0[i];
+            out.any_key(name)?;
+            match (value, items) {
+                (_, Some(items)) if name == "items" => out.buf.extend_from_slice(items),
+                (Member::Value(v), _) => out.json(v)?,
+                (Member::Str(v), _) => out.string(v)?,
+                (Member::Text(t), _) => out.buf.extend_from_slice(t),
+            }
+        }
+        out.close();
+        Ok(())
+    }
+
+    fn into_value(self) -> Result<Value> {
+        let mut map = Map::new();
+        for (k, v) in self.0 {
+            let v = match v {
+                Member::Value(v) => v.into_owned(),
+                Member::Str(v) => Value::String(v.to_string()),
+                Member::Text(t) => serde_json::from_slice(&t)?,
+            };
+            map.insert(k.into_owned(), v);
+        }
+        Ok(Value::Object(map))
     }
 }
 
-/// Members in name order, written as a JSON object.
-struct Sorted<'a>(Vec<(Cow<'a, str>, Cow<'a, Value>)>);
-
-impl serde::Serialize for Sorted<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(self.0.len()))?;
-        for (k, v) in &self.0 {
-            map.serialize_entry(k.as_ref(), v.as_ref())?;
-        }
-        map.end()
+/// Names in byte order (what `str`'s order is), the first bytes compared before the rest.
+fn name_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    match a.as_bytes().first().cmp(&b.as_bytes().first()) {
+        std::cmp::Ordering::Equal => a.cmp(b),
+        other => other,
     }
+}
+
+/// The `@components` member of `obj` (at `url`) as JSON text: each component's link
+/// (`{"@id": "<url>/@<name>"}`) or its expanded answer ([`super::expansion::components`]).
+fn components_text(
+    ctx: &Ctx<'_>,
+    listing: &ListingRequest<'_>,
+    obj: &ContentRecord,
+    url: &str,
+) -> Result<Vec<u8>> {
+    let components = super::expansion::components(ctx, listing.route, obj)?;
+    let mut out = JsonOut::new(components.len() * (url.len() + 40));
+    let plain_url = !summaries::needs_escape(url.as_bytes());
+    out.open();
+    for (name, expanded) in &components {
+        out.any_key(name)?;
+        match expanded {
+            Some(v) => out.json(v)?,
+            None if plain_url && !summaries::needs_escape(name.as_bytes()) => {
+                out.buf.extend_from_slice(b"{\"@id\":\"");
+                out.buf.extend_from_slice(url.as_bytes());
+                out.buf.extend_from_slice(b"/@");
+                out.buf.extend_from_slice(name.as_bytes());
+                out.buf.extend_from_slice(b"\"}");
+            }
+            None => {
+                out.open();
+                out.key("@id");
+                out.string(&format!("{url}/@{name}"))?;
+                out.close();
+            }
+        }
+    }
+    out.close();
+    Ok(out.buf)
+}
+
+/// A time as the JSON text of [`iso`].
+fn iso_text(t: &chrono::DateTime<chrono::Utc>) -> Result<Vec<u8>> {
+    use chrono::Timelike;
+    let mut buf = Vec::with_capacity(40);
+    match super::time::iso_bytes(t.timestamp(), t.nanosecond()) {
+        Some(b) => {
+            buf.push(b'"');
+            buf.extend_from_slice(&b);
+            buf.push(b'"');
+        }
+        None => summaries::write_string(&mut buf, &iso(t))?,
+    }
+    Ok(buf)
 }
 
 /// The members of the representation. With `written`, a folder's `items` may come as JSON text
@@ -179,8 +253,7 @@ fn members<'a>(
     let url = ctx.url(&obj.path);
     let mut out = Members(Vec::with_capacity(ty.fields.len() + 32));
 
-    let components = super::expansion::components(ctx, listing.route, obj)?;
-    out.set("@components", Value::Object(components));
+    out.set_text("@components", components_text(ctx, listing, obj, &url)?);
 
     for f in &ty.fields {
         let stored = if f.transient {
@@ -235,12 +308,12 @@ fn members<'a>(
     }
 
     out.set("@id", Value::String(url.clone()));
-    out.set("@type", json!(obj.type_name));
-    out.set("UID", json!(obj.uid));
-    out.set("id", json!(obj.id));
-    out.set("created", json!(iso(&obj.created)));
-    out.set("modified", json!(iso(&obj.modified)));
-    out.set("owner", json!(obj.owner));
+    out.set_str("@type", &obj.type_name);
+    out.set_str("UID", &obj.uid);
+    out.set_str("id", &obj.id);
+    out.set_text("created", iso_text(&obj.created)?);
+    out.set_text("modified", iso_text(&obj.modified)?);
+    out.set_str("owner", &obj.owner);
     out.set("is_folderish", json!(ty.folderish));
     let nick = ctx.profile().is_nick();
     match obj.fields.get("layout") {
@@ -255,14 +328,17 @@ fn members<'a>(
             out.set("effective", nick_effective(obj));
         }
     } else {
-        out.set("review_state", json!(obj.review_state));
+        match &obj.review_state {
+            Some(state) => out.set_str("review_state", state),
+            None => out.set("review_state", Value::Null),
+        }
     }
     let tr = crate::site::i18n::Translator::for_request(ctx)?;
     out.set("type_title", json!(tr.t(&ty.title)));
     let lock = crate::content::locking::current(ctx, obj)?;
-    out.set(
+    out.set_text(
         "lock",
-        serde_json::to_value(LockInfo::new(ctx, lock.as_ref()))?,
+        serde_json::to_vec(&LockInfo::new(ctx, lock.as_ref()))?,
     );
     if !obj.is_root() {
         out.set("version", json!("current"));
@@ -273,7 +349,7 @@ fn members<'a>(
     out.set("working_copy", Value::Null);
     out.set("working_copy_of", Value::Null);
 
-    let parent = tree::parent(ctx, obj)?;
+    let parent = tree::parent_for_representation(ctx, obj)?;
     out.set(
         "parent",
         match &parent {

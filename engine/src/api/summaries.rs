@@ -327,6 +327,11 @@ impl JsonOut {
         serde_json::to_writer(&mut self.buf, v)
     }
 
+    /// A JSON value, as `serde_json` writes it ([`write_value`]).
+    pub fn json(&mut self, v: &Value) -> serde_json::Result<()> {
+        write_value(&mut self.buf, v)
+    }
+
     /// A stored value ([`Raw`]), or `null`.
     pub fn opt_raw(&mut self, v: Option<Raw<'_>>) -> serde_json::Result<()> {
         match v {
@@ -373,6 +378,40 @@ pub fn write_raw(buf: &mut Vec<u8>, v: Raw<'_>) -> serde_json::Result<()> {
                 write_string(buf, k)?;
                 buf.push(b':');
                 write_raw(buf, item)?;
+            }
+            buf.push(b'}');
+        }
+    }
+    Ok(())
+}
+
+/// `v` into `buf`: the text `serde_json` writes for it (compact, object keys in the map's
+/// order), with strings that need no escaping copied as they are ([`write_string`]).
+pub fn write_value(buf: &mut Vec<u8>, v: &Value) -> serde_json::Result<()> {
+    match v {
+        Value::Null => buf.extend_from_slice(b"null"),
+        Value::Bool(b) => buf.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Number(n) => serde_json::to_writer(&mut *buf, n)?,
+        Value::String(s) => write_string(buf, s)?,
+        Value::Array(items) => {
+            buf.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                write_value(buf, item)?;
+            }
+            buf.push(b']');
+        }
+        Value::Object(entries) => {
+            buf.push(b'{');
+            for (i, (k, item)) in entries.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                write_string(buf, k)?;
+                buf.push(b':');
+                write_value(buf, item)?;
             }
             buf.push(b'}');
         }

@@ -92,6 +92,24 @@ pub fn parent(ctx: &Ctx<'_>, obj: &ContentRecord) -> Result<Option<ContentRecord
     }
 }
 
+/// The parent of `obj` decoded for the representation of `obj`
+/// ([`ContentRecord::from_json_for_parent`]: structure, title, description and
+/// `nextPreviousEnabled`; never save it); `None` for the root.
+pub fn parent_for_representation(
+    ctx: &Ctx<'_>,
+    obj: &ContentRecord,
+) -> Result<Option<ContentRecord>> {
+    let Some(uid) = &obj.parent else {
+        return Ok(None);
+    };
+    if let Some(rec) = ctx.saved_record(uid) {
+        return Ok(Some(rec.clone()));
+    }
+    let bytes = load_raw(ctx, uid)?
+        .ok_or_else(|| EngineError::Internal(format!("parent {uid} of {} missing", obj.path)))?;
+    Ok(Some(ContentRecord::from_json_for_parent(&bytes)?))
+}
+
 /// Uids of the children of `parent_uid` in order, skipping `skip` and returning at most `limit`.
 pub fn child_uids(
     ctx: &Ctx<'_>,

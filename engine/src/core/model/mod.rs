@@ -158,25 +158,63 @@ impl ContentRecord {
     /// only those named in [`LISTING_FIELDS`]; the others (blocks, text, ...) are skipped without
     /// being built. Such a record serves summaries and permission checks; it must never be saved.
     pub fn from_json_for_listing(bytes: &[u8]) -> serde_json::Result<ContentRecord> {
-        let r: ListingRecord = serde_json::from_slice(bytes)?;
-        Ok(ContentRecord {
-            uid: r.uid,
-            id: r.id,
-            path: r.path,
-            parent: r.parent,
-            type_name: r.type_name,
-            pos: r.pos,
-            created: r.created,
-            modified: r.modified,
-            owner: r.owner,
-            review_state: r.review_state,
-            child_count: r.child_count,
-            next_pos: r.next_pos,
-            local_roles: r.local_roles,
-            block_local_roles: r.block_local_roles,
-            fields: r.fields,
-            rev: r.rev,
-        })
+        Ok(serde_json::from_slice::<ListingRecord<ForListing>>(bytes)?.into_record())
+    }
+
+    /// Decode a stored record as the parent of an object being represented: every structural
+    /// field, but of the field values only [`PARENT_FIELDS`] (what the `parent` summary and
+    /// `previous_item`/`next_item` read). Like [`ContentRecord::from_json_for_listing`], never
+    /// save it.
+    pub fn from_json_for_parent(bytes: &[u8]) -> serde_json::Result<ContentRecord> {
+        Ok(serde_json::from_slice::<ListingRecord<ForParent>>(bytes)?.into_record())
+    }
+}
+
+/// The field values a content object's representation reads of its parent
+/// ([`ContentRecord::from_json_for_parent`]): the `parent` summary's title and description,
+/// and whether the parent shows `previous_item` and `next_item`.
+pub const PARENT_FIELDS: &[&str] = &["title", "description", "nextPreviousEnabled"];
+
+/// Which field values a partial decode of a record keeps ([`ListingRecord`]).
+trait KeptFields {
+    /// Their names.
+    const NAMES: &'static [&'static str];
+}
+
+/// [`LISTING_FIELDS`].
+struct ForListing;
+
+impl KeptFields for ForListing {
+    const NAMES: &'static [&'static str] = LISTING_FIELDS;
+}
+
+/// [`PARENT_FIELDS`].
+struct ForParent;
+
+impl KeptFields for ForParent {
+    const NAMES: &'static [&'static str] = PARENT_FIELDS;
+}
+
+impl<K: KeptFields> ListingRecord<K> {
+    fn into_record(self) -> ContentRecord {
+        ContentRecord {
+            uid: self.uid,
+            id: self.id,
+            path: self.path,
+            parent: self.parent,
+            type_name: self.type_name,
+            pos: self.pos,
+            created: self.created,
+            modified: self.modified,
+            owner: self.owner,
+            review_state: self.review_state,
+            child_count: self.child_count,
+            next_pos: self.next_pos,
+            local_roles: self.local_roles,
+            block_local_roles: self.block_local_roles,
+            fields: self.fields,
+            rev: self.rev,
+        }
     }
 }
 
@@ -226,9 +264,10 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// [`ContentRecord`] as stored, with `fields` filtered to [`LISTING_FIELDS`] while decoding.
+/// [`ContentRecord`] as stored, with `fields` filtered to `K`'s names while decoding.
 #[derive(Deserialize)]
-struct ListingRecord {
+#[serde(bound = "")]
+struct ListingRecord<K: KeptFields> {
     uid: String,
     id: String,
     path: String,
@@ -250,15 +289,19 @@ struct ListingRecord {
     local_roles: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     block_local_roles: bool,
-    #[serde(deserialize_with = "listing_fields")]
+    #[serde(deserialize_with = "kept_fields::<K, _>")]
     fields: Map<String, Value>,
     #[serde(default)]
     rev: u64,
+    #[serde(skip)]
+    kept: std::marker::PhantomData<K>,
 }
 
-fn listing_fields<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, Value>, D::Error> {
-    struct Fields;
-    impl<'de> serde::de::Visitor<'de> for Fields {
+fn kept_fields<'de, K: KeptFields, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Map<String, Value>, D::Error> {
+    struct Fields<K>(std::marker::PhantomData<K>);
+    impl<'de, K: KeptFields> serde::de::Visitor<'de> for Fields<K> {
         type Value = Map<String, Value>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
             f.write_str("a map of field values")
@@ -268,7 +311,7 @@ fn listing_fields<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, 
             mut m: A,
         ) -> Result<Self::Value, A::Error> {
             let mut out = Map::new();
-            while let Some(key) = m.next_key_seed(ListingKey)? {
+            while let Some(key) = m.next_key_seed(KeptKey::<K>(std::marker::PhantomData))? {
                 match key {
                     Some(k) => {
                         out.insert(k.to_string(), m.next_value::<Value>()?);
@@ -281,26 +324,26 @@ fn listing_fields<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Map<String, 
             Ok(out)
         }
     }
-    d.deserialize_map(Fields)
+    d.deserialize_map(Fields::<K>(std::marker::PhantomData))
 }
 
-/// A key of the field values: the [`LISTING_FIELDS`] entry it names, if any (no allocation).
-struct ListingKey;
+/// A key of the field values: the entry of `K`'s names it names, if any (no allocation).
+struct KeptKey<K>(std::marker::PhantomData<K>);
 
-impl<'de> serde::de::DeserializeSeed<'de> for ListingKey {
+impl<'de, K: KeptFields> serde::de::DeserializeSeed<'de> for KeptKey<K> {
     type Value = Option<&'static str>;
     fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_str(self)
     }
 }
 
-impl serde::de::Visitor<'_> for ListingKey {
+impl<K: KeptFields> serde::de::Visitor<'_> for KeptKey<K> {
     type Value = Option<&'static str>;
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a field name")
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(LISTING_FIELDS.iter().copied().find(|k| *k == v))
+        Ok(K::NAMES.iter().copied().find(|k| *k == v))
     }
 }
 
@@ -424,6 +467,7 @@ mod tests {
         fields.insert("title".into(), Value::from("A \"title\" é"));
         fields.insert("description".into(), Value::from("d"));
         fields.insert("exclude_from_nav".into(), Value::from(true));
+        fields.insert("nextPreviousEnabled".into(), Value::from(true));
         fields.insert("subjects".into(), serde_json::json!(["x", "y"]));
         fields.insert(
             "blocks".into(),
@@ -459,6 +503,13 @@ mod tests {
             .retain(|k, _| LISTING_FIELDS.contains(&k.as_str()));
         assert_eq!(listed, expected);
         assert_eq!(listed.fields.len(), 4);
+        let parent = ContentRecord::from_json_for_parent(&bytes).unwrap();
+        let mut expected = rec.clone();
+        expected
+            .fields
+            .retain(|k, _| PARENT_FIELDS.contains(&k.as_str()));
+        assert_eq!(parent, expected);
+        assert_eq!(parent.fields.len(), 3);
         // Records written before `child_count`, `next_pos` and `local_roles` existed.
         let old = br#"{"uid":"u","id":"a","path":"/a","parent":"r","type":"Page","pos":0,
             "created":"2026-01-01T12:00:00Z","modified":"2026-01-01T12:00:00Z","owner":"o",
