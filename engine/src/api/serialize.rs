@@ -265,6 +265,12 @@ fn members<'a>(
             (FieldKind::Language, Some(Value::String(code))) => {
                 out.set(f.name.as_str(), language::token_title(code))
             }
+            // Served as stored unless a link in them is rewritten (no copy).
+            (FieldKind::Blocks, Some(blocks))
+                if !crate::content::links::has_stored_links(blocks) =>
+            {
+                out.set_ref(f.name.as_str(), blocks)
+            }
             (FieldKind::Blocks, Some(blocks)) => {
                 let mut blocks = blocks.clone();
                 crate::content::links::to_public(ctx, &mut blocks)?;

@@ -33,6 +33,20 @@ pub fn to_public(ctx: &Ctx<'_>, blocks: &mut Value) -> Result<()> {
     walk(blocks, None, &mut |s| public_url(ctx, s))
 }
 
+/// Whether `blocks` holds a stored link (`resolveuid/` under a link key): without one,
+/// [`to_public`] leaves them as they are, and they need not be copied to be served.
+pub fn has_stored_links(blocks: &Value) -> bool {
+    fn any(v: &Value, key: Option<&str>) -> bool {
+        match v {
+            Value::String(s) => key.is_some_and(is_link_key) && s.contains("resolveuid/"),
+            Value::Object(m) => m.iter().any(|(k, v)| any(v, Some(k))),
+            Value::Array(a) => a.iter().any(|v| any(v, key)),
+            _ => false,
+        }
+    }
+    any(blocks, None)
+}
+
 /// Apply `rewrite` to every string under a link key (also inside arrays under it, as teasers keep
 /// `href: [{"@id": ...}]`).
 fn walk(
@@ -99,6 +113,16 @@ fn public_url(ctx: &Ctx<'_>, s: &str) -> Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stored_links_are_found_under_link_keys_only() {
+        let stored =
+            serde_json::json!({"b2": {"href": [{"@id": "../resolveuid/abc", "title": "a"}]}});
+        assert!(has_stored_links(&stored));
+        let text = serde_json::json!({"b1": {"text": "../resolveuid/abc", "url": "https://x/y"}});
+        assert!(!has_stored_links(&text));
+        assert!(!has_stored_links(&serde_json::json!("../resolveuid/abc")));
+    }
 
     #[test]
     fn only_link_keys_are_rewritten() {
