@@ -138,10 +138,18 @@ impl<'a> Members<'a> {
     /// the last set.
     fn order(&self) -> Vec<usize> {
         let names = &self.0;
-        let mut order: Vec<usize> = (0..names.len()).collect();
-        order.sort_unstable_by(|&a, &b| name_cmp(&names[a].0, &names[b].0).then(a.cmp(&b)));
+        let mut order: Vec<(u64, usize)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _))| (name_prefix(name), i))
+            .collect();
+        order.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| names[a.1].0.cmp(&names[b.1].0))
+                .then(a.1.cmp(&b.1))
+        });
         let mut out: Vec<usize> = Vec::with_capacity(order.len());
-        for i in order {
+        for (_, i) in order {
             match out.last_mut() {
                 Some(last) if names[*last].0 == names[i].0 => *last = i,
                 _ => out.push(i),
@@ -182,12 +190,14 @@ impl<'a> Members<'a> {
     }
 }
 
-/// Names in byte order (what `str`'s order is), the first bytes compared before the rest.
-fn name_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    match a.as_bytes().first().cmp(&b.as_bytes().first()) {
-        std::cmp::Ordering::Equal => a.cmp(b),
-        other => other,
-    }
+/// The first eight bytes of `name` as a number (zeros after a shorter name): names whose
+/// numbers differ are in the order of their numbers (byte order, `str`'s order), so most
+/// comparisons of the members' names are one of integers.
+fn name_prefix(name: &str) -> u64 {
+    let mut b = [0u8; 8];
+    let n = name.len().min(8);
+    b[..n].copy_from_slice(&name.as_bytes()[..n]);
+    u64::from_be_bytes(b)
 }
 
 /// The `@components` member of `obj` (at `url`) as JSON text: each component's link
@@ -850,6 +860,38 @@ fn plain_text_as_html(text: &str) -> String {
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
+
+    #[test]
+    fn members_are_written_in_name_order_each_name_once_with_its_last_value() {
+        let mut m = Members(Vec::new());
+        let names = [
+            "working_copy_of",
+            "b",
+            "working_copy",
+            "",
+            "a\u{0}",
+            "a",
+            "é",
+            "ab",
+            "b",
+            "@id",
+            "Z",
+            "abcdefghij",
+            "abcdefgh",
+            "abcdefghi",
+        ];
+        for (i, n) in names.iter().enumerate() {
+            m.set(*n, json!(i));
+        }
+        let mut expected = Map::new();
+        for (i, n) in names.iter().enumerate() {
+            expected.insert(n.to_string(), json!(i));
+        }
+        let mut out = JsonOut::new(64);
+        m.write(&mut out, None).unwrap_or_default();
+        assert_eq!(out.buf, serde_json::to_vec(&expected).unwrap_or_default());
+        assert_eq!(m.into_value().unwrap_or_default(), Value::Object(expected));
+    }
 
     #[test]
     fn plain_rich_text_is_served_as_escaped_html() {
