@@ -279,6 +279,10 @@ stage "cargo fmt --check" cargo fmt --all -- --check
 stage "cargo clippy (native, all targets)" cargo clippy --workspace --all-targets --quiet -- -D warnings
 stage "cargo build -p host-server" cargo build -p host-server --quiet
 stage "cargo test --workspace (native)" cargo test --workspace --no-fail-fast
+# The browser's first module (engine feature lean): every scenario passes, or passes every step
+# up to a request that build leaves out (answered by the full module in the browser).
+stage "contract scenarios in memory on the lean engine (the browser's first module)" \
+  cargo test -p tests --test memory --features engine/lean
 
 if [ "$SETUP_OK" = 1 ]; then
   stage "cargo clippy host-wasm (wasm32)" \
