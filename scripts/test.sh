@@ -177,6 +177,12 @@ web_demo_e2e() {
   (cd web-demo/e2e && node e2e.mjs)
 }
 
+# The engine's two modules through their loader (web-demo/pkg/engine.js): the move to the full
+# module on the first request the first module leaves out, answers equal to the full module's.
+web_demo_split() {
+  (cd web-demo/e2e && node split.mjs)
+}
+
 # Offline editing against the real server (issue 18): replicas in Chromium, host-server stopped and
 # started by the test (the debug binary the "cargo build -p host-server" stage made).
 web_demo_sync_e2e() {
@@ -273,6 +279,10 @@ stage "cargo fmt --check" cargo fmt --all -- --check
 stage "cargo clippy (native, all targets)" cargo clippy --workspace --all-targets --quiet -- -D warnings
 stage "cargo build -p host-server" cargo build -p host-server --quiet
 stage "cargo test --workspace (native)" cargo test --workspace --no-fail-fast
+# The browser's first module (engine feature lean): every scenario passes, or passes every step
+# up to a request that build leaves out (answered by the full module in the browser).
+stage "contract scenarios in memory on the lean engine (the browser's first module)" \
+  cargo test -p tests --test memory --features engine/lean
 
 if [ "$SETUP_OK" = 1 ]; then
   stage "cargo clippy host-wasm (wasm32)" \
@@ -286,19 +296,23 @@ if [ "$SETUP_OK" = 1 ]; then
   if [ "$NPM_OK" = 1 ]; then
     if stage "web-demo release build (cargo + wasm-bindgen + wasm-opt)" build_web_demo; then
       stage "web-demo end-to-end (playwright-core + chromium)" web_demo_e2e
+      stage "web-demo two modules (first module, then the full one)" web_demo_split
       stage "web-demo sync end-to-end (replicas of host-server, chromium)" web_demo_sync_e2e
     else
       skip "web-demo end-to-end" "web-demo build failed"
+      skip "web-demo two modules" "web-demo build failed"
       skip "web-demo sync end-to-end" "web-demo build failed"
     fi
   else
     skip "web-demo release build" "npm ci failed"
     skip "web-demo end-to-end" "npm ci failed"
+    skip "web-demo two modules" "npm ci failed"
     skip "web-demo sync end-to-end" "npm ci failed"
   fi
 else
   for s in "cargo clippy host-wasm (wasm32)" "cargo build wasm32" "cargo test wasm32" \
     "contract scenarios on wasm/IndexedDB" "web-demo release build" "web-demo end-to-end" \
+    "web-demo two modules" \
     "web-demo sync end-to-end"; do
     skip "$s" "toolchain setup failed"
   done

@@ -78,7 +78,7 @@ offline_key() {
 # (scripts/web-demo.sh --build-only: cargo, wasm-bindgen, wasm-opt), made when missing or when
 # VOLTO_OFFLINE_REBUILD_WASM=1.
 offline_pkg() {
-  if [ ! -f "$PKG/host_wasm_bg.wasm" ] || [ "${VOLTO_OFFLINE_REBUILD_WASM:-0}" = 1 ]; then
+  if [ ! -f "$PKG/host_wasm_full_bg.wasm" ] || [ "${VOLTO_OFFLINE_REBUILD_WASM:-0}" = 1 ]; then
     say "building the engine's wasm package (scripts/web-demo.sh --build-only)"
     "$ROOT/scripts/web-demo.sh" --build-only >&2
   fi
@@ -93,7 +93,9 @@ add_offline_addon() {
   cp -r "$ADDON" "$app/node_modules/volto-offline"
   rm -rf "$app/node_modules/volto-offline/public/offline-pkg"
   mkdir -p "$app/node_modules/volto-offline/public/offline-pkg"
-  cp "$PKG/host_wasm.js" "$PKG/host_wasm_bg.wasm" "$app/node_modules/volto-offline/public/offline-pkg/"
+  # the loader and the engine's two modules (scripts/web-demo.sh)
+  cp "$PKG/engine.js" "$PKG/host_wasm.js" "$PKG/host_wasm_bg.wasm" "$PKG/host_wasm_full.js" \
+    "$PKG/host_wasm_full_bg.wasm" "$app/node_modules/volto-offline/public/offline-pkg/"
   printf "module.exports = {\n  addons: ['volto-offline'],\n};\n" > "$app/volto.config.js"
 }
 

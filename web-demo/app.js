@@ -1,7 +1,7 @@
 // The offline editor: a plain ES module on top of host-wasm (no server, no framework, no build step).
 // Every read and write is a REST API request answered by the engine compiled to WebAssembly,
 // persisted in IndexedDB. The requests are the ones a client of host-server would send.
-import init, { openSite } from "./pkg/host_wasm.js";
+import init, { openSite } from "./pkg/engine.js";
 
 const params = new URLSearchParams(location.search);
 // ?server=<url>&login=<login>: a replica of that server's site (issue 18); the password is kept in

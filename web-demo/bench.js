@@ -1,5 +1,5 @@
 // Benchmark of host-wasm in the browser (see bench.html; printed by scripts/bench.sh).
-import init, { openSite, deleteSite } from "./pkg/host_wasm.js";
+import init, { openSite, deleteSite } from "./pkg/engine.js";
 
 const BASE = "http://localhost:8080";
 const AUTH = "Basic " + btoa("admin:secret-password");
@@ -126,6 +126,21 @@ async function main() {
     if (phases) log(`${n} objects: open phases (last open, ms): ${Object.entries(phases).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")}`);
     log(`${n} objects: cold open ${median(opens).toFixed(1)} ms (median of 5), GET ${median(gets).toFixed(3)} ms (median of ${GET_SAMPLES}), POST ${median(posts).toFixed(2)} ms (median of 30)`);
   }
+  // The full module (pkg/engine.js loads it on the first request the first module leaves out):
+  // the time of that first request (fetching and compiling the module, opening the site again)
+  // and the GET on the full module.
+  const t1 = performance.now();
+  await ok(req(site, "GET", "/@aliases"), 200);
+  results.upgrade_ms = performance.now() - t1;
+  log(`first request the first module leaves out (GET /@aliases: full module fetched, compiled, site reopened): ${results.upgrade_ms.toFixed(1)} ms (build now: ${site.build})`);
+  const gets = [];
+  for (let i = 0; i < GET_SAMPLES; i++) {
+    const t = performance.now();
+    await ok(req(site, "GET", `/f${(10 + i) % 10}/p${10 + i}`), 200);
+    gets.push(performance.now() - t);
+  }
+  results.full_get_ms = median(gets);
+  log(`full module: GET page ${results.full_get_ms.toFixed(3)} ms (median of ${GET_SAMPLES}, pages p10..p${9 + GET_SAMPLES})`);
   site.close();
   site.free();
   await deleteSite(name);

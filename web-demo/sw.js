@@ -1,10 +1,13 @@
 // Service Worker (module): answers every request under ./api/ from the engine (host-wasm on
 // IndexedDB), so an unchanged client that uses plain fetch("/api/...") works offline, and caches
 // the page itself. Register with navigator.serviceWorker.register("./sw.js", { type: "module" }).
-import init, { openSite } from "./pkg/host_wasm.js";
+import init, { openSite } from "./pkg/engine.js";
 
 const CACHE = "web-demo-shell-v1";
-const SHELL = ["./", "./index.html", "./app.js", "./style.css", "./pkg/host_wasm.js", "./pkg/host_wasm_bg.wasm"];
+// the loader and both modules: the full one is only loaded when a request needs it, but offline
+// it must be here already
+const SHELL = ["./", "./index.html", "./app.js", "./style.css", "./pkg/engine.js", "./pkg/host_wasm.js",
+  "./pkg/host_wasm_bg.wasm", "./pkg/host_wasm_full.js", "./pkg/host_wasm_full_bg.wasm"];
 const BASE = new URL("api", self.registration.scope).href.replace(/\/$/, "");
 const SITE_NAME = "web-demo";
 
@@ -19,7 +22,9 @@ function getSite() {
     sitePromise = (async () => {
       const wasmUrl = new URL("./pkg/host_wasm_bg.wasm", self.registration.scope);
       const wasm = (await caches.match(wasmUrl)) || (await fetch(wasmUrl));
-      await init({ module_or_path: wasm });
+      const fullUrl = new URL("./pkg/host_wasm_full_bg.wasm", self.registration.scope);
+      const full = async () => (await caches.match(fullUrl)) || fetch(fullUrl);
+      await init({ module_or_path: wasm, full });
       return openSite(SITE_NAME, { baseUrl: BASE, adminPassword: "offline-admin", title: "My offline site" });
     })();
     sitePromise.catch(() => (sitePromise = null)); // retry on the next request

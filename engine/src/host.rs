@@ -30,7 +30,7 @@ pub use crate::content::multilingual::is_profile as is_language_profile;
 pub use crate::core::clock::{
     Clock, Entropy, FixedClock, SeededEntropy, SystemClock, SystemEntropy,
 };
-pub use crate::core::error::{EngineError, Result};
+pub use crate::core::error::{EngineError, Result, NOT_IN_BUILD_HEADER};
 pub use crate::core::http::{
     AnswerKind, BlobStream, BodyKind, BodyStream, LineStream, Method, Request, Response, RouteInfo,
     ThrottleClass,

@@ -13,6 +13,9 @@
 //! ```
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
+// The lean build (feature `lean`, the browser's first module) leaves the rare families out; the
+// domain code only they call is then unused, and left out of the module by the linker.
+#![cfg_attr(feature = "lean", allow(dead_code, unused_imports))]
 
 // The layer folders: private to the crate, or public with the feature `internals` (for the
 // engine's own examples, benchmarks and tests that reach below the host surface; no host enables

@@ -12,6 +12,10 @@ pub struct Tally {
     /// Scenarios left out because they need a site created with a profile and this host runs on
     /// a site it did not create (an upgraded one): counted in the summary, never silently.
     not_applicable: usize,
+    /// Scenarios that stopped at a request the engine's lean build (the browser's first module)
+    /// leaves out, every step before it having passed: the browser answers them with the full
+    /// module (`web-demo/e2e/split.mjs` checks that move).
+    moved: Vec<String>,
 }
 
 impl Tally {
@@ -22,6 +26,7 @@ impl Tally {
             ran: 0,
             failures: Vec::new(),
             not_applicable: 0,
+            moved: Vec::new(),
         }
     }
 
@@ -64,6 +69,13 @@ impl Tally {
         }
     }
 
+    /// Record a scenario that passed every step up to `at`, a request the lean build answered
+    /// `NotInBuild` (engine feature `lean`), and stopped there.
+    pub fn record_moved(&mut self, name: &str, at: &str) {
+        self.ran += 1;
+        self.moved.push(format!("{name} (at {at})"));
+    }
+
     /// `"<host>: N scenarios run, P passed, F failed"` (F also counts malformed files).
     /// When scenarios were left out ([`Tally::select_for_existing_site`]), the line says so:
     /// `"; K not run: they need a site created with a profile"`.
@@ -79,6 +91,14 @@ impl Tally {
             line.push_str(&format!(
                 "; {} not run: they need a site created with a profile",
                 self.not_applicable
+            ));
+        }
+        if !self.moved.is_empty() {
+            line.push_str(&format!(
+                "; {} of the passed stopped, all steps before passing, at a request this build \
+                 leaves out (the browser's full module answers it): {}",
+                self.moved.len(),
+                self.moved.join(", ")
             ));
         }
         line

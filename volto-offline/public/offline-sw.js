@@ -23,7 +23,9 @@
 // of the same user; images: the bytes of the images in the replica (every scale) and those Volto
 // showed are kept in a per-user cache (`volto-offline-files:<login>`), with the image fields the
 // replica does not hold, and put back into the replica's answers offline.
-import init, { openSite } from "/offline-pkg/host_wasm.js";
+// The loader of the engine's two modules (host-wasm/js/engine.js): the first module at once, the
+// full one when a request needs an endpoint the first leaves out.
+import init, { openSite } from "/offline-pkg/engine.js";
 
 const ORIGIN = self.location.origin;
 const API_PREFIX = "/++api++";
@@ -92,8 +94,10 @@ function wasm() {
   if (!wasmReady) {
     wasmReady = (async () => {
       const url = new URL("/offline-pkg/host_wasm_bg.wasm", ORIGIN).href;
+      const fullUrl = new URL("/offline-pkg/host_wasm_full_bg.wasm", ORIGIN).href;
       const cached = await caches.match(url);
-      await init({ module_or_path: cached || realFetch(url) });
+      const full = async () => (await caches.match(fullUrl)) || realFetch(fullUrl);
+      await init({ module_or_path: cached || realFetch(url), full });
     })();
     wasmReady.catch(() => (wasmReady = null));
   }
@@ -565,7 +569,8 @@ async function fileAsset(req) {
 async function precache() {
   const cache = await caches.open(APP_CACHE);
   const list = await realFetch("/offline-precache.json", { cache: "no-store" }).then((r) => r.json());
-  const files = ["/offline-pkg/host_wasm.js", "/offline-pkg/host_wasm_bg.wasm", ...list.files];
+  const pkg = ["engine.js", "host_wasm.js", "host_wasm_bg.wasm", "host_wasm_full.js", "host_wasm_full_bg.wasm"];
+  const files = [...pkg.map((f) => `/offline-pkg/${f}`), ...list.files];
   // one by one: a file that fails is fetched again when it is asked for
   await Promise.allSettled(files.map((f) => cache.add(new Request(f, { cache: "no-store" }))));
 }

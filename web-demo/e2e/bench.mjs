@@ -10,10 +10,19 @@ import { gzipSync } from "node:zlib";
 import { chromium } from "playwright-core";
 
 const demo = join(dirname(fileURLToPath(import.meta.url)), "..");
-const wasm = readFileSync(join(demo, "pkg", "host_wasm_bg.wasm"));
-const glue = readFileSync(join(demo, "pkg", "host_wasm.js"));
-console.log(`release wasm (after wasm-opt -Os): ${wasm.length} bytes raw, ${gzipSync(wasm, { level: 9 }).length} bytes gzip`);
-console.log(`JS glue host_wasm.js: ${glue.length} bytes raw, ${gzipSync(glue, { level: 9 }).length} bytes gzip`);
+// the package holds two builds (scripts/web-demo.sh): the first module, loaded at init, and the
+// full one, loaded by pkg/engine.js on the first request the first leaves out
+for (const [what, file] of [
+  ["first module", "host_wasm_bg.wasm"],
+  ["full module", "host_wasm_full_bg.wasm"],
+  ["JS glue", "host_wasm.js"],
+  ["JS glue (full)", "host_wasm_full.js"],
+  ["loader", "engine.js"],
+]) {
+  const bytes = readFileSync(join(demo, "pkg", file));
+  const opt = file.endsWith(".wasm") ? " (after wasm-opt -Os)" : "";
+  console.log(`${what} ${file}${opt}: ${bytes.length} bytes raw, ${gzipSync(bytes, { level: 9 }).length} bytes gzip`);
+}
 
 // A static server for web-demo/ that makes the page cross-origin isolated (COOP + COEP): only then
 // does Chromium give performance.now() 5 us resolution instead of 100 us (with jitter), which is

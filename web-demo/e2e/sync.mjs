@@ -164,7 +164,7 @@ try {
     await page.goto(`${origin}/sync-test.html`);
     await page.evaluate(
       async ({ name, serverUrl, password }) => {
-        const m = await import("/pkg/host_wasm.js");
+        const m = await import("/pkg/engine.js");
         await m.default();
         window.site = await m.openSite(name, {
           server: serverUrl,
@@ -216,7 +216,7 @@ try {
   await a.reload();
   await a.evaluate(
     async ({ serverUrl, password }) => {
-      const m = await import("/pkg/host_wasm.js");
+      const m = await import("/pkg/engine.js");
       await m.default();
       window.site = await m.openSite("replica-a", { server: serverUrl, credentials: { login: "admin", password }, baseUrl: "http://replica.local" });
     },
@@ -290,7 +290,7 @@ try {
   await d.goto(`${origin}/sync-test.html`);
   const dst = await d.evaluate(
     async ({ serverUrl, token }) => {
-      const m = await import("/pkg/host_wasm.js");
+      const m = await import("/pkg/engine.js");
       await m.default();
       window.site = await m.openSite("replica-token", { server: serverUrl, credentials: { login: "admin", token }, baseUrl: "http://replica.local" });
       const r = await window.site.request("GET", "/news/hello", { headers: { Accept: "application/json" } });
@@ -322,7 +322,7 @@ try {
     await x.goto(`${origin}/sync-test.html`);
     await x.evaluate(
       async ({ direct2, password }) => {
-        const m = await import("/pkg/host_wasm.js");
+        const m = await import("/pkg/engine.js");
         await m.default();
         window.site = await m.openSite("replica-cors", { server: direct2, credentials: { login: "admin", password }, baseUrl: "http://replica.local" });
       },

@@ -258,9 +258,17 @@ impl RouteDef {
         self.carriage = carriage;
         self
     }
-    /// The one-line documentation.
+    /// The one-line documentation. The lean build (feature `lean`, which serves no `@openapi`)
+    /// keeps none, so that the texts are not in its module.
+    #[inline(always)]
+    #[cfg_attr(feature = "lean", allow(unused_mut))]
     pub fn summary(mut self, s: &'static str) -> Self {
-        self.summary = s;
+        #[cfg(not(feature = "lean"))]
+        {
+            self.summary = s;
+        }
+        #[cfg(feature = "lean")]
+        let _ = s;
         self
     }
     /// The success status (default 200).
@@ -438,6 +446,22 @@ fn allow<'a>(matching: impl Iterator<Item = &'a RouteDef>) -> Vec<&'static str> 
 /// Find the endpoint for `route` and `method`: 404 for an unknown endpoint or path shape, 405
 /// (with `Allow`) for a known one with another method.
 pub fn lookup(route: &Route, method: &Method, core: &Core, base_url: &str) -> Result<Endpoint> {
+    let found = lookup_here(route, method, core, base_url);
+    #[cfg(feature = "lean")]
+    if let Err(EngineError::NotFound { .. } | EngineError::MethodNotAllowed { .. }) = &found {
+        // The full build may have a route for it: the host answers it there.
+        let name = route.endpoint.as_deref().unwrap_or("");
+        if super::RARE_ENDPOINTS.contains(&name) {
+            return Err(EngineError::NotInBuild {
+                endpoint: name.to_string(),
+            });
+        }
+    }
+    found
+}
+
+/// [`lookup`] in this build's table.
+fn lookup_here(route: &Route, method: &Method, core: &Core, base_url: &str) -> Result<Endpoint> {
     let table = table();
     // No route takes this path: as in Plone, whose traversal stops at the endpoint name, the
     // 404 names the URL up to the endpoint (`<object>/@components` for
@@ -540,6 +564,68 @@ mod tests {
 
     fn segs(s: &[&str]) -> Vec<String> {
         s.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Whether some list of path parameters fits both `a` and `b` (same count, no fixed segment
+    /// of one differing from a fixed segment of the other at the same place).
+    #[cfg(not(feature = "lean"))]
+    fn may_overlap(a: &RouteDef, b: &RouteDef) -> bool {
+        let range = |r: &RouteDef| r.params.iter().filter(|p| !p.optional).count()..=r.params.len();
+        let (ra, rb) = (range(a), range(b));
+        (0..=a.params.len().max(b.params.len()))
+            .filter(|n| ra.contains(n) && rb.contains(n))
+            .any(|n| {
+                a.params
+                    .iter()
+                    .zip(&b.params)
+                    .take(n)
+                    .all(|(x, y)| !(x.literal && y.literal) || x.name == y.name)
+            })
+    }
+
+    /// The lean build (feature `lean`) answers `NotInBuild` for exactly the endpoints of the rare
+    /// families ([`super::super::RARE_ENDPOINTS`]) when its own table has no route for a request;
+    /// that is right only if the list is complete and no kept family's route could answer a
+    /// request that a rare family's route answers in the full build.
+    #[cfg(not(feature = "lean"))]
+    #[test]
+    fn the_lean_build_knows_every_endpoint_it_leaves_out() {
+        use super::super::{FAMILIES, RARE_ENDPOINTS, RARE_FAMILIES};
+        let t = table();
+        for f in RARE_FAMILIES {
+            assert!(FAMILIES.iter().any(|(n, _)| n == f), "{f} is no family");
+        }
+        let rare = |r: &RouteDef| RARE_FAMILIES.contains(&r.family);
+        let mut endpoints: Vec<&str> = t
+            .routes
+            .iter()
+            .filter(|r| rare(r))
+            .map(|r| r.endpoint)
+            .collect();
+        endpoints.sort_unstable();
+        endpoints.dedup();
+        assert_eq!(
+            endpoints, RARE_ENDPOINTS,
+            "RARE_ENDPOINTS must list the rare families' endpoints"
+        );
+        for r in t.routes.iter().filter(|r| rare(r)) {
+            for k in t
+                .routes
+                .iter()
+                .filter(|k| !rare(k) && k.endpoint == r.endpoint)
+            {
+                assert!(
+                    !may_overlap(r, k),
+                    "{} {} ({}) and {} {} ({}) may answer the same request",
+                    r.method.as_str(),
+                    r.pattern,
+                    r.family,
+                    k.method.as_str(),
+                    k.pattern,
+                    k.family
+                );
+            }
+        }
     }
 
     #[test]

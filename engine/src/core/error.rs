@@ -108,6 +108,10 @@ struct FieldError<'a> {
     error: &'static str,
 }
 
+/// The header of an [`EngineError::NotInBuild`] answer (the endpoint's name): the signal a host
+/// of the lean build watches for.
+pub const NOT_IN_BUILD_HEADER: &str = "Engine-Not-In-Build";
+
 /// Result alias used throughout the engine.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;
 
@@ -169,6 +173,14 @@ pub enum EngineError {
     /// Authenticated, but without the permission (403).
     #[error("{0}")]
     Forbidden(String),
+    /// The request needs a part of the engine this build leaves out (the browser's first module,
+    /// engine feature `lean`): the host answers it with the full build instead, so no client
+    /// sees it. Answered 501 `NotInBuild` with the header `Engine-Not-In-Build: <endpoint>`.
+    #[error("The endpoint @{endpoint} is not in this build of the engine")]
+    NotInBuild {
+        /// The endpoint asked for.
+        endpoint: String,
+    },
     /// The resource exists but not with this method (405).
     #[error("Method {method} is not allowed here; allowed: {}", allowed.join(", "))]
     MethodNotAllowed {
@@ -306,6 +318,7 @@ impl EngineError {
             EngineError::Unauthorized(_) | EngineError::Session { .. } => 401,
             EngineError::Forbidden(_) => 403,
             EngineError::MethodNotAllowed { .. } => 405,
+            EngineError::NotInBuild { .. } => 501,
             EngineError::Conflict(_) => 409,
             EngineError::PreconditionFailed { .. } => 412,
             EngineError::CursorExpired(_) => 410,
@@ -337,6 +350,7 @@ impl EngineError {
             EngineError::Unauthorized(_) | EngineError::Session { .. } => "Unauthorized",
             EngineError::Forbidden(_) => "Forbidden",
             EngineError::MethodNotAllowed { .. } => "MethodNotAllowed",
+            EngineError::NotInBuild { .. } => "NotInBuild",
             EngineError::Conflict(_) => "Conflict",
             EngineError::PreconditionFailed { .. } => "PreconditionFailed",
             EngineError::CursorExpired(_) => "CursorExpired",
@@ -478,6 +492,9 @@ impl EngineError {
         match &self {
             EngineError::MethodNotAllowed { allowed, .. } => {
                 resp = resp.with_header("Allow", &allowed.join(", "));
+            }
+            EngineError::NotInBuild { endpoint } => {
+                resp = resp.with_header(NOT_IN_BUILD_HEADER, endpoint);
             }
             EngineError::Redirect { location, .. } => {
                 resp = resp.with_header("Location", location);
