@@ -4,6 +4,7 @@
 #   ./scripts/volto.sh                 install and build Volto once (cached), start it, print its URL;
 #                                      Ctrl-C (or SIGTERM) stops it
 #   ./scripts/volto.sh build           install and build only (what CI caches)
+#   ./scripts/volto.sh path            the build's directory (built first when missing)
 #   ./scripts/volto.sh lock            re-resolve the dependencies and rewrite scripts/volto/package-lock.json
 #   --offline (with start or build)    Volto with the volto-offline add-on (volto-offline/): the engine in
 #                                      the browser behind a Service Worker; cached under its own key,
@@ -221,7 +222,8 @@ for a in "$@"; do
 done
 case "${args[0]:-start}" in
   build) build >/dev/null ;;
+  path) build ;;
   lock) lock ;;
   start) start ;;
-  *) say "usage: $0 [start|build|lock] [--offline]"; exit 2 ;;
+  *) say "usage: $0 [start|build|path|lock] [--offline]"; exit 2 ;;
 esac

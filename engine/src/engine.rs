@@ -1500,6 +1500,22 @@ impl<S: Store> Engine<S> {
         self.write(|ctx| crate::sync::replica::resolve(ctx, id, how))
     }
 
+    /// Check the merge of conflict `id` with `fields` (the fields picked as the user's own)
+    /// before it is made: `crate::sync::replica::check_merge` in a write transaction that is
+    /// dropped, never committed, so nothing changes whatever the answer. An error (a field the
+    /// type's schema refuses, an event ending before it starts, ...) means the merge would be
+    /// refused: the conflict stays, with both versions.
+    pub fn replica_check_merge(
+        &self,
+        id: u64,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<()> {
+        let txn = self.store.begin_write()?;
+        let mut ctx = Ctx::new(&self.core, Txn::Write(txn), "");
+        crate::sync::replica::check_merge(&mut ctx, id, fields)
+        // `ctx` (and its transaction) is dropped here without a commit: rolled back
+    }
+
     /// Whether `path` is a session request (login, logout, token renewal, the editing lock) that
     /// a replica answers locally and never records as a pending write.
     pub fn replica_is_session_path(path: &str) -> bool {

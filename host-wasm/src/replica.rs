@@ -465,7 +465,9 @@ impl Site {
 
     /// Resolve conflict `id`: `"mine"` sends the write again based on the server's current
     /// version; `"theirs"` makes the local copy the server's and drops the write; `"merge"`
-    /// takes the server's copy and then edits it with `mergedFields` (a new pending write).
+    /// takes the server's copy and then edits it with `mergedFields` (a new pending write),
+    /// after checking that edit first (`Engine::replica_check_merge`): a merge the type's schema
+    /// refuses is an error and the conflict stays as it was.
     #[wasm_bindgen(js_name = resolveConflict)]
     pub async fn resolve_conflict(
         &self,
@@ -497,6 +499,29 @@ impl Site {
             return Err(js_err(
                 "resolveConflict: \"merge\" needs the merged fields and a server version",
             ));
+        }
+        if let (true, Some(fields)) = (how == "merge", &merged_fields) {
+            // The merged object is checked first, by the engine's own edit, in a transaction
+            // that is never committed: a refused merge leaves the conflict (and the local copy)
+            // as they were, so the fields picked as mine are not lost.
+            let json = js_sys::JSON::stringify(fields)?
+                .as_string()
+                .unwrap_or_default();
+            let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&json)
+                .map_err(|e| js_err(format!("resolveConflict: the merged fields: {e}")))?;
+            let _turn = self.inner.queue.acquire().await;
+            self.inner
+                .catch_up()
+                .await
+                .map_err(|e| js_err(format!("resolveConflict: {e}")))?;
+            self.inner
+                .engine
+                .replica_check_merge(id, map)
+                .map_err(|e| {
+                    js_err(format!(
+                        "resolveConflict: the merged version is refused, nothing was changed: {e}"
+                    ))
+                })?;
         }
         self.write_op("resolveConflict", |e| {
             e.replica_resolve(id, resolution.clone())

@@ -7,7 +7,9 @@
 // shows in the add-on's view and is resolved there ("Keep mine"). Also: the worker follows the
 // server's change stream; an image synced online shows offline; the history view shows an offline
 // edit; a reorder in the contents view offline reaches the server; a second conflict is resolved
-// by a merge of fields; a session revoked while offline makes the worker send nothing until the
+// by a merge of fields, a merge the event's schema refuses changes nothing (the conflict and the
+// choices stay, the error shows); no page the worker keeps holds a session token, and a reload
+// after an offline logout is logged out; a session revoked while offline makes the worker send nothing until the
 // editor logs in again; a second user of the browser sees none of the first one's writes, which
 // wait (through a logout) for the first user's next login. Figures (the replica's opening, an
 // offline GET and PATCH through the worker) are printed, not asserted. A screenshot per step goes
@@ -101,6 +103,10 @@ async function fixtures() {
   await api("POST", "/library", {
     "@type": "Image", id: "harbour-map", title: "Harbour map",
     image: { data: png(320, 200).toString("base64"), encoding: "base64", filename: "harbour-map.png", "content-type": "image/png" },
+  });
+  await api("POST", "/", {
+    "@type": "Event", id: "harbour-fair", title: "Harbour fair",
+    start: "2027-06-10T10:00:00Z", end: "2027-06-10T16:00:00Z",
   });
   await api("POST", "/@users", { username: other.login, email: "harriet@example.org", password: other.password, roles: ["Manager"] });
 }
@@ -212,34 +218,55 @@ function figure(text) {
   console.log(`volto-offline-e2e: figure: ${text}`);
 }
 
-// Log in through Volto's login form (the page is on it or goes there).
+// Log in through Volto's login form (the page is on it or goes there). The form must show at once:
+// no cookie is dropped for it (a stale session coming back is a failure, see step 18).
 async function logIn(page, who) {
-  for (let attempt = 0; ; attempt += 1) {
-    if (!/\/login/.test(page.url())) await page.goto(volto + "/login");
-    await settle(page);
-    const form = await page.locator("#login").first().waitFor({ timeout: 15000 }).then(() => true, () => false);
-    const loggedIn = (await page.locator("body.has-toolbar").count()) > 0;
-    if (form && !loggedIn) break;
+  if (!/\/login/.test(page.url())) await page.goto(volto + "/login");
+  await settle(page);
+  const form = await page.locator("#login").first().waitFor({ timeout: 15000 }).then(() => true, () => false);
+  const loggedIn = (await page.locator("body.has-toolbar").count()) > 0;
+  if (!form || loggedIn) {
     const cookie = await page.evaluate(() => document.cookie).catch(() => "?");
-    if (attempt >= 1) {
-      throw new Error(`not shown: the login form (at ${page.url()}, cookies: ${cookie.replace(/=[^;]{12,}/g, "=…")})`);
-    }
-    // Seen now and then after a logout made offline: the session cookie holds the ended session
-    // again, so the page load shows Volto logged in with it or its "Unauthorized" page instead of
-    // the form (README, step 17). Cause not found; the stage drops the cookie and goes on.
-    console.log(`volto-offline-e2e: note: no login form (at ${page.url()}, logged in: ${loggedIn}, session cookie: ${cookie.includes("auth_token=")}); the cookie is dropped`);
-    if (loggedIn) {
-      await goInside(page, "/logout");
-      await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
-    }
-    await page.context().clearCookies();
-    await page.goto(volto + "/login");
+    throw new Error(`not shown: the login form (at ${page.url()}, logged in: ${loggedIn}, session cookie: ${cookie.includes("auth_token=")})`);
   }
   await page.fill("#login", who.login);
   await page.fill("#password", who.password);
   await page.click("#login-form-submit");
   await page.locator("body.has-toolbar").waitFor({ timeout: 15000 });
   await settle(page);
+}
+
+// Every response the browser keeps in Cache Storage that is a page or JSON, scanned for a session
+// token (a JSON Web Token, or `token` itself): [{cache, url, type, token}] of those holding one,
+// and how many pages (text/html) are kept at all.
+async function keptTokens(page, token) {
+  return page.evaluate(async (tok) => {
+    const jwt = /eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}/;
+    const found = [];
+    let pages = 0;
+    for (const name of await caches.keys()) {
+      const cache = await caches.open(name);
+      for (const req of await cache.keys()) {
+        const resp = await cache.match(req);
+        const type = (resp && resp.headers.get("content-type")) || "";
+        if (!/text\/html|json/.test(type)) continue;
+        if (type.includes("text/html")) pages += 1;
+        const text = await resp.text();
+        if (jwt.test(text) || (tok && text.includes(tok))) found.push({ cache: name, url: req.url, type });
+      }
+    }
+    return { found, pages };
+  }, token || null);
+}
+
+// Fails when a page or JSON answer the browser keeps holds a session token.
+async function noKeptToken(page, when) {
+  const token = await page.evaluate(() => (document.cookie.match(/(?:^|; )auth_token=([^;]+)/) || [])[1] || null);
+  const { found, pages } = await keptTokens(page, token);
+  if (found.length) {
+    throw new Error(`${when}: ${found.length} kept response(s) hold a session token: ${found.map((f) => `${f.cache} ${f.url}`).join(", ")}`);
+  }
+  return pages;
 }
 
 // Navigate inside Volto without a page load, as a click on one of its links does (its router
@@ -288,6 +315,8 @@ step("log in online: the Service Worker controls the page and the offline copy d
     await settle(page);
   }
   await heading(page, "Opening hours");
+  // the app shell is kept for offline page loads, and nothing kept holds the session's token
+  await waitFor(async () => (await noKeptToken(page, "online, logged in")) >= 1, "the app shell to be kept", 30000);
 });
 
 step("online: the worker follows the server's change stream; an edit through the API arrives at once", async (page) => {
@@ -433,6 +462,8 @@ step("offline: reload the tab, the changes stay", async (page) => {
   await page.goto(volto + "/opening-hours");
   await settle(page);
   await heading(page, "Opening hours (offline)", "the edit after a reload");
+  if (!(await page.locator("body.has-toolbar").count())) throw new Error("logged out by the offline reload");
+  await noKeptToken(page, "after the offline reloads");
 });
 
 step("offline: publish the new page (state menu)", async (page) => {
@@ -567,6 +598,71 @@ step("a second conflict is resolved by a merge of fields: their title, my descri
   }
 });
 
+// The radio picked for `field` in `conflict`: "mine", "theirs" or null.
+async function picked(conflict, field) {
+  for (const side of ["mine", "theirs"]) {
+    if (await conflict.locator(`tr[data-field="${field}"] input.volto-offline-pick-${side}`).isChecked()) return side;
+  }
+  return null;
+}
+
+step("a merge the type's schema refuses changes nothing: the conflict and its choices stay, the error shows", async (page) => {
+  await page.context().setOffline(true);
+  await waitIndicator(page, { online: "no" }, "the indicator to say offline");
+  // the event moved two days later offline: the PATCH Volto's edit form sends, through the worker
+  const status = await page.evaluate(async () => {
+    const token = (document.cookie.match(/(?:^|; )auth_token=([^;]+)/) || [])[1];
+    const r = await fetch("/++api++/harbour-fair", {
+      method: "PATCH",
+      headers: { Accept: "application/json", "Content-Type": "application/json", Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ start: "2027-06-12T10:00:00Z", end: "2027-06-12T16:00:00Z" }),
+    });
+    return r.status;
+  });
+  if (status >= 300) throw new Error(`the offline edit of the event answered ${status}`);
+  await waitIndicator(page, { pending: 1 }, "the event's edit waiting");
+  // meanwhile, on the server: renamed and moved two days earlier
+  await api("PATCH", "/harbour-fair", { title: "Harbour fair (moved)", start: "2027-06-08T10:00:00Z", end: "2027-06-08T16:00:00Z" });
+  await page.context().setOffline(false);
+  await waitIndicator(page, { online: "yes", pending: 0, conflicts: 1 }, "the event's edit refused as a conflict", 60000);
+  await page.click("#volto-offline-status");
+  await page.waitForURL(/\/offline-sync$/);
+  const conflict = page.locator(".volto-offline-conflict").first();
+  await see(conflict.locator("button.volto-offline-merge"), "the Merge button");
+  for (const f of ["title", "start", "end"]) {
+    await see(conflict.locator(`tr[data-field="${f}"] input.volto-offline-pick-mine`), `a choice for '${f}'`);
+  }
+  // their title and end, my start: the merged event would end before it starts
+  await conflict.locator('tr[data-field="title"] input.volto-offline-pick-theirs').check();
+  await conflict.locator('tr[data-field="start"] input.volto-offline-pick-mine').check();
+  await conflict.locator('tr[data-field="end"] input.volto-offline-pick-theirs').check();
+  await conflict.locator("button.volto-offline-merge").click();
+  const error = conflict.locator(".volto-offline-conflict-error");
+  await see(error, "the refused merge's error beside the conflict", 30000);
+  const text = await error.innerText();
+  if (!/end/.test(text)) throw new Error(`the error does not name the field: ${text}`);
+  await page.screenshot({ path: join(artifacts, "conflict-merge-refused.png") });
+  // nothing changed: the conflict is there with the choices made, nothing was sent
+  await new Promise((r) => setTimeout(r, 3500)); // the view reloads the conflicts every 3 s
+  const still = await indicator(page);
+  if (still.conflicts !== 1 || still.pending !== 0) throw new Error(`after the refused merge: ${JSON.stringify(still)}`);
+  const picks = { title: await picked(conflict, "title"), start: await picked(conflict, "start"), end: await picked(conflict, "end") };
+  if (picks.title !== "theirs" || picks.start !== "mine" || picks.end !== "theirs") {
+    throw new Error(`the choices after the refused merge: ${JSON.stringify(picks)}`);
+  }
+  const server = await api("GET", "/harbour-fair");
+  if (!server.start.startsWith("2027-06-08T10:00")) throw new Error(`the server's event changed: ${server.start}`);
+  // my end too: accepted, sent with the server's version
+  await conflict.locator('tr[data-field="end"] input.volto-offline-pick-mine').check();
+  await conflict.locator("button.volto-offline-merge").click();
+  await see(page.locator(".volto-offline-no-conflicts"), "no conflicts left", 60000);
+  await waitIndicator(page, { pending: 0, conflicts: 0 }, "nothing waiting", 60000);
+  const merged = await api("GET", "/harbour-fair");
+  if (merged.title !== "Harbour fair (moved)" || !merged.start.startsWith("2027-06-12T10:00") || !merged.end.startsWith("2027-06-12T16:00")) {
+    throw new Error(`the server's event after the merge: ${merged.title} / ${merged.start} / ${merged.end}`);
+  }
+});
+
 step("a session revoked while offline: nothing is sent, 'log in to sync', the login sends the edit", async (page) => {
   await page.context().setOffline(true);
   await waitIndicator(page, { online: "no" }, "the indicator to say offline");
@@ -610,6 +706,21 @@ step("logout with writes waiting; a second user sees none of them; the first use
   await goInside(page, "/logout");
   await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
   await waitFor(async () => !(await page.evaluate(() => document.cookie.includes("auth_token="))), "Volto to drop its session cookie");
+  // the tab reloaded offline right after the logout: Volto from the app shell, logged out (the
+  // shell holds no session, and the one it is given is the cookie's: none)
+  await page.reload();
+  await settle(page);
+  const after = await page.evaluate(() => ({
+    volto: !!window.__data,
+    token: !!(window.__data && window.__data.userSession && window.__data.userSession.token),
+    cookie: document.cookie.includes("auth_token="),
+    toolbar: document.body.classList.contains("has-toolbar"),
+  }));
+  if (!after.volto) throw new Error(`the offline reload after the logout did not load Volto: ${(await page.content()).slice(0, 200)}`);
+  if (after.token || after.cookie || after.toolbar) {
+    throw new Error(`the offline reload after the logout brought a session back: ${JSON.stringify(after)}`);
+  }
+  await noKeptToken(page, "after the logout");
   await page.context().setOffline(false);
   await page.goto(volto + "/login");
   await settle(page);
@@ -631,8 +742,10 @@ step("logout with writes waiting; a second user sees none of them; the first use
     throw new Error("the second user's copy shows the first user's page");
   }
   await page.context().setOffline(false);
+  await waitIndicator(page, { online: "yes" }, "the indicator to say online");
   await goInside(page, "/logout");
   await page.locator("body.has-toolbar").waitFor({ state: "detached", timeout: 15000 });
+  await waitFor(async () => !(await page.evaluate(() => document.cookie.includes("auth_token="))), "Volto to drop the second user's session cookie");
   await logIn(page, admin);
   await waitIndicator(page, { online: "yes", downloaded: "yes", pending: 0, conflicts: 0 }, "the first user's waiting page sent after their login", 60000);
   const st2 = await workerStatus(page);

@@ -2,8 +2,11 @@
 //
 // What it does, on Volto's origin:
 // - caches the app: the build's static files (listed in /offline-precache.json, written by
-//   scripts/volto.sh --offline), the engine's wasm package (/offline-pkg/), and every page Volto's
-//   server rendered (the app shell for a navigation that cannot reach the network);
+//   scripts/volto.sh --offline), the engine's wasm package (/offline-pkg/), and an app shell for
+//   a navigation that cannot reach the network: the site root as Volto's server renders it for
+//   the user with their session token taken out (one per user, deleted at their logout) and for
+//   nobody; when it is served, the token is taken from Volto's own cookie at that moment (see
+//   "the app shell" below), so a page load never brings back a session that ended;
 // - keeps a replica of the server's site for the logged-in editor (host-wasm's openSite with a
 //   server, on IndexedDB): opened with the token of Volto's @login answer (or of the first API call
 //   that carries one), kept current by sync rounds while the browser is online, removed at logout;
@@ -30,11 +33,15 @@ import init, { openSite } from "/offline-pkg/engine.js";
 const ORIGIN = self.location.origin;
 const API_PREFIX = "/++api++";
 const APP_CACHE = "volto-offline-app";
-const PAGES_CACHE = "volto-offline-pages";
-// A navigation answered from the cache when the network fails: the last page of the site root
-// Volto rendered, else the last page it rendered at all.
-const SHELL_ROOT = "/__volto-offline-shell__/root";
-const SHELL_ANY = "/__volto-offline-shell__/any";
+const SHELL_CACHE = "volto-offline-shell";
+// The pages cache of earlier versions of this worker, which kept the pages Volto rendered for the
+// logged-in user (their session token in the serialized state): deleted when this one activates.
+const LEGACY_CACHES = ["volto-offline-pages"];
+// The app shell's key in SHELL_CACHE, and how old it may get before an online navigation fetches
+// it again (its content is re-read through the API anyway; its scripts change with the build,
+// which installs a new worker).
+const SHELL_KEY = "/__volto-offline-shell__";
+const SHELL_MAX_AGE_MS = 10 * 60 * 1000;
 // How long a failed network attempt makes the worker answer from the replica without trying.
 const OFFLINE_GRACE_MS = 5000;
 // Sync rounds while online: at most this often (pending writes are sent at the next round) while
@@ -387,13 +394,15 @@ async function login(req) {
     const body = await resp.clone().json().catch(() => null);
     const user = body && body.token ? claims(body.token) : null;
     if (user) replicaFor(user);
+    refreshShell(false);
   }
   return resp;
 }
 
 // Volto's logout: sent to the server (answered by the replica when it cannot be reached), then the
-// replica is closed and, when nothing waits to be sent, deleted with the pages cache. A replica with
-// pending writes or conflicts stays (closed) for its user's next login: nothing is dropped silently.
+// replica is closed and, when nothing waits to be sent, deleted with the user's images. A replica
+// with pending writes or conflicts stays (closed) for its user's next login: nothing is dropped
+// silently. The user's shell is deleted; nobody's stays.
 async function logout(req) {
   const user = bearer(req);
   let resp = null;
@@ -403,6 +412,7 @@ async function logout(req) {
     resp = null;
   }
   const entry = current && (!user || current.login === user.login) ? current : null;
+  if (user) await dropShell(user.login);
   if (entry) {
     current = null;
     const site = await entry.ready.catch(() => null);
@@ -418,7 +428,6 @@ async function logout(req) {
     }
     stopStream();
   }
-  await caches.delete(PAGES_CACHE);
   lastStatus = null;
   return resp || jsonError(503, "ServiceUnavailable", "The server cannot be reached.");
 }
@@ -590,30 +599,120 @@ async function staticAsset(req) {
   return resp;
 }
 
-// A navigation: the page Volto's server renders, kept for offline use; offline, the kept copy of
-// that page, else the app shell (Volto then loads the page's content through the API, which the
-// replica answers).
+// ---- the app shell ---------------------------------------------------------------------------
+//
+// Volto's server renders each page with the Redux state serialized into it (`window.__data`),
+// the session token (`userSession.token`) included, and Volto's client writes the token of the
+// state it starts from into its `auth_token` cookie (persistAuthToken). So a kept copy of a page
+// rendered for a logged-in user brings that user's session back whenever it is loaded, also
+// after the logout ended it (an offline reload, a navigation whose network attempt failed, a
+// load racing the logout): earlier versions kept such pages as they came. Now the worker keeps
+// the site root only, and never with a token in it:
+// - per user, the root as Volto renders it for them (their actions, navigation, types: what
+//   Volto's manage views such as the contents view read from the state on a page load), with
+//   their token taken out of the state (refused if any token is left), deleted at their logout;
+// - for nobody, the root fetched without cookies: the shell of a browser with no session.
+// A navigation that cannot reach the network gets the shell of the user of Volto's cookie as it
+// is then (read with the Cookie Store API; none, or a browser without it: nobody's), with a small
+// script that sets the state's token from that cookie, as Volto's server does with the request's
+// cookie. Volto then shows the page asked for, its content loaded through the API (the replica).
+
+// A JSON Web Token anywhere in a text: what a kept shell must never hold.
+const JWT = /eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}/g;
+const shellKey = (login) => `${ORIGIN}${SHELL_KEY}/${login ? `user/${encodeURIComponent(login)}` : "nobody"}`;
+const shellFetched = new Map();
+let shellFetching = null;
+
+// The user of Volto's session cookie now ({ login, token, ... }), or null (no cookie, or no Cookie
+// Store API in this browser's workers).
+async function cookieUser() {
+  try {
+    const c = self.cookieStore ? await self.cookieStore.get("auth_token") : null;
+    return c && c.value ? claims(decodeURIComponent(c.value)) : null;
+  } catch {
+    return null;
+  }
+}
+
+// Fetch the root again as nobody and, when Volto's cookie names a user, as that user, when their
+// copy is missing or older than SHELL_MAX_AGE_MS (`force`: now).
+function refreshShell(force) {
+  if (shellFetching) return shellFetching;
+  shellFetching = (async () => {
+    const user = await cookieUser();
+    for (const who of user ? [null, user] : [null]) {
+      const key = shellKey(who && who.login);
+      if (!force && Date.now() - (shellFetched.get(key) || 0) < SHELL_MAX_AGE_MS) continue;
+      const resp = await realFetch(new Request(ORIGIN + "/", {
+        credentials: who ? "include" : "omit",
+        cache: "no-store",
+        headers: { Accept: "text/html" },
+      })).catch(() => null);
+      if (!resp || !resp.ok || !(resp.headers.get("content-type") || "").includes("text/html")) continue;
+      let html = await resp.text();
+      if (!html.includes("window.__data=")) continue;
+      if (who) {
+        // rendered for the cookie's user: their token out of the state, and the page theirs
+        const tokens = html.match(JWT) || [];
+        if (!tokens.length || tokens.some((t) => (claims(t) || {}).login !== who.login)) continue;
+        for (const t of new Set(tokens)) html = html.split(`"${t}"`).join("null");
+      }
+      JWT.lastIndex = 0;
+      if (JWT.test(html)) continue;
+      const cache = await caches.open(SHELL_CACHE);
+      await cache.put(key, new Response(html, { headers: { "Content-Type": "text/html; charset=utf-8" } }));
+      shellFetched.set(key, Date.now());
+    }
+  })()
+    .catch((e) => console.error("volto-offline: keeping the app shell", e))
+    .finally(() => (shellFetching = null));
+  return shellFetching;
+}
+
+// The user's shell is theirs only: deleted at their logout.
+async function dropShell(login) {
+  const cache = await caches.open(SHELL_CACHE);
+  await cache.delete(shellKey(login));
+  shellFetched.delete(shellKey(login));
+}
+
+// Runs in the page right after Volto's serialized state, before its scripts: the session is the
+// one of Volto's cookie now (none after a logout), as Volto's server would render it.
+const SESSION_FROM_COOKIE =
+  "<script>(function(){var d=window.__data,m=document.cookie.match(/(?:^|;\\s*)auth_token=([^;]+)/);" +
+  "if(d&&d.userSession){d.userSession.token=m?decodeURIComponent(m[1]):null;}})();</script>";
+
+// The shell of the cookie's user (else nobody's) as served: its state's session from the cookie.
+async function shellPage() {
+  const user = await cookieUser();
+  const kept =
+    (user && (await caches.match(shellKey(user.login), { cacheName: SHELL_CACHE }))) ||
+    (await caches.match(shellKey(null), { cacheName: SHELL_CACHE }));
+  if (!kept) return null;
+  const html = await kept.text();
+  const at = html.indexOf("</script>", html.indexOf("window.__data="));
+  if (at < 0) return null;
+  const end = at + "</script>".length;
+  return new Response(html.slice(0, end) + SESSION_FROM_COOKIE + html.slice(end), {
+    status: 200,
+    headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" },
+  });
+}
+
+// A navigation: the page Volto's server renders (never kept); when the network fails, the app
+// shell (above). A working network also refreshes the shells when they are old.
 async function navigation(req) {
-  const url = new URL(req.url);
   try {
     const resp = await realFetch(req);
     if (resp.status < 500) {
-      if (resp.ok && (resp.headers.get("content-type") || "").includes("text/html")) {
-        const cache = await caches.open(PAGES_CACHE);
-        const key = url.origin + url.pathname;
-        await cache.put(key, resp.clone());
-        await cache.put(SHELL_ANY, resp.clone());
-        if (url.pathname === "/") await cache.put(SHELL_ROOT, resp.clone());
-      }
+      if (resp.ok) refreshShell(false);
       return resp;
     }
   } catch {
     // offline: below
   }
-  const cache = await caches.open(PAGES_CACHE);
-  const hit =
-    (await cache.match(url.origin + url.pathname)) || (await cache.match(SHELL_ROOT)) || (await cache.match(SHELL_ANY));
-  return hit || new Response("Offline, and this page was never loaded online.", { status: 503 });
+  const shell = await shellPage();
+  return shell || new Response("Offline, and the app was never loaded online.", { status: 503 });
 }
 
 self.addEventListener("install", (event) => {
@@ -621,11 +720,16 @@ self.addEventListener("install", (event) => {
     caches
       .delete(APP_CACHE)
       .then(precache)
+      .then(() => refreshShell(true))
       .then(() => self.skipWaiting()),
   );
 });
 
-self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
+self.addEventListener("activate", (event) =>
+  event.waitUntil(
+    Promise.all(LEGACY_CACHES.map((name) => caches.delete(name))).then(() => self.clients.claim()),
+  ),
+);
 
 self.addEventListener("fetch", (event) => {
   const req = event.request;

@@ -2,7 +2,10 @@
 // the conflicts (writes the server refused), each with both versions side by side and "Keep mine"
 // (send the write again over the server's version), "Take theirs" (drop it, keep the server's) or,
 // for an edit, a merge of fields: the editor picks mine or theirs per field and "Merge" sends the
-// server's version with the fields picked as mine (the replica's resolveConflict "merge").
+// server's version with the fields picked as mine (the replica's resolveConflict "merge"). The
+// replica checks the merged version with the engine's own edit first: when the type's schema
+// refuses it (an event that would end before it starts, ...), nothing changes, the conflict stays
+// with the choices made, and the view shows why beside it.
 import React, { useCallback, useEffect, useState } from 'react';
 import { useLocation } from 'react-router-dom';
 import { Portal } from 'react-portal';
@@ -90,7 +93,7 @@ function what(w) {
   return `${w.method} ${path}`;
 }
 
-function Conflict({ c, onResolve, busy }) {
+function Conflict({ c, onResolve, busy, error }) {
   const fields = differing(c.local, c.server);
   const merge = canMerge(c);
   // a field only one side has (the server's read-only fields) is not the local edit's to send
@@ -119,6 +122,11 @@ function Conflict({ c, onResolve, busy }) {
         </small>
       </h3>
       {!c.server_fetched && <p>Fetching the server's version…</p>}
+      {error && (
+        <p className="volto-offline-conflict-error ui negative message">
+          {error}
+        </p>
+      )}
       <table className="ui celled table">
         <thead>
           <tr>
@@ -209,6 +217,8 @@ export default function OfflineSyncView() {
   const [data, setData] = useState(null);
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
+  // per conflict: why its last resolution was refused (the conflict and its choices stay)
+  const [refused, setRefused] = useState({});
 
   const load = useCallback(
     () =>
@@ -273,9 +283,19 @@ export default function OfflineSyncView() {
               key={c.id}
               c={c}
               busy={busy}
-              onResolve={(id, how, fields) =>
-                run({ type: 'resolve', id, how, fields })
-              }
+              error={refused[c.id]}
+              onResolve={(id, how, fields) => {
+                setBusy(true);
+                setRefused({ ...refused, [id]: undefined });
+                return ask({ type: 'resolve', id, how, fields }, 120000)
+                  .then(load, (e) =>
+                    setRefused({
+                      ...refused,
+                      [id]: e.message.replace(/^resolveConflict: /, ''),
+                    }),
+                  )
+                  .finally(() => setBusy(false));
+              }}
             />
           ))}
           <h2>Waiting to be sent</h2>

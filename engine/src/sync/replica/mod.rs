@@ -31,7 +31,7 @@ pub mod import;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::content::tree;
+use crate::content::{operations, tree};
 use crate::core::error::{EngineError, Result};
 use crate::core::keys;
 use crate::core::store::{prefix_end, Direction};
@@ -599,6 +599,57 @@ pub fn resolve(ctx: &mut Ctx<'_>, id: u64, how: Resolution) -> Result<()> {
     }
     ctx.delete(&keys::replica_conflict(id))?;
     Ok(())
+}
+
+/// Check a merge of conflict `id` before anything changes: the server's version taken
+/// ([`Resolution::Theirs`]) and then edited with `fields` (the fields the user picked as theirs
+/// own), through the same [`operations::edit`] a local PATCH runs, so the merged object meets
+/// the type's schema, its required fields and its rules (an event's dates) exactly as the edit
+/// will check them. Only an edit of an object both versions have can be merged. This writes
+/// into `ctx`: run it in a transaction that is never committed (`Engine::replica_check_merge`),
+/// so the replica and the conflict stay as they are whatever it answers.
+pub fn check_merge(ctx: &mut Ctx<'_>, id: u64, fields: Map<String, Value>) -> Result<()> {
+    let c: Conflict = ctx
+        .get_json(&keys::replica_conflict(id))
+        .ok()
+        .flatten()
+        .ok_or_else(|| EngineError::NotFound {
+            url: format!("conflict {id}"),
+            context: None,
+        })?;
+    let edit_of_both = c
+        .write
+        .as_ref()
+        .is_some_and(|w| w.method == "PATCH" && w.created.is_none())
+        && c.server_fetched;
+    let server_uid = c
+        .server
+        .as_ref()
+        .and_then(|s| s.get("UID"))
+        .and_then(Value::as_str)
+        .filter(|_| edit_of_both)
+        .map(str::to_string)
+        .ok_or_else(|| {
+            EngineError::bad_request(
+                "only an edit of an object both versions have can be merged field by field",
+            )
+        })?;
+    resolve(ctx, id, Resolution::Theirs)?;
+    let uid = import::local_uid(ctx, &server_uid)?;
+    let mut obj = tree::load(ctx, &uid)?.ok_or_else(|| EngineError::NotFound {
+        url: format!("the local copy of {server_uid}"),
+        context: None,
+    })?;
+    operations::edit(
+        ctx,
+        &mut obj,
+        operations::Edit {
+            locks: operations::Locks::Bypass,
+            type_name: None,
+            fields,
+            rename: None,
+        },
+    )
 }
 
 /// A sync session of one host handle: what it holds in memory only (the password, where the
@@ -1810,6 +1861,87 @@ mod tests {
         rep.round(&mut net);
         assert_eq!(rep.status().conflicts, 0);
         assert_eq!(title(&net.get("/news/hello")), "Theirs and mine");
+    }
+
+    #[test]
+    fn a_merge_the_schema_refuses_is_checked_first_and_changes_nothing() {
+        let (mut net, mut rep) = downloaded();
+        let r = server_call(
+            &net.server,
+            "POST",
+            "/news",
+            Some(json!({"@type": "Event", "id": "fair", "title": "Fair",
+                "start": "2027-06-10T10:00:00Z", "end": "2027-06-10T16:00:00Z"})),
+        );
+        assert_eq!(r.status, 201);
+        rep.round(&mut net);
+        let mine = json!({"start": "2027-06-12T10:00:00Z", "end": "2027-06-12T16:00:00Z"});
+        assert_eq!(rep.call("PATCH", "/news/fair", Some(mine)).status, 204);
+        let theirs = json!({"title": "Fair (moved)",
+            "start": "2027-06-08T10:00:00Z", "end": "2027-06-08T16:00:00Z"});
+        assert_eq!(
+            server_call(&net.server, "PATCH", "/news/fair", Some(theirs)).status,
+            204
+        );
+        rep.round(&mut net);
+        let cs = rep.conflicts();
+        assert_eq!(cs.len(), 1);
+        let id = cs[0].id;
+        let fields = |v: Value| v.as_object().cloned().unwrap();
+        // my start with their end: the merged event would end before it starts
+        let err = rep
+            .engine
+            .replica_check_merge(id, fields(json!({"start": "2027-06-12T10:00:00Z"})))
+            .unwrap_err();
+        assert!(err.to_string().contains("'end'"), "{err}");
+        // an unknown field is refused too
+        assert!(rep
+            .engine
+            .replica_check_merge(id, fields(json!({"no_such_field": 1})))
+            .is_err());
+        // nothing changed: the conflict is there, the local copy still mine
+        assert_eq!(rep.conflicts().len(), 1);
+        let local = rep.call("GET", "/news/fair", None).json_body();
+        assert_eq!(local["start"], json!("2027-06-12T10:00:00+00:00"));
+        assert_eq!(local["title"], json!("Fair"));
+        // my start and my end: accepted, and still nothing changed until the merge is made
+        let both = fields(json!({"start": "2027-06-12T10:00:00Z", "end": "2027-06-12T16:00:00Z"}));
+        rep.engine.replica_check_merge(id, both.clone()).unwrap();
+        assert_eq!(rep.conflicts().len(), 1);
+        assert_eq!(rep.status().pending, 0);
+        // the merge itself: theirs, then the edit, sent with the server's version
+        rep.engine
+            .with_write(|ctx| resolve(ctx, id, Resolution::Theirs))
+            .unwrap();
+        assert_eq!(
+            rep.call("PATCH", "/news/fair", Some(Value::Object(both)))
+                .status,
+            204
+        );
+        rep.round(&mut net);
+        assert_eq!(rep.status().conflicts, 0);
+        let on_server = net.get("/news/fair").json_body();
+        assert_eq!(on_server["title"], json!("Fair (moved)"));
+        assert_eq!(on_server["end"], json!("2027-06-12T16:00:00+00:00"));
+    }
+
+    #[test]
+    fn only_an_edit_of_an_object_both_sides_have_can_be_merged() {
+        let (mut net, mut rep) = downloaded();
+        rep.call("PATCH", "/news/old", Some(json!({"title": "Edited"})));
+        server_call(&net.server, "DELETE", "/news/old", None);
+        rep.round(&mut net);
+        let id = rep.conflicts()[0].id;
+        let err = rep
+            .engine
+            .replica_check_merge(id, json!({"title": "x"}).as_object().cloned().unwrap())
+            .unwrap_err();
+        assert!(err.to_string().contains("merged"), "{err}");
+        assert!(rep
+            .engine
+            .replica_check_merge(999, serde_json::Map::new())
+            .is_err());
+        assert_eq!(rep.conflicts().len(), 1);
     }
 
     #[test]
