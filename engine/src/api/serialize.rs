@@ -473,35 +473,57 @@ pub fn visible_children(
 /// made by `item` from its uid and catalog entry, and how many there are in all. Every child is
 /// checked, to count the visible ones: by the `allowedRolesAndUsers` of its catalog entry (the
 /// front of a small binary value), else from its record. Only those on the page are made. The
-/// children share their ancestors: `obj` and its own.
+/// children share their ancestors: `obj` and its own. An anonymous caller's total is the
+/// catalog's count ([`crate::catalog::anonymous_child_count`]), so only the children up to the
+/// end of the page are read.
 fn visible_page<T>(
     ctx: &Ctx<'_>,
     obj: &ContentRecord,
     batch: Batch,
     mut item: impl FnMut(&str, Option<StoredEntry>) -> Result<T>,
 ) -> Result<(Vec<T>, usize)> {
-    let mut total = 0;
+    let mut seen = 0;
     let mut page = Vec::new();
     let mut ancestors = None;
     let tokens = ctx.principal.search_tokens();
-    for (uid, entry) in crate::catalog::child_entries(ctx, &obj.uid, 0, usize::MAX)? {
-        let on_page = total >= batch.start && page.len() < batch.size;
-        let visible = match &entry {
-            Some(e) => e.visible_to(&tokens)?,
-            None => {
-                let bytes = tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
-                let head = ContentRecord::from_json_for_permissions(&bytes)?;
-                ctx.permitted_within(Permission::View, &head, &mut ancestors)?
-            }
+    let counted = crate::catalog::anonymous_tokens(&tokens)
+        .then(|| crate::catalog::anonymous_child_count(ctx, &obj.uid))
+        .transpose()?;
+    let end = batch.start.saturating_add(batch.size);
+    let mut read = 0;
+    loop {
+        // Without a count, every child (to count them); with one, those up to the end of the
+        // page if all are visible, and more while some were not.
+        let want = match counted {
+            None => usize::MAX,
+            Some(total) if seen >= total.min(end) => break,
+            Some(_) => end.saturating_sub(seen).max(16),
         };
-        if visible {
-            if on_page {
-                page.push(item(&uid, entry)?);
+        let kids = crate::catalog::child_entries(ctx, &obj.uid, read, want)?;
+        let got = kids.len();
+        read += got;
+        for (uid, entry) in kids {
+            let on_page = seen >= batch.start && page.len() < batch.size;
+            let visible = match &entry {
+                Some(e) => e.visible_to(&tokens)?,
+                None => {
+                    let bytes = tree::load_raw(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
+                    let head = ContentRecord::from_json_for_permissions(&bytes)?;
+                    ctx.permitted_within(Permission::View, &head, &mut ancestors)?
+                }
+            };
+            if visible {
+                if on_page {
+                    page.push(item(&uid, entry)?);
+                }
+                seen += 1;
             }
-            total += 1;
+        }
+        if got < want || counted.is_none() {
+            break;
         }
     }
-    Ok((page, total))
+    Ok((page, counted.unwrap_or(seen)))
 }
 
 /// A child in a listing: its catalog entry, or (without one) its record decoded for a listing.

@@ -533,6 +533,12 @@ pub fn visible_to(bytes: &[u8], tokens: &[String]) -> Result<bool> {
     Ok(list_items(allowed).any(|a| tokens.iter().any(|t| t.as_bytes() == a)))
 }
 
+/// Whether the `allowedRolesAndUsers` at the front of the stored entry `bytes` hold `token`.
+pub fn allows(bytes: &[u8], token: &str) -> Result<bool> {
+    let allowed = Reader::new(bytes)?.list_raw()?;
+    Ok(list_items(allowed).any(|a| a == token.as_bytes()))
+}
+
 // `parent` and `folderish` are decoded with the rest but read only by tests and examples.
 #[allow(dead_code)]
 /// A stored entry read in place: its values borrowed from the bytes, its listing fields left

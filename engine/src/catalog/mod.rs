@@ -1964,7 +1964,7 @@ fn write_listing_copy(
         }
     }
     if let Some(s) = slot {
-        ctx.put(&s, &copy)?;
+        put_listing_copy(ctx, &s, &copy)?;
     }
     Ok(())
 }
@@ -1972,14 +1972,112 @@ fn write_listing_copy(
 /// Delete the listing copy at `slot` if it is the one of `uid` (another child may have taken
 /// the position since: a reorder reindexes the children one by one).
 fn drop_listing_copy(ctx: &mut Ctx<'_>, slot: &[u8], uid: &str) -> Result<()> {
-    let ours = match ctx.get(slot)? {
-        Some(v) => codec::entry_uid(&v)? == uid,
-        None => false,
+    let Some(v) = ctx.get(slot)? else {
+        return Ok(());
     };
-    if ours {
+    if codec::entry_uid(&v)? == uid {
         ctx.delete(slot)?;
+        if anonymous_sees(&v)? {
+            add_to_anonymous_count(ctx, slot, -1)?;
+        }
     }
     Ok(())
+}
+
+/// Write the listing copy `copy` at `slot`, keeping the parent's anonymous count
+/// ([`keys::catalog_anonymous_count`]) in step with what the slot held before.
+fn put_listing_copy(ctx: &mut Ctx<'_>, slot: &[u8], copy: &[u8]) -> Result<()> {
+    let was = match ctx.get(slot)? {
+        Some(old) if old == copy => return Ok(()),
+        Some(old) => anonymous_sees(&old)?,
+        None => false,
+    };
+    ctx.put(slot, copy)?;
+    let is = anonymous_sees(copy)?;
+    if is != was {
+        add_to_anonymous_count(ctx, slot, if is { 1 } else { -1 })?;
+    }
+    Ok(())
+}
+
+/// Whether Anonymous may view the object of the stored entry (or listing copy) `bytes`.
+fn anonymous_sees(bytes: &[u8]) -> Result<bool> {
+    codec::allows(bytes, ANONYMOUS)
+}
+
+/// The role every caller holds, the one search token of an anonymous caller.
+const ANONYMOUS: &str = "Anonymous";
+
+/// Add `delta` to the anonymous count of the parent of the listing copy at `slot` (deleted
+/// when it reaches 0).
+fn add_to_anonymous_count(ctx: &mut Ctx<'_>, slot: &[u8], delta: i64) -> Result<()> {
+    let parent = keys::catalog_child_parent(slot)
+        .ok_or_else(|| EngineError::Internal("malformed listing copy key".into()))?;
+    let key = keys::catalog_anonymous_count(parent);
+    let now = read_count(ctx.get(&key)?.as_deref())?;
+    let next = now.saturating_add_signed(delta);
+    if next == 0 {
+        ctx.delete(&key)
+    } else {
+        ctx.put(&key, &next.to_be_bytes())
+    }
+}
+
+fn read_count(bytes: Option<&[u8]>) -> Result<u64> {
+    match bytes {
+        None => Ok(0),
+        Some(b) => b
+            .try_into()
+            .map(u64::from_be_bytes)
+            .map_err(|_| EngineError::Internal("malformed anonymous count".into())),
+    }
+}
+
+/// How many children of `parent_uid` Anonymous may view, as the catalog counts them
+/// ([`keys::catalog_anonymous_count`]: the children's listing copies whose
+/// `allowedRolesAndUsers` hold `Anonymous`).
+pub fn anonymous_child_count(ctx: &Ctx<'_>, parent_uid: &str) -> Result<usize> {
+    let n = read_count(
+        ctx.get(&keys::catalog_anonymous_count(parent_uid))?
+            .as_deref(),
+    )?;
+    Ok(usize::try_from(n).unwrap_or(usize::MAX))
+}
+
+/// Whether search `tokens` ([`crate::core::security::Principal::search_tokens`]) are those of
+/// an anonymous caller, whose visible children [`anonymous_child_count`] counts.
+pub fn anonymous_tokens(tokens: &[String]) -> bool {
+    matches!(tokens, [t] if t == ANONYMOUS)
+}
+
+/// Count again, from the listing copies, how many children of each folder Anonymous may view
+/// (every `x:v:` key rewritten): what schema 14 adds to a catalog built before it. Reads the
+/// copies `batch` at a time. Returns how many folders have such children.
+pub fn count_anonymous_children(ctx: &mut Ctx<'_>, batch: usize) -> Result<usize> {
+    ctx.delete_prefix(keys::ANONYMOUS_COUNT_PREFIX)?;
+    let prefix = b"x:c:";
+    let end = prefix_end(prefix);
+    let mut start = prefix.to_vec();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    loop {
+        let rows = ctx.scan(&start, &end, Direction::Forward, batch.max(1))?;
+        let Some((last, _)) = rows.last() else {
+            break;
+        };
+        start = last.clone();
+        start.push(0);
+        for (k, v) in &rows {
+            if anonymous_sees(v)? {
+                let parent = keys::catalog_child_parent(k)
+                    .ok_or_else(|| EngineError::Internal("malformed listing copy key".into()))?;
+                *counts.entry(parent.to_string()).or_default() += 1;
+            }
+        }
+    }
+    for (parent, n) in &counts {
+        ctx.put(&keys::catalog_anonymous_count(parent), &n.to_be_bytes())?;
+    }
+    Ok(counts.len())
 }
 
 /// Write the listing copy (`x:c:`) of every catalog entry, `batch` entries per scan: what schema
@@ -1997,7 +2095,7 @@ pub fn write_listing_copies(ctx: &mut Ctx<'_>, batch: usize) -> Result<usize> {
         start.push(0);
         for (_, bytes) in &rows {
             if let Some(slot) = listing_slot(bytes)? {
-                ctx.put(&slot, &codec::listing_copy(bytes)?)?;
+                put_listing_copy(ctx, &slot, &codec::listing_copy(bytes)?)?;
                 n += 1;
             }
         }
@@ -2323,6 +2421,24 @@ mod tests {
                 .into_iter()
                 .collect();
             assert_eq!(have, want);
+            // Each folder's anonymous count is the number of its children's copies that
+            // Anonymous may view.
+            let mut counted: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+            for (k, v) in &have {
+                if codec::visible_to(v, &["Anonymous".to_string()])? {
+                    let parent = keys::catalog_child_parent(k).expect("a copy's key");
+                    let n = counted
+                        .entry(keys::catalog_anonymous_count(parent))
+                        .or_default();
+                    let next = read_count(Some(n.as_slice()).filter(|n| !n.is_empty()))? + 1;
+                    *n = next.to_be_bytes().to_vec();
+                }
+            }
+            let stored: BTreeMap<Vec<u8>, Vec<u8>> = ctx
+                .scan(b"x:v:", b"x:v;", Direction::Forward, usize::MAX)?
+                .into_iter()
+                .collect();
+            assert_eq!(stored, counted);
             Ok(())
         })
         .unwrap();
@@ -2389,6 +2505,32 @@ mod tests {
             Some(json!({"source": ["http://localhost/f"]})),
         );
         assert_listing_copies(&e);
+        // What changes who may view a child: publishing, local roles, inheritance, retracting,
+        // deleting and restoring; and the migration's recount gives the same counts.
+        for p in ["/g/f/b2", "/g/f/c", "/g/a", "/g/f"] {
+            send(Method::Post, &format!("{p}/@workflow/publish"), None);
+        }
+        assert_listing_copies(&e);
+        send(
+            Method::Post,
+            "/g/@sharing",
+            Some(json!({"inherit": false, "entries": [
+                {"id": "AuthenticatedUsers", "type": "group", "roles": {"Reader": true}}
+            ]})),
+        );
+        send(Method::Post, "/g/f/c/@workflow/retract", None);
+        assert_listing_copies(&e);
+        send(Method::Delete, "/g/a", None);
+        assert_listing_copies(&e);
+        e.with_write(|ctx| {
+            let before: Vec<_> = ctx.scan(b"x:v:", b"x:v;", Direction::Forward, usize::MAX)?;
+            assert!(!before.is_empty());
+            count_anonymous_children(ctx, 2)?;
+            let after: Vec<_> = ctx.scan(b"x:v:", b"x:v;", Direction::Forward, usize::MAX)?;
+            assert_eq!(before, after);
+            Ok(())
+        })
+        .unwrap();
         // The children's entries come from the copies, in folder order, as their own entries.
         e.with_write(|ctx| {
             let f = tree::at_path(ctx, "/f")?.expect("f");

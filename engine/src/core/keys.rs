@@ -182,7 +182,7 @@ pub fn replica_listed(server_uid: &str) -> Vec<u8> {
 }
 
 /// Version of the keyspace layout this engine reads and writes.
-pub const SCHEMA_VERSION: u32 = 13;
+pub const SCHEMA_VERSION: u32 = 14;
 
 /// Key holding the schema version.
 pub const SCHEMA: &[u8] = b"s:schema";
@@ -475,6 +475,23 @@ pub fn catalog_child(parent_uid: &str, pos: u64) -> Vec<u8> {
     let mut k = catalog_children_prefix(parent_uid);
     k.extend_from_slice(&pos.to_be_bytes());
     k
+}
+
+/// `x:v:<parent uid>`: how many listing copies under `x:c:<parent uid>:` Anonymous may view
+/// (a big-endian u64; absent when none), so an anonymous folder listing knows its total without
+/// reading every child.
+pub fn catalog_anonymous_count(parent_uid: &str) -> Vec<u8> {
+    cat(ANONYMOUS_COUNT_PREFIX, parent_uid.as_bytes())
+}
+
+/// Prefix of the anonymous counts of listing copies ([`catalog_anonymous_count`]).
+pub const ANONYMOUS_COUNT_PREFIX: &[u8] = b"x:v:";
+
+/// The parent uid of a listing copy's key ([`catalog_child`]), if well-formed.
+pub fn catalog_child_parent(key: &[u8]) -> Option<&str> {
+    let inner = key.strip_prefix(b"x:c:")?;
+    let uid = inner.get(..inner.len().checked_sub(9)?)?;
+    std::str::from_utf8(uid).ok()
 }
 
 /// Prefix of the full-text postings of every term starting with `term` (`x:w:<term>`); with

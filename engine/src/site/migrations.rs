@@ -108,6 +108,12 @@ pub const STEPS: &[Step] = &[
                       indexed again",
         run: catalog_field_postings,
     },
+    Step {
+        from: 13,
+        description: "catalog: each folder counts the children Anonymous may view \
+                      (x:v:<parent uid>), so an anonymous listing reads only its batch",
+        run: catalog_anonymous_counts,
+    },
 ];
 
 /// The schema version this build reads and writes.
@@ -418,6 +424,20 @@ fn catalog_field_postings(ctx: &mut Ctx<'_>) -> Result<()> {
     if let Some(log) = &log {
         log(&format!(
             "catalog: {n} objects indexed again for start, end and related items"
+        ));
+    }
+    Ok(())
+}
+
+/// Schema 13 → 14: count, for every folder, the children Anonymous may view
+/// ([`crate::catalog::count_anonymous_children`], from the listing copies). Running it again
+/// writes the same counts.
+fn catalog_anonymous_counts(ctx: &mut Ctx<'_>) -> Result<()> {
+    let log = ctx.core.options.progress_log.clone();
+    let n = crate::catalog::count_anonymous_children(ctx, 1000)?;
+    if let Some(log) = &log {
+        log(&format!(
+            "catalog: {n} folders with children anonymous visitors may view counted"
         ));
     }
     Ok(())
