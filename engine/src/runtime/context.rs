@@ -91,6 +91,8 @@ pub struct Ctx<'a> {
     /// Uids whose `o:` record this request wrote or deleted otherwise: their writes are no
     /// merges.
     outright: HashSet<String>,
+    /// The ids this request gave new objects, with parallel writes ([`Ctx::id_free`]).
+    holds: RefCell<Vec<crate::runtime::occ::Hold>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -123,6 +125,7 @@ impl<'a> Ctx<'a> {
             at_commit: Vec::new(),
             counted: Vec::new(),
             outright: HashSet::new(),
+            holds: RefCell::new(Vec::new()),
         }
     }
 
@@ -308,6 +311,26 @@ impl<'a> Ctx<'a> {
         Ok(self.writer()?.delete(key)?)
     }
 
+    /// Whether this request may give a new object the id whose path key is `key`: no object
+    /// has it. With parallel writes an id given by another write not yet committed (or
+    /// committed after this request's snapshot) is taken too, without reading its key
+    /// ([`crate::runtime::occ::IdHolds`]); an id found free is held by this request until it
+    /// commits, so it must be the one the request gives (ask for each id once).
+    pub fn id_free(&self, key: &[u8]) -> Result<bool> {
+        if !self.core.options.parallel_writes || !self.is_write() {
+            return Ok(self.get(key)?.is_none());
+        }
+        let hold = match self.core.ids.take(key, &mut || self.generation().ok()) {
+            crate::runtime::occ::Taking::Taken => return Ok(false),
+            crate::runtime::occ::Taking::Free(hold) => hold,
+        };
+        if self.get(key)?.is_some() {
+            return Ok(false);
+        }
+        self.holds.borrow_mut().push(hold);
+        Ok(true)
+    }
+
     /// True when this request may write.
     pub fn is_write(&self) -> bool {
         matches!(self.txn, Txn::Write(_))
@@ -355,6 +378,7 @@ impl<'a> Ctx<'a> {
                 .into_iter()
                 .filter(|m| !self.outright.contains(&m.uid))
                 .collect(),
+            holds: self.holds.take(),
         };
         Ok((self.txn, pending))
     }
