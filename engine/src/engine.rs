@@ -795,14 +795,18 @@ impl<S: Store> Engine<S> {
         let mut moved = None;
         let mut queued = false;
         let mut applied = Vec::new();
+        let mut kept = Vec::new();
         for (i, st) in staged {
             let Staged {
                 resp,
                 snapshot,
                 buffered,
-                pending,
+                mut pending,
                 queued: q,
             } = *st;
+            // The ids it gave, held until the group is durable (then older snapshots still
+            // see them taken), or let go before it runs again.
+            let holds = std::mem::take(&mut pending.holds);
             let outright = |k: &[u8]| {
                 buffered.overlay.lookup(k).is_some() && !pending.merges.iter().any(|m| m.key() == k)
             };
@@ -811,24 +815,29 @@ impl<S: Store> Engine<S> {
                 .map_or((&[][..], &[][..]), |m: &crate::runtime::cache::Moved| {
                     (&m.writes[..], &m.merged[..])
                 });
-            let mut valid = self
+            let mut stale = self
                 .commits
-                .valid(snapshot, current, &buffered.reads, &outright)
-                && !crate::runtime::occ::conflicts(
-                    &written,
-                    group_merged,
-                    &buffered.reads,
-                    &outright,
-                )
-                && !crate::runtime::occ::conflicts(
-                    group_writes,
-                    group_merged,
-                    &buffered.reads,
-                    &outright,
-                );
+                .stale(snapshot, current, &buffered.reads, &outright)
+                .or_else(|| {
+                    crate::runtime::occ::conflicting_key(
+                        &written,
+                        group_merged,
+                        &buffered.reads,
+                        &outright,
+                    )
+                    .or_else(|| {
+                        crate::runtime::occ::conflicting_key(
+                            group_writes,
+                            group_merged,
+                            &buffered.reads,
+                            &outright,
+                        )
+                    })
+                    .map(|k| crate::runtime::occ::Stale::Key(k.to_vec()))
+                });
             // The folders it counted children in: their records as committed, with its counts.
             let mut rebased = Vec::new();
-            if valid {
+            if stale.is_none() {
                 for fm in &pending.merges {
                     let key = fm.key();
                     let merged = match (outer.get(&key), buffered.overlay.lookup(&key)) {
@@ -838,14 +847,24 @@ impl<S: Store> Engine<S> {
                     match merged {
                         Ok(crate::runtime::commit::Rebased::Unchanged) => {}
                         Ok(crate::runtime::commit::Rebased::Merged(v)) => rebased.push((key, v)),
-                        Ok(crate::runtime::commit::Rebased::Conflict) | Err(_) => valid = false,
+                        Ok(crate::runtime::commit::Rebased::Conflict) | Err(_) => {
+                            stale = Some(crate::runtime::occ::Stale::Folder(key));
+                            break;
+                        }
                     }
                 }
             }
-            if !valid {
+            if let Some(why) = &stale {
                 self.reruns
                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if let Some(log) = &self.core.options.stale_log {
+                    log(&format!(
+                        "{:?} {}: {why}",
+                        routes[i].request.method, routes[i].request.path
+                    ));
+                }
             }
+            let valid = stale.is_none();
             let result = if valid {
                 // Its write set, then its commit work, in a savepoint of the group's transaction.
                 (|| {
@@ -861,11 +880,13 @@ impl<S: Store> Engine<S> {
                     }
                     let m = pending.apply(sp.as_mut())?;
                     sp.commit()?;
+                    kept.extend(holds);
                     written.extend(buffered.overlay.changes().map(|(k, _)| k.to_vec()));
                     queued |= q;
                     Ok::<_, EngineError>((resp, m))
                 })()
             } else {
+                drop(holds);
                 let routed = routes[i];
                 self.found(routed).and_then(|(route, endpoint)| {
                     let txn = Txn::Write(savepoint(outer.as_mut())?);
@@ -889,6 +910,11 @@ impl<S: Store> Engine<S> {
             Ok(()) => {
                 if queued {
                     self.note_queued();
+                }
+                if let Some(to) = moved.as_ref().map(|m| m.to) {
+                    for hold in kept {
+                        hold.committed(to);
+                    }
                 }
                 self.publish(moved);
             }

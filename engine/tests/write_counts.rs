@@ -127,7 +127,9 @@ fn writes_per_create_and_edit() {
 }
 
 /// Store writes of a create of a page in a folder (see the test's output for the keys); the
-/// catalog entry's listing copy under its parent (`x:c:`) is one of them.
-const CREATE_WRITES: usize = 24;
+/// catalog entry's listing copy under its parent (`x:c:`) is one of them. 24 before the
+/// counters were written once per request (the history counter `n:<uid>:h` moves twice in a
+/// create: the first workflow entry, the first version).
+const CREATE_WRITES: usize = 23;
 /// Store writes of an edit of a page's title (the title is in the listing copy too).
 const EDIT_WRITES: usize = 14;

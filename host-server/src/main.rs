@@ -649,6 +649,11 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     options.progress_log = Some(Arc::new(|line: &str| {
         info!("{line}");
     }));
+    // With --parallel-writes: why a prepared write ran again (the key another commit wrote), at
+    // DEBUG (`--log host_server=debug`), to find a key every write meets.
+    options.stale_log = Some(Arc::new(|why: &str| {
+        tracing::debug!(why, "prepared write stale, runs again");
+    }));
     // Reads run on the async workers (one per core) unless --blocking-reads: keep a connection
     // for each, so a worker never waits for a pooled reader.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);

@@ -47,7 +47,8 @@ pub fn peek(ctx: &Ctx<'_>, key: &[u8]) -> Result<u64> {
 }
 
 /// Allocate the next number of the counter at `key` (0 for a counter never used) and move the
-/// counter past it, in `ctx`'s write transaction.
+/// counter past it, in `ctx`'s write transaction (stored when the request finishes, once
+/// however often it moved: [`Ctx::put_counter`]).
 pub fn next(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<u64> {
     let n = peek(ctx, key)?;
     let after = n.checked_add(1).ok_or_else(|| {
@@ -56,7 +57,7 @@ pub fn next(ctx: &mut Ctx<'_>, key: &[u8]) -> Result<u64> {
             String::from_utf8_lossy(key)
         ))
     })?;
-    set(ctx, key, after)?;
+    ctx.put_counter(key, after.to_string().as_bytes())?;
     Ok(n)
 }
 

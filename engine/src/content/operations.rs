@@ -107,14 +107,15 @@ impl IdScheme {
 }
 
 /// The one id allocator: `base` when no child of `parent` has it, else the first free
-/// candidate of `scheme`.
+/// candidate of `scheme` (with parallel writes, an id another write is giving counts as taken:
+/// [`tree::id_free`]).
 pub fn allocate_id(
     ctx: &Ctx<'_>,
     parent: &ContentRecord,
     base: &str,
     scheme: IdScheme,
 ) -> Result<String> {
-    if !tree::has_child(ctx, parent, base)? {
+    if tree::id_free(ctx, parent, base)? {
         return Ok(base.to_string());
     }
     for n in 1.. {
@@ -124,7 +125,7 @@ pub fn allocate_id(
                 "No free id for '{base}' in the destination"
             )));
         }
-        if !tree::has_child(ctx, parent, &candidate)? {
+        if tree::id_free(ctx, parent, &candidate)? {
             return Ok(candidate);
         }
     }

@@ -255,6 +255,13 @@ pub fn has_child(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<bool
     Ok(ctx.get(&keys::path(&child_path(parent, id)))?.is_some())
 }
 
+/// Whether a new child of `parent` may be given `id` (no child has it; with parallel writes,
+/// no other write is giving it: [`Ctx::id_free`]). An id found free is held for this request:
+/// give it.
+pub fn id_free(ctx: &Ctx<'_>, parent: &ContentRecord, id: &str) -> Result<bool> {
+    ctx.id_free(&keys::path(&child_path(parent, id)))
+}
+
 /// Store a new object as the last child of `parent` (whose counters are updated and saved),
 /// with no change note: [`add`].
 #[cfg(any(test, feature = "internals"))]

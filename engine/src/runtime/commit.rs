@@ -137,6 +137,8 @@ pub struct Pending {
     pub writes: Option<Vec<Vec<u8>>>,
     /// The folders whose records it wrote only to count added children.
     pub merges: Vec<FolderMerge>,
+    /// The ids it gave new objects, held until it commits ([`crate::runtime::occ::IdHolds`]).
+    pub holds: Vec<crate::runtime::occ::Hold>,
 }
 
 impl Pending {

@@ -16,7 +16,7 @@ use crate::core::keys;
 use crate::core::model::types::{BehaviorData, TypeData};
 use crate::core::model::{ContentRecord, ContentType, TypeRegistry};
 use crate::core::security::Principal;
-use crate::core::store::{prefix_end, Direction, KeyValue, ReadTxn, StoreError, WriteTxn};
+use crate::core::store::{prefix_end, Direction, KeyValue, Overlay, ReadTxn, StoreError, WriteTxn};
 pub use crate::runtime::cache::Moved;
 use crate::runtime::cache::ReadSet;
 use crate::runtime::commit::{AtCommit, FolderMerge, Pending};
@@ -91,6 +91,10 @@ pub struct Ctx<'a> {
     /// Uids whose `o:` record this request wrote or deleted otherwise: their writes are no
     /// merges.
     outright: HashSet<String>,
+    /// The ids this request gave new objects, with parallel writes ([`Ctx::id_free`]).
+    holds: RefCell<Vec<crate::runtime::occ::Hold>>,
+    /// Counters this request moved ([`Ctx::put_counter`]): written once, when it finishes.
+    counters: Overlay,
 }
 
 impl<'a> Ctx<'a> {
@@ -123,6 +127,8 @@ impl<'a> Ctx<'a> {
             at_commit: Vec::new(),
             counted: Vec::new(),
             outright: HashSet::new(),
+            holds: RefCell::new(Vec::new()),
+            counters: Overlay::default(),
         }
     }
 
@@ -173,6 +179,9 @@ impl<'a> Ctx<'a> {
         if let Some(r) = &self.reads {
             r.borrow_mut().key(key);
         }
+        if let Some(Some(v)) = self.counters.lookup(key) {
+            return Ok(Some(v.to_vec()));
+        }
         Ok(self.reader().get(key)?)
     }
 
@@ -184,7 +193,13 @@ impl<'a> Ctx<'a> {
         dir: Direction,
         limit: usize,
     ) -> Result<Vec<KeyValue>> {
-        let pairs = self.reader().scan(start, end, dir, limit)?;
+        let pairs = if self.counters.is_empty() {
+            self.reader().scan(start, end, dir, limit)?
+        } else {
+            self.counters.merge_scan(start, end, dir, limit, |n| {
+                self.reader().scan(start, end, dir, n)
+            })?
+        };
         if let Some(r) = &self.reads {
             r.borrow_mut().scan(start, end, dir, limit, &pairs);
         }
@@ -230,6 +245,7 @@ impl<'a> Ctx<'a> {
 
     /// Raw write.
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.counters.forget(key);
         self.forget_saved(key);
         if let Some(w) = &mut self.writes {
             w.push(key.to_vec());
@@ -282,6 +298,19 @@ impl<'a> Ctx<'a> {
         Ok(())
     }
 
+    /// Set a counter ([`crate::content::counters`]): read back as written at once, but stored
+    /// when the request finishes, so that a counter moved twice in one request (an object's
+    /// history sequence: its first workflow entry, then its first version) is one store write.
+    pub fn put_counter(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if !self.is_write() {
+            return Err(EngineError::Store(StoreError::Misuse(
+                "write attempted in a read-only request".into(),
+            )));
+        }
+        self.counters.put(key, value);
+        Ok(())
+    }
+
     /// Remember `rec` as just written under its `o:` key (see [`Ctx::saved_record`]).
     pub fn remember_saved(&mut self, rec: &ContentRecord) {
         self.saved.insert(rec.uid.clone(), rec.clone());
@@ -301,11 +330,32 @@ impl<'a> Ctx<'a> {
 
     /// Raw delete.
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
+        self.counters.forget(key);
         self.forget_saved(key);
         if let Some(w) = &mut self.writes {
             w.push(key.to_vec());
         }
         Ok(self.writer()?.delete(key)?)
+    }
+
+    /// Whether this request may give a new object the id whose path key is `key`: no object
+    /// has it. With parallel writes an id given by another write not yet committed (or
+    /// committed after this request's snapshot) is taken too, without reading its key
+    /// ([`crate::runtime::occ::IdHolds`]); an id found free is held by this request until it
+    /// commits, so it must be the one the request gives (ask for each id once).
+    pub fn id_free(&self, key: &[u8]) -> Result<bool> {
+        if !self.core.options.parallel_writes || !self.is_write() {
+            return Ok(self.get(key)?.is_none());
+        }
+        let hold = match self.core.ids.take(key, &mut || self.generation().ok()) {
+            crate::runtime::occ::Taking::Taken => return Ok(false),
+            crate::runtime::occ::Taking::Free(hold) => hold,
+        };
+        if self.get(key)?.is_some() {
+            return Ok(false);
+        }
+        self.holds.borrow_mut().push(hold);
+        Ok(true)
     }
 
     /// True when this request may write.
@@ -343,6 +393,11 @@ impl<'a> Ctx<'a> {
     /// End the request's part of the work: its transaction (not committed) and what its commit
     /// must still do ([`Pending::apply`], then the transaction's own commit).
     pub fn finish(mut self) -> Result<(Txn<'a>, Pending)> {
+        for (key, value) in std::mem::take(&mut self.counters).into_changes() {
+            if let Some(value) = value {
+                self.put(&key, &value)?;
+            }
+        }
         if self.types_written && self.is_write() {
             let next = self.types_version()?.wrapping_add(1);
             self.put(keys::TYPES_VERSION, next.to_string().as_bytes())?;
@@ -355,6 +410,7 @@ impl<'a> Ctx<'a> {
                 .into_iter()
                 .filter(|m| !self.outright.contains(&m.uid))
                 .collect(),
+            holds: self.holds.take(),
         };
         Ok((self.txn, pending))
     }

@@ -23,9 +23,9 @@
 //! ([`crate::runtime::commit::FolderMerge`]).
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::core::store::{Direction, KeyValue, Overlay, ReadTxn, StoreError, WriteTxn};
 use crate::runtime::cache::ReadSet;
@@ -100,6 +100,100 @@ impl WriteTxn for SnapshotTxn<'_> {
     }
 }
 
+/// Ids handed to new objects by writes not yet committed, or committed so recently that older
+/// snapshots do not show them (the path key of each, `p:<path>`): with parallel writes, two
+/// creates of one title in one folder prepared side by side would otherwise both find the id
+/// free in their snapshots, both take it, and the second would run again. A create that finds
+/// an id held here by another write takes the next candidate without reading the id's key (so
+/// that key is not in its reads, and the other's commit does not make it stale). Treating a
+/// free id as taken is always safe (the id a create takes is one it read as free); the price
+/// is a gap in the numbering when the holder fails (`news`, `news-2`), as a failed create
+/// leaves a gap in the positions.
+#[derive(Default)]
+pub struct IdHolds {
+    inner: Mutex<HashMap<Vec<u8>, Held>>,
+}
+
+/// The state of one held id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// Taken by a write not yet committed.
+    InFlight,
+    /// Committed at this store generation: taken for snapshots older than it.
+    Committed(u64),
+}
+
+/// Most ids [`IdHolds`] keeps before it forgets the committed ones (a request whose snapshot
+/// does not show such an id then reads it, and runs again if it took it).
+const HOLDS_MAX: usize = 4096;
+
+/// Whether a request may take an id ([`IdHolds::take`]).
+pub enum Taking {
+    /// Another write holds it, or committed it after `snapshot`: the id is taken.
+    Taken,
+    /// Nobody else holds it: the request holds it now (until the [`Hold`] is dropped or
+    /// [`Hold::committed`]) and reads its key to see whether the store has it.
+    Free(Hold),
+}
+
+impl IdHolds {
+    /// Try to hold the id of path key `key` for a request whose snapshot is at generation
+    /// `snapshot` (read only when an id committed recently is found).
+    pub fn take(self: &Arc<Self>, key: &[u8], snapshot: &mut dyn FnMut() -> Option<u64>) -> Taking {
+        let Ok(mut held) = self.inner.lock() else {
+            return Taking::Taken;
+        };
+        match held.get(key) {
+            Some(Held::InFlight) => return Taking::Taken,
+            Some(Held::Committed(g)) if snapshot().is_none_or(|s| s < *g) => return Taking::Taken,
+            _ => {}
+        }
+        if held.len() >= HOLDS_MAX {
+            held.retain(|_, h| *h == Held::InFlight);
+        }
+        held.insert(key.to_vec(), Held::InFlight);
+        Taking::Free(Hold {
+            holds: self.clone(),
+            key: key.to_vec(),
+            committed: None,
+        })
+    }
+}
+
+/// An id a request holds ([`IdHolds`]); dropping it lets the id go (the request failed, ran
+/// again, or found the id taken in its snapshot), unless it was [`Hold::committed`].
+pub struct Hold {
+    holds: Arc<IdHolds>,
+    key: Vec<u8>,
+    committed: Option<u64>,
+}
+
+impl Hold {
+    /// The request that held it committed at store generation `generation`: older snapshots
+    /// keep seeing the id as taken.
+    pub fn committed(mut self, generation: u64) {
+        self.committed = Some(generation);
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        let Ok(mut held) = self.holds.inner.lock() else {
+            return;
+        };
+        match self.committed {
+            Some(g) => {
+                held.insert(std::mem::take(&mut self.key), Held::Committed(g));
+            }
+            None => {
+                if held.get(&self.key) == Some(&Held::InFlight) {
+                    held.remove(&self.key);
+                }
+            }
+        }
+    }
+}
+
 /// One commit as the log keeps it: the generation it reached, the keys it wrote and which of
 /// them it only merged ([`crate::runtime::cache::Moved::merged`]).
 struct Entry {
@@ -108,23 +202,63 @@ struct Entry {
     merged: Vec<Vec<u8>>,
 }
 
-/// Whether a request conflicts with a commit that wrote `writes`, of which `merged` were only
-/// merges (a folder's child counters): an outright write conflicts with a request that read the
-/// key, a merge only with one that wrote the key otherwise than by merging (`outright`), whose
-/// write would put old counts back.
-pub fn conflicts(
-    writes: &[Vec<u8>],
+/// The first key of `writes` that makes a request conflict, if any: `writes` are the keys a
+/// commit wrote, of which `merged` were only merges (a folder's child counters). An outright
+/// write conflicts with a request that read the key, a merge only with one that wrote the key
+/// otherwise than by merging (`outright`), whose write would put old counts back.
+pub fn conflicting_key<'w>(
+    writes: &'w [Vec<u8>],
     merged: &[Vec<u8>],
     reads: &ReadSet,
     outright: &dyn Fn(&[u8]) -> bool,
-) -> bool {
-    writes.iter().any(|k| {
-        if merged.contains(k) {
-            outright(k)
-        } else {
-            reads.touches(k)
+) -> Option<&'w [u8]> {
+    writes
+        .iter()
+        .find(|k| {
+            if merged.contains(k) {
+                outright(k)
+            } else {
+                reads.touches(k)
+            }
+        })
+        .map(Vec::as_slice)
+}
+
+/// Why a prepared write was found stale at commit (what [`crate::EngineOptions::stale_log`]
+/// is told, so that a hot key can be found on a running server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stale {
+    /// The log does not cover every commit since the snapshot (it is older than the log, or a
+    /// commit the log did not see came in between).
+    Uncovered {
+        /// The snapshot's generation.
+        snapshot: u64,
+        /// The store's generation at commit.
+        current: u64,
+    },
+    /// A commit after the snapshot (or an earlier member of the group) wrote this key, which
+    /// the request read (or wrote otherwise than by merging, for a merged key).
+    Key(Vec<u8>),
+    /// A folder's record the request counted children in differs from the committed one in
+    /// more than the counts ([`crate::runtime::commit::FolderMerge::rebase`]).
+    Folder(Vec<u8>),
+}
+
+impl std::fmt::Display for Stale {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stale::Uncovered { snapshot, current } => write!(
+                f,
+                "the commit log does not cover generations {snapshot} to {current}"
+            ),
+            Stale::Key(k) => write!(f, "key {} was written", String::from_utf8_lossy(k)),
+            Stale::Folder(k) => write!(
+                f,
+                "folder record {} changed in more than its counts",
+                String::from_utf8_lossy(k)
+            ),
         }
-    })
+    }
 }
 
 /// The recent commits of this engine (see the module documentation).
@@ -183,26 +317,59 @@ impl CommitLog {
 
     /// Whether a request that read `reads` on the snapshot of generation `snapshot` may commit
     /// now, the store being at generation `current`: the log covers every commit after the
-    /// snapshot up to `current`, and none of them [`conflicts`] with it (`outright`: whether
-    /// the request wrote a key otherwise than by merging).
-    pub fn valid(
+    /// snapshot up to `current`, and none of them conflicts with it ([`conflicting_key`]) (`outright`: whether
+    /// the request wrote a key otherwise than by merging). `None`: it may; else why not.
+    pub fn stale(
         &self,
         snapshot: u64,
         current: u64,
         reads: &ReadSet,
         outright: &dyn Fn(&[u8]) -> bool,
-    ) -> bool {
+    ) -> Option<Stale> {
+        let uncovered = Stale::Uncovered { snapshot, current };
         let Ok(log) = self.inner.lock() else {
-            return false;
+            return Some(uncovered);
         };
         match log.covers_from {
             Some(from) if from <= snapshot && log.newest == current => {}
-            _ => return false,
+            _ => return Some(uncovered),
         }
         log.entries
             .iter()
             .rev()
             .take_while(|e| e.to > snapshot)
-            .all(|e| !conflicts(&e.writes, &e.merged, reads, outright))
+            .find_map(|e| conflicting_key(&e.writes, &e.merged, reads, outright))
+            .map(|k| Stale::Key(k.to_vec()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn taken(holds: &Arc<IdHolds>, key: &[u8], snapshot: u64) -> Option<Hold> {
+        match holds.take(key, &mut || Some(snapshot)) {
+            Taking::Taken => None,
+            Taking::Free(h) => Some(h),
+        }
+    }
+
+    #[test]
+    fn an_id_is_held_until_dropped_or_committed() {
+        let holds = Arc::new(IdHolds::default());
+        let first = taken(&holds, b"p:/a/x", 5).unwrap();
+        // Another write, whatever its snapshot, finds it taken while the first holds it.
+        assert!(taken(&holds, b"p:/a/x", 5).is_none());
+        assert!(taken(&holds, b"p:/a/x", 9).is_none());
+        // Let go (the write failed or runs again): free again.
+        drop(first);
+        let again = taken(&holds, b"p:/a/x", 5).unwrap();
+        // Committed at generation 7: taken for snapshots before it, which do not show it;
+        // a snapshot that shows it reads the key itself.
+        again.committed(7);
+        assert!(taken(&holds, b"p:/a/x", 6).is_none());
+        assert!(taken(&holds, b"p:/a/x", 7).is_some());
+        // Other ids are not concerned.
+        assert!(taken(&holds, b"p:/a/y", 6).is_some());
     }
 }

@@ -56,6 +56,10 @@ pub struct EngineOptions {
     /// [`crate::runtime::occ`]). The engine then records every commit's written keys. Hosts that
     /// run writes on several threads set it; `false` (the default) keeps the single writer.
     pub parallel_writes: bool,
+    /// With parallel writes: told why each prepared write found stale at commit runs again
+    /// (the key another commit wrote, [`crate::runtime::occ::Stale`]), so that a key every
+    /// write meets can be found on a running host. Hosts log it at debug level.
+    pub stale_log: Option<ErrorLog>,
     /// Where the detail of failures inside the service goes (a store error, a record that does
     /// not decode, a bug): the client only learns that the request failed. Hosts log it.
     pub error_log: Option<ErrorLog>,
@@ -144,6 +148,7 @@ impl EngineOptions {
             error_log: None,
             store_backend: "memory (MemStore)".into(),
             info_log: None,
+            stale_log: None,
             progress_log: None,
             outbox_notify: None,
             webhook_destinations: crate::core::net::DestinationPolicy::default(),
@@ -216,6 +221,10 @@ pub struct Core {
     /// child ([`Core::child_position`]), so that creates in one folder prepared side by side
     /// take different positions.
     positions: Mutex<HashMap<String, u64>>,
+    /// With parallel writes: the ids new objects were given by writes not yet committed (or
+    /// committed after older snapshots), so that creates of one title in one folder prepared
+    /// side by side take different ids ([`crate::runtime::occ::IdHolds`]).
+    pub ids: Arc<crate::runtime::occ::IdHolds>,
 }
 
 /// Most folders [`Core::child_position`] remembers before it forgets them all (a position
@@ -274,6 +283,7 @@ impl Core {
             changes_pending: std::sync::atomic::AtomicBool::new(false),
             profile: std::sync::OnceLock::new(),
             positions: Mutex::new(HashMap::new()),
+            ids: Arc::default(),
         }
     }
 

@@ -25,6 +25,11 @@ impl Overlay {
         self.changes.insert(key.to_vec(), None);
     }
 
+    /// Drop what the overlay holds for `key` (it is written elsewhere now).
+    pub fn forget(&mut self, key: &[u8]) {
+        self.changes.remove(key);
+    }
+
     /// `Some(Some(v))` when the overlay wrote `key`, `Some(None)` when it deleted it, `None` when untouched.
     pub fn lookup(&self, key: &[u8]) -> Option<Option<&[u8]>> {
         self.changes.get(key).map(|v| v.as_deref())
