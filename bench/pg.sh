@@ -11,13 +11,17 @@
 # requests/s add up): GET a published page as anonymous (c=32), editor traffic 90% GET / 10%
 # PATCH of random pages with a Bearer token (c=32), POST creating pages in one folder (c=8).
 # Knobs: BENCH_DURATION (seconds per run, default 10), BENCH_SHAPE (default 5,5,4,100),
-# BENCH_WORK (default /tmp/bench-pg), CARGO_TARGET_DIR.
+# BENCH_WORK (default /tmp/bench-pg), CARGO_TARGET_DIR, BENCH_SETUPS (which setups run, default
+# "sqlite locked optimistic"; e.g. BENCH_SETUPS=optimistic for the 3-server optimistic rows only).
+# The errors column counts every non-2xx answer and socket error; the statuses column says which
+# (status:count, "sock" for socket errors), so a 503 "Busy" is told from any other error.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 DURATION=${BENCH_DURATION:-10}
 SHAPE=${BENCH_SHAPE:-5,5,4,100}
+SETUPS=" ${BENCH_SETUPS:-sqlite locked optimistic} "
 WORK=${BENCH_WORK:-/tmp/bench-pg}
 PASSWORD=${ADMIN_PASSWORD:-bench-secret}
 export ADMIN_PASSWORD=$PASSWORD
@@ -70,11 +74,26 @@ start() {
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 
 cat > "$WORK/lua/done.lua" <<'LUA'
+local threads = {}
+setup = function(thread) table.insert(threads, thread) end
+statuses = {}
+response = function(status, headers, body)
+  if status < 200 or status > 299 then statuses[status] = (statuses[status] or 0) + 1 end
+end
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format("RESULT %d %.3f %.3f %.3f %d %d\n", summary.requests,
+  local counts = {}
+  for _, t in ipairs(threads) do
+    for status, n in pairs(t:get("statuses")) do counts[status] = (counts[status] or 0) + n end
+  end
+  local sock = e.connect + e.read + e.write + e.timeout
+  local text = ""
+  for status, n in pairs(counts) do text = text .. status .. ":" .. n .. "," end
+  if sock > 0 then text = text .. "sock:" .. sock .. "," end
+  if text == "" then text = "-" end
+  io.write(string.format("RESULT %d %.3f %.3f %.3f %d %d %s\n", summary.requests,
     summary.duration / 1e6, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
-    e.status, e.connect + e.read + e.write + e.timeout))
+    e.status, sock, text))
 end
 LUA
 lua() { { echo "$2"; cat "$WORK/lua/done.lua"; } > "$WORK/lua/$1.lua"; }
@@ -134,7 +153,13 @@ if not rows: sys.exit('wrk failed')
 req=sum(int(r[0]) for r in rows); sec=max(float(r[1]) for r in rows)
 p50='/'.join('%.1f' % float(r[2]) for r in rows); p99='/'.join('%.1f' % float(r[3]) for r in rows)
 err=sum(int(r[4])+int(r[5]) for r in rows)
-print('| %s | %d | %.0f | %s | %s | %d |' % ('$label', $conns, req/sec, p50, p99, err))"
+st={}
+for r in rows:
+    for part in r[6].split(','):
+        if ':' in part:
+            k, v = part.split(':'); st[k] = st.get(k, 0) + int(v)
+st=', '.join('%s: %d' % (k, st[k]) for k in sorted(st)) or '-'
+print('| %s | %d | %.0f | %s | %s | %d | %s |' % ('$label', $conns, req/sec, p50, p99, err, st))"
 }
 
 log "seeding the $SHAPE site (SQLite)"
@@ -147,11 +172,12 @@ echo "migrate: $(python3 -c "print('%.1f s' % ($(date +%s.%N) - $t0))")"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg), rustc processes $(pgrep -c rustc || true)"
 echo
-echo "| setup | connections | requests/s | p50 ms (per server) | p99 ms (per server) | errors |"
-echo "| --- | ---: | ---: | --- | --- | ---: |"
+echo "| setup | connections | requests/s | p50 ms (per server) | p99 ms (per server) | errors | statuses |"
+echo "| --- | ---: | ---: | --- | --- | ---: | --- |"
 
 # SQLite, response cache on (the default) and off (as PostgreSQL servers run by default)
 for cache in 64 0; do
+    [[ $SETUPS == *" sqlite "* ]] || continue
     start s1 "$SERVER" --listen 127.0.0.1:0 --data "$WORK/site" --log warn --response-cache-mb $cache
     TOKEN=$(token "$URL_s1"); scripts
     api POST "$URL_s1/" '{"@type": "Folder", "id": "bench-posts", "title": "Bench posts"}' || true
@@ -164,6 +190,7 @@ done
 for mode in locked optimistic; do
     for n in 1 2 3; do
         [ "$mode" = optimistic ] && [ "$n" -lt 3 ] && continue
+        [[ $SETUPS == *" $mode "* ]] || continue
         urls=()
         for i in $(seq 1 "$n"); do
             start "p$i" "$SERVER" --listen 127.0.0.1:0 --database "$DB_URL" --write-mode "$mode" --log warn
