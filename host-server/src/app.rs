@@ -294,18 +294,13 @@ fn sane_request_id(id: &str) -> bool {
 /// and a counter. Unique across restarts and servers (the random half) without asking the
 /// kernel for 16 random bytes on every request, as a v4 uuid did.
 fn new_request_id() -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     static PREFIX: OnceLock<u64> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let prefix = *PREFIX.get_or_init(|| uuid::Uuid::new_v4().as_u64_pair().0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let mut id = String::with_capacity(32);
-    for half in [prefix, n] {
-        for shift in (0..16).rev() {
-            id.push(char::from(HEX[((half >> (shift * 4)) & 0xf) as usize]));
-        }
-    }
-    id
+    format!(
+        "{prefix:016x}{:016x}",
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// Give the request its id ([`RequestId`]) and put it on the answer.

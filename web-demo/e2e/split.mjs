@@ -7,31 +7,10 @@
 // wrote must be there after the move. Exits 1 on any difference.
 //
 //   node web-demo/e2e/split.mjs
-import { readFile } from "node:fs/promises";
-import { createServer } from "node:http";
-import { dirname, extname, join, normalize } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { launchChromium, serveDemo } from "./serve.mjs";
 
-const demo = join(dirname(fileURLToPath(import.meta.url)), "..");
-const types = { ".html": "text/html", ".js": "text/javascript", ".wasm": "application/wasm" };
-const server = createServer(async (req, res) => {
-  const path = normalize(decodeURIComponent(new URL(req.url, "http://localhost").pathname));
-  try {
-    const body = await readFile(join(demo, path));
-    res.writeHead(200, { "Content-Type": types[extname(path)] || "application/octet-stream" });
-    res.end(body);
-  } catch {
-    res.writeHead(404);
-    res.end();
-  }
-});
-const port = await new Promise((res) => server.listen(0, "127.0.0.1", () => res(server.address().port)));
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"],
-});
+const { server, port } = await serveDemo();
+const browser = await launchChromium();
 
 // Requests in order; `together` runs its requests at the same time (the upgrade must wait for
 // the first module's requests in flight and queue the later ones).
