@@ -14,8 +14,8 @@ use super::serialize::catalog_value;
 use super::summaries::CATALOG_FIELDS;
 use super::summaries::{self, IsoTime};
 use super::Route;
-use crate::catalog::codec::{Raw, Time, ValueRef, View};
-use crate::content::navigation::{self, NavItem, NavSource};
+use crate::catalog::codec::{Known, Raw, Time, ValueRef, View};
+use crate::content::navigation::{self, NavEntry, NavItem, NavRef, NavSource, NavVisitor};
 use crate::core::error::{EngineError, Result};
 use crate::core::http::Response;
 use crate::core::model::ContentRecord;
@@ -81,11 +81,10 @@ pub fn depth(route: &Route) -> Result<usize> {
 
 /// GET `<path>/@navigation`.
 fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Response> {
-    let (root, items, settings) = walk(ctx, call.route, &obj)?;
     Ok(Response {
         status: 200,
         headers: vec![("Content-Type".into(), "application/json".into())],
-        body: answer(ctx, &obj, &root, &items, &settings)?,
+        body: answer(ctx, call.route, &obj)?,
         stream: None,
         lines: None,
     })
@@ -93,21 +92,7 @@ fn get(ctx: &mut Ctx<'_>, call: &Call<'_>, obj: ContentRecord) -> Result<Respons
 
 /// The navigation of `obj` (the `navigation` component): `{@id, items}`.
 fn component(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Value> {
-    let (root, items, settings) = walk(ctx, route, obj)?;
-    Ok(serde_json::from_slice(&answer(
-        ctx, obj, &root, &items, &settings,
-    )?)?)
-}
-
-fn walk(
-    ctx: &Ctx<'_>,
-    route: &Route,
-    obj: &ContentRecord,
-) -> Result<(ContentRecord, Vec<NavItem>, navigation::NavigationSettings)> {
-    let depth = depth(route)?;
-    let settings = navigation::settings(ctx)?;
-    let (root, items) = navigation::navigation(ctx, obj, depth, &settings)?;
-    Ok((root, items, settings))
+    Ok(serde_json::from_slice(&answer(ctx, route, obj)?)?)
 }
 
 /// A navigation entry that is not content: the Home link and the control panel's extra links.
@@ -123,18 +108,15 @@ struct NavLink<'a> {
 
 /// The answer `{"@id", "items"}` as JSON, written straight into one buffer (keys in the sorted
 /// order a `serde_json::Value` object has): the Home link and the extra links as serde values,
-/// the content items by [`write_item`].
-fn answer(
-    ctx: &Ctx<'_>,
-    obj: &ContentRecord,
-    root: &ContentRecord,
-    items: &[NavItem],
-    settings: &navigation::NavigationSettings,
-) -> Result<Vec<u8>> {
+/// the content items by [`ItemWriter`] as the walk hands them over.
+fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Vec<u8>> {
+    let depth = depth(route)?;
+    let settings = navigation::settings(ctx)?;
+    let nav = navigation::navigation(ctx, obj, depth, &settings)?;
     if ctx.profile().is_nick() {
-        return nick_answer(ctx, obj, items);
+        return nick_answer(ctx, obj, &nav.tree(ctx)?);
     }
-    let mut out = Vec::with_capacity(64 + 1024 * count(items));
+    let mut out = Vec::with_capacity(16 * 1024);
     out.extend_from_slice(b"{\"@id\":");
     string(&mut out, &format!("{}/@navigation", ctx.url(&obj.path)))?;
     out.extend_from_slice(b",\"items\":[");
@@ -147,7 +129,7 @@ fn answer(
     if settings.show_home {
         comma(&mut out);
         let home = NavLink {
-            id: ctx.url(&root.path),
+            id: ctx.url(&nav.root.path),
             description: "",
             items: [],
             review_state: None,
@@ -166,10 +148,13 @@ fn answer(
         };
         serde_json::to_writer(&mut out, &link)?;
     }
-    for item in items {
-        comma(&mut out);
-        write_item(&mut out, ctx, item)?;
-    }
+    let mut w = ItemWriter {
+        ctx,
+        out,
+        comma: !first,
+    };
+    nav.visit(ctx, &mut w)?;
+    let mut out = w.out;
     out.extend_from_slice(b"]}");
     Ok(out)
 }
@@ -214,11 +199,6 @@ pub fn nick_tree(ctx: &Ctx<'_>, items: &[NavItem]) -> Result<Vec<Value>> {
         out.push(Value::Object(m));
     }
     Ok(out)
-}
-
-/// How many items there are, at every level.
-fn count(items: &[NavItem]) -> usize {
-    items.iter().map(|i| 1 + count(&i.children)).sum()
 }
 
 /// `s` as a JSON string ([`summaries::write_string`]).
@@ -359,8 +339,7 @@ impl<'a> ItemValues<'a> {
 
     /// The values of an entry that holds every field value of its object (so no blocks: its
     /// Markdown is its title and description).
-    fn of_entry(v: &View<'a>) -> Self {
-        let f = v.fields.known();
+    fn of_entry(v: &View<'a>, f: &Known<'a>) -> Self {
         let title = f.title.and_then(|r| r.as_str()).unwrap_or("");
         let description = f.description.and_then(|r| r.as_str()).unwrap_or("");
         let files = if f.objects {
@@ -390,125 +369,151 @@ impl<'a> ItemValues<'a> {
     }
 }
 
-/// One navigation item: the catalog item fields (as [`super::serialize::catalog_value`] gives
-/// them for every name of [`super::summaries::CATALOG_FIELDS`]) plus `description`, `markdown`,
-/// `items`, `start`, `end` and `recurrence`, in sorted key order, then its children.
-fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
-    let view;
-    let r = match &item.source {
-        NavSource::Entry(stored) => {
-            view = stored.view()?;
-            ItemValues::of_entry(&view)
-        }
-        NavSource::Record(rec) => ItemValues::of_record(rec),
-    };
-    let ty = ctx.types()?.require(r.type_name)?;
-    let primary = super::file_fields::primary_file(&ty, &r.files);
-    let image_field = super::file_fields::image_field(&ty, &r.files);
-    let created = IsoTime::of(r.created)?;
-    let modified = IsoTime::of(r.modified)?;
+/// Writes each navigation item the walk hands it: the catalog item fields (as
+/// [`super::serialize::catalog_value`] gives them for every name of
+/// [`super::summaries::CATALOG_FIELDS`]) plus `description`, `markdown`, `items`, `start`, `end`
+/// and `recurrence`, in sorted key order, its children inside its `items`.
+struct ItemWriter<'c, 'x> {
+    ctx: &'c Ctx<'x>,
+    /// The answer so far.
+    out: Vec<u8>,
+    /// Whether the next item follows another in its list.
+    comma: bool,
+}
 
-    out.extend_from_slice(b"{\"@id\":");
-    url(out, ctx, r.path)?;
-    out.extend_from_slice(b",\"@type\":");
-    string(out, r.type_name)?;
-    out.extend_from_slice(b",\"CreationDate\":");
-    created.write(out)?;
-    out.extend_from_slice(b",\"Creator\":");
-    match r.creators.and_then(Val::first) {
-        Some(c) => val(out, c)?,
-        None => string(out, r.owner)?,
-    }
-    out.extend_from_slice(b",\"Date\":");
-    modified.write(out)?;
-    out.extend_from_slice(b",\"Description\":");
-    string(out, r.description)?;
-    out.extend_from_slice(b",\"EffectiveDate\":");
-    date_or_none(out, r.effective)?;
-    out.extend_from_slice(b",\"ExpirationDate\":");
-    date_or_none(out, r.expires)?;
-    out.extend_from_slice(b",\"ModificationDate\":");
-    modified.write(out)?;
-    out.extend_from_slice(b",\"Subject\":");
-    val(out, r.subjects)?;
-    out.extend_from_slice(b",\"Title\":");
-    string(out, r.title)?;
-    out.extend_from_slice(b",\"Type\":");
-    string(out, r.type_name)?;
-    out.extend_from_slice(b",\"UID\":");
-    string(out, r.uid)?;
-    out.extend_from_slice(b",\"created\":");
-    created.write(out)?;
-    out.extend_from_slice(b",\"description\":");
-    string(out, r.description)?;
-    out.extend_from_slice(b",\"effective\":");
-    val(out, r.effective)?;
-    out.extend_from_slice(b",\"end\":null,\"exclude_from_nav\":");
-    val(out, r.exclude_from_nav)?;
-    out.extend_from_slice(b",\"expires\":");
-    val(out, r.expires)?;
-    out.extend_from_slice(b",\"getId\":");
-    string(out, r.id)?;
-    out.extend_from_slice(b",\"getObjSize\":");
-    match &primary {
-        Some(f) => value(out, &f.size)?,
-        None => value(out, &item.size)?,
-    }
-    out.extend_from_slice(if image_field.is_some() {
-        b",\"hasPreviewImage\":true,\"id\":"
-    } else {
-        b",\"hasPreviewImage\":false,\"id\":"
-    });
-    string(out, r.id)?;
-    out.extend_from_slice(b",\"image_field\":");
-    string(out, image_field.as_deref().unwrap_or_default())?;
-    out.extend_from_slice(b",\"image_scales\":");
-    value(out, &super::file_fields::image_scales(&ty, &r.files))?;
-    out.extend_from_slice(if ty.folderish {
-        b",\"is_folderish\":true,\"items\":["
-    } else {
-        b",\"is_folderish\":false,\"items\":["
-    });
-    for (i, child) in item.children.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
+impl NavVisitor for ItemWriter<'_, '_> {
+    fn item(
+        &mut self,
+        item: &NavEntry<'_>,
+        children: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        if self.comma {
+            self.out.push(b',');
         }
-        write_item(out, ctx, child)?;
-    }
-    out.extend_from_slice(b"],\"listCreators\":");
-    match r.creators {
-        Some(c) => val(out, c)?,
-        None => {
-            out.push(b'[');
-            string(out, r.owner)?;
-            out.push(b']');
+        let r = match &item.source {
+            NavRef::Entry { view, known, .. } => ItemValues::of_entry(view, known),
+            NavRef::Record(rec) => ItemValues::of_record(rec),
+        };
+        let ty = item.ty;
+        let primary = super::file_fields::primary_file(ty, &r.files);
+        let image_field = super::file_fields::image_field(ty, &r.files);
+        let created = IsoTime::of(r.created)?;
+        let modified = IsoTime::of(r.modified)?;
+
+        let out = &mut self.out;
+        out.extend_from_slice(b"{\"@id\":");
+        url(out, self.ctx, r.path)?;
+        out.extend_from_slice(b",\"@type\":");
+        string(out, r.type_name)?;
+        out.extend_from_slice(b",\"CreationDate\":");
+        created.write(out)?;
+        out.extend_from_slice(b",\"Creator\":");
+        match r.creators.and_then(Val::first) {
+            Some(c) => val(out, c)?,
+            None => string(out, r.owner)?,
         }
+        out.extend_from_slice(b",\"Date\":");
+        modified.write(out)?;
+        out.extend_from_slice(b",\"Description\":");
+        string(out, r.description)?;
+        out.extend_from_slice(b",\"EffectiveDate\":");
+        date_or_none(out, r.effective)?;
+        out.extend_from_slice(b",\"ExpirationDate\":");
+        date_or_none(out, r.expires)?;
+        out.extend_from_slice(b",\"ModificationDate\":");
+        modified.write(out)?;
+        out.extend_from_slice(b",\"Subject\":");
+        val(out, r.subjects)?;
+        out.extend_from_slice(b",\"Title\":");
+        string(out, r.title)?;
+        out.extend_from_slice(b",\"Type\":");
+        string(out, r.type_name)?;
+        out.extend_from_slice(b",\"UID\":");
+        string(out, r.uid)?;
+        out.extend_from_slice(b",\"created\":");
+        created.write(out)?;
+        out.extend_from_slice(b",\"description\":");
+        string(out, r.description)?;
+        out.extend_from_slice(b",\"effective\":");
+        val(out, r.effective)?;
+        out.extend_from_slice(b",\"end\":null,\"exclude_from_nav\":");
+        val(out, r.exclude_from_nav)?;
+        out.extend_from_slice(b",\"expires\":");
+        val(out, r.expires)?;
+        out.extend_from_slice(b",\"getId\":");
+        string(out, r.id)?;
+        out.extend_from_slice(b",\"getObjSize\":");
+        match &primary {
+            Some(f) => value(out, &f.size)?,
+            None => value(out, &item.size)?,
+        }
+        out.extend_from_slice(if image_field.is_some() {
+            b",\"hasPreviewImage\":true,\"id\":"
+        } else {
+            b",\"hasPreviewImage\":false,\"id\":"
+        });
+        string(out, r.id)?;
+        out.extend_from_slice(b",\"image_field\":");
+        string(out, image_field.as_deref().unwrap_or_default())?;
+        out.extend_from_slice(b",\"image_scales\":");
+        value(out, &super::file_fields::image_scales(ty, &r.files))?;
+        out.extend_from_slice(if ty.folderish {
+            b",\"is_folderish\":true,\"items\":["
+        } else {
+            b",\"is_folderish\":false,\"items\":["
+        });
+        self.comma = false;
+        children(self)?;
+        let out = &mut self.out;
+        out.extend_from_slice(b"],\"listCreators\":");
+        match r.creators {
+            Some(c) => val(out, c)?,
+            None => {
+                out.push(b'[');
+                string(out, r.owner)?;
+                out.push(b']');
+            }
+        }
+        out.extend_from_slice(b",\"markdown\":");
+        string(out, &r.markdown)?;
+        out.extend_from_slice(b",\"mime_type\":");
+        match &primary {
+            Some(f) => string(out, &f.content_type)?,
+            None => string(out, "text/plain")?,
+        }
+        out.extend_from_slice(b",\"modified\":");
+        modified.write(out)?;
+        out.extend_from_slice(b",\"path\":");
+        string(out, if r.path.is_empty() { "/" } else { r.path })?;
+        out.extend_from_slice(b",\"portal_type\":");
+        string(out, r.type_name)?;
+        out.extend_from_slice(b",\"recurrence\":null,\"review_state\":");
+        match r.review_state {
+            Some(s) => string(out, s)?,
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"start\":null,\"title\":");
+        string(out, r.title)?;
+        out.extend_from_slice(if uses_view_action(r.type_name) {
+            b",\"use_view_action_in_listings\":true}"
+        } else {
+            b",\"use_view_action_in_listings\":false}"
+        });
+        self.comma = true;
+        Ok(())
     }
-    out.extend_from_slice(b",\"markdown\":");
-    string(out, &r.markdown)?;
-    out.extend_from_slice(b",\"mime_type\":");
-    match &primary {
-        Some(f) => string(out, &f.content_type)?,
-        None => string(out, "text/plain")?,
-    }
-    out.extend_from_slice(b",\"modified\":");
-    modified.write(out)?;
-    out.extend_from_slice(b",\"path\":");
-    string(out, if r.path.is_empty() { "/" } else { r.path })?;
-    out.extend_from_slice(b",\"portal_type\":");
-    string(out, r.type_name)?;
-    out.extend_from_slice(b",\"recurrence\":null,\"review_state\":");
-    match r.review_state {
-        Some(s) => string(out, s)?,
-        None => out.extend_from_slice(b"null"),
-    }
-    out.extend_from_slice(b",\"start\":null,\"title\":");
-    string(out, r.title)?;
-    out.extend_from_slice(if uses_view_action(r.type_name) {
-        b",\"use_view_action_in_listings\":true}"
-    } else {
-        b",\"use_view_action_in_listings\":false}"
-    });
+}
+
+/// One navigation item and its children as [`ItemWriter`] writes them.
+#[cfg(test)]
+fn write_item(out: &mut Vec<u8>, ctx: &Ctx<'_>, item: &NavItem) -> Result<()> {
+    let mut w = ItemWriter {
+        ctx,
+        out: std::mem::take(out),
+        comma: false,
+    };
+    NavItem::visit_all(ctx, std::slice::from_ref(item), &mut w)?;
+    *out = w.out;
     Ok(())
 }
 
@@ -605,7 +610,6 @@ mod tests {
                         rec.review_state = None;
                     }
                     kids.push(NavItem {
-                        size: rec.fields_size(),
                         source: NavSource::Record(Box::new(rec)),
                         children: Vec::new(),
                     });
@@ -613,7 +617,6 @@ mod tests {
                 let mut top_rec = root.clone();
                 top_rec.path = String::new();
                 let top = NavItem {
-                    size: top_rec.fields_size(),
                     source: NavSource::Record(Box::new(top_rec)),
                     children: kids,
                 };
@@ -682,20 +685,17 @@ mod tests {
                     if !stands {
                         continue;
                     }
-                    let size = v.size;
-                    assert_eq!(size, rec.fields_size());
-                    entries.push((rec, stored, size));
+                    assert_eq!(v.size, rec.fields_size());
+                    entries.push((rec, stored));
                 }
                 assert_eq!(entries.len(), 4);
-                for (rec, stored, size) in entries {
+                for (rec, stored) in entries {
                     let from_record = NavItem {
                         source: NavSource::Record(Box::new(rec)),
-                        size,
                         children: Vec::new(),
                     };
                     let from_entry = NavItem {
                         source: NavSource::Entry(stored),
-                        size,
                         children: Vec::new(),
                     };
                     let (mut a, mut b) = (Vec::new(), Vec::new());

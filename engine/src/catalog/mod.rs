@@ -920,6 +920,7 @@ fn sees_inactive(ctx: &Ctx<'_>) -> bool {
 
 /// A catalog entry as stored, decoded only as far as it is used (listings read it in place of
 /// the object's record: [`stored_entry`]).
+#[derive(Clone)]
 pub struct StoredEntry(Vec<u8>);
 
 impl StoredEntry {

@@ -12,12 +12,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::codec::{ValueRef, View};
+use std::sync::Arc;
+
+use crate::catalog::codec::{Known, ValueRef, View};
 use crate::catalog::StoredEntry;
 use crate::content::multilingual;
 use crate::content::tree;
 use crate::core::error::{EngineError, Result};
-use crate::core::model::ContentRecord;
+use crate::core::model::{ContentRecord, ContentType, TypeRegistry};
 use crate::core::security::{granting_roles, Permission};
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
@@ -114,25 +116,57 @@ pub fn save_settings(ctx: &mut Ctx<'_>, s: &NavigationSettings) -> Result<()> {
     Ok(())
 }
 
-/// One navigation entry and the entries below it (empty beyond the requested depth).
+/// One navigation entry and the entries below it (empty beyond the requested depth): the tree
+/// [`Navigation::tree`] and [`subtree`] build for the answers that are not written as the walk
+/// goes (a Nick site's).
 pub struct NavItem {
     /// Where its values come from: its catalog entry when the entry holds every field value of
     /// the object (the entry's size says so: the module's documentation), else its stored record.
     pub source: NavSource,
-    /// The size of its field values as JSON ([`ContentRecord::fields_size`], `getObjSize`).
-    pub size: usize,
     /// Its navigation children.
     pub children: Vec<NavItem>,
 }
 
 impl NavItem {
-    /// An item without children.
-    pub fn new(source: NavSource, size: usize) -> Self {
-        NavItem {
-            source,
-            size,
-            children: Vec::new(),
+    /// Hand `items` (and their children) to `visitor` as the walk would have.
+    #[cfg(test)]
+    pub fn visit_all<V: NavVisitor>(
+        ctx: &Ctx<'_>,
+        items: &[NavItem],
+        visitor: &mut V,
+    ) -> Result<()> {
+        let types = ctx.types()?;
+        for item in items {
+            let view;
+            let (source, type_name, size) = match &item.source {
+                NavSource::Entry(stored) => {
+                    view = stored.view()?;
+                    let known = view.fields.known();
+                    (
+                        NavRef::Entry {
+                            stored,
+                            view: &view,
+                            known,
+                        },
+                        view.type_name,
+                        view.size,
+                    )
+                }
+                NavSource::Record(rec) => (
+                    NavRef::Record(rec),
+                    rec.type_name.as_str(),
+                    rec.fields_size(),
+                ),
+            };
+            let ty = types.require(type_name)?;
+            let entry = NavEntry {
+                source,
+                size,
+                ty: &ty,
+            };
+            visitor.item(&entry, &mut |v| NavItem::visit_all(ctx, &item.children, v))?;
         }
+        Ok(())
     }
 }
 
@@ -145,6 +179,91 @@ pub enum NavSource {
     Record(Box<ContentRecord>),
 }
 
+/// One navigation item as the walk hands it to a [`NavVisitor`], borrowed from what the walk
+/// read to decide on it (nothing is read or decoded twice).
+pub struct NavEntry<'a> {
+    /// Where its values come from.
+    pub source: NavRef<'a>,
+    /// The size of its field values as JSON ([`ContentRecord::fields_size`], `getObjSize`).
+    pub size: usize,
+    /// Its type.
+    pub ty: &'a ContentType,
+}
+
+/// The values of a navigation item, borrowed ([`NavSource`] as the walk holds it).
+pub enum NavRef<'a> {
+    /// Its catalog entry read in place, holding every field value the object has, with the
+    /// listing fields summaries read ([`Fields::known`]).
+    Entry {
+        /// The entry as stored.
+        stored: &'a StoredEntry,
+        /// The entry.
+        view: &'a View<'a>,
+        /// Its listing fields.
+        known: Known<'a>,
+    },
+    /// Its record.
+    Record(&'a ContentRecord),
+}
+
+/// What the walk hands each navigation item to, in order, depth first.
+pub trait NavVisitor {
+    /// Take `item`; `children` hands its navigation children (none beyond the requested depth)
+    /// to the visitor: call it once, so an answer can write an item's values before its
+    /// children and after them.
+    fn item(
+        &mut self,
+        item: &NavEntry<'_>,
+        children: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()>;
+}
+
+/// A visitor building the tree of [`NavItem`]s.
+struct TreeBuilder {
+    /// The items of each level being visited, the top level first.
+    levels: Vec<Vec<NavItem>>,
+}
+
+impl Default for TreeBuilder {
+    fn default() -> Self {
+        TreeBuilder {
+            levels: vec![Vec::new()],
+        }
+    }
+}
+
+impl NavVisitor for TreeBuilder {
+    fn item(
+        &mut self,
+        item: &NavEntry<'_>,
+        children: &mut dyn FnMut(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        self.levels.push(Vec::new());
+        children(self)?;
+        let kids = self.levels.pop().unwrap_or_default();
+        let source = match &item.source {
+            NavRef::Entry { stored, .. } => NavSource::Entry((*stored).clone()),
+            NavRef::Record(rec) => NavSource::Record(Box::new((*rec).clone())),
+        };
+        let node = NavItem {
+            source,
+            children: kids,
+        };
+        match self.levels.last_mut() {
+            Some(level) => level.push(node),
+            None => self.levels.push(vec![node]),
+        }
+        Ok(())
+    }
+}
+
+impl TreeBuilder {
+    /// What the builder was handed at the top level.
+    fn finish(mut self) -> Vec<NavItem> {
+        self.levels.pop().unwrap_or_default()
+    }
+}
+
 /// What the walk decides on, borrowed from a [`NavSource`].
 struct Facts<'a> {
     path: &'a str,
@@ -154,8 +273,7 @@ struct Facts<'a> {
 }
 
 impl<'a> Facts<'a> {
-    fn of_view(v: &View<'a>) -> Self {
-        let f = v.fields.known();
+    fn of_view(v: &View<'a>, f: &Known<'a>) -> Self {
         Facts {
             path: v.head.path,
             type_name: v.type_name,
@@ -212,100 +330,113 @@ struct Walk<'w> {
     language: Option<String>,
     /// The caller's search tokens ([`crate::core::security::Principal::search_tokens`]).
     tokens: Vec<String>,
+    /// The type registry (read once for the walk).
+    types: Arc<TypeRegistry>,
 }
 
 impl Walk<'_> {
-    /// The navigation items among the children of the folderish object `folder_uid`.
-    fn level(&self, ctx: &Ctx<'_>, folder_uid: &str, level: usize) -> Result<Vec<NavItem>> {
-        let mut out = Vec::new();
+    /// Hand the navigation items among the children of the folderish object `folder_uid` at
+    /// `level` (and their children, as deep as the walk goes) to `visitor`.
+    ///
+    /// Each child is read from its catalog entry: the entry's `allowedRolesAndUsers` decide
+    /// visibility (they meet the caller's search tokens exactly when it holds View, as for
+    /// folder listings), and the entry holds the structural data and the listing fields
+    /// ([`crate::core::model::LISTING_FIELDS`] that are set and not null). When those are all
+    /// the object's field values (their JSON size is the entry's size, the size of all of them:
+    /// any other field, or a listing field left out for being null, would make that larger),
+    /// the entry stands for the record and is read in place, never decoded; otherwise (blocks,
+    /// text, ...: the answer's `markdown` reads blocks) the record is read. Without an entry,
+    /// the record is read and checked (`ancestors` caches the ancestors the siblings share).
+    fn level<V: NavVisitor>(
+        &self,
+        ctx: &Ctx<'_>,
+        folder_uid: &str,
+        level: usize,
+        visitor: &mut V,
+    ) -> Result<()> {
         let mut ancestors = None;
         for (uid, stored) in crate::catalog::child_entries(ctx, folder_uid, 0, usize::MAX)? {
-            let Some((mut item, folderish)) =
-                self.listed(ctx, &uid, stored, level, &mut ancestors)?
-            else {
+            let Some(stored) = stored else {
+                let rec = tree::load(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
+                if ctx.permitted_within(Permission::View, &rec, &mut ancestors)? {
+                    self.record_item(ctx, &rec, level, visitor)?;
+                }
                 continue;
             };
-            if level < self.depth && folderish {
-                item.children = self.level(ctx, &uid, level + 1)?;
+            let view = stored.view()?;
+            if !view.head.visible_to(&self.tokens) {
+                continue;
             }
-            out.push(item);
+            if view.fields.json_size()? != view.size {
+                let rec = tree::load(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
+                self.record_item(ctx, &rec, level, visitor)?;
+                continue;
+            }
+            let known = view.fields.known();
+            let Some(ty) = self.shown(&Facts::of_view(&view, &known), level)? else {
+                continue;
+            };
+            let entry = NavEntry {
+                source: NavRef::Entry {
+                    stored: &stored,
+                    view: &view,
+                    known,
+                },
+                size: view.size,
+                ty: &ty,
+            };
+            self.visit(ctx, &uid, &entry, level, visitor)?;
         }
-        Ok(out)
+        Ok(())
     }
 
-    /// The child `uid` (with its catalog entry, `stored`) as a navigation item (its children
-    /// not read yet) and whether it is folderish, if the caller may view it and the settings
-    /// show it at `level`.
-    ///
-    /// Read from its catalog entry: the entry's `allowedRolesAndUsers` decide visibility (they
-    /// meet the caller's search tokens exactly when it holds View, as for folder listings), and
-    /// the entry holds the structural data and the listing fields
-    /// ([`crate::core::model::LISTING_FIELDS`] that are set and not null). When those are all the
-    /// object's field values (their JSON size is the entry's size, the size of all of them: any
-    /// other field, or a listing field left out for being null, would make that larger), the
-    /// entry stands for the record and is kept as stored (read in place, never decoded);
-    /// otherwise (blocks, text, ...: the answer's `markdown` reads blocks) the record is read.
-    /// Without an entry, the record is read and checked (`ancestors` caches the ancestors the
-    /// siblings share).
-    fn listed(
+    /// [`Walk::level`] for an object read from its record.
+    fn record_item<V: NavVisitor>(
+        &self,
+        ctx: &Ctx<'_>,
+        rec: &ContentRecord,
+        level: usize,
+        visitor: &mut V,
+    ) -> Result<()> {
+        let Some(ty) = self.shown(&Facts::of_record(rec), level)? else {
+            return Ok(());
+        };
+        let entry = NavEntry {
+            source: NavRef::Record(rec),
+            size: rec.fields_size(),
+            ty: &ty,
+        };
+        self.visit(ctx, &rec.uid, &entry, level, visitor)
+    }
+
+    /// Hand the listed item `entry` (the object `uid`) at `level` to `visitor`, with its
+    /// children when the walk goes below it.
+    fn visit<V: NavVisitor>(
         &self,
         ctx: &Ctx<'_>,
         uid: &str,
-        stored: Option<StoredEntry>,
+        entry: &NavEntry<'_>,
         level: usize,
-        ancestors: &mut Option<Vec<ContentRecord>>,
-    ) -> Result<Option<(NavItem, bool)>> {
-        let Some(stored) = stored else {
-            let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
-            if !ctx.permitted_within(Permission::View, &rec, ancestors)? {
-                return Ok(None);
+        visitor: &mut V,
+    ) -> Result<()> {
+        let descend = level < self.depth && entry.ty.folderish;
+        visitor.item(entry, &mut |v| {
+            if descend {
+                self.level(ctx, uid, level + 1, v)
+            } else {
+                Ok(())
             }
-            return self.record_item(ctx, rec, level);
-        };
-        let v = stored.view()?;
-        if !v.head.visible_to(&self.tokens) {
-            return Ok(None);
-        }
-        if v.fields.json_size()? != v.size {
-            let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
-            return self.record_item(ctx, rec, level);
-        }
-        let size = v.size;
-        let Some(folderish) = self.shown(ctx, &Facts::of_view(&v), level)? else {
-            return Ok(None);
-        };
-        Ok(Some((
-            NavItem::new(NavSource::Entry(stored), size),
-            folderish,
-        )))
+        })
     }
 
-    /// [`Walk::listed`] for an object read from its record.
-    fn record_item(
-        &self,
-        ctx: &Ctx<'_>,
-        rec: ContentRecord,
-        level: usize,
-    ) -> Result<Option<(NavItem, bool)>> {
-        let Some(folderish) = self.shown(ctx, &Facts::of_record(&rec), level)? else {
-            return Ok(None);
-        };
-        let size = rec.fields_size();
-        Ok(Some((
-            NavItem::new(NavSource::Record(Box::new(rec)), size),
-            folderish,
-        )))
-    }
-
-    /// Whether the settings show an item with `kid`'s values at `level` (then whether its type
-    /// is folderish).
-    fn shown(&self, ctx: &Ctx<'_>, kid: &Facts<'_>, level: usize) -> Result<Option<bool>> {
+    /// Whether the settings show an item with `kid`'s values at `level` (then its type).
+    fn shown(&self, kid: &Facts<'_>, level: usize) -> Result<Option<Arc<ContentType>>> {
         // Top-level tabs never show excluded items; deeper levels show them on the way to
         // the context.
         if kid.excluded && (level == 1 || !within(self.context, kid.path)) {
             return Ok(None);
         }
-        let kid_type = ctx.types()?.require(kid.type_name)?;
+        let kid_type = self.types.require(kid.type_name)?;
         if level == 1 && !self.settings.nonfolderish_tabs && !kid_type.folderish {
             return Ok(None);
         }
@@ -319,18 +450,43 @@ impl Walk<'_> {
                 return Ok(None);
             }
         }
-        Ok(Some(kid_type.folderish))
+        Ok(Some(kid_type))
     }
 }
 
-/// The navigation root of `context` and its navigation items, `depth` (at least 1) levels deep,
-/// filtered as `settings` say.
-pub fn navigation(
+/// The top navigation of a context: its navigation root and the walk below it
+/// ([`navigation`]).
+pub struct Navigation<'w> {
+    /// The navigation root.
+    pub root: ContentRecord,
+    walk: Walk<'w>,
+}
+
+impl Navigation<'_> {
+    /// Hand the navigation items to `visitor`, depth first.
+    pub fn visit<V: NavVisitor>(&self, ctx: &Ctx<'_>, visitor: &mut V) -> Result<()> {
+        if self.root.child_count == 0 || !ctx.type_of(&self.root)?.folderish {
+            return Ok(());
+        }
+        self.walk.level(ctx, &self.root.uid, 1, visitor)
+    }
+
+    /// The navigation items as a tree.
+    pub fn tree(&self, ctx: &Ctx<'_>) -> Result<Vec<NavItem>> {
+        let mut b = TreeBuilder::default();
+        self.visit(ctx, &mut b)?;
+        Ok(b.finish())
+    }
+}
+
+/// The navigation root of `context` and the walk of its navigation items, `depth` (at least 1)
+/// levels deep, filtered as `settings` say.
+pub fn navigation<'w>(
     ctx: &Ctx<'_>,
-    context: &ContentRecord,
+    context: &'w ContentRecord,
     depth: usize,
-    settings: &NavigationSettings,
-) -> Result<(ContentRecord, Vec<NavItem>)> {
+    settings: &'w NavigationSettings,
+) -> Result<Navigation<'w>> {
     let root = multilingual::navigation_root(ctx, context)?;
     let s = multilingual::settings(ctx)?;
     let language = if s.is_multilingual() {
@@ -347,13 +503,9 @@ pub fn navigation(
         settings,
         language,
         tokens: ctx.principal.search_tokens(),
+        types: ctx.types()?,
     };
-    let items = if root.child_count == 0 || !ctx.type_of(&root)?.folderish {
-        Vec::new()
-    } else {
-        walk.level(ctx, &root.uid, 1)?
-    };
-    Ok((root, items))
+    Ok(Navigation { root, walk })
 }
 
 /// The navigation items below `folder` itself (not below its navigation root), `depth` (at
@@ -378,11 +530,14 @@ pub fn subtree(
         settings,
         language,
         tokens: ctx.principal.search_tokens(),
+        types: ctx.types()?,
     };
     if folder.child_count == 0 || !ctx.type_of(folder)?.folderish {
         return Ok(Vec::new());
     }
-    walk.level(ctx, &folder.uid, 2)
+    let mut b = TreeBuilder::default();
+    walk.level(ctx, &folder.uid, 2, &mut b)?;
+    Ok(b.finish())
 }
 
 /// The navigation root of `context` and the breadcrumbs from below it down to `context` (which is
