@@ -1006,6 +1006,20 @@ pub fn child_entries(
     Ok(out)
 }
 
+/// The listing copies (`x:c:`) of the children of `parent_uid`, in their order: one range scan,
+/// without the children's own keys (`c:`). Only where the catalog is committed (a read
+/// transaction): the catalog's subscriber writes a child's copy at the child's position in the
+/// transaction that places the child, but a write request runs the subscribers after its
+/// handler, so there the copies may be behind the tree ([`child_entries`] reads both).
+pub fn child_copies(ctx: &Ctx<'_>, parent_uid: &str) -> Result<Vec<StoredEntry>> {
+    let prefix = keys::catalog_children_prefix(parent_uid);
+    Ok(ctx
+        .scan(&prefix, &prefix_end(&prefix), Direction::Forward, usize::MAX)?
+        .into_iter()
+        .map(|(_, v)| StoredEntry(v))
+        .collect())
+}
+
 /// The catalog entry of `uid`.
 pub fn entry(ctx: &Ctx<'_>, uid: &str) -> Result<Option<Entry>> {
     ctx.get(&keys::catalog_entry(uid))?
@@ -2422,6 +2436,24 @@ mod tests {
                 .into_iter()
                 .collect();
             assert_eq!(have, want);
+            // The copies are the children, at their positions ([`child_copies`] reads them
+            // alone).
+            let mut children = BTreeSet::new();
+            for (_, bytes) in ctx.scan(b"x:e:", b"x:e;", Direction::Forward, usize::MAX)? {
+                let parent = codec::entry_uid(&bytes)?.to_string();
+                for (pos, uid) in tree::child_slots(ctx, &parent, 0, usize::MAX)? {
+                    children.insert((parent.clone(), pos, uid));
+                }
+            }
+            let mut copies = BTreeSet::new();
+            for (k, v) in &have {
+                let parent = keys::catalog_child_parent(k).expect("a copy's key");
+                let pos = keys::child_pos(k).expect("a copy's position");
+                copies.insert((parent.to_string(), pos, codec::entry_uid(v)?.to_string()));
+                let listed = child_copies(ctx, parent)?;
+                assert!(listed.iter().any(|c| c.0 == *v));
+            }
+            assert_eq!(copies, children);
             // Each folder's anonymous count is the number of its children's copies that
             // Anonymous may view.
             let mut counted: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();

@@ -5,7 +5,9 @@
 //! that the caller may view and that are not excluded from navigation, `depth` levels deep; only
 //! folderish items are descended into, so a request reads the items it returns plus the siblings
 //! it filters out. Each child is read from its catalog entry, the folder's children's entries
-//! in one range scan ([`crate::catalog::child_entries`]: their listing copies, `x:c:`): its
+//! in one range scan of their listing copies (`x:c:`, [`crate::catalog::child_copies`]; in a
+//! write request, where the catalog may be behind the tree, with the children's own keys,
+//! [`crate::catalog::child_entries`]): its
 //! `allowedRolesAndUsers` decide whether the caller may view it (no ancestors are read), and it
 //! stands for the object's record unless the object has field values a catalog entry does not
 //! keep (then the record is read too).
@@ -322,6 +324,32 @@ fn missing(uid: &str) -> EngineError {
     EngineError::Internal(format!("child {uid} is listed but missing"))
 }
 
+/// A child of a folder as the walk reads it.
+enum Child {
+    /// Its catalog entry (the object's uid is in it).
+    Entry(StoredEntry),
+    /// A child without a catalog entry (an index behind the tree, in a write request): its uid.
+    Unindexed(String),
+}
+
+/// The children of `folder_uid`, in order, from their listing copies alone in a read request
+/// ([`crate::catalog::child_copies`]: the catalog is committed, so the copies are the
+/// children), else from the children and their copies ([`crate::catalog::child_entries`]).
+fn children(ctx: &Ctx<'_>, folder_uid: &str) -> Result<Vec<Child>> {
+    if !ctx.is_write() {
+        return Ok(crate::catalog::child_copies(ctx, folder_uid)?
+            .into_iter()
+            .map(Child::Entry)
+            .collect());
+    }
+    Ok(
+        crate::catalog::child_entries(ctx, folder_uid, 0, usize::MAX)?
+            .into_iter()
+            .map(|(uid, stored)| stored.map_or(Child::Unindexed(uid), Child::Entry))
+            .collect(),
+    )
+}
+
 struct Walk<'w> {
     context: &'w ContentRecord,
     depth: usize,
@@ -355,20 +383,24 @@ impl Walk<'_> {
         visitor: &mut V,
     ) -> Result<()> {
         let mut ancestors = None;
-        for (uid, stored) in crate::catalog::child_entries(ctx, folder_uid, 0, usize::MAX)? {
-            let Some(stored) = stored else {
-                let rec = tree::load(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
-                if ctx.permitted_within(Permission::View, &rec, &mut ancestors)? {
-                    self.record_item(ctx, &rec, level, visitor)?;
+        for child in children(ctx, folder_uid)? {
+            let stored = match child {
+                Child::Entry(stored) => stored,
+                Child::Unindexed(uid) => {
+                    let rec = tree::load(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
+                    if ctx.permitted_within(Permission::View, &rec, &mut ancestors)? {
+                        self.record_item(ctx, &rec, level, visitor)?;
+                    }
+                    continue;
                 }
-                continue;
             };
             let view = stored.view()?;
             if !view.head.visible_to(&self.tokens) {
                 continue;
             }
+            let uid = view.uid;
             if view.fields.json_size()? != view.size {
-                let rec = tree::load(ctx, &uid)?.ok_or_else(|| missing(&uid))?;
+                let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
                 self.record_item(ctx, &rec, level, visitor)?;
                 continue;
             }
@@ -385,7 +417,7 @@ impl Walk<'_> {
                 size: view.size,
                 ty: &ty,
             };
-            self.visit(ctx, &uid, &entry, level, visitor)?;
+            self.visit(ctx, uid, &entry, level, visitor)?;
         }
         Ok(())
     }
