@@ -290,7 +290,7 @@ fn date_or_none(out: &mut Vec<u8>, v: Val<'_>) -> Result<()> {
     }
 }
 
-/// What [`write_item`] writes of one navigation item, borrowed from its record or read in place
+/// What [`ItemWriter`] writes of one navigation item, borrowed from its record or read in place
 /// from its catalog entry (which then holds every field value of the object).
 struct ItemValues<'a> {
     uid: &'a str,
@@ -311,7 +311,54 @@ struct ItemValues<'a> {
     /// The field values the file and image columns read: all of a record's, the object values
     /// (stored files and images) of an entry's (the others play no part in those columns).
     files: Cow<'a, Map<String, Value>>,
-    markdown: String,
+    markdown: Markdown<'a>,
+}
+
+/// The `markdown` of a navigation item.
+enum Markdown<'a> {
+    /// Made from its blocks ([`crate::content::exports::markdown`]).
+    Made(String),
+    /// An object without blocks: its title and description
+    /// ([`crate::content::exports::markdown_without_blocks`]), written as the JSON string of
+    /// that text without building it.
+    Plain {
+        title: &'a str,
+        description: &'a str,
+    },
+}
+
+impl Markdown<'_> {
+    /// As a JSON string.
+    fn write(&self, out: &mut Vec<u8>) -> Result<()> {
+        match self {
+            Markdown::Made(s) => string(out, s),
+            Markdown::Plain { title, description } => {
+                // `# title\n` and, when the description is not blank, `\ndescription\n`:
+                // JSON escapes each character alone, so the pieces escape as the whole does.
+                out.extend_from_slice(b"\"# ");
+                string_content(out, title)?;
+                out.extend_from_slice(b"\\n");
+                if !description.trim().is_empty() {
+                    out.extend_from_slice(b"\\n");
+                    string_content(out, description)?;
+                    out.extend_from_slice(b"\\n");
+                }
+                out.push(b'"');
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `s` as the inside of a JSON string (what [`string`] writes, without the quotes).
+fn string_content(out: &mut Vec<u8>, s: &str) -> Result<()> {
+    if plain(s.as_bytes()) {
+        out.extend_from_slice(s.as_bytes());
+        return Ok(());
+    }
+    let quoted = serde_json::to_vec(s)?;
+    out.extend_from_slice(quoted.get(1..quoted.len() - 1).unwrap_or_default());
+    Ok(())
 }
 
 impl<'a> ItemValues<'a> {
@@ -333,7 +380,7 @@ impl<'a> ItemValues<'a> {
             exclude_from_nav: Val::of_record(r, "exclude_from_nav"),
             creators: r.fields.get("creators").map(Val::Json),
             files: Cow::Borrowed(&r.fields),
-            markdown: crate::content::exports::markdown(r),
+            markdown: Markdown::Made(crate::content::exports::markdown(r)),
         }
     }
 
@@ -364,7 +411,7 @@ impl<'a> ItemValues<'a> {
             exclude_from_nav: Val::of_entry(f.exclude_from_nav),
             creators: f.creators.map(Val::Stored),
             files: Cow::Owned(files),
-            markdown: crate::content::exports::markdown_without_blocks(title, description),
+            markdown: Markdown::Plain { title, description },
         }
     }
 }
@@ -395,8 +442,14 @@ impl NavVisitor for ItemWriter<'_, '_> {
             NavRef::Record(rec) => ItemValues::of_record(rec),
         };
         let ty = item.ty;
-        let primary = super::file_fields::primary_file(ty, &r.files);
-        let image_field = super::file_fields::image_field(ty, &r.files);
+        // Without files (the common case) there is nothing for the file columns to find.
+        let files = !r.files.is_empty();
+        let primary = files
+            .then(|| super::file_fields::primary_file(ty, &r.files))
+            .flatten();
+        let image_field = files
+            .then(|| super::file_fields::image_field(ty, &r.files))
+            .flatten();
         let created = IsoTime::of(r.created)?;
         let modified = IsoTime::of(r.modified)?;
 
@@ -456,7 +509,11 @@ impl NavVisitor for ItemWriter<'_, '_> {
         out.extend_from_slice(b",\"image_field\":");
         string(out, image_field.as_deref().unwrap_or_default())?;
         out.extend_from_slice(b",\"image_scales\":");
-        value(out, &super::file_fields::image_scales(ty, &r.files))?;
+        if files {
+            value(out, &super::file_fields::image_scales(ty, &r.files))?;
+        } else {
+            out.extend_from_slice(b"{}");
+        }
         out.extend_from_slice(if ty.folderish {
             b",\"is_folderish\":true,\"items\":["
         } else {
@@ -475,7 +532,7 @@ impl NavVisitor for ItemWriter<'_, '_> {
             }
         }
         out.extend_from_slice(b",\"markdown\":");
-        string(out, &r.markdown)?;
+        r.markdown.write(out)?;
         out.extend_from_slice(b",\"mime_type\":");
         match &primary {
             Some(f) => string(out, &f.content_type)?,

@@ -679,24 +679,26 @@ impl<'a> Fields<'a> {
     pub fn known(&self) -> Known<'a> {
         let mut k = Known::default();
         for (name, v) in self.raw_iter() {
-            let slot = match name {
-                b"title" => &mut k.title,
-                b"description" => &mut k.description,
-                b"subjects" => &mut k.subjects,
-                b"exclude_from_nav" => &mut k.exclude_from_nav,
-                b"effective" => &mut k.effective,
-                b"expires" => &mut k.expires,
-                b"creators" => &mut k.creators,
-                b"language" => &mut k.language,
-                _ => {
-                    k.objects |= v.0.first() == Some(&8);
-                    continue;
-                }
-            };
-            k.objects |= v.0.first() == Some(&8);
-            *slot = Some(v);
+            k.note(name, v);
         }
         k
+    }
+
+    /// [`Fields::known`] and [`Fields::json_size`] in one pass over the encoding.
+    pub fn known_and_json_size(&self) -> Result<(Known<'a>, usize)> {
+        let mut r = Reader::bare(self.0);
+        let n = r.len()?;
+        let mut size = 2 + n.saturating_sub(1);
+        let mut k = Known::default();
+        for _ in 0..n {
+            let len = r.len()?;
+            let name = &r.b[r.i..r.i + len];
+            r.i += len;
+            let start = r.i;
+            size += str_json_size(name)? + 1 + r.json_size_value(0)?;
+            k.note(name, Raw(&r.b[start..r.i]));
+        }
+        Ok((k, size))
     }
 
     /// The string value of `name` (`""` when unset or not a string).
@@ -839,6 +841,25 @@ pub struct Known<'a> {
     pub language: Option<Raw<'a>>,
     /// Whether any field holds an object (a stored file or image).
     pub objects: bool,
+}
+
+impl<'a> Known<'a> {
+    /// Take the field `name` with the value `v` if it is one of these.
+    fn note(&mut self, name: &[u8], v: Raw<'a>) {
+        self.objects |= v.0.first() == Some(&8);
+        let slot = match name {
+            b"title" => &mut self.title,
+            b"description" => &mut self.description,
+            b"subjects" => &mut self.subjects,
+            b"exclude_from_nav" => &mut self.exclude_from_nav,
+            b"effective" => &mut self.effective,
+            b"expires" => &mut self.expires,
+            b"creators" => &mut self.creators,
+            b"language" => &mut self.language,
+            _ => return,
+        };
+        *slot = Some(v);
+    }
 }
 
 /// The entries of an encoded object. The encoding was checked when its extent was found
@@ -1079,7 +1100,39 @@ mod tests {
             let one = one.finish();
             let expected = json!({ k: v[k].clone() }).to_string().len();
             assert_eq!(Fields(&one).json_size().unwrap(), expected, "{k}");
+            assert_eq!(
+                Fields(&one).known_and_json_size().unwrap().1,
+                expected,
+                "{k}"
+            );
         }
+        // The one-pass variant finds the same fields and size.
+        let listing = json!({"creators": ["x"], "description": "d\n", "effective": null,
+                             "exclude_from_nav": true, "expires": "2027", "image": {"a": 1},
+                             "language": "de", "other": [1], "subjects": [], "title": "T"});
+        let mut w = Writer::bare();
+        w.map(listing.as_object().unwrap());
+        let bytes = w.finish();
+        let f = Fields(&bytes);
+        let (k, size) = f.known_and_json_size().unwrap();
+        assert_eq!(size, listing.to_string().len());
+        assert_eq!(size, f.json_size().unwrap());
+        let (a, b) = (k, f.known());
+        let pairs = [
+            (a.title, b.title),
+            (a.description, b.description),
+            (a.subjects, b.subjects),
+            (a.exclude_from_nav, b.exclude_from_nav),
+            (a.effective, b.effective),
+            (a.expires, b.expires),
+            (a.creators, b.creators),
+            (a.language, b.language),
+        ];
+        for (x, y) in pairs {
+            assert!(x.is_some());
+            assert_eq!(x.map(|r| r.0), y.map(|r| r.0));
+        }
+        assert!(a.objects && b.objects);
         let mut empty = Writer::bare();
         empty.map(&Map::new());
         assert_eq!(Fields(&empty.finish()).json_size().unwrap(), 2);

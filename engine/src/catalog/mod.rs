@@ -1014,7 +1014,12 @@ pub fn child_entries(
 pub fn child_copies(ctx: &Ctx<'_>, parent_uid: &str) -> Result<Vec<StoredEntry>> {
     let prefix = keys::catalog_children_prefix(parent_uid);
     Ok(ctx
-        .scan(&prefix, &prefix_end(&prefix), Direction::Forward, usize::MAX)?
+        .scan(
+            &prefix,
+            &prefix_end(&prefix),
+            Direction::Forward,
+            usize::MAX,
+        )?
         .into_iter()
         .map(|(_, v)| StoredEntry(v))
         .collect())

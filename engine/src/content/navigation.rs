@@ -399,12 +399,12 @@ impl Walk<'_> {
                 continue;
             }
             let uid = view.uid;
-            if view.fields.json_size()? != view.size {
+            let (known, size) = view.fields.known_and_json_size()?;
+            if size != view.size {
                 let rec = tree::load(ctx, uid)?.ok_or_else(|| missing(uid))?;
                 self.record_item(ctx, &rec, level, visitor)?;
                 continue;
             }
-            let known = view.fields.known();
             let Some(ty) = self.shown(&Facts::of_view(&view, &known), level)? else {
                 continue;
             };
