@@ -116,7 +116,7 @@ fn answer(ctx: &Ctx<'_>, route: &Route, obj: &ContentRecord) -> Result<Vec<u8>> 
     if ctx.profile().is_nick() {
         return nick_answer(ctx, obj, &nav.tree(ctx)?);
     }
-    let mut out = Vec::with_capacity(16 * 1024);
+    let mut out = Vec::with_capacity(ANSWER_CAPACITY);
     out.extend_from_slice(b"{\"@id\":");
     string(&mut out, &format!("{}/@navigation", ctx.url(&obj.path)))?;
     out.extend_from_slice(b",\"items\":[");
@@ -281,13 +281,35 @@ fn val(out: &mut Vec<u8>, v: Val<'_>) -> Result<()> {
     Ok(summaries::write_raw(out, r)?)
 }
 
-/// A date field, or the string `None` when it is unset (`EffectiveDate`, `ExpirationDate`).
-fn date_or_none(out: &mut Vec<u8>, v: Val<'_>) -> Result<()> {
+/// The room an answer starts with (an item takes about 1 KB): a navigation this size is written
+/// without the buffer growing, a larger one grows it (copying what was written).
+const ANSWER_CAPACITY: usize = 64 * 1024;
+
+/// A date field, or the string `None` when it is unset (`EffectiveDate`, `ExpirationDate`);
+/// where its JSON text is in `out` when it is set.
+fn date_or_none(out: &mut Vec<u8>, v: Val<'_>) -> Result<Option<std::ops::Range<usize>>> {
     if v.is_null() {
-        string(out, "None")
-    } else {
-        val(out, v)
+        string(out, "None")?;
+        return Ok(None);
     }
+    let start = out.len();
+    val(out, v)?;
+    Ok(Some(start..out.len()))
+}
+
+/// The value [`date_or_none`] wrote (`text`, where it is in `out`) again, or `null` when unset.
+fn date_again(out: &mut Vec<u8>, text: Option<std::ops::Range<usize>>) {
+    match text {
+        Some(range) => out.extend_from_within(range),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Write `s` as a JSON string (after `out`'s current end), returning where it is.
+fn string_at(out: &mut Vec<u8>, s: &str) -> Result<std::ops::Range<usize>> {
+    let start = out.len();
+    string(out, s)?;
+    Ok(start..out.len())
 }
 
 /// What [`ItemWriter`] writes of one navigation item, borrowed from its record or read in place
@@ -468,17 +490,17 @@ impl NavVisitor for ItemWriter<'_, '_> {
         out.extend_from_slice(b",\"Date\":");
         modified.write(out)?;
         out.extend_from_slice(b",\"Description\":");
-        string(out, r.description)?;
+        let description = string_at(out, r.description)?;
         out.extend_from_slice(b",\"EffectiveDate\":");
-        date_or_none(out, r.effective)?;
+        let effective = date_or_none(out, r.effective)?;
         out.extend_from_slice(b",\"ExpirationDate\":");
-        date_or_none(out, r.expires)?;
+        let expires = date_or_none(out, r.expires)?;
         out.extend_from_slice(b",\"ModificationDate\":");
         modified.write(out)?;
         out.extend_from_slice(b",\"Subject\":");
         val(out, r.subjects)?;
         out.extend_from_slice(b",\"Title\":");
-        string(out, r.title)?;
+        let title = string_at(out, r.title)?;
         out.extend_from_slice(b",\"Type\":");
         string(out, r.type_name)?;
         out.extend_from_slice(b",\"UID\":");
@@ -486,13 +508,13 @@ impl NavVisitor for ItemWriter<'_, '_> {
         out.extend_from_slice(b",\"created\":");
         created.write(out)?;
         out.extend_from_slice(b",\"description\":");
-        string(out, r.description)?;
+        out.extend_from_within(description);
         out.extend_from_slice(b",\"effective\":");
-        val(out, r.effective)?;
+        date_again(out, effective);
         out.extend_from_slice(b",\"end\":null,\"exclude_from_nav\":");
         val(out, r.exclude_from_nav)?;
         out.extend_from_slice(b",\"expires\":");
-        val(out, r.expires)?;
+        date_again(out, expires);
         out.extend_from_slice(b",\"getId\":");
         string(out, r.id)?;
         out.extend_from_slice(b",\"getObjSize\":");
@@ -550,7 +572,7 @@ impl NavVisitor for ItemWriter<'_, '_> {
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"start\":null,\"title\":");
-        string(out, r.title)?;
+        out.extend_from_within(title);
         out.extend_from_slice(if uses_view_action(r.type_name) {
             b",\"use_view_action_in_listings\":true}"
         } else {

@@ -728,7 +728,9 @@ impl Fields<'_> {
     /// The size of the fields as compact JSON: what [`crate::core::model::ContentRecord::fields_size`]
     /// gives for them decoded ([`Fields::to_map`]), counted in one pass over the encoding
     /// without decoding or writing them. An error when a string is not UTF-8 (decoding fails
-    /// there too).
+    /// there too). (The navigation walk counts it with the fields it reads:
+    /// [`Fields::known_and_json_size`].)
+    #[cfg(any(test, feature = "internals"))]
     pub fn json_size(&self) -> Result<usize> {
         Reader::bare(self.0).json_size_map(0)
     }
