@@ -6,7 +6,7 @@
 //   log        the change set into `log` and the version into `meta` only (this round's write)
 //   meta       the version alone: the commit wait with (almost) nothing to write
 // each with the transaction's default durability (what host-wasm passes: nothing) and, for
-// comparison only, with `durability: "strict"`. Medians of N transactions, the kinds alternating.
+// comparison only, with `durability: "relaxed"` and `"strict"`. Medians of N transactions, the kinds alternating.
 // Run twice: in a fresh browser context (what bench.mjs uses: Chromium keeps its IndexedDB in
 // memory) and in a persistent profile on disk (what profile.mjs and a real browser use).
 // Usage: node web-demo/e2e/idb-commit.mjs [N]   (needs web-demo/pkg: scripts/web-demo.sh --build-only)
@@ -76,16 +76,17 @@ for (const where of ["fresh context (IndexedDB in memory)", "persistent profile 
       meta: null,
     };
     const times = {};
-    for (const dur of ["default", "strict"]) {
+    const durabilities = ["default", "relaxed", "strict"];
+    for (const dur of durabilities) {
       for (const kind of Object.keys(kinds)) times[`${kind} (${dur})`] = [];
     }
     for (let i = 0; i < n; i++) {
-      for (const dur of ["default", "strict"]) {
+      for (const dur of durabilities) {
         for (const [kind, extra] of Object.entries(kinds)) {
           const e = bump(++v);
           const stores = kind === "kv+log" ? ["kv", "meta", "log"] : kind === "log" ? ["meta", "log"] : ["meta"];
           const t = performance.now();
-          const tx = db.transaction(stores, "readwrite", dur === "strict" ? { durability: "strict" } : undefined);
+          const tx = db.transaction(stores, "readwrite", dur === "default" ? undefined : { durability: dur });
           tx.objectStore("meta").get("version");
           if (extra) extra(tx, e);
           if (kind !== "meta") tx.objectStore("log").put(e, v);
