@@ -1,25 +1,46 @@
 //! IndexedDB persistence of the engine's keyspace, straight through web-sys.
 //!
-//! One IndexedDB database per site, with three object stores:
+//! One IndexedDB database per site, with four object stores:
 //!
 //! | store | key | value |
 //! |---|---|---|
-//! | `kv` | the engine key (binary key, `Uint8Array`; IndexedDB sorts binary keys bytewise) | the value bytes (`Uint8Array`) |
 //! | `meta` | `"version"` | number of change sets ever committed to this database |
+//! | `meta` | `"kvVersion"` | only in databases written before layout 3: the version `kv` holds |
 //! | `log` | the version number a change set produced | that change set: `[[key, value or null], ...]` |
 //! | `snapshot` | `"version"`, `"chunks"`, `"chunk:0"`, ... | the whole keyspace at that version, as byte arrays of at most 32 MiB (earlier versions: one `"data"` record, still read) |
+//! | `kv` | the engine key (binary key, `Uint8Array`) | the value bytes: written by earlier versions only (see below) |
 //!
-//! Opening a site reads the snapshot (one record) and the log entries after it, and falls back to
-//! reading every `kv` pair only when there is no snapshot or the log no longer reaches back to it.
-//! The snapshot is rewritten from memory every [`SNAPSHOT_EVERY`] change sets, well within the log's
-//! reach, so an open costs one large read instead of one JavaScript value per key and value.
+//! **The snapshot plus the log after it are the durable form** of the keyspace (layout 3, IndexedDB
+//! schema version 3). A committed change set is one log entry and the version, written by
+//! [`write_changes`] in ONE readwrite transaction over `meta` and `log`; nothing is written per
+//! key. The log is never pruned past the snapshot: only the snapshot's own transaction deletes log
+//! entries, those more than [`LOG_KEEP`] versions older than the snapshot it writes (kept for
+//! other tabs catching up). Until a site's first snapshot, the log reaches back to version 1.
 //!
-//! Every committed change set is written by [`write_changes`] in ONE readwrite transaction over all
-//! three stores, which first re-reads `meta.version` and aborts unless it still equals the version the
-//! caller's memory copy reflects (compare-and-set). IndexedDB runs readwrite transactions with
-//! overlapping scopes one after the other, also across tabs, so two tabs can never both write on top of
-//! the same version: the loser sees [`WriteError::Conflict`], catches up from the `log` (or reloads
-//! everything when the log no longer reaches back far enough) and retries.
+//! Opening a site ([`load`]) reads the snapshot (one transaction) and the log entries after it.
+//! The snapshot is rewritten from memory every [`SNAPSHOT_EVERY`] change sets, so an open replays
+//! at most a few hundred log entries.
+//!
+//! Databases written before layout 3 kept every pair in `kv` as well (one `put` per key of every
+//! change set, which was most of a write's IndexedDB time). Upgrading such a database to schema
+//! version 3 records in `meta.kvVersion` the version `kv` holds; [`load`] reads `kv` plus the log
+//! after `kvVersion` only when the snapshot cannot serve (missing, damaged, or the log does not
+//! reach back to it), as earlier versions did. `kv` is no longer written: it is cleared (with the
+//! marker) by [`forget_history`], whose point is that no older state stays behind.
+//!
+//! Every committed change set is written in a transaction which first re-reads `meta.version` and
+//! aborts unless it still equals the version the caller's memory copy reflects (compare-and-set).
+//! IndexedDB runs readwrite transactions with overlapping scopes one after the other, also across
+//! tabs, so two tabs can never both write on top of the same version: the loser sees
+//! [`WriteError::Conflict`], catches up from the `log` (or reloads everything when the log no
+//! longer reaches back far enough) and retries. A tab of an earlier version cannot open a layout-3
+//! database (its schema version is lower), and an open one is closed by the upgrade, so it never
+//! writes `kv` pairs nor prunes the log behind this layout's back.
+//!
+//! Transactions are opened with the default durability, as before layout 3 (nothing is relaxed
+//! further): Chromium 121 and later take the default as `"relaxed"` (the `complete` event fires
+//! once the data is handed to the OS, before it is flushed). A change set and its version are
+//! still one transaction, so either both are there or neither.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -60,15 +81,18 @@ const SNAPSHOT_MAX_CHUNKS: u32 = 64;
 fn chunk_key(i: u32) -> JsValue {
     JsValue::from_str(&format!("chunk:{i}"))
 }
-/// Rewrite the snapshot once it lags this many change sets behind (well below [`LOG_KEEP`]).
+/// Rewrite the snapshot once it lags this many change sets behind.
 pub const SNAPSHOT_EVERY: f64 = 200.0;
 /// Key of the version counter in [`META`].
 pub const VERSION_KEY: &str = "version";
-/// How many change sets the log keeps; a tab further behind reloads everything.
+/// How many change sets before the snapshot the log keeps (every one after it stays); a tab
+/// further behind reloads everything.
 pub const LOG_KEEP: f64 = 500.0;
-/// IndexedDB schema version of the database layout above (2 added the `snapshot` store; upgrading
-/// from 1 only creates it).
-const DB_VERSION: u32 = 2;
+/// IndexedDB schema version of the database layout above (2 added the `snapshot` store; 3 stopped
+/// writing `kv`: upgrading from 1 or 2 records the version `kv` holds as `meta.kvVersion`).
+const DB_VERSION: u32 = 3;
+/// Key in [`META`] of the version the `kv` store holds, in databases written before layout 3.
+const KV_VERSION_KEY: &str = "kvVersion";
 
 /// Why a change set could not be written.
 #[derive(Debug)]
@@ -177,10 +201,15 @@ pub async fn open_db(name: &str) -> Result<IdbDatabase, JsValue> {
     let req: IdbOpenDbRequest = idb_factory()?.open_with_u32(name, DB_VERSION)?;
     let upgrade = Closure::<dyn FnMut(web_sys::IdbVersionChangeEvent)>::new(
         |e: web_sys::IdbVersionChangeEvent| {
-            let Some(db) = e
+            let Some(req) = e
                 .target()
                 .and_then(|t| t.dyn_into::<IdbOpenDbRequest>().ok())
-                .and_then(|r| r.result().ok())
+            else {
+                return;
+            };
+            let Some(db) = req
+                .result()
+                .ok()
                 .and_then(|r| r.dyn_into::<IdbDatabase>().ok())
             else {
                 return;
@@ -188,6 +217,22 @@ pub async fn open_db(name: &str) -> Result<IdbDatabase, JsValue> {
             for store in [KV, META, LOG, SNAPSHOT] {
                 if !db.object_store_names().contains(store) {
                     let _ = db.create_object_store(store);
+                }
+            }
+            // A database of an earlier layout: `kv` holds every pair at its current version.
+            // Say which, in this upgrade's own transaction, before anything stops writing `kv`.
+            let old = e.old_version();
+            if (1.0..3.0).contains(&old) {
+                if let Some(meta) = req.transaction().and_then(|tx| tx.object_store(META).ok()) {
+                    if let Ok(get) = meta.get(&VERSION_KEY.into()) {
+                        let get2 = get.clone();
+                        let on_version = Closure::once_into_js(move |_e: web_sys::Event| {
+                            let v = version_of(&get2.result().unwrap_or(JsValue::UNDEFINED));
+                            let _ =
+                                meta.put_with_key(&JsValue::from_f64(v), &KV_VERSION_KEY.into());
+                        });
+                        get.set_onsuccess(Some(on_version.unchecked_ref()));
+                    }
                 }
             }
         },
@@ -273,7 +318,9 @@ fn version_of(v: &JsValue) -> f64 {
     v.as_f64().unwrap_or(0.0)
 }
 
-/// Everything in the database: all pairs in key order, and the version they reflect.
+/// The pairs of the `kv` store in key order, and the database's version. Only databases written
+/// before layout 3 have pairs there, holding the version in `meta.kvVersion` (see the module doc);
+/// [`load`] reads the whole keyspace of any database.
 pub async fn load_all(db: &IdbDatabase) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, f64), StoreError> {
     let run = async {
         let stores = Array::of2(&KV.into(), &META.into());
@@ -387,81 +434,126 @@ pub fn apply_sorted(
 pub enum LoadedFrom {
     /// The snapshot plus the log entries after it.
     Snapshot,
-    /// Every `kv` pair (no usable snapshot).
+    /// Every `kv` pair (a database written before layout 3) plus the log entries after them.
     Kv,
+    /// The log alone, from version 1 (no snapshot written yet, or none usable).
+    Log,
+}
+
+/// What one read transaction of [`load`] found: the snapshot's version and bytes, the database's
+/// version and, in a database of an earlier layout, the version its `kv` store holds.
+struct Found {
+    snap_version: f64,
+    snap_bytes: Option<Vec<u8>>,
+    version: f64,
+    kv_version: Option<f64>,
+}
+
+async fn read_snapshot(db: &IdbDatabase) -> Result<Found, JsValue> {
+    let stores = Array::of3(&META.into(), &LOG.into(), &SNAPSHOT.into());
+    let tx = db.transaction_with_str_sequence(&stores)?;
+    let snap = tx.object_store(SNAPSHOT)?;
+    let snap_version = snap.get(&SNAPSHOT_VERSION_KEY.into())?;
+    let snap_data = snap.get(&SNAPSHOT_DATA_KEY.into())?;
+    let snap_chunks = snap.get(&SNAPSHOT_CHUNKS_KEY.into())?;
+    // every chunk that may exist is asked for before the first await (the transaction must
+    // stay active); missing ones come back `undefined`
+    let chunks = (0..SNAPSHOT_MAX_CHUNKS)
+        .map(|i| snap.get(&chunk_key(i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let meta = tx.object_store(META)?;
+    let version = meta.get(&VERSION_KEY.into())?;
+    let kv_version = meta.get(&KV_VERSION_KEY.into())?;
+    let snap_version = version_of(&await_request(&snap_version).await?);
+    let snap_data = await_request(&snap_data).await?;
+    let n = await_request(&snap_chunks).await?.as_f64();
+    let mut snap_bytes = None;
+    match n {
+        Some(n) if n >= 1.0 && n <= SNAPSHOT_MAX_CHUNKS as f64 => {
+            let mut parts = Vec::with_capacity(n as usize);
+            for req in chunks.iter().take(n as usize) {
+                let chunk = await_request(req).await?;
+                if chunk.is_undefined() {
+                    break;
+                }
+                parts.push(chunk);
+            }
+            if parts.len() == n as usize {
+                snap_bytes = Some(concat_chunks(&parts));
+            }
+        }
+        Some(_) => {}
+        None if !snap_data.is_undefined() => snap_bytes = Some(to_bytes(&snap_data)),
+        None => {}
+    }
+    let version = version_of(&await_request(&version).await?);
+    let kv_version = await_request(&kv_version).await?.as_f64();
+    Ok(Found {
+        snap_version,
+        snap_bytes,
+        version,
+        kv_version,
+    })
+}
+
+/// `base` (the keyspace at version `at`) brought to the database's version by the log entries
+/// after `at`; `None` when the log does not reach back to `at`.
+async fn replay(
+    db: &IdbDatabase,
+    base: Vec<(Vec<u8>, Vec<u8>)>,
+    at: f64,
+) -> Result<Option<(Vec<(Vec<u8>, Vec<u8>)>, f64)>, StoreError> {
+    Ok(match changes_since(db, at).await? {
+        CatchUp::Current => Some((base, at)),
+        CatchUp::Apply { changes, version } => Some((apply_sorted(base, changes), version)),
+        CatchUp::Reload => None,
+    })
 }
 
 /// Everything in the database, the version it reflects, how it was read, and the snapshot's
-/// version (0 when there is none): from the snapshot and the log when they cover the current
-/// version, else from every `kv` pair.
+/// version (0 when there is none). From the first of these that the log reaches back to: the
+/// snapshot, the `kv` pairs of a database written before layout 3, the empty keyspace of version 0
+/// (a database whose first snapshot is not written yet). Fails when none is (the database was
+/// damaged outside this code: the snapshot does not decode and the log was pruned past it), rather
+/// than opening a site with some of its data missing.
 pub async fn load(
     db: &IdbDatabase,
 ) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, f64, LoadedFrom, f64), StoreError> {
-    let run = async {
-        let stores = Array::of3(&META.into(), &LOG.into(), &SNAPSHOT.into());
-        let tx = db.transaction_with_str_sequence(&stores)?;
-        let snap = tx.object_store(SNAPSHOT)?;
-        let snap_version = snap.get(&SNAPSHOT_VERSION_KEY.into())?;
-        let snap_data = snap.get(&SNAPSHOT_DATA_KEY.into())?;
-        let snap_chunks = snap.get(&SNAPSHOT_CHUNKS_KEY.into())?;
-        // every chunk that may exist is asked for before the first await (the transaction must
-        // stay active); missing ones come back `undefined`
-        let chunks = (0..SNAPSHOT_MAX_CHUNKS)
-            .map(|i| snap.get(&chunk_key(i)))
-            .collect::<Result<Vec<_>, _>>()?;
-        let version = tx.object_store(META)?.get(&VERSION_KEY.into())?;
-        let snap_version = version_of(&await_request(&snap_version).await?);
-        let snap_data = await_request(&snap_data).await?;
-        let n = await_request(&snap_chunks).await?.as_f64();
-        let mut bytes = None;
-        match n {
-            Some(n) if n >= 1.0 && n <= SNAPSHOT_MAX_CHUNKS as f64 => {
-                let mut parts = Vec::with_capacity(n as usize);
-                for req in chunks.iter().take(n as usize) {
-                    let chunk = await_request(req).await?;
-                    if chunk.is_undefined() {
-                        break;
-                    }
-                    parts.push(chunk);
-                }
-                if parts.len() == n as usize {
-                    bytes = Some(concat_chunks(&parts));
-                }
+    // Another tab's snapshot may prune the log between the two reads: read again then.
+    for _ in 0..3 {
+        let found = read_snapshot(db).await.map_err(|e| store_error(&e))?;
+        let snap_version = found.snap_version;
+        let usable = snap_version > 0.0 && snap_version <= found.version;
+        if let Some(pairs) = found
+            .snap_bytes
+            .filter(|_| usable)
+            .and_then(|b| decode_snapshot(&b))
+        {
+            if let Some((pairs, version)) = replay(db, pairs, snap_version).await? {
+                return Ok((pairs, version, LoadedFrom::Snapshot, snap_version));
             }
-            Some(_) => {}
-            None if !snap_data.is_undefined() => bytes = Some(to_bytes(&snap_data)),
-            None => {}
         }
-        let version = version_of(&await_request(&version).await?);
-        Ok::<_, JsValue>((snap_version, bytes, version))
-    };
-    let (snap_version, snap_bytes, version) = run.await.map_err(|e| store_error(&e))?;
-    if let (true, Some(snap_bytes)) = (snap_version > 0.0 && snap_version <= version, snap_bytes) {
-        if let Some(pairs) = decode_snapshot(&snap_bytes) {
-            match changes_since(db, snap_version).await? {
-                CatchUp::Current => {
-                    return Ok((pairs, version, LoadedFrom::Snapshot, snap_version))
-                }
-                CatchUp::Apply { changes, version } => {
-                    return Ok((
-                        apply_sorted(pairs, changes),
-                        version,
-                        LoadedFrom::Snapshot,
-                        snap_version,
-                    ));
-                }
-                CatchUp::Reload => {}
+        if let Some(kv_version) = found.kv_version.filter(|k| *k <= found.version) {
+            let (pairs, _) = load_all(db).await?;
+            if let Some((pairs, version)) = replay(db, pairs, kv_version).await? {
+                return Ok((pairs, version, LoadedFrom::Kv, snap_version));
             }
+        }
+        if let Some((pairs, version)) = replay(db, Vec::new(), 0.0).await? {
+            return Ok((pairs, version, LoadedFrom::Log, snap_version));
         }
     }
-    let (pairs, version) = load_all(db).await?;
-    Ok((pairs, version, LoadedFrom::Kv, snap_version))
+    Err(StoreError::Backend(
+        "IndexedDB: the site's data is incomplete (no usable snapshot, and the change log does not \
+         reach back far enough)"
+            .into(),
+    ))
 }
 
 /// Store `data` (see [`encode_snapshot`]) as the snapshot of `version`, in one transaction, in
 /// chunks of [`SNAPSHOT_CHUNK_BYTES`] (`chunk:0`, ... and their number under `chunks`). The
-/// one-record form of earlier versions (`data`) is deleted: a tab of an earlier version then
-/// finds no snapshot and reads every `kv` pair, rather than half a snapshot.
+/// one-record form of earlier versions (`data`) is deleted. The log entries more than
+/// [`LOG_KEEP`] versions before `version` go in the same transaction.
 pub async fn write_snapshot(db: &IdbDatabase, version: f64, data: &[u8]) -> Result<(), StoreError> {
     write_snapshot_in_chunks(db, version, data, SNAPSHOT_CHUNK_BYTES).await
 }
@@ -500,15 +592,26 @@ async fn snapshot_tx(
         if parts.len() > SNAPSHOT_MAX_CHUNKS as usize {
             return Err(JsValue::from_str("the snapshot is too large"));
         }
-        let tx = if clear_log {
-            let stores = Array::of2(&LOG.into(), &SNAPSHOT.into());
-            let tx =
-                db.transaction_with_str_sequence_and_mode(&stores, IdbTransactionMode::Readwrite)?;
-            tx.object_store(LOG)?.clear()?;
-            tx
+        let stores = if clear_log {
+            Array::of4(&LOG.into(), &SNAPSHOT.into(), &KV.into(), &META.into())
         } else {
-            db.transaction_with_str_and_mode(SNAPSHOT, IdbTransactionMode::Readwrite)?
+            Array::of2(&LOG.into(), &SNAPSHOT.into())
         };
+        let tx =
+            db.transaction_with_str_sequence_and_mode(&stores, IdbTransactionMode::Readwrite)?;
+        let log = tx.object_store(LOG)?;
+        if clear_log {
+            log.clear()?;
+            // the pairs an earlier layout kept are an older state too
+            tx.object_store(KV)?.clear()?;
+            tx.object_store(META)?.delete(&KV_VERSION_KEY.into())?;
+        } else if version > LOG_KEEP {
+            // The log only ever shrinks here, behind the snapshot this transaction writes: every
+            // change set after it stays (the durable form), and the [`LOG_KEEP`] before it, for
+            // other tabs to catch up from.
+            let old = IdbKeyRange::upper_bound(&JsValue::from_f64(version - LOG_KEEP))?;
+            log.delete(&old)?;
+        }
         let store = tx.object_store(SNAPSHOT)?;
         // chunks of an earlier, longer snapshot hold older states too
         if clear_log {
@@ -626,7 +729,7 @@ pub async fn write_changes(
 ) -> Result<(), WriteError> {
     let conflict = Rc::new(Cell::new(false));
     let setup = || -> Result<IdbTransaction, JsValue> {
-        let stores = Array::of3(&KV.into(), &META.into(), &LOG.into());
+        let stores = Array::of2(&META.into(), &LOG.into());
         let tx =
             db.transaction_with_str_sequence_and_mode(&stores, IdbTransactionMode::Readwrite)?;
         let check = tx.object_store(META)?.get(&VERSION_KEY.into())?;
@@ -642,33 +745,20 @@ pub async fn write_changes(
         check.set_onsuccess(Some(on_version.unchecked_ref()));
         let writes = || -> Result<(), JsValue> {
             let next = expected + 1.0;
-            let kv = tx.object_store(KV)?;
-            // one pair of arrays per change, used by the `kv` write and the log entry alike
-            // (IndexedDB stores copies)
             let entry = Array::new_with_length(changes.len() as u32);
             for (i, (k, v)) in changes.iter().enumerate() {
                 let key = Uint8Array::from(k.as_slice());
                 let value = match v {
-                    Some(v) => {
-                        let value = Uint8Array::from(v.as_slice());
-                        kv.put_with_key(&value, &key)?;
-                        JsValue::from(value)
-                    }
-                    None => {
-                        kv.delete(&key)?;
-                        JsValue::NULL
-                    }
+                    Some(v) => JsValue::from(Uint8Array::from(v.as_slice())),
+                    None => JsValue::NULL,
                 };
                 entry.set(i as u32, Array::of2(&key, &value).into());
             }
             tx.object_store(META)?
                 .put_with_key(&JsValue::from_f64(next), &VERSION_KEY.into())?;
-            let log = tx.object_store(LOG)?;
-            log.put_with_key(&entry, &JsValue::from_f64(next))?;
-            if next > LOG_KEEP {
-                let old = IdbKeyRange::upper_bound(&JsValue::from_f64(next - LOG_KEEP))?;
-                log.delete(&old)?;
-            }
+            // the log is pruned only behind a snapshot (see `snapshot_tx`), never here
+            tx.object_store(LOG)?
+                .put_with_key(&entry, &JsValue::from_f64(next))?;
             Ok(())
         };
         if let Err(e) = writes() {

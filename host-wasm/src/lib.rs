@@ -425,7 +425,12 @@ impl Site {
                 snapshot_version: Cell::new(snapshot_version),
                 snapshot_due: Cell::new(true),
                 bulk: Cell::new(false),
-                force_snapshot: Cell::new(false),
+                // read from anything but a snapshot: write one at once, so that the next open
+                // does not replay the whole log (or read the pairs of an earlier layout) again
+                force_snapshot: Cell::new(matches!(
+                    loaded_from,
+                    Some(idb::LoadedFrom::Kv | idb::LoadedFrom::Log)
+                )),
                 stale,
                 last_check: Cell::new(js_sys::Date::now()),
                 queue: queue::Queue::default(),
@@ -705,13 +710,16 @@ impl Site {
         self.inner.snapshot_version.get()
     }
 
-    /// How the keyspace was read when this handle opened: `"snapshot"`, `"kv"` (every pair), or
-    /// `"memory"` (in-memory site). For tests and the benchmark page.
+    /// How the keyspace was read when this handle opened: `"snapshot"` (plus the log after it),
+    /// `"kv"` (the pairs a database of an earlier layout holds, plus the log after them), `"log"`
+    /// (the log from version 1: no snapshot yet) or `"memory"` (in-memory site). For tests and the
+    /// benchmark page.
     #[doc(hidden)]
     pub fn loaded_from(&self) -> &'static str {
         match self.inner.loaded_from {
             Some(idb::LoadedFrom::Snapshot) => "snapshot",
             Some(idb::LoadedFrom::Kv) => "kv",
+            Some(idb::LoadedFrom::Log) => "log",
             None => "memory",
         }
     }
@@ -890,7 +898,8 @@ impl SiteInner {
                 self.version.set(version);
             }
             idb::CatchUp::Reload => {
-                let (pairs, version) = idb::load_all(db).await?;
+                let (pairs, version, _, snapshot_version) = idb::load(db).await?;
+                self.snapshot_version.set(snapshot_version);
                 let mut diff: ChangeSet = self
                     .store
                     .begin_read()?

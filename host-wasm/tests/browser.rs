@@ -237,8 +237,8 @@ async fn reads_see_another_handles_write_once_its_notice_arrives() {
 async fn reopening_reads_the_snapshot_and_the_log_after_it() {
     let name = unique("snapshot");
     let site = open(&name, options("indexeddb")).await;
-    // a new database has nothing to snapshot from: every pair was read (none)
-    assert_eq!(site.loaded_from(), "kv");
+    // a new database has no snapshot: it was read from its log (empty)
+    assert_eq!(site.loaded_from(), "log");
     let r = call(
         &site,
         "POST",
@@ -279,7 +279,8 @@ async fn reopening_reads_the_snapshot_and_the_log_after_it() {
     );
     drop(site);
 
-    // a damaged snapshot is not trusted: everything is read from the pairs instead
+    // a damaged snapshot is not trusted: everything is read from the log instead (it reaches
+    // back to version 1: no snapshot of this site is more than `LOG_KEEP` change sets old)
     let db = host_wasm::idb::open_db(&name).await.expect("open db");
     let version = host_wasm::idb::read_version(&db).await.expect("version");
     host_wasm::idb::write_snapshot(&db, version, &[1, 2, 3])
@@ -287,15 +288,19 @@ async fn reopening_reads_the_snapshot_and_the_log_after_it() {
         .expect("write snapshot");
     db.close();
     let site = open(&name, options("indexeddb")).await;
-    assert_eq!(site.loaded_from(), "kv");
+    assert_eq!(site.loaded_from(), "log");
     let r = call(&site, "GET", "/after-snapshot", None, true).await;
     assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(
+        r.body["title"],
+        format!("edit {}", host_wasm::idb::SNAPSHOT_EVERY as usize + 4)
+    );
     drop(site);
 
     // a snapshot in several chunks (large sites: Chromium refuses records over ~127 MiB) reads
     // back whole
     let db = host_wasm::idb::open_db(&name).await.expect("open db");
-    let (pairs, version) = host_wasm::idb::load_all(&db).await.expect("load");
+    let (pairs, version, _, _) = host_wasm::idb::load(&db).await.expect("load");
     let data = host_wasm::idb::encode_snapshot(pairs.iter().map(|(k, v)| (&k[..], &v[..])));
     host_wasm::idb::write_snapshot_in_chunks(&db, version, &data, data.len() / 7 + 1)
         .await
@@ -379,12 +384,19 @@ async fn a_write_that_fails_on_stale_memory_is_rerun_on_current_data() {
     assert_eq!(r.status, 200, "{}", r.body);
 }
 
-/// The pairs of IndexedDB's `kv` store of database `name`, as a map.
-async fn kv_of(name: &str) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
+/// The keyspace that database `name`'s change log alone holds (every change set from version 1
+/// applied in order), as a map: what survives without any snapshot.
+async fn logged_state(name: &str) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
     let db = host_wasm::idb::open_db(name).await.expect("open db");
-    let (pairs, _) = host_wasm::idb::load_all(&db).await.expect("load");
+    let changes = match host_wasm::idb::changes_since(&db, 0.0).await.expect("log") {
+        host_wasm::idb::CatchUp::Apply { changes, .. } => changes,
+        host_wasm::idb::CatchUp::Current => Vec::new(),
+        host_wasm::idb::CatchUp::Reload => panic!("the log does not reach back to version 1"),
+    };
     db.close();
-    pairs.into_iter().collect()
+    host_wasm::idb::apply_sorted(Vec::new(), changes)
+        .into_iter()
+        .collect()
 }
 
 #[wasm_bindgen_test]
@@ -407,11 +419,11 @@ async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
         db.close();
     }
     assert_eq!(
-        kv_of(&name).await.get(&b"s:schema"[..]),
+        logged_state(&name).await.get(&b"s:schema"[..]),
         Some(&b"1".to_vec())
     );
 
-    // opening upgrades memory, and the upgrade reaches IndexedDB's pairs (not only memory, and
+    // opening upgrades memory, and the upgrade reaches IndexedDB's log (not only memory, and
     // not only the snapshot written at open)
     let mut opts = options("indexeddb");
     opts.admin_password = None;
@@ -420,7 +432,7 @@ async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["title"], "First, edited");
     drop(site);
-    let kv = kv_of(&name).await;
+    let kv = logged_state(&name).await;
     assert_eq!(
         kv.get(&b"s:schema"[..]),
         Some(
@@ -458,7 +470,7 @@ async fn a_schema_1_site_in_indexeddb_is_upgraded_in_indexeddb() {
     let r = call(&site, "GET", "/news/first/@history", None, true).await;
     assert_eq!(r.body[0]["version"], 2, "{}", r.body);
     drop(site);
-    let kv = kv_of(&name).await;
+    let kv = logged_state(&name).await;
     assert_eq!(
         kv.get(&b"s:schema"[..]),
         Some(
@@ -542,7 +554,7 @@ async fn internal_failures_go_to_the_console_not_to_the_client() {
 
     // a failure inside the engine: the page's record in IndexedDB does not decode
     let db = host_wasm::idb::open_db(&name).await.expect("open db");
-    let (pairs, version) = host_wasm::idb::load_all(&db).await.expect("load");
+    let (pairs, version, _, _) = host_wasm::idb::load(&db).await.expect("load");
     let uid = pairs
         .iter()
         .find(|(k, _)| k.as_slice() == b"p:/doc")
@@ -738,4 +750,227 @@ async fn bulk_writes_are_one_change_set_and_persist() {
         assert_eq!(r.status, 200, "{}", r.body);
         assert_eq!(r.body["title"], format!("Bulk {i}"));
     }
+}
+
+/// The number of records in `store` of database `name`.
+async fn count_of(name: &str, store: &str) -> f64 {
+    let db = host_wasm::idb::open_db(name).await.expect("open db");
+    let tx = db.transaction_with_str(store).expect("tx");
+    let req = tx
+        .object_store(store)
+        .expect("store")
+        .count()
+        .expect("count");
+    let n = host_wasm::idb::await_request(&req)
+        .await
+        .expect("count")
+        .as_f64()
+        .expect("a number");
+    db.close();
+    n
+}
+
+/// Layout 3: a committed write is one log entry and the version, no `kv` pair; the snapshot and
+/// the log after it are the durable form, and every committed write is there after a reopen,
+/// whether the open reads a snapshot or (before the first one) the log alone.
+#[wasm_bindgen_test]
+async fn a_write_is_one_log_entry_and_reopens_from_snapshot_and_log() {
+    let name = unique("layout3");
+    let site = open(&name, options("indexeddb")).await;
+    let (version, logged) = (site.version(), count_of(&name, "log").await);
+    let r = call(
+        &site,
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "one", "title": "One"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(site.version(), version + 1.0);
+    assert_eq!(count_of(&name, "log").await, logged + 1.0, "one log entry");
+    assert_eq!(count_of(&name, "kv").await, 0.0, "no pair written to kv");
+    drop(site);
+
+    // no snapshot at all (as after a crash before the first one): the log alone has everything
+    let db = host_wasm::idb::open_db(&name).await.expect("open db");
+    let tx = db
+        .transaction_with_str_and_mode(
+            host_wasm::idb::SNAPSHOT,
+            web_sys::IdbTransactionMode::Readwrite,
+        )
+        .expect("tx");
+    tx.object_store(host_wasm::idb::SNAPSHOT)
+        .expect("store")
+        .clear()
+        .expect("clear");
+    let done = tx
+        .object_store(host_wasm::idb::SNAPSHOT)
+        .expect("store")
+        .count()
+        .expect("count");
+    host_wasm::idb::await_request(&done).await.expect("cleared");
+    db.close();
+    assert_eq!(count_of(&name, "snapshot").await, 0.0);
+    let reopened = || {
+        let mut opts = options("indexeddb");
+        opts.admin_password = None;
+        opts
+    };
+    let site = open(&name, reopened()).await;
+    assert_eq!(site.loaded_from(), "log");
+    assert_eq!(
+        call(&site, "GET", "/one", None, true).await.body["title"],
+        "One"
+    );
+    // that open wrote a snapshot at once: the next one reads it
+    assert_eq!(site.snapshot_version(), site.version());
+    let r = call(&site, "PATCH", "/one", Some(json!({"title": "Two"})), true).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    drop(site);
+    let site = open(&name, reopened()).await;
+    assert_eq!(site.loaded_from(), "snapshot");
+    assert_eq!(
+        call(&site, "GET", "/one", None, true).await.body["title"],
+        "Two"
+    );
+
+    // past `LOG_KEEP` change sets the snapshot's transaction prunes the log, but never past the
+    // snapshot: every write after it is still there
+    let rounds = host_wasm::idb::LOG_KEEP as usize + 2 * host_wasm::idb::SNAPSHOT_EVERY as usize;
+    for i in 0..rounds {
+        let r = call(
+            &site,
+            "PATCH",
+            "/one",
+            Some(json!({"title": format!("t{i}")})),
+            true,
+        )
+        .await;
+        assert_eq!(r.status, 204, "{}", r.body);
+    }
+    let (version, snapshot) = (site.version(), site.snapshot_version());
+    drop(site);
+    assert!(
+        snapshot > host_wasm::idb::LOG_KEEP && snapshot < version,
+        "{snapshot} {version}"
+    );
+    assert_eq!(count_of(&name, "kv").await, 0.0, "no pair written to kv");
+    // entries (snapshot - LOG_KEEP, version] are kept, nothing before
+    assert_eq!(
+        count_of(&name, "log").await,
+        version - (snapshot - host_wasm::idb::LOG_KEEP)
+    );
+    let site = open(&name, reopened()).await;
+    assert_eq!(site.loaded_from(), "snapshot");
+    assert_eq!(site.version(), version);
+    let r = call(&site, "GET", "/one", None, true).await;
+    assert_eq!(r.body["title"], format!("t{}", rounds - 1), "{}", r.body);
+}
+
+/// Write a database as host-wasm wrote it before layout 3 (IndexedDB schema version 2): every
+/// pair in `kv` and the version in `meta`; no snapshot, and no log entry (as when the log of an
+/// earlier version was pruned).
+async fn write_layout_2(name: &str, pairs: &[(Vec<u8>, Vec<u8>)], version: f64) {
+    let keys = js_sys::Array::new();
+    let values = js_sys::Array::new();
+    for (k, v) in pairs {
+        keys.push(&js_sys::Uint8Array::from(k.as_slice()));
+        values.push(&js_sys::Uint8Array::from(v.as_slice()));
+    }
+    let write = js_sys::Function::new_with_args(
+        "name, keys, values, version",
+        r#"return new Promise((resolve, reject) => {
+            const open = indexedDB.open(name, 2);
+            open.onupgradeneeded = () => {
+                for (const s of ["kv", "meta", "log", "snapshot"]) open.result.createObjectStore(s);
+            };
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {
+                const db = open.result;
+                const tx = db.transaction(["kv", "meta"], "readwrite");
+                keys.forEach((k, i) => tx.objectStore("kv").put(values[i], k));
+                tx.objectStore("meta").put(version, "version");
+                tx.oncomplete = () => { db.close(); resolve(); };
+                tx.onabort = () => reject(tx.error);
+            };
+        })"#,
+    );
+    let args = js_sys::Array::of4(&name.into(), &keys, &values, &JsValue::from_f64(version));
+    let promise: js_sys::Promise = write
+        .apply(&JsValue::NULL, &args)
+        .expect("call")
+        .dyn_into()
+        .expect("a promise");
+    JsFuture::from(promise)
+        .await
+        .expect("write the layout-2 database");
+}
+
+/// A database written before layout 3 opens with this code: from its `kv` pairs (there is no
+/// snapshot), then a snapshot is written at once; later writes go to the log only (`kv` stays as
+/// it was), and when the snapshot is unusable, the pairs plus the log after them still serve.
+#[wasm_bindgen_test]
+async fn a_database_of_the_earlier_layout_opens_and_is_no_longer_written_pair_by_pair() {
+    // a site's keyspace, taken from a site of this layout
+    let source = unique("layout2-source");
+    let site = open(&source, options("indexeddb")).await;
+    let r = call(
+        &site,
+        "POST",
+        "/",
+        Some(json!({"@type": "Page", "id": "old", "title": "Old"})),
+        true,
+    )
+    .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    drop(site);
+    let db = host_wasm::idb::open_db(&source).await.expect("open db");
+    let (pairs, version, _, _) = host_wasm::idb::load(&db).await.expect("load");
+    db.close();
+
+    let name = unique("layout2");
+    write_layout_2(&name, &pairs, version).await;
+    let reopened = || {
+        let mut opts = options("indexeddb");
+        opts.admin_password = None;
+        opts
+    };
+    let site = open(&name, reopened()).await;
+    assert_eq!(site.loaded_from(), "kv");
+    assert_eq!(site.version(), version);
+    assert_eq!(
+        site.snapshot_version(),
+        version,
+        "a snapshot written at open"
+    );
+    let r = call(&site, "GET", "/old", None, true).await;
+    assert_eq!(r.body["title"], "Old", "{}", r.body);
+    let r = call(&site, "PATCH", "/old", Some(json!({"title": "New"})), true).await;
+    assert_eq!(r.status, 204, "{}", r.body);
+    drop(site);
+    // `kv` holds what the earlier layout wrote, nothing more
+    let db = host_wasm::idb::open_db(&name).await.expect("open db");
+    let (kv, _) = host_wasm::idb::load_all(&db).await.expect("kv");
+    db.close();
+    assert!(kv == pairs, "kv was written to");
+
+    let site = open(&name, reopened()).await;
+    assert_eq!(site.loaded_from(), "snapshot");
+    let r = call(&site, "GET", "/old", None, true).await;
+    assert_eq!(r.body["title"], "New", "{}", r.body);
+    drop(site);
+
+    // the snapshot damaged: the pairs, at the version the upgrade recorded, plus the log after
+    let db = host_wasm::idb::open_db(&name).await.expect("open db");
+    let now = host_wasm::idb::read_version(&db).await.expect("version");
+    host_wasm::idb::write_snapshot(&db, now, &[1, 2, 3])
+        .await
+        .expect("write snapshot");
+    db.close();
+    let site = open(&name, reopened()).await;
+    assert_eq!(site.loaded_from(), "kv");
+    assert_eq!(site.version(), now);
+    let r = call(&site, "GET", "/old", None, true).await;
+    assert_eq!(r.body["title"], "New", "{}", r.body);
 }

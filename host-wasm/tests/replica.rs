@@ -236,13 +236,14 @@ async fn logout_wipes_the_replica_and_ends_its_server_token() {
             .status,
         200
     );
-    assert!(everywhere(&name, "ocelot").await.contains(&"kv"));
+    assert!(everywhere(&name, "ocelot").await.contains(&"log"));
     // no password of the local admin at rest (it logs in with a token issued in memory)
     let db = host_wasm::idb::open_db(&name).await.expect("open db");
-    let (pairs, _) = host_wasm::idb::load_all(&db).await.expect("load");
+    let (pairs, _, _, _) = host_wasm::idb::load(&db).await.expect("load");
     db.close();
     assert!(pairs.iter().all(|(k, _)| k.as_slice() != b"H:local"));
-    let config = dump(&name, "kv").await;
+    // the snapshot written at open holds the current configuration, the log its history
+    let config = dump(&name, "snapshot").await + &dump(&name, "log").await;
     let token = config
         .split("\"token\":\"")
         .nth(1)
