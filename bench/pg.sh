@@ -15,6 +15,11 @@
 # "sqlite locked optimistic"; e.g. BENCH_SETUPS=optimistic for the 3-server optimistic rows only).
 # The errors column counts every non-2xx answer and socket error; the statuses column says which
 # (status:count, "sock" for socket errors), so a 503 "Busy" is told from any other error.
+# BENCH_SERVER_ARGS: more arguments for the PostgreSQL servers (e.g. the retry policy,
+# `--conflict-pause-ms 0 --conflict-alone-after 0 --conflict-attempts 5` for immediate re-runs).
+# The conflicts column sums the PostgreSQL servers' store-conflict metrics over the row (read
+# from each server's --metrics-listen endpoint before and after): re-runs, then how many
+# requests (or writer groups) ended after N runs ("N:count"), and "x" those that ran out (503).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +28,8 @@ DURATION=${BENCH_DURATION:-10}
 SHAPE=${BENCH_SHAPE:-5,5,4,100}
 SETUPS=" ${BENCH_SETUPS:-sqlite locked optimistic} "
 WORK=${BENCH_WORK:-/tmp/bench-pg}
+read -r -a SERVER_ARGS <<< "${BENCH_SERVER_ARGS:-}"
+MURLS=()
 PASSWORD=${ADMIN_PASSWORD:-bench-secret}
 export ADMIN_PASSWORD=$PASSWORD
 unset DATABASE_URL
@@ -69,6 +76,7 @@ start() {
         sleep 0.01
     done
     printf -v "URL_$name" '%s' "$(sed -n 's/^listening on //p' "$out")"
+    printf -v "METRICS_$name" '%s' "$(sed -n 's/^metrics on //p' "$out")"
     printf -v "PID_$name" '%s' "$pid"
 }
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
@@ -133,9 +141,30 @@ request = function()
 end"
 }
 
+# conflicts: the store-conflict counters of the servers in MURLS, summed, as JSON
+conflicts() {
+    python3 - "${MURLS[@]}" <<'PY'
+import json, re, sys, urllib.request
+total = {}
+for url in sys.argv[1:]:
+    try:
+        text = urllib.request.urlopen(url + "/metrics", timeout=10).read().decode()
+    except Exception:
+        continue
+    for line in text.splitlines():
+        m = re.match(r'host_server_store_conflict_(reruns|exhausted|settled)_total(?:\{runs="(\d+)"\})? (\d+)', line)
+        if m:
+            key = m.group(1) + (":" + m.group(2) if m.group(2) else "")
+            total[key] = total.get(key, 0) + int(m.group(3))
+print(json.dumps(total))
+PY
+}
+
 # run LABEL SCRIPT CONNS URL... : one wrk per URL at once, CONNS shared out; prints a table row
 run() {
     local label=$1 script=$2 conns=$3; shift 3
+    local before=""
+    [ "${#MURLS[@]}" -gt 0 ] && before=$(conflicts)
     local n=$# i=0 pids=() outs=()
     for url in "$@"; do
         local c=$(( conns / n + (i < conns % n ? 1 : 0) ))
@@ -146,8 +175,10 @@ run() {
         i=$((i + 1))
     done
     for p in "${pids[@]}"; do wait "$p" || true; done
-    cat "${outs[@]}" | python3 -c "
-import sys
+    local after=""
+    [ "${#MURLS[@]}" -gt 0 ] && after=$(conflicts)
+    cat "${outs[@]}" | BEFORE="$before" AFTER="$after" python3 -c "
+import json, os, sys
 rows=[l.split()[1:] for l in sys.stdin if l.startswith('RESULT')]
 if not rows: sys.exit('wrk failed')
 req=sum(int(r[0]) for r in rows); sec=max(float(r[1]) for r in rows)
@@ -159,7 +190,14 @@ for r in rows:
         if ':' in part:
             k, v = part.split(':'); st[k] = st.get(k, 0) + int(v)
 st=', '.join('%s: %d' % (k, st[k]) for k in sorted(st)) or '-'
-print('| %s | %d | %.0f | %s | %s | %d | %s |' % ('$label', $conns, req/sec, p50, p99, err, st))"
+b=json.loads(os.environ['BEFORE'] or '{}'); a=json.loads(os.environ['AFTER'] or '{}')
+if not a:
+    co='-'
+else:
+    d={k: a[k]-b.get(k, 0) for k in a}
+    runs=sorted((int(k.split(':')[1]), v) for k, v in d.items() if k.startswith('settled:') and v)
+    co='%d re-runs; %s; x %d' % (d.get('reruns', 0), ' '.join('%d:%d' % r for r in runs) or 'none', d.get('exhausted', 0))
+print('| %s | %d | %.0f | %s | %s | %d | %s | %s |' % ('$label', $conns, req/sec, p50, p99, err, st, co))"
 }
 
 log "seeding the $SHAPE site (SQLite)"
@@ -172,8 +210,8 @@ echo "migrate: $(python3 -c "print('%.1f s' % ($(date +%s.%N) - $t0))")"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), load $(cut -d' ' -f1-3 /proc/loadavg), rustc processes $(pgrep -c rustc || true)"
 echo
-echo "| setup | connections | requests/s | p50 ms (per server) | p99 ms (per server) | errors | statuses |"
-echo "| --- | ---: | ---: | --- | --- | ---: | --- |"
+echo "| setup | connections | requests/s | p50 ms (per server) | p99 ms (per server) | errors | statuses | conflicts |"
+echo "| --- | ---: | ---: | --- | --- | ---: | --- | --- |"
 
 # SQLite, response cache on (the default) and off (as PostgreSQL servers run by default)
 for cache in 64 0; do
@@ -191,10 +229,12 @@ for mode in locked optimistic; do
     for n in 1 2 3; do
         [ "$mode" = optimistic ] && [ "$n" -lt 3 ] && continue
         [[ $SETUPS == *" $mode "* ]] || continue
-        urls=()
+        urls=(); MURLS=()
         for i in $(seq 1 "$n"); do
-            start "p$i" "$SERVER" --listen 127.0.0.1:0 --database "$DB_URL" --write-mode "$mode" --log warn
+            start "p$i" "$SERVER" --listen 127.0.0.1:0 --database "$DB_URL" --write-mode "$mode" --log warn \
+                --metrics-listen 127.0.0.1:0 "${SERVER_ARGS[@]}"
             v="URL_p$i"; urls+=("${!v}")
+            v="METRICS_p$i"; MURLS+=("${!v}")
         done
         TOKEN=$(token "${urls[0]}"); scripts
         api POST "${urls[0]}/" '{"@type": "Folder", "id": "bench-posts", "title": "Bench posts"}' || true
@@ -202,6 +242,7 @@ for mode in locked optimistic; do
         run "PostgreSQL $mode, $n server(s): mixed 90/10 GET/PATCH" mixed 32 "${urls[@]}"
         run "PostgreSQL $mode, $n server(s): POST create" post 8 "${urls[@]}"
         for i in $(seq 1 "$n"); do v="PID_p$i"; stop "${!v}"; done
+        MURLS=()
     done
 done
 echo

@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::api;
 use crate::core::error::{EngineError, ErrorStyle, Result};
@@ -34,6 +35,8 @@ pub struct Engine<S: Store> {
     /// How many prepared writes were found stale at commit and ran again
     /// ([`Engine::prepared_reruns`]).
     reruns: std::sync::atomic::AtomicU64,
+    /// How requests met an optimistic store's conflicts ([`Engine::conflict_stats`]).
+    conflicts: ConflictCounters,
 }
 
 impl<S: Store> Engine<S> {
@@ -48,6 +51,7 @@ impl<S: Store> Engine<S> {
             migrated: crate::site::migrations::Report::default(),
             commits: CommitLog::default(),
             reruns: std::sync::atomic::AtomicU64::new(0),
+            conflicts: ConflictCounters::default(),
         };
         let mut engine = engine;
         engine.migrated = engine.migrate()?;
@@ -653,25 +657,55 @@ impl<S: Store> Engine<S> {
     /// [`Engine::handle_group`] for requests a host has routed ([`Engine::route`]).
     pub fn handle_routed_group(&self, reqs: &[Routed]) -> Vec<Handled> {
         let _writing = self.core.responses.writing();
-        let mut attempt = 1;
+        match self.retrying(|| self.try_group(reqs)) {
+            Err(e) => reqs
+                .iter()
+                .map(|r| self.finish(r, Err(clone_store_error(&e))))
+                .collect(),
+            Ok(answers) => reqs
+                .iter()
+                .zip(answers)
+                .map(|(req, result)| self.finish(req, result))
+                .collect(),
+        }
+    }
+
+    /// Run `attempt` (one request, or a group, in a store transaction of its own) until it ends
+    /// without an optimistic store's conflict, at most [`crate::runtime::state::ConflictRetry::max_attempts`] times in
+    /// all, calling the host's [`crate::runtime::state::ConflictRetry::pause`] before each re-run; the last conflict is
+    /// returned. Counts what happened ([`Engine::conflict_stats`]).
+    fn retrying<T>(&self, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
+        let retry = &self.core.options.conflict_retry;
+        let most = retry.max_attempts.max(1);
+        let mut runs = 1;
         loop {
-            match self.try_group(reqs) {
-                Err(e) if is_conflict(&e) && attempt < MAX_ATTEMPTS => attempt += 1,
-                Err(e) => {
-                    return reqs
-                        .iter()
-                        .map(|r| self.finish(r, Err(clone_store_error(&e))))
-                        .collect()
+            match attempt() {
+                Err(e) if is_conflict(&e) => {
+                    if runs >= most {
+                        self.conflicts.gave_up();
+                        return Err(e);
+                    }
+                    self.conflicts.rerun();
+                    if let Some(pause) = &retry.pause {
+                        pause(runs);
+                    }
+                    runs += 1;
                 }
-                Ok(answers) => {
-                    return reqs
-                        .iter()
-                        .zip(answers)
-                        .map(|(req, result)| self.finish(req, result))
-                        .collect()
+                ended => {
+                    if runs > 1 {
+                        self.conflicts.settled(runs);
+                    }
+                    return ended;
                 }
             }
         }
+    }
+
+    /// How requests (or groups) met an optimistic store's conflicts since this engine started:
+    /// re-runs, how many runs those that ended took, and how many ran out of attempts (each
+    /// answered 503 Busy). All zero on a store without conflicts.
+    pub fn conflict_stats(&self) -> ConflictStats {
+        self.conflicts.stats()
     }
 
     /// How many writes prepared in parallel ([`Engine::prepare_write`]) were found stale at
@@ -1040,24 +1074,18 @@ impl<S: Store> Engine<S> {
         }
         let (route, endpoint) = self.found(routed)?;
         let _writing = endpoint.writes().then(|| self.core.responses.writing());
-        let mut attempt = 1;
-        loop {
+        // Another writer committed a conflicting change first (optimistic stores): nothing of
+        // an attempt that conflicted was applied, so the whole request runs again.
+        let (resp, moved) = self.retrying(|| {
             let txn = if endpoint.writes() {
                 Txn::Write(self.store.begin_write()?)
             } else {
                 Txn::Read(self.store.begin_read()?)
             };
-            match self.run(req, &route, endpoint, txn) {
-                // Another writer committed a conflicting change first (optimistic stores):
-                // nothing of this attempt was applied, so the whole request runs again.
-                Err(e) if is_conflict(&e) && attempt < MAX_ATTEMPTS => attempt += 1,
-                Err(e) => return Err(e),
-                Ok((resp, moved)) => {
-                    self.publish(moved);
-                    return Ok(resp);
-                }
-            }
-        }
+            self.run(req, &route, endpoint, txn)
+        })?;
+        self.publish(moved);
+        Ok(resp)
     }
 
     /// Authenticate, dispatch, deliver events and commit `txn`; also returns how the commit
@@ -1450,8 +1478,70 @@ pub struct Handled {
 }
 
 /// The same storage failure again (for every request of a group whose commit failed).
-/// How often a request (or a group) runs when an optimistic store reports a conflict.
+/// How often a request (or a group) runs when an optimistic store reports a conflict, unless
+/// the host says otherwise ([`crate::runtime::state::ConflictRetry::max_attempts`]).
 pub const MAX_ATTEMPTS: usize = 5;
+
+/// Runs counted one by one in [`ConflictStats::settled`]; longer ones share its last entry.
+const COUNTED_RUNS: usize = 32;
+
+/// What [`Engine::conflict_stats`] reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConflictStats {
+    /// Re-runs after a conflict (one per pause).
+    pub reruns: u64,
+    /// Requests (or groups) that met a conflict and then ended without one, by the runs they
+    /// took: `settled[n]` counts those that took `n` runs (`n` >= 2; the last entry also counts
+    /// longer ones).
+    pub settled: Vec<u64>,
+    /// Requests (or groups) whose last allowed run conflicted too (answered 503 Busy).
+    pub exhausted: u64,
+}
+
+/// The engine's counters behind [`ConflictStats`].
+struct ConflictCounters {
+    reruns: AtomicU64,
+    settled: [AtomicU64; COUNTED_RUNS + 1],
+    exhausted: AtomicU64,
+}
+
+impl Default for ConflictCounters {
+    fn default() -> Self {
+        ConflictCounters {
+            reruns: AtomicU64::new(0),
+            settled: std::array::from_fn(|_| AtomicU64::new(0)),
+            exhausted: AtomicU64::new(0),
+        }
+    }
+}
+
+impl ConflictCounters {
+    fn rerun(&self) {
+        self.reruns.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn settled(&self, runs: usize) {
+        self.settled[runs.min(COUNTED_RUNS)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn gave_up(&self) {
+        self.exhausted.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn stats(&self) -> ConflictStats {
+        let settled: Vec<u64> = self
+            .settled
+            .iter()
+            .map(|n| n.load(Ordering::Relaxed))
+            .collect();
+        let used = settled.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
+        ConflictStats {
+            reruns: self.reruns.load(Ordering::Relaxed),
+            settled: settled[..used].to_vec(),
+            exhausted: self.exhausted.load(Ordering::Relaxed),
+        }
+    }
+}
 
 /// Whether `e` is an optimistic store's conflict (the request may run again).
 fn is_conflict(e: &EngineError) -> bool {

@@ -40,9 +40,13 @@ pub use crate::core::net::{internal_kind, DestinationPolicy};
 pub use crate::core::store::{
     scan_is_empty, Direction, KeyValue, MemStore, Overlay, ReadTxn, Store, StoreError, WriteTxn,
 };
-pub use crate::engine::{Committed, Engine, Handled, Prepared, Routed, MAX_ATTEMPTS};
+pub use crate::engine::{
+    Committed, ConflictStats, Engine, Handled, Prepared, Routed, MAX_ATTEMPTS,
+};
 pub use crate::people::auth::external::ExternalIdentity;
-pub use crate::runtime::state::{EngineOptions, ErrorLog, LoginOptions, LoginProvider};
+pub use crate::runtime::state::{
+    ConflictRetry, EngineOptions, ErrorLog, LoginOptions, LoginProvider,
+};
 pub use crate::site::migrations::Report as MigrationReport;
 pub use crate::site::profile::{is_site_profile, SiteProfile};
 pub use crate::site::setup::SiteSetup;

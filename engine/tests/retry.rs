@@ -2,12 +2,12 @@
 //! bounded number of times; an attempt that conflicted leaves nothing behind.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use engine::core::store::{Direction, KeyValue};
 use engine::{
-    Engine, EngineOptions, MemStore, Method, ReadTxn, Request, SiteSetup, Store, StoreError,
-    WriteTxn,
+    ConflictRetry, ConflictStats, Engine, EngineOptions, MemStore, Method, ReadTxn, Request,
+    SiteSetup, Store, StoreError, WriteTxn,
 };
 use serde_json::json;
 
@@ -134,4 +134,75 @@ fn a_conflicting_group_runs_again_as_a_whole() {
         .collect();
     assert_eq!(ids, vec!["a", "b", "a-1"]);
     assert_eq!(children(&engine), 3);
+}
+
+/// An engine whose conflicts are re-run at most `max_attempts` times in all, recording each
+/// pause the engine asks the host for.
+fn site_with_pauses(max_attempts: usize) -> (Engine<Contended>, Contended, Arc<Mutex<Vec<usize>>>) {
+    let store = Contended::default();
+    let pauses = Arc::new(Mutex::new(Vec::new()));
+    let seen = pauses.clone();
+    let options = EngineOptions {
+        conflict_retry: ConflictRetry {
+            max_attempts,
+            pause: Some(Arc::new(move |runs| {
+                seen.lock().unwrap().push(runs);
+            })),
+        },
+        ..EngineOptions::for_tests()
+    };
+    let engine = Engine::new(store.clone(), options).unwrap();
+    engine.create_site(&SiteSetup::new("secret")).unwrap();
+    (engine, store, pauses)
+}
+
+#[test]
+fn the_host_pauses_before_each_rerun_and_the_runs_are_counted() {
+    let (engine, store, pauses) = site_with_pauses(10);
+    let quiet = engine.conflict_stats();
+    assert_eq!(quiet, ConflictStats::default());
+    store.conflicts.store(3, Ordering::SeqCst);
+    let resp = engine.handle(create("Doc"));
+    assert_eq!(resp.status, 201, "{}", String::from_utf8_lossy(&resp.body));
+    // Paused after the 1st, 2nd and 3rd run conflicted; the 4th committed.
+    assert_eq!(*pauses.lock().unwrap(), vec![1, 2, 3]);
+    let stats = engine.conflict_stats();
+    assert_eq!(stats.reruns, 3);
+    assert_eq!(stats.settled, vec![0, 0, 0, 0, 1]);
+    assert_eq!(stats.exhausted, 0);
+    assert_eq!(children(&engine), 1);
+}
+
+#[test]
+fn more_attempts_than_the_default_when_the_host_asks_and_then_503() {
+    // Nine conflicts: more than the default 5 runs, fewer than 10.
+    let (engine, store, pauses) = site_with_pauses(10);
+    store.conflicts.store(9, Ordering::SeqCst);
+    assert_eq!(engine.handle(create("A")).status, 201);
+    assert_eq!(pauses.lock().unwrap().len(), 9);
+    // Ten conflicts: every allowed run conflicts; no pause after the last one.
+    pauses.lock().unwrap().clear();
+    store.conflicts.store(10, Ordering::SeqCst);
+    let resp = engine.handle(create("B"));
+    assert_eq!(resp.status, 503);
+    assert_eq!(resp.json_body()["type"], "Busy");
+    assert_eq!(*pauses.lock().unwrap(), (1..10).collect::<Vec<_>>());
+    let stats = engine.conflict_stats();
+    assert_eq!(stats.reruns, 18);
+    assert_eq!(stats.exhausted, 1);
+    assert_eq!(stats.settled.get(10), Some(&1));
+    assert_eq!(children(&engine), 1);
+}
+
+#[test]
+fn a_conflicting_group_pauses_too() {
+    let (engine, store, pauses) = site_with_pauses(4);
+    store.conflicts.store(2, Ordering::SeqCst);
+    let answers = engine.handle_group(&[create("A"), create("B")]);
+    assert_eq!(
+        answers.iter().map(|r| r.status).collect::<Vec<_>>(),
+        vec![201, 201]
+    );
+    assert_eq!(*pauses.lock().unwrap(), vec![1, 2]);
+    assert_eq!(engine.conflict_stats().settled, vec![0, 0, 0, 1]);
 }

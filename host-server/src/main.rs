@@ -76,10 +76,29 @@ struct Cli {
 
     /// With --database: how the writes of several servers are kept apart. `locked`: one
     /// writer at a time across all servers (an advisory lock), never a conflict. `optimistic`:
-    /// SERIALIZABLE transactions side by side, a request that conflicts runs again (at most 5
-    /// times, then 503).
+    /// SERIALIZABLE transactions side by side, a request that conflicts runs again after a
+    /// pause (see --conflict-attempts, --conflict-pause-ms, --conflict-alone-after).
     #[arg(long, value_enum, value_name = "MODE", default_value_t = WriteMode::Locked)]
     write_mode: WriteMode,
+
+    /// With --database: most runs of a request that meets store conflicts (the first
+    /// included); the last conflict answers 503 Busy.
+    #[arg(long, value_name = "N", default_value_t = 10,
+          value_parser = clap::value_parser!(u16).range(1..=100))]
+    conflict_attempts: u16,
+
+    /// With --database: longest pause before re-running a request that met a store conflict,
+    /// in milliseconds (the pause starts at about 1 ms, doubles per conflict, half of it
+    /// random); 0 re-runs at once.
+    #[arg(long, value_name = "MS", default_value_t = 50,
+          value_parser = clap::value_parser!(u16).range(0..=10_000))]
+    conflict_pause_ms: u16,
+
+    /// With --write-mode optimistic: after this many conflicting runs of one request, its next
+    /// run waits for the writers in flight and runs with no other writer beside it (every
+    /// writer then holds a shared advisory lock, one round trip more per write); 0 never.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    conflict_alone_after: u16,
 
     /// Public base URL of the site (e.g. https://cms.example.org), used in every `@id`. Without
     /// it, each request's Host header decides (or its X-Forwarded-Proto / X-Forwarded-Host
@@ -674,10 +693,23 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     }));
     config.changes_wake = Some(changes_rx);
     if let Some(url) = cli.database.clone() {
+        let alone_after = usize::from(cli.conflict_alone_after);
         let pg = PgOptions {
             connections: usize::from(cli.database_connections),
             write_mode: cli.write_mode,
+            exclusive_retries: cli.write_mode == WriteMode::Optimistic && alone_after > 0,
             ..PgOptions::default()
+        };
+        // Conflicts (optimistic mode) are re-run after a pause; the requests run on the blocking
+        // pool or the writer thread, where sleeping is allowed.
+        options.conflict_retry = engine::ConflictRetry {
+            max_attempts: usize::from(cli.conflict_attempts),
+            pause: (cli.conflict_pause_ms > 0 || alone_after > 0).then(|| {
+                Arc::new(host_server::postgres::conflict_pause(
+                    Duration::from_millis(u64::from(cli.conflict_pause_ms)),
+                    (alone_after > 0).then_some(alone_after),
+                )) as Arc<dyn Fn(usize) + Send + Sync>
+            }),
         };
         if let Some(read_url) = cli.read_database.clone() {
             let engine = host_server::open_engine_replicated(&url, &read_url, pg, options)?;
@@ -833,6 +865,7 @@ async fn serve<S: Store + Send + Sync + 'static>(
             cache_lookups: sampled.response_cache_lookups(),
             outbox_backlog: sampled.outbox_backlog(OUTBOX_BACKLOG_CAP).ok(),
             prepared_reruns: sampled.prepared_reruns(),
+            conflicts: sampled.conflict_stats(),
         });
         tokio::spawn(host_server::metrics::serve(listener));
         info!(%addr, "serving metrics");

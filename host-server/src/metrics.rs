@@ -30,6 +30,13 @@ struct RequestLabels {
     status: &'static str,
 }
 
+/// The label of a request that ended after store conflicts.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RunsLabels {
+    /// How many runs it took (`2`, `3`, ...; the last counted value also counts longer ones).
+    runs: String,
+}
+
 /// The label of an outbox delivery attempt.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
@@ -40,7 +47,7 @@ struct OutcomeLabels {
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 /// What a scrape reads from the engine at that moment.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Sample {
     /// Response cache lookups that found an answer, and that did not, since start.
     pub cache_lookups: (u64, u64),
@@ -49,6 +56,9 @@ pub struct Sample {
     /// Write requests prepared in parallel (`--parallel-writes`) that were found stale at commit
     /// and ran again on the writer thread, since start.
     pub prepared_reruns: u64,
+    /// Requests that met an optimistic store's conflicts (PostgreSQL `--write-mode optimistic`),
+    /// since start ([`engine::Engine::conflict_stats`]).
+    pub conflicts: engine::ConflictStats,
 }
 
 type Sampler = Box<dyn Fn() -> Sample + Send + Sync>;
@@ -64,6 +74,9 @@ struct Metrics {
     cache_hits: Counter,
     cache_misses: Counter,
     prepared_reruns: Counter,
+    conflict_reruns: Counter,
+    conflict_exhausted: Counter,
+    conflict_settled: Family<RunsLabels, Counter>,
     outbox_backlog: Gauge,
     deliveries: Family<OutcomeLabels, Counter>,
     connections_open: Gauge,
@@ -132,6 +145,27 @@ impl Metrics {
              ran again on the writer thread",
             prepared_reruns.clone(),
         );
+        let conflict_reruns = Counter::default();
+        registry.register(
+            "store_conflict_reruns",
+            "Requests (or groups of them) run again after a store conflict (PostgreSQL optimistic \
+             mode), one per re-run",
+            conflict_reruns.clone(),
+        );
+        let conflict_exhausted = Counter::default();
+        registry.register(
+            "store_conflict_exhausted",
+            "Requests (or groups of them) whose every allowed run met a store conflict, answered \
+             503 Busy",
+            conflict_exhausted.clone(),
+        );
+        let conflict_settled = Family::<RunsLabels, Counter>::default();
+        registry.register(
+            "store_conflict_settled",
+            "Requests (or groups of them) that met a store conflict and then ended without one, \
+             per runs taken",
+            conflict_settled.clone(),
+        );
         let outbox_backlog = Gauge::default();
         registry.register(
             "outbox_backlog",
@@ -166,6 +200,9 @@ impl Metrics {
             cache_hits,
             cache_misses,
             prepared_reruns,
+            conflict_reruns,
+            conflict_exhausted,
+            conflict_settled,
             outbox_backlog,
             deliveries,
             connections_open,
@@ -278,6 +315,23 @@ pub fn render() -> String {
     m.prepared_reruns
         .inner()
         .store(sample.prepared_reruns, Ordering::Relaxed);
+    m.conflict_reruns
+        .inner()
+        .store(sample.conflicts.reruns, Ordering::Relaxed);
+    m.conflict_exhausted
+        .inner()
+        .store(sample.conflicts.exhausted, Ordering::Relaxed);
+    for (runs, &n) in sample.conflicts.settled.iter().enumerate() {
+        if n > 0 {
+            let labels = RunsLabels {
+                runs: runs.to_string(),
+            };
+            m.conflict_settled
+                .get_or_create(&labels)
+                .inner()
+                .store(n, Ordering::Relaxed);
+        }
+    }
     if let Some(n) = sample.outbox_backlog {
         m.outbox_backlog.set(i64::try_from(n).unwrap_or(i64::MAX));
     }

@@ -37,6 +37,18 @@
 //!   Since every engine write also moves the store generation (`s:generation`), two write
 //!   requests of the engine always write a common key, so they always conflict and one retries.
 //!
+//! **Retries** (optimistic mode): PostgreSQL's documentation asks that serializable transactions
+//! that failed be retried, and a request that conflicted is run again by the engine
+//! ([`engine::ConflictRetry`]); a re-run at once mostly meets the same writers again, so the
+//! server pauses first ([`conflict_pause`]: a growing pause with random jitter). With
+//! [`PgOptions::exclusive_retries`], every optimistic writer also holds the writers' advisory
+//! lock in *shared* mode for its transaction, and a request that has conflicted often enough runs
+//! its next attempt holding it *exclusively* ([`write_alone_next`]): it waits for the writers
+//! in flight to end, and no other writer begins until it has ended, so that attempt has no
+//! concurrent writer to conflict with. Every transaction stays `SERIALIZABLE`; the lock only
+//! decides who runs beside whom. (PostgreSQL queues a shared request behind a waiting exclusive
+//! one, so the exclusive attempt is not starved.)
+//!
 //! Servers sharing a database should use the same write mode (mixing them stays correct, as every
 //! writer is `SERIALIZABLE`, but the locked ones then meet conflicts too).
 //!
@@ -86,6 +98,10 @@ pub struct PgOptions {
     /// The schema the table lives in (`search_path`), when not the database's default. Tests
     /// use one schema per store.
     pub schema: Option<String>,
+    /// Optimistic mode: every write transaction holds the writers' advisory lock in shared mode,
+    /// so that one begun after [`write_alone_next`] (holding it exclusively) runs with no other
+    /// writer beside it (see the [module documentation](self)). Costs one round trip per write.
+    pub exclusive_retries: bool,
 }
 
 impl Default for PgOptions {
@@ -95,6 +111,7 @@ impl Default for PgOptions {
             write_mode: WriteMode::Locked,
             connection_wait: Duration::from_secs(30),
             schema: None,
+            exclusive_retries: false,
         }
     }
 }
@@ -416,17 +433,21 @@ impl Store for PgStore {
     }
 
     fn begin_write(&self) -> Result<Box<dyn WriteTxn + '_>, StoreError> {
-        let locked = self.options.write_mode == WriteMode::Locked;
-        let conn = if locked {
-            // One writer at a time: the session-level lock is taken before the transaction
-            // begins, so its snapshot (taken by `SELECT 1`) holds every write committed before
-            // the lock was granted. The transaction is SERIALIZABLE all the same, so that a
-            // server in `optimistic` mode on the same database cannot make it lose an update.
+        let alone = WRITE_ALONE.with(|c| c.replace(false));
+        let lock = match self.options.write_mode {
+            WriteMode::Locked => WriterLock::Exclusive,
+            WriteMode::Optimistic if !self.options.exclusive_retries => WriterLock::None,
+            WriteMode::Optimistic if alone => WriterLock::Exclusive,
+            WriteMode::Optimistic => WriterLock::Shared,
+        };
+        let conn = if let Some(take) = lock.take_sql() {
+            // The session-level lock is taken before the transaction begins, so its snapshot
+            // (taken by `SELECT 1`) holds every write committed before the lock was granted.
+            // Exclusive (`locked` mode, or an optimistic retry that runs alone): one writer at
+            // a time; the transaction is SERIALIZABLE all the same, so that a server of the
+            // other mode on the same database cannot make it lose an update.
             let mut conn = self.acquire()?;
-            if let Err(e) = conn
-                .client
-                .batch_execute(&format!("SELECT pg_advisory_lock({WRITER_LOCK})"))
-            {
+            if let Err(e) = conn.client.batch_execute(&take) {
                 // the session may hold nothing (or be broken): do not reuse it
                 drop(conn);
                 self.forget_one();
@@ -450,7 +471,7 @@ impl Store for PgStore {
             conn: RefCell::new(Some(conn)),
             overlay: Overlay::default(),
             failed: RefCell::new(None),
-            locked,
+            lock,
             ended: std::cell::Cell::new(false),
         }))
     }
@@ -513,9 +534,9 @@ struct PgWrite<'a> {
     overlay: Overlay,
     /// The error that aborted the transaction on the server (every later operation reports it).
     failed: RefCell<Option<StoreError>>,
-    /// The connection holds the writers' session-level advisory lock ([`WriteMode::Locked`]),
-    /// released when the transaction ends.
-    locked: bool,
+    /// The writers' session-level advisory lock this connection holds ([`WriteMode::Locked`],
+    /// [`PgOptions::exclusive_retries`]), released when the transaction ends.
+    lock: WriterLock,
     /// Committed (and the lock released): the connection is clean.
     ended: std::cell::Cell<bool>,
 }
@@ -619,10 +640,9 @@ impl WriteTxn for PgWrite<'_> {
         // The writers' lock goes in the same message as the COMMIT, so the next writer need not
         // wait for another round trip. A failed COMMIT (PostgreSQL rolled back) skips the
         // unlock; `drop` then sends ROLLBACK and the unlock.
-        let end = if self.locked {
-            format!("COMMIT; SELECT pg_advisory_unlock({WRITER_LOCK})")
-        } else {
-            "COMMIT".to_string()
+        let end = match self.lock.release_sql() {
+            Some(unlock) => format!("COMMIT; {unlock}"),
+            None => "COMMIT".to_string(),
         };
         self.with(|c| c.client.batch_execute(&end).map_err(pg_error))?;
         self.ended.set(true);
@@ -641,10 +661,9 @@ impl Drop for PgWrite<'_> {
             // Discard the transaction (its writes never left the buffer, or are undone); then
             // release the writers' lock, if held. A connection that cannot do both is closed,
             // which releases the lock too.
-            let end = if self.locked {
-                format!("ROLLBACK; SELECT pg_advisory_unlock({WRITER_LOCK})")
-            } else {
-                "ROLLBACK".to_string()
+            let end = match self.lock.release_sql() {
+                Some(unlock) => format!("ROLLBACK; {unlock}"),
+                None => "ROLLBACK".to_string(),
             };
             if conn.client.batch_execute(&end).is_err() {
                 drop(conn);
@@ -656,9 +675,78 @@ impl Drop for PgWrite<'_> {
     }
 }
 
+/// How a write transaction holds the writers' advisory lock ([`WRITER_LOCK`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WriterLock {
+    /// Not at all (optimistic mode without [`PgOptions::exclusive_retries`]).
+    None,
+    /// Beside other optimistic writers, never beside an exclusive one.
+    Shared,
+    /// Alone among the writers that take the lock.
+    Exclusive,
+}
+
+impl WriterLock {
+    /// The statement that takes the lock (waiting for it), if any.
+    fn take_sql(self) -> Option<String> {
+        match self {
+            WriterLock::None => None,
+            WriterLock::Shared => Some(format!("SELECT pg_advisory_lock_shared({WRITER_LOCK})")),
+            WriterLock::Exclusive => Some(format!("SELECT pg_advisory_lock({WRITER_LOCK})")),
+        }
+    }
+
+    /// The statement that releases it, if any.
+    fn release_sql(self) -> Option<String> {
+        match self {
+            WriterLock::None => None,
+            WriterLock::Shared => Some(format!("SELECT pg_advisory_unlock_shared({WRITER_LOCK})")),
+            WriterLock::Exclusive => Some(format!("SELECT pg_advisory_unlock({WRITER_LOCK})")),
+        }
+    }
+}
+
 thread_local! {
+    /// The next write transaction begun on this thread holds the writers' lock exclusively
+    /// ([`write_alone_next`]).
+    static WRITE_ALONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// The store generation reads on this thread must see ([`with_min_generation`]).
     static MIN_GENERATION: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Make the next write transaction begun on this thread (by a store in optimistic mode with
+/// [`PgOptions::exclusive_retries`]) hold the writers' advisory lock exclusively: it waits for
+/// the write transactions in flight (which hold it shared) and runs with none beside it, so it
+/// cannot meet a write conflict. For the re-run of a request that conflicted repeatedly
+/// ([`conflict_pause`] calls it); other stores and modes ignore it.
+pub fn write_alone_next() {
+    WRITE_ALONE.with(|c| c.set(true));
+}
+
+/// The pause before the re-run of a request that conflicted ([`engine::ConflictRetry::pause`])
+/// on a PostgreSQL store in optimistic mode, given the runs that conflicted so far: about 1 ms
+/// after the first, doubling after each, never more than `most`, of which a random half (so that
+/// the writers that just collided do not start again together). After `alone_after` runs that
+/// conflicted (if set) the next run holds the writers' lock exclusively ([`write_alone_next`]).
+/// It sleeps: call it only where blocking is allowed (the engine's requests on PostgreSQL run on
+/// tokio's blocking pool or on the writer thread).
+pub fn conflict_pause(most: Duration, alone_after: Option<usize>) -> impl Fn(usize) + Send + Sync {
+    move |runs: usize| {
+        if alone_after.is_some_and(|n| runs >= n) {
+            write_alone_next();
+        }
+        let shift = u32::try_from(runs.saturating_sub(1))
+            .unwrap_or(u32::MAX)
+            .min(20);
+        let full = Duration::from_micros(1000u64 << shift).min(most);
+        let half = full / 2;
+        let half_ns = u64::try_from(half.as_nanos()).unwrap_or(u64::MAX);
+        let jitter = Duration::from_nanos(fastrand::u64(0..=half_ns));
+        let pause = half + jitter;
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+    }
 }
 
 /// A generation no replica reaches: reads under it always go to the primary.

@@ -94,6 +94,44 @@ pub struct EngineOptions {
     /// How people may log in: with a password stored here, and through which external identity
     /// providers (single sign-on, run by the host). The default: passwords, no provider.
     pub login: LoginOptions,
+    /// How a request (or a group of them) that met an optimistic store's conflict runs again:
+    /// how many runs in all, and the host's pause before each re-run. The default: at most
+    /// [`crate::engine::MAX_ATTEMPTS`] runs, no pause.
+    pub conflict_retry: ConflictRetry,
+}
+
+/// How the engine runs a request (or a group, `Engine::handle_routed_group`) again when an
+/// optimistic store reports a conflict ([`crate::core::store::StoreError::Conflict`]): nothing of
+/// the attempt was applied, so the whole request runs again, up to `max_attempts` runs in all;
+/// the last conflict is answered 503 Busy. The engine neither sleeps nor reads a clock (it builds
+/// for the browser): a host that shares its store with other writers gives the pause here.
+#[derive(Clone)]
+pub struct ConflictRetry {
+    /// Most runs in all, the first included (0 counts as 1).
+    pub max_attempts: usize,
+    /// Called before each re-run with the number of runs that conflicted so far (1 before the
+    /// second run), after the conflicting attempt's transaction has ended: the host waits there
+    /// (e.g. a growing pause with random jitter, so that the writers that just collided do not
+    /// collide again). `None`: the request runs again at once.
+    pub pause: Option<Arc<dyn Fn(usize) + Send + Sync>>,
+}
+
+impl Default for ConflictRetry {
+    fn default() -> Self {
+        ConflictRetry {
+            max_attempts: crate::engine::MAX_ATTEMPTS,
+            pause: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for ConflictRetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConflictRetry")
+            .field("max_attempts", &self.max_attempts)
+            .field("pause", &self.pause.is_some())
+            .finish()
+    }
 }
 
 /// How people may log in (the operator's choice, [`EngineOptions::login`]).
@@ -157,6 +195,7 @@ impl EngineOptions {
             llm: None,
             images: crate::core::images::default_codec(),
             login: LoginOptions::default(),
+            conflict_retry: ConflictRetry::default(),
         }
     }
 
