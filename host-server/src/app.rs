@@ -21,14 +21,12 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::body::{Body, HttpBody as _};
-use axum::extract::{DefaultBodyLimit, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{request::Parts, Method as HttpMethod, StatusCode};
 use axum::Router;
 use engine::Routed;
 use engine::{AnswerKind, BodyKind, Engine, EngineError, Method, Store, ThrottleClass};
 use http_body_util::BodyExt;
-use tower::util::{MapRequestLayer, MapResponseLayer};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::timeout::TimeoutBody;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -208,26 +206,31 @@ where
         sso: cfg.sso.clone(),
         streams: limits::StreamBudget::new(cfg.stream_limits),
     });
-    let mut router = Router::new()
-        .fallback(handle::<S>)
-        .with_state(state)
-        // The engine enforces its own limit and answers with its JSON 413.
-        .layer(DefaultBodyLimit::disable());
-    if let Some(timeout) = cfg.body_timeout {
+    // The handler and the layers every request goes through are one service (one box in the
+    // router), not a boxed route per layer: axum clones a route's whole stack for each request,
+    // a box and a clone per layer.
+    let body_timeout = cfg.body_timeout;
+    let service = tower::ServiceBuilder::new()
+        // The four security headers on every answer that does not set them itself.
+        .map_response(security_headers)
         // A client that stops sending its body for this long gets a 400 and the connection
         // is freed (the timer restarts with every piece that arrives, so a long upload is fine).
         // A body that is already at its end (a GET's) is left as it is: the timeout's timer
         // would be armed and dropped for nothing on every such request.
-        router = router.layer(MapRequestLayer::new(move |req: axum::extract::Request| {
-            if req.body().is_end_stream() {
-                req
-            } else {
+        .map_request(move |req: axum::extract::Request| match body_timeout {
+            Some(timeout) if !req.body().is_end_stream() => {
                 req.map(|body| Body::new(TimeoutBody::new(timeout, body)))
             }
+            _ => req,
+        })
+        .service(tower::service_fn(move |req: axum::extract::Request| {
+            let state = state.clone();
+            async move { Ok::<_, std::convert::Infallible>(handle(state, req).await) }
         }));
-    }
-    // One layer for the four security headers (four layers cost four wrappers per request).
-    router = router.layer(MapResponseLayer::new(security_headers));
+    // The engine enforces its own body limit (and answers with its JSON 413): the handler takes
+    // the request whole, so axum's default limit, which applies to its body extractors, never
+    // applies.
+    let mut router = Router::new().fallback_service(service);
     if let Some(cors) = cors_layer(&cfg.cors_origins) {
         router = router.layer(cors);
     }
@@ -373,10 +376,7 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
     )
 }
 
-async fn handle<S>(
-    State(state): State<AppState<S>>,
-    req: axum::extract::Request,
-) -> axum::response::Response
+async fn handle<S>(state: AppState<S>, req: axum::extract::Request) -> axum::response::Response
 where
     S: Store + Send + Sync + 'static,
 {
