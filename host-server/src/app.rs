@@ -20,8 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::body::{Body, HttpBody as _};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::{request::Parts, Method as HttpMethod, StatusCode};
 use axum::Router;
@@ -29,8 +28,7 @@ use engine::Routed;
 use engine::{AnswerKind, BodyKind, Engine, EngineError, Method, Store, ThrottleClass};
 use http_body_util::BodyExt;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::timeout::RequestBodyTimeoutLayer;
+use tower_http::timeout::TimeoutBody;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
@@ -152,7 +150,11 @@ impl Config {
     }
 }
 
-struct AppState<S: Store> {
+/// What every request shares, behind one [`Arc`] ([`AppState`]): axum clones the handler's state
+/// for each request, and one reference count is then all that clone costs (the fields cloned and
+/// dropped one by one, the writer's channel sender among them, were a measurable part of every
+/// request).
+struct Shared<S: Store> {
     engine: Arc<Engine<S>>,
     public_url: Option<String>,
     /// See [`Config::trust_forwarded`].
@@ -176,22 +178,8 @@ struct AppState<S: Store> {
     ),
 }
 
-impl<S: Store> Clone for AppState<S> {
-    fn clone(&self) -> Self {
-        AppState {
-            engine: self.engine.clone(),
-            public_url: self.public_url.clone(),
-            trust_forwarded: self.trust_forwarded,
-            writer: self.writer.clone(),
-            blocking_reads: self.blocking_reads,
-            read_your_writes: self.read_your_writes,
-            throttle: self.throttle.clone(),
-            sso: self.sso.clone(),
-            streams: self.streams.clone(),
-            signals: self.signals.clone(),
-        }
-    }
-}
+/// The handler's state: see [`Shared`].
+type AppState<S> = Arc<Shared<S>>;
 
 /// The complete HTTP application: every request goes to `engine`.
 ///
@@ -206,7 +194,7 @@ where
 {
     let writer = GroupCommitter::start(engine.clone()).expect("cannot start the writer thread");
     let signals = sse::signals(&cfg);
-    let state = AppState {
+    let state = Arc::new(Shared {
         signals,
         engine,
         public_url: cfg.public_url.map(|u| u.trim_end_matches('/').to_string()),
@@ -217,34 +205,32 @@ where
         throttle: Arc::new(LoginThrottle::new(cfg.login_limits)),
         sso: cfg.sso.clone(),
         streams: limits::StreamBudget::new(cfg.stream_limits),
-    };
-    let mut router = Router::new()
-        .fallback(handle::<S>)
-        .with_state(state)
-        // The engine enforces its own limit and answers with its JSON 413.
-        .layer(DefaultBodyLimit::disable());
-    if let Some(timeout) = cfg.body_timeout {
+    });
+    // The handler and the layers every request goes through are one service (one box in the
+    // router), not a boxed route per layer: axum clones a route's whole stack for each request,
+    // a box and a clone per layer.
+    let body_timeout = cfg.body_timeout;
+    let service = tower::ServiceBuilder::new()
+        // The four security headers on every answer that does not set them itself.
+        .map_response(security_headers)
         // A client that stops sending its body for this long gets a 400 and the connection
         // is freed (the timer restarts with every piece that arrives, so a long upload is fine).
-        router = router.layer(RequestBodyTimeoutLayer::new(timeout));
-    }
-    router = router
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        ))
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::X_FRAME_OPTIONS,
-            HeaderValue::from_static("DENY"),
-        ))
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-        ))
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::REFERRER_POLICY,
-            HeaderValue::from_static("no-referrer"),
-        ));
+        // A body that is already at its end (a GET's) is left as it is: the timeout's timer
+        // would be armed and dropped for nothing on every such request.
+        .map_request(move |req: axum::extract::Request| match body_timeout {
+            Some(timeout) if !req.body().is_end_stream() => {
+                req.map(|body| Body::new(TimeoutBody::new(timeout, body)))
+            }
+            _ => req,
+        })
+        .service(tower::service_fn(move |req: axum::extract::Request| {
+            let state = state.clone();
+            async move { Ok::<_, std::convert::Infallible>(handle(state, req).await) }
+        }));
+    // The engine enforces its own body limit (and answers with its JSON 413): the handler takes
+    // the request whole, so axum's default limit, which applies to its body extractors, never
+    // applies.
+    let mut router = Router::new().fallback_service(service);
     if let Some(cors) = cors_layer(&cfg.cors_origins) {
         router = router.layer(cors);
     }
@@ -270,6 +256,23 @@ where
         );
     }
     router.layer(axum::middleware::from_fn(request_id))
+}
+
+/// Put the security headers on an answer that does not set them itself: `nosniff`, no framing,
+/// [`CONTENT_SECURITY_POLICY`], no referrer.
+fn security_headers(mut resp: axum::response::Response) -> axum::response::Response {
+    let headers = resp.headers_mut();
+    for (name, value) in [
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        (header::REFERRER_POLICY, "no-referrer"),
+    ] {
+        if !headers.contains_key(&name) {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+    }
+    resp
 }
 
 /// The header that carries a request's id, in the answer (and in the request when the client
@@ -373,10 +376,7 @@ fn cors_layer(origins: &[String]) -> Option<CorsLayer> {
     )
 }
 
-async fn handle<S>(
-    State(state): State<AppState<S>>,
-    req: axum::extract::Request,
-) -> axum::response::Response
+async fn handle<S>(state: AppState<S>, req: axum::extract::Request) -> axum::response::Response
 where
     S: Store + Send + Sync + 'static,
 {
@@ -418,50 +418,14 @@ where
     // any transaction); the engine then logs the user in.
     if let Some(sso) = state.sso.clone() {
         if let Some(target) = crate::oidc::target(parts.uri.path()) {
-            let body = match read_body(body, &parts.headers, 64 * 1024).await {
-                Ok(body) => body,
-                Err(BodyError::TooLarge(size)) => {
-                    return to_http(
-                        EngineError::PayloadTooLarge {
-                            size,
-                            limit: 64 * 1024,
-                        }
-                        .into_response(),
-                    )
-                }
-                Err(BodyError::Read(e)) => {
-                    return to_http(
-                        EngineError::bad_request(format!("Could not read the request body: {e}"))
-                            .into_response(),
-                    )
-                }
-            };
-            let headers = header_list(&parts.headers);
-            let answered = crate::oidc::handle(
-                &sso,
-                &state.engine,
-                parts.method.as_str(),
-                target,
-                (&headers, &body),
-                &base_url,
-            )
-            .await;
-            if let Some(resp) = answered {
-                if let Some(family) = family {
-                    *family = "auth";
-                }
-                return to_http(resp);
+            // Boxed: the protocol's future is large, and every request's future would
+            // otherwise be as large (and copied as such) for the few that reach it.
+            let (resp, auth) =
+                Box::pin(answer_sso(&state, &sso, target, &parts, body, &base_url)).await;
+            if let (true, Some(family)) = (auth, family) {
+                *family = "auth";
             }
-            return to_http(
-                EngineError::MethodNotAllowed {
-                    method: parts.method.to_string(),
-                    allowed: match target {
-                        crate::oidc::Target::Login(_) => vec!["GET", "POST"],
-                        crate::oidc::Target::Logout(_) => vec!["GET"],
-                    },
-                }
-                .into_response(),
-            );
+            return resp;
         }
     }
     // The engine's one route lookup: what this request is, before its body is read.
@@ -483,9 +447,10 @@ where
             if let Some(refusal) = throttled(&state, login.as_deref(), client) {
                 return refusal;
             }
-            let handled = routed
-                .in_pieces(&mut Frames(body), |piece| state.writer.submit(piece))
-                .await;
+            // Boxed, as the single sign-on branch above: a tus upload is rare, its future large.
+            let mut frames = Frames(body);
+            let handled =
+                Box::pin(routed.in_pieces(&mut frames, |piece| state.writer.submit(piece))).await;
             count_failure(&state, handled.refused_login.as_deref(), client);
             return to_http(handled.response);
         }
@@ -526,6 +491,56 @@ where
     };
     count_failure(&state, counted.as_deref(), client);
     resp
+}
+
+/// A request to single sign-on's endpoint `target` ([`crate::oidc`]): its answer, and whether
+/// the protocol answered it (else it is a 405).
+async fn answer_sso<S>(
+    state: &AppState<S>,
+    sso: &crate::oidc::Sso,
+    target: crate::oidc::Target<'_>,
+    parts: &Parts,
+    body: Body,
+    base_url: &str,
+) -> (axum::response::Response, bool)
+where
+    S: Store + Send + Sync + 'static,
+{
+    let body = match read_body(body, &parts.headers, 64 * 1024).await {
+        Ok(body) => body,
+        Err(BodyError::TooLarge(size)) => {
+            let error = EngineError::PayloadTooLarge {
+                size,
+                limit: 64 * 1024,
+            };
+            return (to_http(error.into_response()), false);
+        }
+        Err(BodyError::Read(e)) => {
+            let error = EngineError::bad_request(format!("Could not read the request body: {e}"));
+            return (to_http(error.into_response()), false);
+        }
+    };
+    let headers = header_list(&parts.headers);
+    let answered = crate::oidc::handle(
+        sso,
+        &state.engine,
+        parts.method.as_str(),
+        target,
+        (&headers, &body),
+        base_url,
+    )
+    .await;
+    if let Some(resp) = answered {
+        return (to_http(resp), true);
+    }
+    let error = EngineError::MethodNotAllowed {
+        method: parts.method.to_string(),
+        allowed: match target {
+            crate::oidc::Target::Login(_) => vec!["GET", "POST"],
+            crate::oidc::Target::Logout(_) => vec!["GET"],
+        },
+    };
+    (to_http(error.into_response()), false)
 }
 
 /// A request's headers as the engine takes them.
@@ -580,10 +595,14 @@ where
     S: Store + Send + Sync + 'static,
 {
     if routed.info().writes {
-        let handled = state
-            .writer
-            .submit_write(&state.engine, routed, state.blocking_reads)
-            .await;
+        // Boxed: the write's future is large, and every read's would be as large (and copied
+        // as such) if it were held inline.
+        let handled = Box::pin(state.writer.submit_write(
+            &state.engine,
+            routed,
+            state.blocking_reads,
+        ))
+        .await;
         let mut resp = to_http(handled.response);
         if state.read_your_writes {
             // The latest generation this server committed: at least the one this write reached.

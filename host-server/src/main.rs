@@ -183,6 +183,21 @@ struct Cli {
     #[arg(long)]
     blocking_reads: bool,
 
+    /// Async worker threads (default: one per core). Not in the help: for measuring the
+    /// runtime's settings (bench/RESULTS.md, "The fixed cost of a request").
+    #[arg(long, value_name = "N", hide = true)]
+    runtime_workers: Option<std::num::NonZeroUsize>,
+
+    /// Tasks a worker polls between two looks for socket events (tokio's `event_interval`,
+    /// default 61). Not in the help: for measuring the runtime's settings.
+    #[arg(long, value_name = "N", hide = true)]
+    runtime_event_interval: Option<NonZeroU32>,
+
+    /// Tasks a worker polls between two looks at the shared queue (tokio's
+    /// `global_queue_interval`, default 31 or adaptive). Not in the help: for measuring.
+    #[arg(long, value_name = "N", hide = true)]
+    runtime_global_queue_interval: Option<NonZeroU32>,
+
     /// Run the work of write requests on the threads serving their connections, each against a
     /// snapshot of its own, so that only their commits are serial (SQLite only; see the README's
     /// "Writes"). Off by default: on 2 cores it measured slower than the one writer thread.
@@ -675,7 +690,10 @@ fn run(cli: Cli) -> Result<(), ServerError> {
     }));
     // Reads run on the async workers (one per core) unless --blocking-reads: keep a connection
     // for each, so a worker never waits for a pooled reader.
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let cores = match cli.runtime_workers {
+        Some(n) => n.get(),
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
     let sqlite = SqliteOptions {
         readers: usize::from(cli.readers).max(cores),
         sync: cli.sync,
@@ -804,13 +822,21 @@ fn start<S: Store + Send + Sync + 'static>(
     let profile = engine.site_profile().map_err(ServerError::SiteSetup)?;
     info!(profile = profile.name(), "site profile");
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| ServerError::Io {
-            context: "cannot start the async runtime",
-            source,
-        })?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if let Some(n) = cli.runtime_workers {
+        runtime.worker_threads(n.get());
+    }
+    if let Some(n) = cli.runtime_event_interval {
+        runtime.event_interval(n.get());
+    }
+    if let Some(n) = cli.runtime_global_queue_interval {
+        runtime.global_queue_interval(n.get());
+    }
+    let runtime = runtime.build().map_err(|source| ServerError::Io {
+        context: "cannot start the async runtime",
+        source,
+    })?;
     let result = runtime.block_on(serve(
         Arc::new(engine),
         config,

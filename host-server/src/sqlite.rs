@@ -398,6 +398,10 @@ struct PoolState {
     idle: Vec<Pooled>,
     /// Connections in existence (idle or lent out).
     open: usize,
+    /// Threads waiting in [`ReaderPool::acquire`] for a connection: only then does giving one
+    /// back wake a thread (a condition variable's notify is a system call even when no one
+    /// waits, and a read request gives a connection back every time).
+    waiting: usize,
 }
 
 impl ReaderPool {
@@ -424,11 +428,13 @@ impl ReaderPool {
                     }
                 };
             }
+            state.waiting += 1;
             let (next, wait) = self
                 .available
                 .wait_timeout(state, self.options.reader_wait)
                 .unwrap_or_else(PoisonError::into_inner);
             state = next;
+            state.waiting -= 1;
             if wait.timed_out() && state.idle.is_empty() && state.open >= self.max {
                 return Err(StoreError::Backend(format!(
                     "all {} reader connections stayed busy for {:?}",
@@ -441,8 +447,13 @@ impl ReaderPool {
     /// Give a connection back; an unhealthy one is closed and a fresh one opened on demand.
     fn release(&self, conn: Pooled, healthy: bool) {
         if healthy {
-            self.lock_state().idle.push(conn);
-            self.available.notify_one();
+            let mut state = self.lock_state();
+            state.idle.push(conn);
+            let wake = state.waiting > 0;
+            drop(state);
+            if wake {
+                self.available.notify_one();
+            }
         } else {
             drop(conn);
             self.forget_one();
@@ -469,8 +480,11 @@ impl ReaderPool {
     fn forget_one(&self) {
         let mut state = self.lock_state();
         state.open = state.open.saturating_sub(1);
+        let wake = state.waiting > 0;
         drop(state);
-        self.available.notify_one();
+        if wake {
+            self.available.notify_one();
+        }
     }
 }
 

@@ -296,6 +296,53 @@ fn slow_headers_and_idle_connections_are_closed() {
     );
 }
 
+/// A request body that stops coming for --body-timeout gets a 400 (the timer runs between the
+/// pieces of a body); requests without a body, which never arm that timer, are answered with
+/// every security header.
+#[test]
+fn a_stalled_body_gets_a_400_and_bodiless_requests_their_headers() {
+    let tmp = TempDir::new("body-timeout");
+    let server = start(&tmp, &["--body-timeout", "1"]);
+    let addr = &server.addr;
+
+    let mut stalled = TcpStream::connect(addr).unwrap();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let started = Instant::now();
+    stalled
+        .write_all(
+            format!(
+                "POST /@login HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\n\
+                 Content-Type: application/json\r\nContent-Length: 60\r\nConnection: close\r\n\r\n{{\"lo"
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    let mut out = Vec::new();
+    let _ = stalled.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    assert!(text.contains("request body"), "{text}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(900),
+        "answered before the body timeout: {:?}",
+        started.elapsed()
+    );
+
+    for path in ["/@site", "/no-such-object"] {
+        let a = get(addr, path, "");
+        assert!(a.status == 200 || a.status == 404, "{path}: {}", a.status);
+        assert_eq!(a.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(a.header("x-frame-options"), Some("DENY"));
+        assert_eq!(a.header("referrer-policy"), Some("no-referrer"));
+        let csp = a.header("content-security-policy").expect("a CSP");
+        assert!(csp.contains("sandbox"), "{csp}");
+    }
+    let empty = post_json(addr, "/@login", None, "");
+    assert_eq!(empty.status, 400, "{}", empty.body);
+}
+
 /// Defect 4: connections beyond --max-connections wait (they hold no file descriptor of the
 /// server) until one closes.
 #[test]
