@@ -3,6 +3,7 @@
 //! entry's record (keys in sorted order, as a `serde_json` map has them), without decoding the
 //! entry into owned values, building a map of values per item or walking it again to write it.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -59,6 +60,9 @@ pub const MARKDOWN: &str = "markdown";
 pub struct ItemKeys<'a> {
     with_state: Vec<&'a str>,
     cols: Vec<(Col, Box<[u8]>)>,
+    /// The types the answer's items have had so far, with their titles in the request's
+    /// language ([`ItemKeys::type_of`]): looked up once per answer, not once per item.
+    types: RefCell<Vec<(String, Arc<ContentType>, Arc<str>)>>,
 }
 
 impl<'a> ItemKeys<'a> {
@@ -95,7 +99,24 @@ impl<'a> ItemKeys<'a> {
         ItemKeys {
             with_state: keys,
             cols,
+            types: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The type `name` and its title in the request's language
+    /// ([`crate::site::i18n::Translator`]), found once per answer.
+    fn type_of(&self, ctx: &Ctx<'_>, name: &str) -> Result<(Arc<ContentType>, Arc<str>)> {
+        if let Some((_, ty, title)) = self.types.borrow().iter().find(|(n, ..)| n == name) {
+            return Ok((ty.clone(), title.clone()));
+        }
+        let ty = ctx.types()?.require(name)?;
+        let title: Arc<str> = crate::site::i18n::Translator::for_request(ctx)?
+            .t(&ty.title)
+            .into();
+        self.types
+            .borrow_mut()
+            .push((name.to_string(), ty.clone(), title.clone()));
+        Ok((ty, title))
     }
 
     /// Whether the summaries show the object's Markdown (read from the object itself).
@@ -201,7 +222,7 @@ pub struct ItemJson<'a> {
     /// Its type, shared with the cached registry (folderishness read from it).
     ty: Arc<ContentType>,
     /// Its type's title in the request's language ([`crate::site::i18n::Translator`]).
-    type_title: String,
+    type_title: Arc<str>,
     keys: &'a [(Col, Box<[u8]>)],
     /// The object's blocks as Markdown, when the keys name `markdown` (read from the object
     /// itself: the catalog entry does not hold the blocks).
@@ -214,7 +235,7 @@ pub struct ItemJson<'a> {
 impl<'a> ItemJson<'a> {
     /// The summary of the entry `v` with `keys`.
     pub fn new(ctx: &Ctx<'_>, v: View<'a>, keys: &'a ItemKeys<'a>) -> Result<Self> {
-        let ty = ctx.types()?.require(v.type_name)?;
+        let (ty, type_title) = keys.type_of(ctx, v.type_name)?;
         let markdown = if keys.with_state.contains(&MARKDOWN) {
             let rec = crate::content::tree::load(ctx, v.uid)?;
             Some(
@@ -233,7 +254,6 @@ impl<'a> ItemJson<'a> {
         let mut url = String::with_capacity(ctx.base_url.len() + v.head.path.len());
         url.push_str(&ctx.base_url);
         url.push_str(v.head.path);
-        let type_title = crate::site::i18n::Translator::for_request(ctx)?.t(&ty.title);
         Ok(ItemJson {
             url,
             type_title,

@@ -887,8 +887,8 @@ pub fn search_page_in(
 /// ([`crate::core::security::granted_everywhere`]), or because Anonymous may view them all (the
 /// catalog's count of them, [`anonymous_child_count`], is the folder's `child_count`). The
 /// total is then the folder's `child_count` and only the page's entries are read. `None` when
-/// that does not hold, or when an entry of the page is missing, not visible or not below the
-/// folder (the full query answers then).
+/// that does not hold, or when an entry of the page is missing or not visible (the full query
+/// answers then).
 fn children_page(
     ctx: &Ctx<'_>,
     q: &Query,
@@ -931,8 +931,9 @@ fn children_page(
         let Some(entry) = entry else {
             return Ok(None);
         };
-        let h = codec::light_head(&entry.0)?;
-        if !h.visible_to(tokens) || !path_within(h.path, q) {
+        // Read through the folder's children, the entry is one of a child (below the folder);
+        // its visibility is read from the entry's front only.
+        if !entry.visible_to(tokens)? {
             return Ok(None);
         }
         page.push(entry);
