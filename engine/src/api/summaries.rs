@@ -62,8 +62,11 @@ pub struct ItemKeys<'a> {
     cols: Vec<(Col, Box<[u8]>)>,
     /// The types the answer's items have had so far, with their titles in the request's
     /// language ([`ItemKeys::type_of`]): looked up once per answer, not once per item.
-    types: RefCell<Vec<(String, Arc<ContentType>, Arc<str>)>>,
+    types: RefCell<Vec<AnswerType>>,
 }
+
+/// A type met in an answer: its name, the type, its title in the request's language.
+type AnswerType = (String, Arc<ContentType>, Arc<str>);
 
 impl<'a> ItemKeys<'a> {
     /// The keys of summaries with `metadata_fields` `fields`.
