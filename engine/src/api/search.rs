@@ -263,7 +263,7 @@ fn search_answer(
 ) -> Result<Response> {
     let (q, presentation) = parse_search(ctx, obj, params)?;
     let b = presentation.batch;
-    let (page, total) = catalog::search_page(ctx, &q, b.start, b.size)?;
+    let (page, total) = catalog::search_page_in(ctx, &q, b.start, b.size, Some(obj))?;
     results_page(ctx, obj, url, &page, total, &presentation, params)
 }
 
@@ -859,7 +859,7 @@ fn run_querystring(
             ))
         }
     };
-    let (page, total) = catalog::search_page(ctx, &q, batch.start, batch.size)?;
+    let (page, total) = catalog::search_page_in(ctx, &q, batch.start, batch.size, Some(obj))?;
     Ok((
         page,
         total,

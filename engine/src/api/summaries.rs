@@ -3,6 +3,7 @@
 //! entry's record (keys in sorted order, as a `serde_json` map has them), without decoding the
 //! entry into owned values, building a map of values per item or walking it again to write it.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -53,10 +54,19 @@ pub const MARKDOWN: &str = "markdown";
 
 /// The keys of the summaries of one answer, sorted and without repeats. Computed once per
 /// answer. Every item has `review_state`, `null` for an object without a workflow, as Plone's
-/// catalog brains do.
+/// catalog brains do. Each key is also kept as the column it writes and the text that starts
+/// its entry (`"key":`, after a comma but for the first), so writing an item neither compares
+/// key names nor escapes them.
 pub struct ItemKeys<'a> {
     with_state: Vec<&'a str>,
+    cols: Vec<(Col, Box<[u8]>)>,
+    /// The types the answer's items have had so far, with their titles in the request's
+    /// language ([`ItemKeys::type_of`]): looked up once per answer, not once per item.
+    types: RefCell<Vec<AnswerType>>,
 }
+
+/// A type met in an answer: its name, the type, its title in the request's language.
+type AnswerType = (String, Arc<ContentType>, Arc<str>);
 
 impl<'a> ItemKeys<'a> {
     /// The keys of summaries with `metadata_fields` `fields`.
@@ -75,13 +85,135 @@ impl<'a> ItemKeys<'a> {
         keys.push("review_state");
         keys.sort_unstable();
         keys.dedup();
-        ItemKeys { with_state: keys }
+        let cols = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let mut head = Vec::with_capacity(k.len() + 4);
+                if i > 0 {
+                    head.push(b',');
+                }
+                head.push(b'"');
+                head.extend_from_slice(k.as_bytes());
+                head.extend_from_slice(b"\":");
+                (Col::of(k), head.into_boxed_slice())
+            })
+            .collect();
+        ItemKeys {
+            with_state: keys,
+            cols,
+            types: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The type `name` and its title in the request's language
+    /// ([`crate::site::i18n::Translator`]), found once per answer.
+    fn type_of(&self, ctx: &Ctx<'_>, name: &str) -> Result<(Arc<ContentType>, Arc<str>)> {
+        if let Some((_, ty, title)) = self.types.borrow().iter().find(|(n, ..)| n == name) {
+            return Ok((ty.clone(), title.clone()));
+        }
+        let ty = ctx.types()?.require(name)?;
+        let title: Arc<str> = crate::site::i18n::Translator::for_request(ctx)?
+            .t(&ty.title)
+            .into();
+        self.types
+            .borrow_mut()
+            .push((name.to_string(), ty.clone(), title.clone()));
+        Ok((ty, title))
     }
 
     /// Whether the summaries show the object's Markdown (read from the object itself).
     #[cfg(any(test, feature = "internals"))]
     pub fn markdown(&self) -> bool {
         self.with_state.contains(&MARKDOWN)
+    }
+}
+
+/// What one key of a summary writes ([`ItemJson::write`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Url,
+    TypeName,
+    Title,
+    Description,
+    TypeTitle,
+    ReviewState,
+    Uid,
+    Path,
+    Subject,
+    IsFolderish,
+    ExcludeFromNav,
+    Id,
+    Creator,
+    ListCreators,
+    Created,
+    Modified,
+    Effective,
+    EffectiveDate,
+    Expires,
+    ExpirationDate,
+    ObjSize,
+    MimeType,
+    ImageField,
+    ImageScales,
+    HasPreviewImage,
+    Markdown,
+    Null,
+}
+
+/// Columns that write the same text under several keys ([`Col::twin`]): written once per item,
+/// copied for the others.
+const TWINS: usize = 8;
+
+impl Col {
+    fn of(k: &str) -> Col {
+        match k {
+            "@id" => Col::Url,
+            "@type" | "Type" | "portal_type" => Col::TypeName,
+            "title" | "Title" => Col::Title,
+            "description" | "Description" => Col::Description,
+            "type_title" => Col::TypeTitle,
+            "review_state" => Col::ReviewState,
+            "UID" => Col::Uid,
+            "path" => Col::Path,
+            "Subject" => Col::Subject,
+            "is_folderish" => Col::IsFolderish,
+            "exclude_from_nav" => Col::ExcludeFromNav,
+            "getId" | "id" => Col::Id,
+            "Creator" => Col::Creator,
+            "listCreators" => Col::ListCreators,
+            "created" | "CreationDate" => Col::Created,
+            "modified" | "ModificationDate" | "Date" => Col::Modified,
+            "effective" => Col::Effective,
+            "EffectiveDate" => Col::EffectiveDate,
+            "expires" => Col::Expires,
+            "ExpirationDate" => Col::ExpirationDate,
+            "getObjSize" => Col::ObjSize,
+            "mime_type" => Col::MimeType,
+            "image_field" => Col::ImageField,
+            "image_scales" => Col::ImageScales,
+            "hasPreviewImage" => Col::HasPreviewImage,
+            MARKDOWN => Col::Markdown,
+            _ => Col::Null,
+        }
+    }
+
+    /// The slot of a column whose text another key repeats: the text of a type name, title,
+    /// description, id, creation and modification time is the same under each of its keys;
+    /// `effective` and `EffectiveDate` (`expires`, `ExpirationDate`) write the same text when
+    /// the date is set (only then is the slot filled).
+    fn twin(self) -> Option<usize> {
+        Some(match self {
+            Col::TypeName => 0,
+            Col::Title => 1,
+            Col::Description => 2,
+            Col::Id => 3,
+            Col::Created => 4,
+            Col::Modified => 5,
+            Col::Effective | Col::EffectiveDate => 6,
+            Col::Expires | Col::ExpirationDate => 7,
+            _ => return None,
+        })
     }
 }
 
@@ -93,8 +225,8 @@ pub struct ItemJson<'a> {
     /// Its type, shared with the cached registry (folderishness read from it).
     ty: Arc<ContentType>,
     /// Its type's title in the request's language ([`crate::site::i18n::Translator`]).
-    type_title: String,
-    keys: &'a [&'a str],
+    type_title: Arc<str>,
+    keys: &'a [(Col, Box<[u8]>)],
     /// The object's blocks as Markdown, when the keys name `markdown` (read from the object
     /// itself: the catalog entry does not hold the blocks).
     markdown: Option<String>,
@@ -106,9 +238,8 @@ pub struct ItemJson<'a> {
 impl<'a> ItemJson<'a> {
     /// The summary of the entry `v` with `keys`.
     pub fn new(ctx: &Ctx<'_>, v: View<'a>, keys: &'a ItemKeys<'a>) -> Result<Self> {
-        let ty = ctx.types()?.require(v.type_name)?;
-        let keys = &keys.with_state;
-        let markdown = if keys.contains(&MARKDOWN) {
+        let (ty, type_title) = keys.type_of(ctx, v.type_name)?;
+        let markdown = if keys.with_state.contains(&MARKDOWN) {
             let rec = crate::content::tree::load(ctx, v.uid)?;
             Some(
                 rec.map(|r| crate::content::exports::markdown(&r))
@@ -126,14 +257,13 @@ impl<'a> ItemJson<'a> {
         let mut url = String::with_capacity(ctx.base_url.len() + v.head.path.len());
         url.push_str(&ctx.base_url);
         url.push_str(v.head.path);
-        let type_title = crate::site::i18n::Translator::for_request(ctx)?.t(&ty.title);
         Ok(ItemJson {
             url,
             type_title,
             v,
             known,
             ty,
-            keys,
+            keys: &keys.cols,
             markdown,
             files,
         })
@@ -144,38 +274,50 @@ impl<'a> ItemJson<'a> {
         let v = &self.v;
         let f = &self.known;
         let files = !self.files.is_empty();
+        // Where in `out` each twin column's text was written for this item (empty: not yet).
+        let mut twins = [(0usize, 0usize); TWINS];
         out.open();
-        for k in self.keys {
-            let k = *k;
-            out.key(k);
-            match k {
-                "@id" => out.string(&self.url)?,
-                "@type" | "Type" | "portal_type" => out.string(v.type_name)?,
-                "title" | "Title" => out.string(str_of(f.title))?,
-                "description" | "Description" => out.string(str_of(f.description))?,
-                "type_title" => out.string(&self.type_title)?,
-                "review_state" => match v.review_state {
+        for (col, head) in self.keys {
+            out.buf.extend_from_slice(head);
+            let twin = col.twin();
+            if let Some(t) = twin {
+                let (from, to) = twins[t];
+                if to > from {
+                    out.buf.extend_from_within(from..to);
+                    continue;
+                }
+            }
+            let start = out.buf.len();
+            // Whether what was written may stand for the twin columns too.
+            let mut same = true;
+            match col {
+                Col::Url => out.string(&self.url)?,
+                Col::TypeName => out.string(v.type_name)?,
+                Col::Title => out.string(str_of(f.title))?,
+                Col::Description => out.string(str_of(f.description))?,
+                Col::TypeTitle => out.string(&self.type_title)?,
+                Col::ReviewState => match v.review_state {
                     Some(s) => out.string(s)?,
                     None => out.null(),
                 },
-                "UID" => out.string(v.uid)?,
-                "path" => out.string(if v.head.path.is_empty() {
+                Col::Uid => out.string(v.uid)?,
+                Col::Path => out.string(if v.head.path.is_empty() {
                     "/"
                 } else {
                     v.head.path
                 })?,
-                "Subject" => out.opt_raw(f.subjects)?,
-                "is_folderish" => out.bool(self.ty.folderish),
-                "exclude_from_nav" => out.opt_raw(f.exclude_from_nav)?,
-                "getId" | "id" => out.string(v.id)?,
-                "Creator" => match f.creators.map(|c| c.get()) {
+                Col::Subject => out.opt_raw(f.subjects)?,
+                Col::IsFolderish => out.bool(self.ty.folderish),
+                Col::ExcludeFromNav => out.opt_raw(f.exclude_from_nav)?,
+                Col::Id => out.string(v.id)?,
+                Col::Creator => match f.creators.map(|c| c.get()) {
                     Some(ValueRef::Array(mut items)) => match items.next() {
                         Some(first) => out.raw(first)?,
                         None => out.string(v.owner)?,
                     },
                     _ => out.string(v.owner)?,
                 },
-                "listCreators" => match f.creators {
+                Col::ListCreators => match f.creators {
                     Some(c) => out.raw(c)?,
                     None => {
                         out.buf.push(b'[');
@@ -183,45 +325,62 @@ impl<'a> ItemJson<'a> {
                         out.buf.push(b']');
                     }
                 },
-                "created" | "CreationDate" => out.time(v.created)?,
-                "modified" | "ModificationDate" | "Date" => out.time(v.modified)?,
-                "effective" => out.opt_raw(f.effective)?,
-                "EffectiveDate" => match f.effective.filter(|r| !r.is_null()) {
-                    Some(r) => out.raw(r)?,
-                    None => out.string("None")?,
-                },
-                "expires" => out.opt_raw(f.expires)?,
-                "ExpirationDate" => match f.expires.filter(|r| !r.is_null()) {
-                    Some(r) => out.raw(r)?,
-                    None => out.string("None")?,
-                },
-                "getObjSize" => match self.primary_file() {
+                Col::Created => out.time(v.created)?,
+                Col::Modified => out.time(v.modified)?,
+                Col::Effective | Col::Expires => {
+                    out.opt_raw(if *col == Col::Effective {
+                        f.effective
+                    } else {
+                        f.expires
+                    })?;
+                    same = out.buf[start..] != *b"null";
+                }
+                Col::EffectiveDate | Col::ExpirationDate => {
+                    let date = if *col == Col::EffectiveDate {
+                        f.effective
+                    } else {
+                        f.expires
+                    };
+                    match date {
+                        Some(r) => out.raw(r)?,
+                        None => out.null(),
+                    }
+                    if out.buf[start..] == *b"null" {
+                        out.buf.truncate(start);
+                        out.string("None")?;
+                        same = false;
+                    }
+                }
+                Col::ObjSize => match self.primary_file() {
                     Some(file) => out.value(&file.size)?,
                     None => out.value(&v.size)?,
                 },
-                "mime_type" => match self.primary_file() {
+                Col::MimeType => match self.primary_file() {
                     Some(file) => out.string(&file.content_type)?,
                     None => out.string("text/plain")?,
                 },
-                "image_field" => match files
+                Col::ImageField => match files
                     .then(|| super::file_fields::image_field(&self.ty, &self.files))
                     .flatten()
                 {
                     Some(name) => out.string(&name)?,
                     None => out.string("")?,
                 },
-                "image_scales" => {
+                Col::ImageScales => {
                     if files {
                         out.value(&super::file_fields::image_scales(&self.ty, &self.files))?
                     } else {
                         out.buf.extend_from_slice(b"{}")
                     }
                 }
-                "hasPreviewImage" => out.bool(
+                Col::HasPreviewImage => out.bool(
                     files && super::file_fields::image_field(&self.ty, &self.files).is_some(),
                 ),
-                MARKDOWN => out.string(self.markdown.as_deref().unwrap_or(""))?,
-                _ => out.null(),
+                Col::Markdown => out.string(self.markdown.as_deref().unwrap_or(""))?,
+                Col::Null => out.null(),
+            }
+            if let (Some(t), true) = (twin, same) {
+                twins[t] = (start, out.buf.len());
             }
         }
         out.close();

@@ -699,9 +699,27 @@ pub fn search_page(
     start: usize,
     size: usize,
 ) -> Result<(Vec<StoredEntry>, usize)> {
+    search_page_in(ctx, q, start, size, None)
+}
+
+/// [`search_page`] where the query was made on `context` (the object whose `@search` it is): a
+/// listing of its children in their order for a caller who may view every one of them reads
+/// only the page ([`children_page`]); any other query is answered as by [`search_page`].
+pub fn search_page_in(
+    ctx: &Ctx<'_>,
+    q: &Query,
+    start: usize,
+    size: usize,
+    context: Option<&ContentRecord>,
+) -> Result<(Vec<StoredEntry>, usize)> {
     let tokens = ctx.principal.search_tokens();
     let now = ctx.now();
     let inactive_ok = q.show_inactive || sees_inactive(ctx);
+    if let Some(folder) = context.filter(|_| inactive_ok) {
+        if let Some(page) = children_page(ctx, q, start, size, folder, &tokens)? {
+            return Ok(page);
+        }
+    }
     let has_text = q.criteria.iter().any(|c| matches!(c, Criterion::Text(..)));
     let analyzer = if has_text {
         query_analyzer(ctx)?
@@ -861,6 +879,66 @@ pub fn search_page(
         .map(|(_, bytes)| StoredEntry(bytes))
         .collect();
     Ok((page, total))
+}
+
+/// The page of a query for the children of `folder` in their order (`path.depth=1` on its
+/// path, no criterion, no sort key but the position ascending), inactive ones included, when
+/// the caller may view every child: as a role granted View on every object
+/// ([`crate::core::security::granted_everywhere`]), or because Anonymous may view them all (the
+/// catalog's count of them, [`anonymous_child_count`], is the folder's `child_count`). The
+/// total is then the folder's `child_count` and only the page's entries are read. `None` when
+/// that does not hold, or when an entry of the page is missing or not visible (the full query
+/// answers then).
+fn children_page(
+    ctx: &Ctx<'_>,
+    q: &Query,
+    start: usize,
+    size: usize,
+    folder: &ContentRecord,
+    tokens: &[String],
+) -> Result<Option<(Vec<StoredEntry>, usize)>> {
+    let one_level = q.depth == Some(1)
+        && q.criteria.is_empty()
+        && matches!(q.paths.as_slice(), [p] if *p == folder.path);
+    let by_position = match q.sort.as_slice() {
+        [] => true,
+        [s] => s.index == Index::Position && !s.reverse,
+        _ => false,
+    };
+    if !one_level || !by_position {
+        return Ok(None);
+    }
+    let children = usize::try_from(folder.child_count).unwrap_or(usize::MAX);
+    let all_visible = crate::core::security::granted_everywhere(
+        &ctx.principal,
+        crate::core::security::Permission::View,
+        &ctx.core.workflows,
+    ) || anonymous_child_count(ctx, &folder.uid)? == children;
+    if !all_visible {
+        return Ok(None);
+    }
+    let total = q.limit.map_or(children, |l| l.min(children));
+    let want = size.min(total.saturating_sub(start));
+    if want == 0 {
+        return Ok(Some((Vec::new(), total)));
+    }
+    let kids = child_entries(ctx, &folder.uid, start, want)?;
+    if kids.len() != want {
+        return Ok(None);
+    }
+    let mut page = Vec::with_capacity(want);
+    for (_, entry) in kids {
+        let Some(entry) = entry else {
+            return Ok(None);
+        };
+        // Read through the folder's children, the entry is one of a child (below the folder);
+        // its visibility is read from the entry's front only.
+        if !entry.visible_to(tokens)? {
+            return Ok(None);
+        }
+        page.push(entry);
+    }
+    Ok(Some((page, total)))
 }
 
 /// A whole-site full-text search with no other criterion, answered from the postings: the

@@ -358,6 +358,29 @@ pub fn granting_roles<'w>(
     GrantingRoles::Default(perm.default_roles())
 }
 
+/// Whether the principal holds, everywhere, a role granted `perm` on every object: a global role
+/// that the site defaults and every state of every workflow naming `perm` grant it (whatever
+/// [`granting_roles`] picks for an object then includes it). Local roles only add to that.
+pub fn granted_everywhere(principal: &Principal, perm: Permission, workflows: &Workflows) -> bool {
+    let everywhere = |role: &str| {
+        perm.default_roles().contains(&role)
+            && workflows.all().all(|(_, wf)| {
+                wf.states.values().all(|s| {
+                    s.permissions
+                        .get(perm.name())
+                        .is_none_or(|r| r.iter().any(|x| x == role))
+                })
+            })
+    };
+    match principal {
+        Principal::Anonymous => everywhere("Anonymous"),
+        Principal::User(u) => {
+            ["Anonymous", "Authenticated"].into_iter().any(everywhere)
+                || u.roles.iter().any(|r| everywhere(r))
+        }
+    }
+}
+
 /// The roles that grant a permission on one object ([`granting_roles`]).
 #[derive(Debug, Clone, Copy)]
 pub enum GrantingRoles<'w> {
@@ -424,6 +447,47 @@ pub fn roles_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn granted_everywhere_needs_a_role_every_state_grants() {
+        let builtin = Workflows::builtin();
+        let user = |roles: &[&str]| {
+            Principal::User(User::new(
+                "u",
+                "U",
+                roles.iter().map(|r| r.to_string()).collect(),
+            ))
+        };
+        assert!(granted_everywhere(
+            &user(&["Manager"]),
+            Permission::View,
+            &builtin
+        ));
+        assert!(!granted_everywhere(
+            &user(&["Member"]),
+            Permission::View,
+            &builtin
+        ));
+        assert!(!granted_everywhere(
+            &Principal::Anonymous,
+            Permission::View,
+            &builtin
+        ));
+        let owner_only = Workflows::from_json(
+            r#"{"w": {"title": "W", "initial_state": "s", "transitions": {},
+                "states": {"s": {"title": "S", "permissions": {"View": ["Owner"]}}}}}"#,
+        )
+        .unwrap();
+        assert!(!granted_everywhere(
+            &user(&["Manager"]),
+            Permission::View,
+            &owner_only
+        ));
+        assert!(
+            granted_everywhere(&user(&["Owner"]), Permission::View, &owner_only)
+                == Permission::View.default_roles().contains(&"Owner")
+        );
+    }
 
     #[test]
     fn permission_names_round_trip() {

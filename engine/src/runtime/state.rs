@@ -235,6 +235,9 @@ pub struct Core {
     /// Verified Basic credentials, by SHA-256 of `login\0password` (the password itself is never
     /// kept): the one cache of them ([`VerifiedBasic`]).
     basic: Mutex<HashMap<[u8; 32], VerifiedBasic>>,
+    /// Login tokens whose signature was checked, by token: with which site secret, and their
+    /// claims ([`Core::token_checked`]).
+    tokens: Mutex<HashMap<String, VerifiedToken>>,
     /// A password hash of nobody's password, made with this engine's cost: a login attempt for an
     /// unknown login verifies against it, so it costs what a wrong password of a known login
     /// costs (an attacker cannot tell logins apart by the answer's speed).
@@ -290,6 +293,15 @@ const TEST_MAILS_MAX: usize = 32;
 /// Most verified Basic credentials remembered before the cache is cleared.
 const BASIC_CACHE_MAX: usize = 4096;
 
+/// A login token whose signature was found valid with the site secret `secret`, and what it
+/// claims. Only the signature and the decoding are remembered: the expiry, the revocation, the
+/// user and its credential version are checked on every request
+/// ([`crate::people::auth::verify_token`]).
+struct VerifiedToken {
+    secret: Vec<u8>,
+    claims: crate::people::auth::jwt::Claims,
+}
+
 /// Basic credentials found valid: against which stored password hash (so a changed password
 /// misses). Whom they stand for is kept by the response cache ([`Core::basic_key`]).
 #[derive(Clone)]
@@ -314,6 +326,7 @@ impl Core {
             types: Mutex::new(None),
             workflows: Workflows::builtin(),
             basic: Mutex::new(HashMap::new()),
+            tokens: Mutex::new(HashMap::new()),
             dummy_hash: std::sync::OnceLock::new(),
             responses: ResponseCache::new(cache_bytes),
             committed: std::sync::atomic::AtomicU64::new(0),
@@ -455,6 +468,36 @@ impl Core {
             basic_digest(login, password),
             VerifiedBasic {
                 password_hash: password_hash.to_string(),
+            },
+        );
+    }
+
+    /// The claims of `token` if its signature was found valid before with `secret` (the site's
+    /// current secret: a rotated secret misses). Nothing else about the token is vouched for.
+    pub fn token_checked(
+        &self,
+        token: &str,
+        secret: &[u8],
+    ) -> Option<crate::people::auth::jwt::Claims> {
+        let c = self.tokens.lock().ok()?;
+        c.get(token)
+            .filter(|v| v.secret == secret)
+            .map(|v| v.claims.clone())
+    }
+
+    /// Remember that `token`'s signature is valid with `secret`, and its claims.
+    pub fn token_remember(
+        &self,
+        token: &str,
+        secret: &[u8],
+        claims: &crate::people::auth::jwt::Claims,
+    ) {
+        insert_bounded(
+            &self.tokens,
+            token.to_string(),
+            VerifiedToken {
+                secret: secret.to_vec(),
+                claims: claims.clone(),
             },
         );
     }

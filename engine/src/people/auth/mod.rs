@@ -70,11 +70,24 @@ pub fn authenticate(ctx: &Ctx<'_>, credentials: Credentials) -> Result<Principal
     }
 }
 
-/// Verify a token's signature, expiry and that it was not revoked.
+/// Verify a token's signature, expiry and that it was not revoked. A signature found valid is
+/// remembered (bounded, [`crate::runtime::state::Core::token_checked`]) with the secret that
+/// checked it, so a rotated secret checks it again; the expiry and the revocation are checked
+/// on every call.
 pub fn verify_token(ctx: &Ctx<'_>, token: &str) -> Result<jwt::Claims> {
     let secret = settings::secret(ctx)?;
-    let claims = jwt::verify(token, &secret, ctx.now_for_credentials().timestamp())
-        .map_err(|e| unauthorized(&format!("Invalid token: {e}")))?;
+    let now = ctx.now_for_credentials().timestamp();
+    // A signature checked before with this secret is not checked again (the HMAC and the
+    // decoding); its expiry is, as everything below.
+    let claims = match ctx.core.token_checked(token, &secret) {
+        Some(claims) if claims.exp > now => claims,
+        _ => {
+            let claims = jwt::verify(token, &secret, now)
+                .map_err(|e| unauthorized(&format!("Invalid token: {e}")))?;
+            ctx.core.token_remember(token, &secret, &claims);
+            claims
+        }
+    };
     if ctx.get(&keys::revoked_token(&claims.jti))?.is_some() {
         return Err(unauthorized(
             "Invalid token: the token was revoked (logged out)",
@@ -195,4 +208,68 @@ pub fn revoke(ctx: &mut Ctx<'_>, claims: &jwt::Claims) -> Result<()> {
 
 fn unauthorized(msg: &str) -> EngineError {
     EngineError::Unauthorized(msg.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::clock::FixedClock;
+
+    /// A token whose signature was checked before is still refused at once when it is revoked,
+    /// when its user's sessions end (password change, logout everywhere), when the site's
+    /// secret changes, and when it expires.
+    #[test]
+    fn remembered_tokens_are_checked_on_every_request() {
+        let options = crate::EngineOptions::for_tests();
+        let clock = options.test_clock.clone().expect("a test clock");
+        let engine = crate::Engine::new(crate::MemStore::new(), options).unwrap();
+        engine
+            .create_site(&crate::SiteSetup::new("secret"))
+            .unwrap();
+        let issue = || {
+            engine
+                .with_write(|ctx| {
+                    let user = users::get(ctx, "admin")?.expect("the admin");
+                    issue_token(ctx, &user)
+                })
+                .unwrap()
+        };
+        let check = |token: &str| {
+            engine.with_write(|ctx| {
+                let claims = verify_token(ctx, token)?;
+                token_user(ctx, &claims).map(|_| claims)
+            })
+        };
+        // Revoked.
+        let t = issue();
+        let claims = check(&t).unwrap();
+        assert!(check(&t).is_ok(), "checked again from the cache");
+        engine.with_write(|ctx| revoke(ctx, &claims)).unwrap();
+        assert!(check(&t).is_err());
+        // The user's sessions ended.
+        let t = issue();
+        check(&t).unwrap();
+        engine
+            .with_write(|ctx| users::end_sessions(ctx, "admin"))
+            .unwrap();
+        assert!(check(&t).is_err());
+        // Another secret.
+        let t = issue();
+        check(&t).unwrap();
+        engine
+            .with_write(|ctx| {
+                let mut s = settings::settings(ctx)?;
+                s.secret = "b3RoZXIgc2VjcmV0".into();
+                settings::save_settings(ctx, &s)
+            })
+            .unwrap();
+        assert!(check(&t).is_err());
+        // Expired.
+        let t = issue();
+        check(&t).unwrap();
+        let ttl = engine.core().options.token_ttl_secs;
+        clock.set(FixedClock::default_instant() + chrono::Duration::seconds(ttl + 1));
+        let err = check(&t).unwrap_err();
+        assert!(err.to_string().contains("expired"), "{err}");
+    }
 }
