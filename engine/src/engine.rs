@@ -1477,10 +1477,7 @@ pub struct Handled {
     pub refused_login: Option<String>,
 }
 
-/// The same storage failure again (for every request of a group whose commit failed).
-/// How often a request (or a group) runs when an optimistic store reports a conflict, unless
-/// the host says otherwise ([`crate::runtime::state::ConflictRetry::max_attempts`]).
-pub const MAX_ATTEMPTS: usize = 5;
+pub use crate::runtime::state::MAX_ATTEMPTS;
 
 /// Runs counted one by one in [`ConflictStats::settled`]; longer ones share its last entry.
 const COUNTED_RUNS: usize = 32;
@@ -1548,6 +1545,7 @@ fn is_conflict(e: &EngineError) -> bool {
     matches!(e, EngineError::Store(StoreError::Conflict(_)))
 }
 
+/// The same storage failure again (for every request of a group whose commit failed).
 fn clone_store_error(e: &EngineError) -> EngineError {
     EngineError::Store(match e {
         EngineError::Store(s) => s.clone(),

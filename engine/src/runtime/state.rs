@@ -96,9 +96,13 @@ pub struct EngineOptions {
     pub login: LoginOptions,
     /// How a request (or a group of them) that met an optimistic store's conflict runs again:
     /// how many runs in all, and the host's pause before each re-run. The default: at most
-    /// [`crate::engine::MAX_ATTEMPTS`] runs, no pause.
+    /// [`MAX_ATTEMPTS`] runs, no pause.
     pub conflict_retry: ConflictRetry,
 }
+
+/// How often a request (or a group) runs when an optimistic store reports a conflict, unless
+/// the host says otherwise ([`ConflictRetry::max_attempts`]).
+pub const MAX_ATTEMPTS: usize = 5;
 
 /// How the engine runs a request (or a group, `Engine::handle_routed_group`) again when an
 /// optimistic store reports a conflict ([`crate::core::store::StoreError::Conflict`]): nothing of
@@ -119,7 +123,7 @@ pub struct ConflictRetry {
 impl Default for ConflictRetry {
     fn default() -> Self {
         ConflictRetry {
-            max_attempts: crate::engine::MAX_ATTEMPTS,
+            max_attempts: MAX_ATTEMPTS,
             pause: None,
         }
     }
