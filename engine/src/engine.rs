@@ -671,8 +671,9 @@ impl<S: Store> Engine<S> {
     }
 
     /// Run `attempt` (one request, or a group, in a store transaction of its own) until it ends
-    /// without an optimistic store's conflict, at most [`crate::runtime::state::ConflictRetry::max_attempts`] times in
-    /// all, calling the host's [`crate::runtime::state::ConflictRetry::pause`] before each re-run; the last conflict is
+    /// without an optimistic store's conflict, at most
+    /// [`crate::runtime::state::ConflictRetry::max_attempts`] times in all, calling the host's
+    /// [`crate::runtime::state::ConflictRetry::pause`] before each re-run; the last conflict is
     /// returned. Counts what happened ([`Engine::conflict_stats`]).
     fn retrying<T>(&self, mut attempt: impl FnMut() -> Result<T>) -> Result<T> {
         let retry = &self.core.options.conflict_retry;

@@ -1092,12 +1092,7 @@ pub fn child_entries(
 pub fn child_copies(ctx: &Ctx<'_>, parent_uid: &str) -> Result<Vec<StoredEntry>> {
     let prefix = keys::catalog_children_prefix(parent_uid);
     Ok(ctx
-        .scan(
-            &prefix,
-            &prefix_end(&prefix),
-            Direction::Forward,
-            usize::MAX,
-        )?
+        .scan_prefix(&prefix)?
         .into_iter()
         .map(|(_, v)| StoredEntry(v))
         .collect())

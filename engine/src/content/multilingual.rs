@@ -27,7 +27,6 @@ use crate::core::events::Event;
 use crate::core::keys;
 use crate::core::model::{ancestor_paths, language, ContentRecord};
 use crate::core::security::Permission;
-use crate::core::store::{prefix_end, Direction};
 use crate::people::permissions::Access;
 use crate::runtime::context::Ctx;
 use crate::runtime::subscriber::Subscriber;
@@ -331,12 +330,7 @@ pub fn group_of(ctx: &Ctx<'_>, uid: &str) -> Result<Option<String>> {
 pub fn group_members(ctx: &Ctx<'_>, group: &str) -> Result<Vec<(String, String)>> {
     let prefix = keys::translation_group_prefix(group);
     Ok(ctx
-        .scan(
-            &prefix,
-            &prefix_end(&prefix),
-            Direction::Forward,
-            usize::MAX,
-        )?
+        .scan_prefix(&prefix)?
         .into_iter()
         .map(|(k, v)| {
             (
